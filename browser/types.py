@@ -1,0 +1,280 @@
+"""The typed contract between the browser layer and its callers (the graph, the benchmarks, tests).
+
+Actions are pydantic models with a `kind` discriminator so that the same schema serves LLM tool
+calls, scripted walkthroughs (JSON) and direct Python calls. Targets can be given by element ref
+(from the latest observation), by visible label/text, or by CSS selector: an LLM uses refs, a
+walkthrough uses labels so it survives re-renders.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+ErrorClass = Literal[
+    "stale_ref",
+    "not_found",
+    "not_interactable",
+    "option_not_found",
+    "value_reverted",
+    "no_effect",
+    "timeout",
+    "blocked_by_policy",
+    "download_too_large",
+    "crashed",
+    "invalid_action",
+]
+
+
+class Target(BaseModel):
+    """Which element an action addresses. Exactly one of ref/label/text/selector should be set."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    ref: str | None = Field(None, description="Element ref from the latest observation, e.g. 'e12'.")
+    label: str | None = Field(None, description="Visible label of a form control (label/aria/fieldset).")
+    text: str | None = Field(None, description="Visible text of a link, button, tab or option.")
+    selector: str | None = Field(None, description="CSS selector (last resort).")
+    frame: str | None = Field(None, description="Frame name or URL fragment when the element is in an iframe.")
+
+    def describe(self) -> str:
+        for key in ("ref", "label", "text", "selector"):
+            value = getattr(self, key)
+            if value:
+                return f"{key}={value!r}"
+        return "<empty target>"
+
+
+class _Action(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Goto(_Action):
+    kind: Literal["goto"] = "goto"
+    url: str
+
+
+class Click(_Action):
+    kind: Literal["click"] = "click"
+    target: Target
+
+
+class Fill(_Action):
+    kind: Literal["fill"] = "fill"
+    target: Target
+    value: str
+
+
+class Select(_Action):
+    """Choose an option (by visible label or by value) in a native or custom dropdown / radio group."""
+
+    kind: Literal["select"] = "select"
+    target: Target
+    option: str
+
+
+class Check(_Action):
+    kind: Literal["check"] = "check"
+    target: Target
+    checked: bool = True
+
+
+class SetRange(_Action):
+    """Set a date/number range (two inputs, or one widget with start and end)."""
+
+    kind: Literal["set_range"] = "set_range"
+    start_target: Target
+    end_target: Target
+    start: str
+    end: str
+
+
+class Submit(_Action):
+    kind: Literal["submit"] = "submit"
+    target: Target | None = Field(None, description="A submit button or any field of the form.")
+
+
+class Press(_Action):
+    kind: Literal["press"] = "press"
+    key: str
+    target: Target | None = None
+
+
+class Scroll(_Action):
+    kind: Literal["scroll"] = "scroll"
+    direction: Literal["up", "down"] = "down"
+    pixels: int = 800
+
+
+class Back(_Action):
+    kind: Literal["back"] = "back"
+
+
+class WaitFor(_Action):
+    kind: Literal["wait_for"] = "wait_for"
+    text: str | None = None
+    selector: str | None = None
+    network_idle: bool = False
+    timeout_ms: int = 10_000
+
+
+class ReadTable(_Action):
+    """Read a table (or regular card list) whole, following its pagination when all_pages is set."""
+
+    kind: Literal["read_table"] = "read_table"
+    table: int = Field(0, description="Index of the table in the observation.")
+    all_pages: bool = False
+    max_rows: int = 500
+
+
+class ReadPdf(_Action):
+    kind: Literal["read_pdf"] = "read_pdf"
+    target: Target | None = Field(None, description="Link to the PDF; or give url.")
+    url: str | None = None
+    max_pages: int = 20
+
+
+class Download(_Action):
+    """Download a file (CSV is parsed into rows)."""
+
+    kind: Literal["download"] = "download"
+    target: Target
+
+
+class SetUrlParams(_Action):
+    """Navigate to the current URL with some query parameters changed (same origin only)."""
+
+    kind: Literal["set_url_params"] = "set_url_params"
+    params: dict[str, str | list[str]] = Field(default_factory=dict)
+    remove: list[str] = Field(default_factory=list)
+
+
+BrowserAction = Annotated[
+    Goto | Click | Fill | Select | Check | SetRange | Submit | Press | Scroll | Back | WaitFor
+    | ReadTable | ReadPdf | Download | SetUrlParams,
+    Field(discriminator="kind"),
+]
+
+BROWSER_ACTION_TYPES: tuple[type[_Action], ...] = (
+    Goto, Click, Fill, Select, Check, SetRange, Submit, Press, Scroll, Back, WaitFor,
+    ReadTable, ReadPdf, Download, SetUrlParams,
+)
+
+
+# ---------------------------------------------------------------- observation
+
+
+class Option(BaseModel):
+    label: str
+    value: str
+    selected: bool = False
+
+
+ControlKind = Literal[
+    "select", "custom_select", "radio_group", "checkbox", "toggle", "text", "search", "date",
+    "number", "range", "textarea", "button", "submit", "tab", "page_size", "chip", "link",
+]
+
+
+class Control(BaseModel):
+    """A state-setting control, with its label, current value and (for choices) every option."""
+
+    ref: str
+    kind: ControlKind
+    label: str
+    name: str | None = None
+    value: str | None = None
+    checked: bool | None = None
+    options: list[Option] = Field(default_factory=list)
+    options_total: int | None = Field(None, description="Set when options are summarised in the text.")
+    frame: str | None = None
+    form: str | None = None
+    disabled: bool = False
+
+
+class TableData(BaseModel):
+    index: int
+    caption: str | None = None
+    headers: list[str]
+    rows: list[list[str]]
+    row_links: list[list[str]] = Field(default_factory=list, description="hrefs found in each row")
+    total_rows: int
+    truncated: bool = False
+    source: Literal["table", "cards", "csv", "pdf"] = "table"
+
+
+class Pagination(BaseModel):
+    page: int | None = None
+    pages: int | None = None
+    first: int | None = None
+    last: int | None = None
+    total: int | None = None
+    page_size: int | None = None
+    has_next: bool = False
+    has_prev: bool = False
+    text: str = ""
+
+
+class Link(BaseModel):
+    ref: str
+    text: str
+    href: str
+
+
+class Observation(BaseModel):
+    url: str
+    query_state: dict[str, list[str]] = Field(default_factory=dict)
+    title: str = ""
+    frames: list[str] = Field(default_factory=list)
+    controls: list[Control] = Field(default_factory=list)
+    chips: list[str] = Field(default_factory=list, description="Active-filter chips as shown.")
+    tables: list[TableData] = Field(default_factory=list)
+    pagination: Pagination | None = None
+    result_count: int | None = None
+    outline: list[str] = Field(default_factory=list)
+    links: list[Link] = Field(default_factory=list)
+    notices: list[str] = Field(default_factory=list, description="Modals, banners, alerts, errors.")
+    text: str = Field("", description="Compact rendering within the token budget.")
+    tokens: int = 0
+    page_id: int = Field(0, description="Changes on every navigation; refs of an older page_id are stale.")
+
+
+class StateDelta(BaseModel):
+    url_before: str | None = None
+    url_after: str | None = None
+    params_added: dict[str, list[str]] = Field(default_factory=dict)
+    params_removed: dict[str, list[str]] = Field(default_factory=dict)
+    params_changed: dict[str, tuple[list[str], list[str]]] = Field(default_factory=dict)
+    controls_changed: dict[str, tuple[str | None, str | None]] = Field(
+        default_factory=dict, description="control label -> (before, after)"
+    )
+    count_before: int | None = None
+    count_after: int | None = None
+
+    @property
+    def empty(self) -> bool:
+        return not (
+            self.url_before != self.url_after
+            or self.params_added or self.params_removed or self.params_changed
+            or self.controls_changed or self.count_before != self.count_after
+        )
+
+
+class PdfPage(BaseModel):
+    page: int
+    text: str
+
+
+class ActionResult(BaseModel):
+    ok: bool
+    action: dict[str, Any]
+    error: ErrorClass | None = None
+    message: str = ""
+    delta: StateDelta = Field(default_factory=StateDelta)
+    readback: str | None = Field(None, description="Value of the target control read after acting.")
+    observation: Observation | None = None
+    table: TableData | None = Field(None, description="Set by read_table / download (CSV).")
+    pdf_pages: list[PdfPage] = Field(default_factory=list)
+    download_path: str | None = None
+    elapsed_ms: float = 0.0
