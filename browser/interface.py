@@ -23,3 +23,15 @@ class Browser(Protocol):
     async def act(self, action: BrowserAction) -> ActionResult: ...
 
     async def close(self) -> None: ...
+
+
+class BrowserWorker(Protocol):
+    """One launched browser per worker; a fresh context (clean cookies, storage, downloads) per task.
+
+    Usage: `async with worker.task_browser(task_dir, allowed_origins, trace=True) as browser: ...`
+    """
+
+    def task_browser(self, task_dir: str, allowed_origins: list[str], *, trace: bool = False,
+                     screenshots: bool = False): ...  # -> AsyncContextManager[Browser]
+
+    async def close(self) -> None: ...
