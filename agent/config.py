@@ -1,0 +1,114 @@
+"""Benchmark/run configuration: one YAML file, validated with pydantic; keys are read from the
+environment by *name* and never stored (so a config snapshot can be written into results as is)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+ABLATABLE_NODES = ("planner", "state_tracker", "verifier", "provenance")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ModelConfig(_Strict):
+    name: str
+    provider: Literal["openai", "scripted"] = "openai"
+    model: str = Field("", description="Model id at the endpoint, e.g. 'gpt-4.1-mini' or 'openai/gpt-4o'.")
+    base_url: str | None = None
+    api_key_env: str = Field("OPENAI_API_KEY", description="NAME of the environment variable holding the key.")
+    temperature: float = 0.0
+    timeout: float = 120.0
+    max_retries: int = 4
+    price_per_1k_prompt: float = 0.0
+    price_per_1k_completion: float = 0.0
+
+    def api_key(self) -> str | None:
+        """Read at call time, never kept on the model (so dumps of the config never hold it)."""
+        return os.environ.get(self.api_key_env) or None
+
+
+class DatasetConfig(_Strict):
+    suite: Literal["offline", "sgrbench"] = "offline"
+    source: str | None = Field(None, description="Path (jsonl/folder) or 'hf:<id>' for suite sgrbench.")
+    splits: list[Literal["goal", "constraint"]] = Field(default_factory=lambda: ["goal", "constraint"])
+    languages: list[str] = Field(default_factory=lambda: ["en"])
+    domains: list[str] | None = None
+    families: list[str] | None = None
+    task_ids: list[str] | None = None
+
+
+class Budgets(_Strict):
+    """Defaults follow the paper's runs: 6,000 s per task, stop after 3,000 s without progress."""
+
+    wall_seconds: float = 6000.0
+    no_progress_seconds: float = 3000.0
+    max_steps: int = 60
+    max_tokens: int = 400_000
+    max_repairs: int = 2
+
+
+class ProtocolConfig(_Strict):
+    give_start_url: bool = True
+    search: bool = False
+    allowed_origins: list[str] = Field(default_factory=list, description="Beyond the task's start origin.")
+    budgets: Budgets = Field(default_factory=Budgets)
+
+
+class AgentVariant(_Strict):
+    name: str
+    ablate: list[str] = Field(default_factory=list)
+
+    @field_validator("ablate")
+    @classmethod
+    def _known_nodes(cls, value: list[str]) -> list[str]:
+        unknown = sorted(set(value) - set(ABLATABLE_NODES))
+        if unknown:
+            raise ValueError(f"unknown node(s) {unknown}; ablatable: {list(ABLATABLE_NODES)}")
+        return value
+
+
+class AgentConfig(_Strict):
+    variants: list[AgentVariant] = Field(default_factory=lambda: [AgentVariant(name="full")])
+    trace: bool = True
+    screenshots: bool = False
+    token_budget_per_observation: int = 1500
+
+
+class RunConfig(_Strict):
+    output_dir: Path = Path("results")
+    concurrency: int = Field(default_factory=lambda: os.cpu_count() or 1)
+    demo_mode: bool = False
+    demo_limit: int = 10
+    retries: int = 2
+    seed: int = 20260521
+
+
+class BenchConfig(_Strict):
+    models: list[ModelConfig] = Field(min_length=1)
+    datasets: list[DatasetConfig] = Field(default_factory=lambda: [DatasetConfig()])
+    protocol: ProtocolConfig = Field(default_factory=ProtocolConfig)
+    agent: AgentConfig = Field(default_factory=AgentConfig)
+    run: RunConfig = Field(default_factory=RunConfig)
+
+
+class ConfigError(ValueError):
+    """Names the file and the key of every problem."""
+
+
+def load_config(path: Path) -> BenchConfig:
+    try:
+        raw = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"{path}: cannot read YAML: {exc}") from exc
+    try:
+        return BenchConfig.model_validate(raw)
+    except ValidationError as exc:
+        lines = [f"{path}: {'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}" for err in exc.errors()]
+        raise ConfigError("\n".join(lines)) from exc
