@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Fresh-machine install: Debian's Chromium (Playwright's own browser download is not needed), a venv,
+# and the project with its test extras. Idempotent; safe to rerun.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ -z "${SGR_CHROMIUM:-}" ] && ! command -v chromium >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1; then
+    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium fonts-liberation >/dev/null
+  else
+    echo "No chromium found and no apt-get: install Chromium, or run '.venv/bin/playwright install chromium'," \
+         "or set SGR_CHROMIUM=/path/to/chrome" >&2
+  fi
+fi
+
+PYTHON="${PYTHON:-python3}"
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e '.[dev]'
+echo "installed: $(.venv/bin/sgr --help >/dev/null && echo sgr ok) ; chromium: ${SGR_CHROMIUM:-$(command -v chromium || echo 'playwright-managed')}"
