@@ -1,0 +1,106 @@
+"""What a task's browser may touch: allowed origins, refused schemes, and caps on what it reads.
+
+Requests to other origins are aborted at the context's router (not silently followed) and kept in
+`blocked`, so a run can report exactly what the page tried to reach.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from urllib.parse import urljoin, urlsplit
+
+from playwright.async_api import BrowserContext, Route
+from pydantic import BaseModel, ConfigDict, Field
+
+# Schemes a page may use internally without touching the network; never valid navigation targets.
+_INTERNAL_SCHEMES = {"data", "blob", "about"}
+
+
+class BrowserLimits(BaseModel):
+    """Caps on everything the browser reads, so one hostile or huge page cannot blow a task's budget."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    download_bytes: int = Field(20_000_000, gt=0, description="Largest download or fetched PDF, in bytes.")
+    pdf_pages: int = Field(50, gt=0, description="Most PDF pages read per read_pdf.")
+    pdf_chars: int = Field(200_000, gt=0, description="Most characters of PDF text returned.")
+    table_rows: int = Field(2_000, gt=0, description="Most rows read_table/download return.")
+    table_pages: int = Field(100, gt=0, description="Most pagination pages read_table follows.")
+    text_chars: int = Field(100_000, gt=0, description="Most characters of any page text kept.")
+
+
+def origin_of(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}".lower()
+
+
+@dataclass
+class BlockedRequest:
+    url: str
+    resource_type: str
+    navigation: bool
+    at: float
+
+
+@dataclass
+class OriginPolicy:
+    """Allowed origins (scheme://host:port); anything else over http(s) is refused, and so is every
+    other scheme, except data:/blob:/about: sub-resources that pages build in memory."""
+
+    allowed_origins: set[str]
+    blocked: list[BlockedRequest] = field(default_factory=list)
+
+    @classmethod
+    def for_task(cls, allowed: list[str], start_url: str | None = None) -> OriginPolicy:
+        origins = {origin_of(url) for url in allowed if url}
+        if start_url:
+            origins.add(origin_of(start_url))
+        return cls(origins)
+
+    def allow(self, url: str) -> None:
+        self.allowed_origins.add(origin_of(url))
+
+    def navigation_refusal(self, url: str) -> str | None:
+        """Why a navigation to `url` is refused, or None when it is allowed."""
+        scheme = urlsplit(url).scheme.lower()
+        if scheme not in ("http", "https"):
+            return f"scheme {scheme or '(none)'}: is not allowed; only http(s) pages of the allowed origins"
+        if origin_of(url) not in self.allowed_origins:
+            return f"{origin_of(url)} is not an allowed origin (allowed: {', '.join(sorted(self.allowed_origins))})"
+        return None
+
+    def request_allowed(self, url: str) -> bool:
+        scheme = urlsplit(url).scheme.lower()
+        if scheme in _INTERNAL_SCHEMES:
+            return True
+        return self.navigation_refusal(url) is None
+
+    async def install(self, context: BrowserContext) -> None:
+        await context.route("**/*", self._route)
+
+    async def _route(self, route: Route) -> None:
+        request = route.request
+        if not self.request_allowed(request.url):
+            await self._refuse(route, request.url)
+        elif request.is_navigation_request() and urlsplit(request.url).scheme in ("http", "https"):
+            await self._navigate_checking_redirect(route)
+        else:
+            await route.fallback()
+
+    async def _navigate_checking_redirect(self, route: Route) -> None:
+        """Chromium follows redirects without routing them again, so a navigation is fetched here
+        without following its redirect, and a redirect to a refused origin is stopped at that hop."""
+        response = await route.fetch(max_redirects=0)
+        location = response.headers.get("location")
+        if 300 <= response.status < 400 and location:
+            target = urljoin(route.request.url, location)
+            if not self.request_allowed(target):
+                await self._refuse(route, target)
+                return
+        await route.fulfill(response=response)
+
+    async def _refuse(self, route: Route, url: str) -> None:
+        request = route.request
+        self.blocked.append(BlockedRequest(url, request.resource_type, request.is_navigation_request(), time.time()))
+        await route.abort("blockedbyclient")
