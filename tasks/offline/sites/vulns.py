@@ -1,0 +1,548 @@
+"""Vulnerability records (NVD style): keyword/severity/date/vendor/product search with state in the URL.
+
+Mechanics: state in URL query parameters; pagination by a "Next" link only; a date-range widget with a
+"date type" switch (last modified by default, published on request); deprecated product identifiers that
+only become selectable and matchable with "include deprecated"; detail pages with score vector, weakness,
+references and a dated change history (score revisions, identifier remaps).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from datetime import date, timedelta
+from urllib.parse import urlencode
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+from starlette.routing import Route
+
+from tasks.offline.app import render
+from tasks.offline.registry import PLACEHOLDER_ORIGIN, Site, Step
+from tasks.offline.sites._record_pair import TaskDraft, record_pair
+
+PREFIX = "vulns"
+FAMILY = "Vulnerability records"
+DOMAIN = "OFFLINE_VULNDB"
+PAGE_SIZE = 10
+RECORD_COUNT = 1400
+
+VENDORS = [
+    "Arcturus Systems", "Borealis Soft", "Corvid Networks", "Dunmore Labs", "Elmwood IO",
+    "Fenwick Data", "Galena Works", "Halcyon Tech", "Ironbark Security", "Juniper Vale",
+]
+PRODUCT_WORDS = [
+    "gateway", "portal", "mail_relay", "vpn_client", "cms", "db_server", "analytics", "forms",
+    "sso_bridge", "backup_agent", "print_server", "router_os",
+]
+WEAKNESSES = {
+    "CWE-79": ("Cross-site scripting", "a stored cross-site scripting flaw", "inject arbitrary web script"),
+    "CWE-89": ("SQL injection", "an SQL injection flaw", "read or modify database contents"),
+    "CWE-787": ("Out-of-bounds write", "an out-of-bounds write", "execute arbitrary code"),
+    "CWE-22": ("Path traversal", "a path traversal flaw", "read arbitrary files"),
+    "CWE-502": ("Deserialization of untrusted data", "unsafe deserialization", "execute arbitrary code"),
+    "CWE-352": ("Cross-site request forgery", "a cross-site request forgery flaw", "change account settings"),
+    "CWE-287": ("Improper authentication", "an authentication bypass", "gain administrative access"),
+    "CWE-918": ("Server-side request forgery", "a server-side request forgery flaw", "reach internal services"),
+    "CWE-400": ("Uncontrolled resource consumption", "unbounded resource consumption", "cause a denial of service"),
+    "CWE-20": ("Improper input validation", "improper input validation", "crash the service"),
+}
+ACTORS = ["a remote attacker", "a local user", "an authenticated user", "an adjacent attacker"]
+SEVERITIES = ["LOW", "MEDIUM", "HIGH", "CRITICAL"]
+START, END = date(2021, 1, 1), date(2025, 6, 30)
+
+
+# ---------------------------------------------------------------- data
+
+
+@dataclass(frozen=True)
+class Product:
+    id: str
+    vendor: str
+    deprecated: bool = False
+    replaced_by: str | None = None
+    deprecated_on: date | None = None
+
+
+@dataclass(frozen=True)
+class Change:
+    on: date
+    action: str
+    field: str
+    old: str
+    new: str
+
+
+@dataclass(frozen=True)
+class Vuln:
+    id: str
+    published: date
+    modified: date
+    summary: str
+    score: float
+    vector: str
+    weakness: str
+    products: tuple[str, ...]
+    references: tuple[str, ...]
+    history: tuple[Change, ...]
+
+    @property
+    def severity(self) -> str:
+        return severity_of(self.score)
+
+
+@dataclass(frozen=True)
+class VulnData:
+    vendors: dict[str, str]  # slug -> display name
+    products: dict[str, Product]
+    vulns: list[Vuln]  # newest published first
+
+    def by_id(self) -> dict[str, Vuln]:
+        return {v.id: v for v in self.vulns}
+
+
+def severity_of(score: float) -> str:
+    if score >= 9.0:
+        return "CRITICAL"
+    if score >= 7.0:
+        return "HIGH"
+    if score >= 4.0:
+        return "MEDIUM"
+    return "LOW"
+
+
+def _vector(rng: random.Random) -> str:
+    parts = [
+        ("AV", ["N", "A", "L"]), ("AC", ["L", "H"]), ("PR", ["N", "L", "H"]), ("UI", ["N", "R"]),
+        ("S", ["U", "C"]), ("C", ["H", "L", "N"]), ("I", ["H", "L", "N"]), ("A", ["H", "L", "N"]),
+    ]
+    return "CVSS:3.1/" + "/".join(f"{k}:{rng.choice(vs)}" for k, vs in parts)
+
+
+def _day(rng: random.Random, start: date, end: date) -> date:
+    return start + timedelta(days=rng.randrange((end - start).days + 1))
+
+
+def _products(rng: random.Random) -> tuple[dict[str, str], dict[str, Product]]:
+    vendors = {name.split()[0].lower(): name for name in VENDORS}
+    products: dict[str, Product] = {}
+    for slug in vendors:
+        for word in rng.sample(PRODUCT_WORDS, 3):
+            products[f"{slug}:{word}"] = Product(f"{slug}:{word}", slug)
+    renamed = rng.sample(sorted(p for p in products if not p.startswith(("halcyon", "ironbark"))), 4)
+    for current in renamed:
+        vendor, word = current.split(":")
+        old_id = f"{vendor}:{word.replace('_', '')}_suite"
+        on = _day(rng, date(2022, 3, 1), date(2023, 6, 30))
+        products[old_id] = Product(old_id, vendor, deprecated=True, replaced_by=current, deprecated_on=on)
+    return vendors, dict(sorted(products.items()))
+
+
+def build(seed: int) -> VulnData:
+    rng = random.Random(f"{PREFIX}:{seed}")
+    vendors, products = _products(rng)
+    current = [p for p in products.values() if not p.deprecated]
+    old_of = {p.replaced_by: p for p in products.values() if p.deprecated}
+    weights = [4 if p.id in old_of else 1 for p in current]
+    published_days = sorted(_day(rng, START, END) for _ in range(RECORD_COUNT))
+    seq_by_year: dict[int, int] = {}
+    vulns: list[Vuln] = []
+    for published in published_days:
+        seq_by_year[published.year] = seq_by_year.get(published.year, 1000 + rng.randrange(50)) + rng.randrange(1, 9)
+        vid = f"OVR-{published.year}-{seq_by_year[published.year]:05d}"
+        product = rng.choices(current, weights)[0]
+        weakness = rng.choice(sorted(WEAKNESSES))
+        score = round(rng.triangular(2.0, 10.0, 7.2), 1)
+        history = [Change(published, "Initial analysis", "Record", "", "Published")]
+        filed_as = product.id
+        old = old_of.get(product.id)
+        if old and old.deprecated_on and published < old.deprecated_on:
+            filed_as = old.id
+            if rng.random() < 0.5:
+                on = old.deprecated_on + timedelta(days=rng.randrange(1, 200))
+                history.append(Change(on, "Identifier remapped", "Product", old.id, product.id))
+                filed_as = product.id
+        if rng.random() < 0.22:
+            revised = round(min(10.0, max(1.0, score + rng.choice([-1, 1]) * rng.uniform(0.5, 2.5))), 1)
+            if revised != score:
+                on = published + timedelta(days=rng.randrange(5, 300))
+                history.append(Change(on, "Modified", "CVSS base score", f"{score:.1f}", f"{revised:.1f}"))
+                score = revised
+        if rng.random() < 0.08:
+            new_weakness = rng.choice(sorted(set(WEAKNESSES) - {weakness}))
+            on = published + timedelta(days=rng.randrange(5, 400))
+            history.append(Change(on, "Modified", "Weakness", weakness, new_weakness))
+            weakness = new_weakness
+        slug = product.vendor
+        refs = [f"https://advisories.{slug}.example/{vid}"]
+        if rng.random() < 0.6:
+            on = published + timedelta(days=rng.randrange(1, 120))
+            ref = f"https://tracker.example.org/issues/{rng.randrange(10000, 99999)}"
+            refs.append(ref)
+            history.append(Change(on, "Reference added", "References", "", ref))
+        history.sort(key=lambda c: (c.on, c.action))
+        _, phrase, impact = WEAKNESSES[weakness]
+        version = f"{rng.randrange(1, 9)}.{rng.randrange(0, 20)}.{rng.randrange(0, 10)}"
+        display = product.id.split(":")[1].replace("_", " ")
+        summary = f"{phrase.capitalize()} in {vendors[slug]} {display} before {version} allows {rng.choice(ACTORS)} to {impact}."
+        vulns.append(Vuln(
+            id=vid, published=published, modified=history[-1].on, summary=summary, score=score,
+            vector=_vector(rng), weakness=weakness, products=(filed_as,), references=tuple(refs),
+            history=tuple(history),
+        ))
+    vulns.sort(key=lambda v: (v.published, v.id), reverse=True)
+    return VulnData(vendors, products, vulns)
+
+
+# ---------------------------------------------------------------- search
+
+
+@dataclass(frozen=True)
+class Query:
+    keyword: str = ""
+    severity: str = ""
+    date_type: str = "modified"
+    start: str = ""
+    end: str = ""
+    vendor: str = ""
+    product: str = ""
+    include_deprecated: bool = False
+
+    @classmethod
+    def from_params(cls, params: dict[str, str]) -> Query:
+        return cls(
+            keyword=params.get("keyword", "").strip(),
+            severity=params.get("severity", ""),
+            date_type="published" if params.get("date_type") == "published" else "modified",
+            start=params.get("from", ""),
+            end=params.get("to", ""),
+            vendor=params.get("vendor", ""),
+            product=params.get("product", ""),
+            include_deprecated=params.get("include_deprecated") == "on",
+        )
+
+
+def _parse_day(text: str) -> date | None:
+    try:
+        return date.fromisoformat(text) if text else None
+    except ValueError:
+        return None
+
+
+def allowed_identifiers(data: VulnData, query: Query) -> set[str] | None:
+    """Product identifiers a record must carry; None = no product scope. Deprecated ids need the flag."""
+    if not (query.vendor or query.product):
+        return None
+    visible = {p.id for p in data.products.values() if query.include_deprecated or not p.deprecated}
+    if query.product:
+        chosen = {query.product} & visible
+        if query.include_deprecated:
+            chosen |= {p.id for p in data.products.values() if p.replaced_by == query.product}
+        return chosen
+    return {pid for pid in visible if data.products[pid].vendor == query.vendor}
+
+
+def search(data: VulnData, query: Query) -> list[Vuln]:
+    scope = allowed_identifiers(data, query)
+    start, end = _parse_day(query.start), _parse_day(query.end)
+    keyword = query.keyword.lower()
+    found = []
+    for vuln in data.vulns:
+        day = vuln.published if query.date_type == "published" else vuln.modified
+        if (start and day < start) or (end and day > end):
+            continue
+        if query.severity and vuln.severity != query.severity:
+            continue
+        if keyword and keyword not in vuln.summary.lower() and keyword != vuln.id.lower():
+            continue
+        if scope is not None and not scope.intersection(vuln.products):
+            continue
+        found.append(vuln)
+    return found
+
+
+# ---------------------------------------------------------------- pages
+
+
+def routes(data: VulnData) -> list[Route]:
+    by_id = data.by_id()
+
+    async def home(request: Request) -> HTMLResponse:
+        return render("vulns/home.html", site_title="Vulnerability records", count=len(data.vulns))
+
+    async def search_page(request: Request) -> HTMLResponse:
+        params = dict(request.query_params)
+        query = Query.from_params(params)
+        submitted = bool(params)
+        results = search(data, query) if submitted else []
+        start = params.get("start", "0")
+        offset = int(start) if start.isdigit() else 0
+        page = results[offset: offset + PAGE_SIZE]
+        next_url = None
+        if offset + PAGE_SIZE < len(results):
+            next_url = "?" + urlencode({**params, "start": str(offset + PAGE_SIZE)})
+        return render(
+            "vulns/search.html", site_title="Vulnerability search", query=query, submitted=submitted,
+            vendors=data.vendors, products=list(data.products.values()), severities=SEVERITIES,
+            rows=page, total=len(results), first=offset + 1, last=offset + len(page), next_url=next_url,
+        )
+
+    async def detail(request: Request) -> HTMLResponse:
+        vuln = by_id.get(request.path_params["vid"])
+        if vuln is None:
+            return render("vulns/missing.html", status_code=404, vid=request.path_params["vid"])
+        return render(
+            "vulns/detail.html", site_title=vuln.id, vuln=vuln, weakness_name=WEAKNESSES[vuln.weakness][0],
+            products=[data.products[p] for p in vuln.products],
+        )
+
+    return [
+        Route("/", home),
+        Route("/search", search_page),
+        Route("/detail/{vid}", detail),
+    ]
+
+
+# ---------------------------------------------------------------- tasks
+
+
+SEARCH_URL = f"{PLACEHOLDER_ORIGIN}/{PREFIX}/search"
+
+
+@dataclass(frozen=True)
+class Chosen:
+    """The search each base task is built on, chosen from the data so that cardinality and traps hold."""
+
+    deprecated_query: Query
+    history_query: Query
+    date_type_query: Query
+
+
+def _windows() -> list[tuple[str, str]]:
+    out = []
+    for year in range(2021, 2026):
+        for first, last in (("01-01", "06-30"), ("07-01", "12-31")):
+            out.append((f"{year}-{first}", f"{year}-{last}"))
+    for year in range(2021, 2025):
+        out.append((f"{year}-01-01", f"{year}-12-31"))
+    out.extend((f"{y}-01-01", f"{y + 1}-12-31") for y in range(2021, 2024))
+    return out
+
+
+def choose(data: VulnData) -> Chosen:
+    renamed = sorted(p.replaced_by for p in data.products.values() if p.replaced_by)
+    deprecated_query = None
+    for product in renamed:
+        for severity in ("HIGH", "CRITICAL"):
+            for start, end in _windows():
+                query = Query(severity=severity, date_type="published", start=start, end=end,
+                              product=product, include_deprecated=True)
+                rows = search(data, query)
+                hidden = len(rows) - len(search(data, Query(**{**query.__dict__, "include_deprecated": False})))
+                if 11 <= len(rows) <= 20 and hidden >= 2 and deprecated_query is None:
+                    deprecated_query = query
+    renamed_vendors = {p.vendor for p in data.products.values() if p.deprecated}
+    history_query = None
+    for vendor in sorted(set(data.vendors) - renamed_vendors):
+        for start, end in _windows():
+            query = Query(date_type="published", start=start, end=end, vendor=vendor)
+            rows = search(data, query)
+            revised = [v for v in rows if any(c.field == "CVSS base score" for c in v.history)]
+            if 11 <= len(rows) <= 20 and 3 <= len(revised) <= 8 and history_query is None:
+                history_query = query
+    date_type_query = None
+    for actor in ("local user", "adjacent attacker", "authenticated user"):
+        for severity in ("MEDIUM", "HIGH"):
+            for start, end in _windows():
+                query = Query(keyword=actor, severity=severity, date_type="published", start=start, end=end)
+                rows = search(data, query)
+                by_modified = search(data, Query(**{**query.__dict__, "date_type": "modified"}))
+                differs = {v.id for v in rows} != {v.id for v in by_modified}
+                if 11 <= len(rows) <= 18 and differs and date_type_query is None:
+                    date_type_query = query
+    if not (deprecated_query and history_query and date_type_query):
+        raise ValueError("vulns: seed produced no suitable task searches; widen the candidate windows")
+    return Chosen(deprecated_query, history_query, date_type_query)
+
+
+def _oracle_deprecated(data: VulnData, q: Query) -> list[tuple[str, ...]]:
+    rows = sorted(search(data, q), key=lambda v: (v.published, v.id))
+    return [(v.id, v.published.isoformat(), f"{v.score:.1f}") for v in rows]
+
+
+def _oracle_history(data: VulnData, q: Query) -> list[tuple[str, ...]]:
+    out = []
+    for v in search(data, q):
+        for c in v.history:
+            if c.field == "CVSS base score":
+                out.append((v.id, c.on.isoformat(), c.old, c.new))
+    return sorted(out, key=lambda r: (r[1], r[0]))
+
+
+def _oracle_date_type(data: VulnData, q: Query) -> list[tuple[str, ...]]:
+    rows = sorted(search(data, q), key=lambda v: (v.published, v.id))
+    return [(v.id, v.published.isoformat(), v.weakness) for v in rows]
+
+
+def tasks(data: VulnData) -> list[dict]:
+    c = choose(data)
+    dq, hq, tq = c.deprecated_query, c.history_query, c.date_type_query
+    product = data.products[dq.product]
+    old_ids = sorted(p.id for p in data.products.values() if p.replaced_by == dq.product)
+    vendor_name = data.vendors[hq.vendor]
+    drafts = [
+        TaskDraft(
+            task_id="offline_vulns_001", domain=DOMAIN, family=FAMILY, start_url=SEARCH_URL,
+            constraint_instruction=(
+                f"On the vulnerability records search, find every record affecting product `{product.id}` "
+                f"including records still filed under its deprecated identifier ({', '.join(old_ids)}): tick "
+                f"'Include deprecated product identifiers', select product {product.id}, severity {dq.severity}, "
+                f"date type 'Published' and published dates {dq.start} to {dq.end}. Follow 'Next' until the last "
+                f"page. Report record id, published date and current base score."
+            ),
+            goal_instruction=(
+                f"I need the complete list of {dq.severity}-severity vulnerability records published between "
+                f"{dq.start} and {dq.end} for the {data.vendors[product.vendor]} product {product.id}, "
+                f"including those filed before it was renamed. Give id, published date and base score."
+            ),
+            columns=("id", "published", "score"),
+            rows=_oracle_deprecated(data, dq),
+            sorting="published date ascending, then id ascending",
+            gates=[f"product = {product.id} with deprecated identifiers included",
+                   f"severity = {dq.severity}", f"date type = Published, {dq.start}..{dq.end}",
+                   "all result pages via Next"],
+            data_dependency="The deprecated identifier named on the product's records widens the product scope.",
+            control_dependency="Include-deprecated must be set before the product scope matches old filings.",
+            inclusion=[f"records whose affected product is {product.id} or its deprecated identifier",
+                       f"current severity {dq.severity}", f"published {dq.start}..{dq.end} inclusive"],
+            exclusion=["records of other products of the same vendor", "dates taken from Last modified"],
+            traps=["drift: deprecated identifiers are excluded by default, silently dropping older records",
+                   "criterion mismatch: the date filter defaults to Last modified, not Published",
+                   "dependency not closed: results continue on Next pages"],
+            column_notes={"published": "ISO date YYYY-MM-DD", "score": "one decimal, current base score"},
+        ),
+        TaskDraft(
+            task_id="offline_vulns_002", domain=DOMAIN, family=FAMILY, start_url=SEARCH_URL,
+            constraint_instruction=(
+                f"Search vulnerability records of vendor {vendor_name} with date type 'Published' and published "
+                f"dates {hq.start} to {hq.end} (all pages via 'Next'). Open each record's detail page and read its "
+                f"change history: for every 'CVSS base score' modification report the record id, the change date, "
+                f"the old score and the new score."
+            ),
+            goal_instruction=(
+                f"Which {vendor_name} vulnerability records published between {hq.start} and {hq.end} had their "
+                f"CVSS base score revised after publication? For each revision give id, date, old and new score."
+            ),
+            columns=("id", "changed", "old_score", "new_score"),
+            rows=_oracle_history(data, hq),
+            record_separator=";", header=True,
+            sorting="change date ascending, then id ascending",
+            gates=[f"vendor = {vendor_name}", f"date type = Published, {hq.start}..{hq.end}",
+                   "all result pages via Next", "change history table on every detail page"],
+            data_dependency="The result list supplies the records whose detail pages must each be read.",
+            control_dependency="Only history rows whose field is the CVSS base score qualify.",
+            inclusion=["one row per CVSS base score modification in the change history"],
+            exclusion=["weakness changes, identifier remaps and reference additions",
+                       "records whose score never changed"],
+            traps=["dependency not closed: the revisions are only on detail pages, across two result pages",
+                   "in-page misreading: the Scores table shows only the current score; old values are in history"],
+            column_notes={"changed": "ISO date of the history entry", "old_score": "one decimal",
+                          "new_score": "one decimal"},
+            dedup_key=("id", "changed"),
+        ),
+        TaskDraft(
+            task_id="offline_vulns_003", domain=DOMAIN, family=FAMILY, start_url=SEARCH_URL,
+            constraint_instruction=(
+                f"Search vulnerability records with keyword \"{tq.keyword}\", severity {tq.severity}, and "
+                f"date type 'Published' (not the default 'Last modified') from {tq.start} to {tq.end}; follow "
+                f"'Next' to the end. Report record id, published date and weakness id."
+            ),
+            goal_instruction=(
+                f"List the {tq.severity}-severity vulnerability records first published between {tq.start} and "
+                f"{tq.end} whose description mentions \"{tq.keyword}\", with their weakness ids."
+            ),
+            columns=("id", "published", "weakness"),
+            rows=_oracle_date_type(data, tq),
+            record_separator=",",
+            sorting="published date ascending, then id ascending",
+            gates=[f"keyword = {tq.keyword}", f"severity = {tq.severity}",
+                   f"date type = Published, {tq.start}..{tq.end}", "all result pages via Next"],
+            data_dependency="Rows come from the complete paged result list.",
+            control_dependency="The date window applies to the publication date, not the modification date.",
+            inclusion=[f"description contains \"{tq.keyword}\"", f"current severity {tq.severity}",
+                       f"published {tq.start}..{tq.end} inclusive"],
+            exclusion=["records only modified (not published) in the window"],
+            traps=["criterion mismatch: the date range defaults to Last modified",
+                   "dependency not closed: results continue on Next pages"],
+            column_notes={"weakness": "CWE id as shown, e.g. CWE-79"},
+        ),
+    ]
+    return [record for draft in drafts for record in record_pair(draft)]
+
+
+def _search_steps(q: Query, products: dict[str, Product], vendors: dict[str, str]) -> list[Step]:
+    steps: list[Step] = [{"tool": "goto", "args": {"url": SEARCH_URL}, "why": "open the search form"}]
+    if q.keyword:
+        steps.append({"tool": "fill", "args": {"target": {"label": "Keyword"}, "value": q.keyword},
+                      "why": "keyword scope"})
+    if q.include_deprecated:
+        steps.append({"tool": "check", "args": {"target": {"label": "Include deprecated product identifiers"}},
+                      "why": "old filings use the deprecated identifier"})
+    if q.vendor:
+        steps.append({"tool": "select", "args": {"target": {"label": "Vendor"}, "option": vendors[q.vendor]},
+                      "why": "vendor scope"})
+    if q.product:
+        steps.append({"tool": "select", "args": {"target": {"label": "Product"}, "option": q.product},
+                      "why": "product scope"})
+    if q.severity:
+        steps.append({"tool": "select", "args": {"target": {"label": "Severity"}, "option": q.severity},
+                      "why": "severity filter"})
+    steps += [
+        {"tool": "select", "args": {"target": {"label": "Date type"}, "option": "Published"},
+         "why": "the default date type is Last modified"},
+        {"tool": "set_range", "args": {"start_target": {"label": "From date"}, "end_target": {"label": "To date"},
+                                       "start": q.start, "end": q.end}, "why": "publication window"},
+        {"tool": "click", "args": {"target": {"text": "Search"}}, "why": "run the search"},
+    ]
+    return steps
+
+
+def walkthroughs(data: VulnData) -> dict[str, list[Step]]:
+    c = choose(data)
+    read_all: Step = {"tool": "read_table", "args": {"table": 0, "all_pages": True}, "why": "follow Next to the end"}
+    history_steps: list[Step] = []
+    for vuln in sorted(search(data, c.history_query), key=lambda v: v.id):
+        history_steps += [
+            {"tool": "click", "args": {"target": {"text": vuln.id}}, "why": "open the record's detail page"},
+            {"tool": "read_table", "args": {"table": 4}, "why": "change history table"},
+            {"tool": "extract_rows", "args": {
+                "table": 4, "where": {"Field": "CVSS base score"},
+                "columns": {"id": r"re:Record (OVR-\d{4}-\d{5})", "changed": "Date",
+                            "old_score": "Old value", "new_score": "New value"}}, "why": "score revisions only"},
+            {"tool": "back", "args": {}, "why": "return to the result list"},
+        ]
+    return {
+        "offline_vulns_001": [
+            *_search_steps(c.deprecated_query, data.products, data.vendors), read_all,
+            {"tool": "extract_rows", "args": {"columns": {"id": "ID", "published": "Published", "score": "Score"}},
+             "why": "rows as listed"},
+            {"tool": "finish", "args": {"order_by": ["published", "id"]}, "why": "all pages read"},
+        ],
+        "offline_vulns_002": [
+            *_search_steps(c.history_query, data.products, data.vendors), read_all,
+            *history_steps,
+            {"tool": "finish", "args": {"order_by": ["changed", "id"]}, "why": "every detail page read"},
+        ],
+        "offline_vulns_003": [
+            *_search_steps(c.date_type_query, data.products, data.vendors), read_all,
+            {"tool": "extract_rows", "args": {
+                "columns": {"id": "ID", "published": "Published", "weakness": "Weakness"}}, "why": "rows as listed"},
+            {"tool": "finish", "args": {"order_by": ["published", "id"]}, "why": "all pages read"},
+        ],
+    }
+
+
+SITE = Site(
+    prefix=PREFIX, title="Vulnerability records", family=FAMILY, build=build, routes=routes,
+    tasks=tasks, walkthroughs=walkthroughs,
+)

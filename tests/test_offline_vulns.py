@@ -1,0 +1,174 @@
+import json
+import re
+
+import pytest
+from bs4 import BeautifulSoup
+from pydantic import TypeAdapter
+from starlette.applications import Starlette
+from starlette.routing import Mount
+from starlette.testclient import TestClient
+
+from browser.types import BrowserAction
+from graph.tools import ExtractRows, Finish
+from tasks.offline.app import DEFAULT_SEED
+from tasks.offline.registry import PLACEHOLDER_ORIGIN
+from tasks.offline.sites import vulns
+
+DATA = vulns.build(DEFAULT_SEED)
+
+
+@pytest.fixture(scope="module")
+def client():
+    app = Starlette(routes=[Mount("/vulns", routes=vulns.routes(DATA))])
+    with TestClient(app) as test_client:
+        yield test_client
+
+
+def table_rows(html: str, index: int = 0) -> tuple[list[str], list[list[str]]]:
+    table = BeautifulSoup(html, "lxml").find_all("table")[index]
+    headers = [th.get_text(strip=True) for th in table.find("thead").find_all("th")]
+    rows = [[td.get_text(strip=True) for td in tr.find_all("td")] for tr in table.find("tbody").find_all("tr")]
+    return headers, rows
+
+
+def read_all_pages(client, url: str) -> list[dict[str, str]]:
+    """Follow the Next link like a user until it disappears."""
+    out: list[dict[str, str]] = []
+    while url:
+        html = client.get(url).text
+        if "<table" not in html:
+            return out
+        headers, rows = table_rows(html)
+        out += [dict(zip(headers, row, strict=True)) for row in rows]
+        nxt = BeautifulSoup(html, "lxml").find("a", rel="next")
+        url = "/vulns/search" + nxt["href"] if nxt else ""
+    return out
+
+
+def params_of(query: vulns.Query) -> dict[str, str]:
+    params = {"keyword": query.keyword, "severity": query.severity, "date_type": query.date_type,
+              "from": query.start, "to": query.end, "vendor": query.vendor, "product": query.product}
+    if query.include_deprecated:
+        params["include_deprecated"] = "on"
+    return params
+
+
+def test_same_seed_same_data_and_answers():
+    again = vulns.build(DEFAULT_SEED)
+    assert again == DATA
+    assert json.dumps(vulns.tasks(again)) == json.dumps(vulns.tasks(DATA))
+    assert vulns.build(DEFAULT_SEED + 1) != DATA
+
+
+def test_default_search_page_shows_form_but_no_records(client):
+    html = client.get("/vulns/search").text
+    assert 'name="keyword"' in html
+    assert "OVR-" not in html
+
+
+def test_deprecated_identifiers_need_the_flag(client):
+    q = vulns.choose(DATA).deprecated_query
+    with_flag = read_all_pages(client, "/vulns/search?" + "&".join(f"{k}={v}" for k, v in params_of(q).items()))
+    params = params_of(q)
+    params.pop("include_deprecated")
+    without = read_all_pages(client, "/vulns/search?" + "&".join(f"{k}={v}" for k, v in params.items()))
+    assert len(with_flag) > len(without) > 0
+    old_ids = {p.id for p in DATA.products.values() if p.replaced_by == q.product}
+    assert any(row["Product"] in old_ids for row in with_flag)
+    assert not any(row["Product"] in old_ids for row in without)
+    soup = BeautifulSoup(client.get("/vulns/search").text, "lxml")
+    deprecated_options = soup.select("#product option[data-deprecated]")
+    assert deprecated_options and all(o.has_attr("hidden") for o in deprecated_options)
+
+
+def test_next_link_pagination_covers_every_result_without_page_numbers(client):
+    rows = read_all_pages(client, "/vulns/search?severity=CRITICAL")
+    expected = [v.id for v in DATA.vulns if v.severity == "CRITICAL"]
+    assert [r["ID"] for r in rows] == expected
+    first_page = client.get("/vulns/search?severity=CRITICAL").text
+    assert "page=" not in first_page and re.search(r">\s*2\s*<", first_page) is None
+
+
+def test_date_type_switches_between_modified_and_published(client):
+    window = "from=2023-01-01&to=2023-03-31"
+    published = read_all_pages(client, f"/vulns/search?date_type=published&{window}")
+    modified = read_all_pages(client, f"/vulns/search?{window}")
+    assert all("2023-01-01" <= r["Published"] <= "2023-03-31" for r in published)
+    assert all("2023-01-01" <= r["Last modified"] <= "2023-03-31" for r in modified)
+    assert {r["ID"] for r in published} != {r["ID"] for r in modified}
+
+
+def test_detail_page_history_holds_score_revisions_and_remaps(client):
+    remapped = next(v for v in DATA.vulns if any(c.action == "Identifier remapped" for c in v.history))
+    headers, rows = table_rows(client.get(f"/vulns/detail/{remapped.id}").text, index=4)
+    assert headers == ["Date", "Action", "Field", "Old value", "New value"]
+    remap = next(r for r in rows if r[1] == "Identifier remapped")
+    assert DATA.products[remap[3]].replaced_by == remap[4]
+    assert client.get("/vulns/detail/OVR-1999-00000").status_code == 404
+
+
+def test_history_oracle_matches_detail_pages(client):
+    q = vulns.choose(DATA).history_query
+    listed = read_all_pages(client, "/vulns/search?" + "&".join(f"{k}={v}" for k, v in params_of(q).items()))
+    revisions = []
+    for row in listed:
+        _, history = table_rows(client.get(f"/vulns/detail/{row['ID']}").text, index=4)
+        revisions += [(row["ID"], h[0], h[3], h[4]) for h in history if h[2] == "CVSS base score"]
+    record = next(t for t in vulns.tasks(DATA) if t["task_id"] == "offline_vulns_002")
+    lines = record["oracle_answer"].split(";")
+    assert lines[0] == "id|changed|old_score|new_score"
+    assert sorted(revisions, key=lambda r: (r[1], r[0])) == [tuple(x.split("|")) for x in lines[1:]]
+
+
+def test_paged_oracles_match_what_the_pages_show(client):
+    chosen = vulns.choose(DATA)
+    records = {t["task_id"]: t for t in vulns.tasks(DATA)}
+    for task_id, q, columns, sep in (
+        ("offline_vulns_001", chosen.deprecated_query, ("ID", "Published", "Score"), "\n"),
+        ("offline_vulns_003", chosen.date_type_query, ("ID", "Published", "Weakness"), ","),
+    ):
+        rows = read_all_pages(client, "/vulns/search?" + "&".join(f"{k}={v}" for k, v in params_of(q).items()))
+        assert len(rows) > vulns.PAGE_SIZE, "the answer must need the Next link"
+        shown = sorted("|".join(r[c] for c in columns) for r in rows)
+        assert shown == sorted(records[task_id]["oracle_answer"].split(sep))
+
+
+def test_records_are_aligned_pairs_with_valid_cardinality():
+    records = vulns.tasks(DATA)
+    assert len(records) == 6
+    for constraint, goal in zip(records[::2], records[1::2], strict=True):
+        assert goal["task_id"] == constraint["task_id"] + "-g"
+        assert 2 <= constraint["oracle_output_cardinality"] <= 20
+        for key in ("oracle_answer", "rubric", "metadata", "output_format", "start_url"):
+            assert goal[key] == constraint[key]
+        assert constraint["start_url"].startswith(PLACEHOLDER_ORIGIN + "/vulns/")
+        assert constraint["metadata"]["family"] == "Vulnerability records"
+        assert constraint["instruction"] != goal["instruction"]
+
+
+def test_records_validate_against_task_model():
+    models = pytest.importorskip("tasks.models")
+    for record in vulns.tasks(DATA):
+        models.Task.model_validate(record)
+
+
+def test_answers_absent_from_default_pages(client):
+    default_text = client.get("/vulns/").text + client.get("/vulns/search").text
+    for record in vulns.tasks(DATA):
+        for row_id in re.findall(r"OVR-\d{4}-\d{5}", record["oracle_answer"]):
+            assert row_id not in default_text
+
+
+def test_walkthrough_steps_validate():
+    action = TypeAdapter(BrowserAction)
+    steps_by_task = vulns.walkthroughs(DATA)
+    assert set(steps_by_task) == {t["task_id"] for t in vulns.tasks(DATA)[::2]}
+    for steps in steps_by_task.values():
+        assert steps[-1]["tool"] == "finish"
+        for step in steps:
+            if step["tool"] == "extract_rows":
+                ExtractRows.model_validate(step["args"])
+            elif step["tool"] == "finish":
+                Finish.model_validate(step["args"])
+            else:
+                action.validate_python({"kind": step["tool"], **step["args"]})
