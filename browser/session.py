@@ -1,0 +1,329 @@
+"""One Chromium per worker, one fresh context per task, and a `PageDriver` that never hangs its caller.
+
+The driver owns everything that must survive a crash: the task's policy, the tracer, the page-id
+counter and the last good URL. When the page or the whole browser dies (or hangs past the act
+ceiling) the caller gets a typed `ActionResult(error="crashed"|"timeout")`, and the driver relaunches
+Chromium if needed, opens a new context and returns to the last good URL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from playwright.async_api import Browser as PlaywrightBrowser
+from playwright.async_api import BrowserContext, Dialog, Page, Playwright, async_playwright
+from playwright.async_api import Error as PlaywrightError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from browser.interface import BrowserError
+from browser.launch import launch_chromium
+from browser.policy import BrowserLimits, OriginPolicy
+from browser.settle import INIT_SCRIPT, NetworkMonitor
+from browser.trace import StepTracer
+from browser.types import ActionResult, BrowserAction, Goto, Observation
+
+_ACTION_ADAPTER: TypeAdapter[Any] = TypeAdapter(BrowserAction)
+_REF_IN_TEXT = re.compile(r"\b(?:f\d+)?e\d+\b")
+
+
+class SessionTimeouts(BaseModel):
+    """Every wait is bounded; `act_seconds` is the ceiling over a whole action (incl. settle + observe)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    launch_ms: int = Field(30_000, gt=0)
+    action_ms: int = Field(5_000, gt=0, description="One element operation (click, fill, select).")
+    navigation_ms: int = Field(20_000, gt=0)
+    settle_quiet_ms: int = Field(300, gt=0, description="DOM and network must be quiet this long.")
+    settle_max_ms: int = Field(4_000, gt=0)
+    observe_seconds: float = Field(20.0, gt=0)
+    act_seconds: float = Field(90.0, gt=0, description="Includes read_table following many pages.")
+    close_seconds: float = Field(10.0, gt=0)
+
+
+class ChromiumWorker:
+    """Implements `browser.interface.BrowserWorker`. Chromium is launched lazily and relaunched when it
+    has died, so one worker serves many tasks in sequence or concurrently."""
+
+    def __init__(self, *, executable: str | None = None, headless: bool = True,
+                 limits: BrowserLimits | None = None, timeouts: SessionTimeouts | None = None,
+                 token_budget: int = 1500):
+        self.executable = executable
+        self.headless = headless
+        self.limits = limits or BrowserLimits()
+        self.timeouts = timeouts or SessionTimeouts()
+        self.token_budget = token_budget
+        self.launches = 0
+        self._playwright: Playwright | None = None
+        self._browser: PlaywrightBrowser | None = None
+        self._lock = asyncio.Lock()
+
+    async def browser(self) -> PlaywrightBrowser:
+        async with self._lock:
+            if self._browser is None or not self._browser.is_connected():
+                if self._playwright is None:
+                    self._playwright = await async_playwright().start()
+                self._browser = await launch_chromium(
+                    self._playwright.chromium, executable=self.executable, headless=self.headless,
+                    timeout_ms=self.timeouts.launch_ms,
+                )
+                self.launches += 1
+            return self._browser
+
+    async def browser_pid(self) -> int:
+        """The Chromium browser process id (for diagnostics and crash tests)."""
+        browser = await self.browser()
+        cdp = await browser.new_browser_cdp_session()
+        try:
+            info = await cdp.send("SystemInfo.getProcessInfo")
+        finally:
+            with contextlib.suppress(PlaywrightError):
+                await cdp.detach()
+        return next(int(p["id"]) for p in info["processInfo"] if p["type"] == "browser")
+
+    @contextlib.asynccontextmanager
+    async def task_browser(self, task_dir: str | Path, allowed_origins: list[str], *, trace: bool = False,
+                           screenshots: bool = False, start_url: str | None = None) -> AsyncIterator[PageDriver]:
+        """A `PageDriver` on a fresh context. `start_url`'s origin is allowed and the page opens there."""
+        policy = OriginPolicy.for_task(allowed_origins, start_url)
+        driver = PageDriver(self, Path(task_dir), policy, trace=trace, screenshots=screenshots)
+        await driver.open()
+        try:
+            if start_url:
+                await driver.act(Goto(url=start_url))
+            yield driver
+        finally:
+            await driver.close()
+
+    async def close(self) -> None:
+        if self._browser is not None:
+            with contextlib.suppress(PlaywrightError, asyncio.TimeoutError):
+                await asyncio.wait_for(self._browser.close(), self.timeouts.close_seconds)
+            self._browser = None
+        if self._playwright is not None:
+            with contextlib.suppress(PlaywrightError, asyncio.TimeoutError):
+                await asyncio.wait_for(self._playwright.stop(), self.timeouts.close_seconds)
+            self._playwright = None
+
+
+class PageDriver:
+    """Implements `browser.interface.Browser` for one task: observe, act with read-back, close."""
+
+    def __init__(self, worker: ChromiumWorker, task_dir: Path, policy: OriginPolicy, *, trace: bool = False,
+                 screenshots: bool = False):
+        self.worker = worker
+        self.task_dir = task_dir
+        self.policy = policy
+        self.limits = worker.limits
+        self.timeouts = worker.timeouts
+        self.trace = trace
+        self.tracer = StepTracer(task_dir, screenshots=screenshots)
+        self.page_id = 0
+        self.dialogs: list[str] = []
+        self.last_observation: Observation | None = None
+        self.network = NetworkMonitor()
+        self._context: BrowserContext | None = None
+        self._page: Page | None = None
+        self._doc_token: str | None = None
+        self._issued_refs: dict[int, set[str]] = {}
+        self._crashed = False
+        self._last_good_url: str | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    @property
+    def page(self) -> Page:
+        if self._page is None:
+            raise BrowserError("crashed", "the task browser is not open")
+        return self._page
+
+    @property
+    def context(self) -> BrowserContext:
+        if self._context is None:
+            raise BrowserError("crashed", "the task browser is not open")
+        return self._context
+
+    @property
+    def downloads_dir(self) -> Path:
+        return self.task_dir / "downloads"
+
+    @property
+    def blocked_requests(self) -> list[str]:
+        """URLs the policy refused so far in this task (navigations and sub-requests)."""
+        return [blocked.url for blocked in self.policy.blocked]
+
+    async def open(self) -> None:
+        self.task_dir.mkdir(parents=True, exist_ok=True)
+        browser = await self.worker.browser()
+        context = await browser.new_context(accept_downloads=True, service_workers="block",
+                                            viewport={"width": 1280, "height": 900})
+        context.set_default_timeout(self.timeouts.action_ms)
+        context.set_default_navigation_timeout(self.timeouts.navigation_ms)
+        await self.policy.install(context)
+        await context.add_init_script(INIT_SCRIPT)
+        if self.trace:
+            await context.tracing.start(screenshots=True, snapshots=True)
+        page = await context.new_page()
+        page.on("crash", self._on_crash)
+        page.on("dialog", self._on_dialog)
+        self.network = NetworkMonitor()
+        self.network.attach(page)
+        self._context, self._page, self._crashed = context, page, False
+
+    def _on_crash(self, *_: Any) -> None:
+        self._crashed = True
+
+    async def _on_dialog(self, dialog: Dialog) -> None:
+        """Dialogs would block every later action; note their text (it is page data) and dismiss them."""
+        self.dialogs.append(f"{dialog.type}: {dialog.message}"[:300])
+        with contextlib.suppress(PlaywrightError):
+            await (dialog.accept() if dialog.type in ("alert", "beforeunload") else dialog.dismiss())
+
+    def is_alive(self) -> bool:
+        return (not self._crashed and self._page is not None and not self._page.is_closed()
+                and self._context is not None and self._context.browser is not None
+                and self._context.browser.is_connected())
+
+    async def close(self) -> None:
+        context, self._context, self._page = self._context, None, None
+        if context is None:
+            return
+        if self.trace and not self._crashed:
+            trace_path = self.task_dir / "trace.zip"
+            try:
+                await asyncio.wait_for(context.tracing.stop(path=str(trace_path)), self.timeouts.close_seconds)
+                self.tracer.redactor.zip_file(trace_path)
+            except (TimeoutError, PlaywrightError) as exc:
+                self.dialogs.append(f"trace not saved: {exc}")
+        with contextlib.suppress(PlaywrightError, asyncio.TimeoutError):
+            await asyncio.wait_for(context.close(), self.timeouts.close_seconds)
+
+    async def recover(self) -> str:
+        """Replace a dead or hung context (relaunching Chromium if it died); back to the last good URL."""
+        old, self._context, self._page = self._context, None, None
+        if old is not None:
+            with contextlib.suppress(PlaywrightError, asyncio.TimeoutError):
+                await asyncio.wait_for(old.close(), self.timeouts.close_seconds)
+        await self.open()
+        if not self._last_good_url:
+            return "a fresh blank page"
+        try:
+            await self.page.goto(self._last_good_url, wait_until="domcontentloaded")
+            return self._last_good_url
+        except PlaywrightError as exc:
+            return f"a blank page (reopening {self._last_good_url} failed: {str(exc).splitlines()[0]})"
+
+    # ------------------------------------------------------------------ page identity and refs
+
+    async def sync_page_id(self) -> int:
+        """Bump `page_id` when the main frame holds a new document (refs of older documents are stale)."""
+        try:
+            token = await self.page.evaluate("() => window.__sgrDocToken || null")
+        except PlaywrightError:
+            token = None
+        if token is None or token != self._doc_token:
+            self.page_id += 1
+            self._doc_token = token
+        return self.page_id
+
+    def ref_is_stale(self, ref: str) -> bool:
+        """Issued on an earlier page and not on the current one."""
+        if ref in self._issued_refs.get(self.page_id, set()):
+            return False
+        return any(ref in refs for page_id, refs in self._issued_refs.items() if page_id < self.page_id)
+
+    def _remember_refs(self, observation: Observation) -> None:
+        refs = {control.ref for control in observation.controls} | {link.ref for link in observation.links}
+        refs |= set(_REF_IN_TEXT.findall(observation.text))
+        self._issued_refs.setdefault(observation.page_id, set()).update(refs)
+
+    # ------------------------------------------------------------------ Browser protocol
+
+    async def observe(self) -> Observation:
+        from browser.observe import observe_page
+
+        if not self.is_alive():
+            where = await self.recover()
+            raise BrowserError("crashed", f"the browser had crashed; relaunched at {where}. Observe again.")
+        page_id = await self.sync_page_id()
+        try:
+            observation = await asyncio.wait_for(
+                observe_page(self.page, page_id=page_id, token_budget=self.worker.token_budget),
+                self.timeouts.observe_seconds,
+            )
+        except TimeoutError as exc:
+            raise BrowserError("timeout", f"observing the page took over {self.timeouts.observe_seconds:.0f}s; "
+                                          "wait_for the page or go back") from exc
+        if self.dialogs:
+            observation.notices.extend(f"dialog {text}" for text in self.dialogs)
+            self.dialogs.clear()
+        if observation.url.startswith(("http://", "https://")):
+            self._last_good_url = observation.url
+        self._remember_refs(observation)
+        self.last_observation = observation
+        return observation
+
+    async def act(self, action: BrowserAction | dict[str, Any]) -> ActionResult:
+        from browser.actions import perform
+
+        parsed = _ACTION_ADAPTER.validate_python(action) if isinstance(action, dict) else action
+        started = time.monotonic()
+        blocked_before = len(self.policy.blocked)
+        try:
+            if not self.is_alive():
+                raise BrowserError("crashed", "the browser had crashed before this action")
+            result = await asyncio.wait_for(perform(self, parsed), self.timeouts.act_seconds)
+        except TimeoutError:
+            result = await self._after_timeout(parsed)
+        except (PlaywrightError, BrowserError) as exc:
+            if self.is_alive():
+                result = _unexpected_failure(parsed, exc, self.last_observation)
+            else:
+                where = await self.recover()
+                result = ActionResult(ok=False, action=parsed.model_dump(), error="crashed",
+                                      message=f"the browser crashed during {parsed.kind}; relaunched and reopened "
+                                              f"{where}. Observe again, then retry.")
+        result.elapsed_ms = (time.monotonic() - started) * 1000
+        await self._record(result, [b.url for b in self.policy.blocked[blocked_before:]])
+        return result
+
+    async def _after_timeout(self, action: Any) -> ActionResult:
+        """A whole action overran its ceiling: probe the page; replace it if it is hung."""
+        message = f"{action.kind} did not finish within {self.timeouts.act_seconds:.0f}s"
+        try:
+            await asyncio.wait_for(self.page.evaluate("1"), 3.0)
+            message += "; the page still responds. Observe, then try a smaller step."
+        except (TimeoutError, PlaywrightError, BrowserError):
+            where = await self.recover()
+            message += f"; the page was hung and was reopened at {where}. Observe again."
+        return ActionResult(ok=False, action=action.model_dump(), error="timeout", message=message)
+
+    async def _record(self, result: ActionResult, blocked: list[str]) -> None:
+        screenshot = None
+        if self.tracer.screenshots and self.is_alive():
+            path = self.tracer.screenshot_path(self.tracer.step + 1)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                await self.page.screenshot(path=str(path), timeout=self.timeouts.action_ms)
+                screenshot = str(path.relative_to(self.task_dir))
+            except PlaywrightError:
+                screenshot = None
+        self.tracer.record(result, result.observation, screenshot=screenshot, blocked=blocked)
+
+
+def _unexpected_failure(action: Any, exc: Exception, observation: Observation | None) -> ActionResult:
+    """An error that escaped the action's own mapping, still returned typed (never raised at the graph)."""
+    if isinstance(exc, BrowserError):
+        error_class, message = exc.error_class, str(exc)
+    else:
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        error_class = "timeout" if "Timeout" in type(exc).__name__ else "not_interactable"
+        message = f"{action.kind} failed: {first_line}"
+    return ActionResult(ok=False, action=action.model_dump(), error=error_class,  # type: ignore[arg-type]
+                        message=message, observation=observation)

@@ -1,0 +1,120 @@
+"""Per-task traces: `steps.jsonl`, a screenshot per step, and Playwright's `trace.zip`, all redacted.
+
+Redaction runs on every line and on every text member of `trace.zip`, because a typed value or a
+URL can carry a key even when no code meant to log it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import time
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from browser.types import ActionResult, Observation
+
+REDACTED = "[REDACTED]"
+_SECRET_PATTERNS = [
+    re.compile(r"\bsk-[A-Za-z0-9_\-]{16,}"),  # OpenAI-style keys (sk-..., sk-proj-...)
+    re.compile(r"\b(?:gh[pousr]|github_pat)_[A-Za-z0-9_]{20,}"),
+    re.compile(r"\bhf_[A-Za-z0-9]{20,}"),
+    re.compile(r"\bAKIA[0-9A-Z]{16}\b"),
+    re.compile(r"\bAIza[0-9A-Za-z_\-]{35}"),
+    re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{10,}"),
+    re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/\-]{8,}=*"),
+    re.compile(r"(?i)(\b(?:api[_-]?key|access[_-]?token|auth[_-]?token|secret|password)\b[\"']?\s*[:=]\s*[\"']?)"
+               r"[^\s\"'&,;]{4,}"),
+]
+_SECRET_ENV_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET")
+_MIN_SECRET_LEN = 6  # shorter env values would redact ordinary words
+
+
+@dataclass
+class Redactor:
+    env_secrets: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_environment(cls) -> Redactor:
+        values = {value for name, value in os.environ.items()
+                  if name.upper().endswith(_SECRET_ENV_SUFFIXES) and len(value) >= _MIN_SECRET_LEN}
+        return cls(sorted(values, key=len, reverse=True))
+
+    def text(self, text: str) -> str:
+        for secret in self.env_secrets:
+            text = text.replace(secret, REDACTED)
+        for pattern in _SECRET_PATTERNS:
+            text = pattern.sub(lambda m: (m.group(1) if m.lastindex else "") + REDACTED, text)
+        return text
+
+    def json(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return {self.text(str(k)): self.json(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.json(v) for v in value]
+        return value
+
+    def zip_file(self, path: Path) -> None:
+        """Rewrite a zip with every text member redacted (binary members such as images kept as is)."""
+        tmp = path.with_suffix(".redacting")
+        with zipfile.ZipFile(path) as src, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as dst:
+            for info in src.infolist():
+                data = src.read(info)
+                with contextlib.suppress(UnicodeDecodeError):
+                    data = self.text(data.decode("utf-8")).encode("utf-8")
+                dst.writestr(info, data)
+        tmp.replace(path)
+
+
+@dataclass
+class StepTracer:
+    """Writes one redacted JSON line per action (and optionally a screenshot) into the task folder."""
+
+    task_dir: Path
+    screenshots: bool = False
+    redactor: Redactor = field(default_factory=Redactor.from_environment)
+    step: int = 0
+
+    @property
+    def steps_path(self) -> Path:
+        return self.task_dir / "steps.jsonl"
+
+    def screenshot_path(self, step: int) -> Path:
+        return self.task_dir / "screenshots" / f"step_{step:04d}.png"
+
+    def record(self, result: ActionResult, observation: Observation | None, *, screenshot: str | None = None,
+               blocked: list[str] | None = None) -> dict[str, Any]:
+        self.step += 1
+        delta = result.delta
+        line = {
+            "time": round(time.time(), 3),
+            "step": self.step,
+            "action": result.action,
+            "ok": result.ok,
+            "error": result.error,
+            "message": result.message,
+            "readback": result.readback,
+            "url": observation.url if observation else delta.url_after,
+            "query_state": observation.query_state if observation else {},
+            "params_added": delta.params_added,
+            "params_removed": delta.params_removed,
+            "params_changed": delta.params_changed,
+            "controls_changed": delta.controls_changed,
+            "count_before": delta.count_before,
+            "count_after": delta.count_after,
+            "observation_tokens": observation.tokens if observation else None,
+            "elapsed_ms": round(result.elapsed_ms, 1),
+            "blocked_requests": blocked or [],
+            "screenshot": screenshot,
+        }
+        line = self.redactor.json(line)
+        self.task_dir.mkdir(parents=True, exist_ok=True)
+        with self.steps_path.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+        return line
