@@ -1,13 +1,49 @@
-"""`sgr bench` and `sgr ablate` (owned by the runner work)."""
+"""`sgr bench` and `sgr ablate`: thin typer wrappers; the work is in `agent.bench` and the reports."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
 
 import typer
+from rich.console import Console
+
+from agent.bench import RunFolderBusy, run_bench
+from agent.config import ConfigError
+
+_CONFIG = typer.Argument(..., exists=False, help="Benchmark YAML config, e.g. configs/offline.yaml.")
+_OUTPUT = typer.Option(None, "--output", "-o", help="Run folder (overrides run.output_dir).")
+_CONCURRENCY = typer.Option(None, "--concurrency", "-j", min=1, help="Workers (overrides run.concurrency).")
+_LIMIT = typer.Option(None, "--limit", min=1, help="Demo mode: run a reproducible sample of N tasks.")
 
 
-def bench() -> None:
-    """Placeholder until the runner lands."""
-    raise typer.Exit(1)
+def _run(config: Path, output: Path | None, concurrency: int | None, limit: int | None) -> Path:
+    console = Console(stderr=True, soft_wrap=True)
+    try:
+        result = asyncio.run(run_bench(config, output_dir=output, concurrency=concurrency, limit=limit,
+                                       console=console))
+    except (ConfigError, RunFolderBusy) as exc:
+        console.print(f"[red]error:[/] {exc}", highlight=False)
+        raise typer.Exit(2) from exc
+    console.print(f"done: {result.ran} cell(s) run ({result.failed} failed), {result.skipped} resumed from "
+                  f"earlier runs; results in {result.run_dir}", highlight=False)
+    return result.run_dir
 
 
-def ablate() -> None:
-    """Placeholder until the runner lands."""
-    raise typer.Exit(1)
+def bench(config: Path = _CONFIG, output: Path | None = _OUTPUT, concurrency: int | None = _CONCURRENCY,
+          limit: int | None = _LIMIT) -> None:
+    """Run every (model x variant x task) cell of CONFIG; rerunning resumes unfinished cells."""
+    run_dir = _run(config, output, concurrency, limit)
+    typer.echo((run_dir / "summary.md").read_text(encoding="utf-8"))
+
+
+def ablate(config: Path = _CONFIG, output: Path | None = _OUTPUT, concurrency: int | None = _CONCURRENCY,
+           limit: int | None = _LIMIT) -> None:
+    """Run (or resume) CONFIG's variants and print the ablation table: deltas against the full agent."""
+    from agent.bench_ablation import write_ablation
+
+    run_dir = _run(config, output, concurrency, limit)
+    rows = write_ablation(run_dir)
+    if len({r.variant for r in rows}) < 2:
+        typer.echo(f"note: {config} has one agent variant; add agent.variants to get deltas", err=True)
+    typer.echo((run_dir / "ablation.md").read_text(encoding="utf-8"))

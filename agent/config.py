@@ -37,7 +37,7 @@ class ModelConfig(_Strict):
 class DatasetConfig(_Strict):
     suite: Literal["offline", "sgrbench"] = "offline"
     source: str | None = Field(None, description="Path (jsonl/folder) or 'hf:<id>' for suite sgrbench.")
-    splits: list[Literal["goal", "constraint"]] = Field(default_factory=lambda: ["goal", "constraint"])
+    splits: list[Literal["goal", "constraint"]] = Field(default_factory=lambda: ["goal", "constraint"], min_length=1)
     languages: list[str] = Field(default_factory=lambda: ["en"])
     domains: list[str] | None = None
     families: list[str] | None = None
@@ -80,13 +80,27 @@ class AgentConfig(_Strict):
     screenshots: bool = False
     token_budget_per_observation: int = 1500
 
+    @field_validator("variants")
+    @classmethod
+    def _unique_variant_names(cls, value: list[AgentVariant]) -> list[AgentVariant]:
+        _reject_duplicates([v.name for v in value], "agent variant")
+        return value
+
 
 class RunConfig(_Strict):
-    output_dir: Path = Path("results")
-    concurrency: int = Field(default_factory=lambda: os.cpu_count() or 1)
+    output_dir: Path = Field(Path("results"), description="The run folder; rerunning a config resumes it.")
+    concurrency: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=1)
     demo_mode: bool = False
-    demo_limit: int = 10
-    retries: int = 2
+    demo_limit: int = Field(10, ge=1)
+    retries: int = Field(2, ge=0, description="Extra attempts for infrastructure errors only.")
+    retry_backoff_seconds: float = Field(2.0, ge=0, description="First backoff; doubles per retry.")
+    hard_timeout_margin_seconds: float = Field(
+        60.0, ge=0, description="The runner cancels a task this long after the agent's own wall budget."
+    )
+    fallback_to_scripted: bool = Field(
+        True, description="No key in the environment: run the scripted walkthrough model (offline suite only)."
+    )
+    html_report: bool = True
     seed: int = 20260521
 
 
@@ -96,6 +110,18 @@ class BenchConfig(_Strict):
     protocol: ProtocolConfig = Field(default_factory=ProtocolConfig)
     agent: AgentConfig = Field(default_factory=AgentConfig)
     run: RunConfig = Field(default_factory=RunConfig)
+
+    @field_validator("models")
+    @classmethod
+    def _unique_model_names(cls, value: list[ModelConfig]) -> list[ModelConfig]:
+        _reject_duplicates([m.name for m in value], "model")
+        return value
+
+
+def _reject_duplicates(names: list[str], what: str) -> None:
+    seen = {n for n in names if names.count(n) > 1}
+    if seen:
+        raise ValueError(f"duplicate {what} name(s) {sorted(seen)}: names identify result folders")
 
 
 class ConfigError(ValueError):

@@ -1,0 +1,44 @@
+# The SGR-Bench reference agent with Debian's Python and Chromium.
+#   docker build -t sgr-agent .
+#   docker run --rm -v "$PWD/results:/work/results" sgr-agent bench /configs/offline.yaml
+# The working directory is /work, so a config's relative `output_dir: results/...` lands in the
+# /work/results volume (mount it on the host); task data (a local SGR-Bench copy) can be mounted at /data.
+FROM debian:bookworm-slim
+
+ENV DEBIAN_FRONTEND=noninteractive \
+    PYTHONUNBUFFERED=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    SGR_CHROMIUM=/usr/bin/chromium \
+    PATH=/opt/venv/bin:$PATH
+
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 python3-venv chromium fonts-liberation ca-certificates \
+ && rm -rf /var/lib/apt/lists/*
+
+RUN useradd --create-home --uid 1000 --shell /usr/sbin/nologin sgr \
+ && mkdir -p /work/results /data \
+ && chown -R sgr:sgr /work /data
+
+# Dependencies first (their own layer: source edits do not reinstall them).
+# PIP_CERT: optional CA bundle path for pip (a build-time mount on machines behind a private CA).
+ARG PIP_CERT=""
+WORKDIR /opt/sgr-agent
+COPY pyproject.toml ./
+RUN if [ -z "$PIP_CERT" ]; then unset PIP_CERT; fi \
+ && python3 -m venv /opt/venv \
+ && python3 -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml','rb'))['project']['dependencies']))" \
+      > /tmp/requirements.txt \
+ && pip install --no-cache-dir -r /tmp/requirements.txt \
+ && rm /tmp/requirements.txt
+
+COPY . ./
+RUN if [ -z "$PIP_CERT" ]; then unset PIP_CERT; fi \
+ && pip install --no-cache-dir --no-deps . \
+ && cp -r configs /configs \
+ && sgr --help >/dev/null
+
+USER sgr
+WORKDIR /work
+VOLUME ["/work/results", "/data"]
+ENTRYPOINT ["sgr"]
+CMD ["--help"]

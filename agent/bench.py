@@ -1,0 +1,399 @@
+"""`sgr bench`: every (model x variant x task) cell of a config, on a pool of browser workers.
+
+The runner knows nothing of prompts: it hands a task, a browser and the settings to `solve_task` and
+records what comes back. Budgets are enforced from outside (a hung task is cancelled, recorded, and
+its worker's browser restarted), infrastructure errors are retried with backoff, and every finished
+cell is written atomically, so a rerun of the same config resumes exactly where a killed one stopped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import os
+import shutil
+import time
+import traceback
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from agent.atomic import replace_dir_atomic, write_json_atomic, write_text_atomic
+from agent.bench_errors import classify_exception
+from agent.bench_models import resolve_models
+from agent.bench_tasks import load_bench_tasks
+from agent.cells import (
+    STAGING_DIR,
+    Attempt,
+    CellKey,
+    CellRecord,
+    cell_dir,
+    fresh_staging_dir,
+    is_finished,
+    slug,
+)
+from agent.config import AgentVariant, BenchConfig, ConfigError, ModelConfig, load_config
+from agent.manifest import (
+    config_fingerprints,
+    end_session,
+    fingerprint_conflicts,
+    now_iso,
+    read_manifest,
+    start_session,
+)
+from agent.outcome import TaskOutcome
+from agent.progress import BenchProgress
+
+SolveFn = Callable[..., Awaitable[TaskOutcome]]
+WorkerFactory = Callable[[], Awaitable[Any]]
+CANCEL_GRACE_SECONDS = 30.0
+CLOSE_TIMEOUT_SECONDS = 30.0
+
+
+@dataclass(frozen=True)
+class Cell:
+    key: CellKey
+    task: Any
+    model: ModelConfig
+    variant: AgentVariant
+
+
+@dataclass
+class BenchResult:
+    run_dir: Path
+    planned: int
+    skipped: int
+    ran: int = 0
+    failed: int = 0
+    notices: list[str] = field(default_factory=list)
+
+
+class RunFolderBusy(RuntimeError):
+    pass
+
+
+@contextlib.contextmanager
+def run_lock(run_dir: Path) -> Iterator[None]:
+    """One runner per folder; the kernel drops the lock when the process dies, even by `kill -9`."""
+    handle = (run_dir / "run.lock").open("a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError as exc:
+        handle.close()
+        raise RunFolderBusy(f"{run_dir}: another `sgr bench` is running on this folder") from exc
+    try:
+        yield
+    finally:
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        handle.close()
+
+
+def plan_cells(config: BenchConfig, tasks: list[Any]) -> list[Cell]:
+    cells = [
+        Cell(CellKey(model.name, variant.name, task.task_id), task, model, variant)
+        for model in config.models for variant in config.agent.variants for task in tasks
+    ]
+    folders: dict[Path, CellKey] = {}
+    for cell in cells:
+        other = folders.setdefault(cell.key.relpath, cell.key)
+        if other != cell.key:
+            raise ConfigError(f"names '{other.label()}' and '{cell.key.label()}' map to one folder {cell.key.relpath}")
+    return cells
+
+
+def _cost(outcome: TaskOutcome, model: ModelConfig) -> float:
+    if outcome.cost_usd:
+        return outcome.cost_usd
+    return (outcome.prompt_tokens * model.price_per_1k_prompt
+            + outcome.completion_tokens * model.price_per_1k_completion) / 1000.0
+
+
+class WorkerSlot:
+    """One pool worker's browser: launched lazily, restarted after a crash or an abandoned task."""
+
+    def __init__(self, factory: WorkerFactory):
+        self._factory = factory
+        self._worker: Any = None
+
+    async def get(self) -> Any:
+        if self._worker is None:
+            self._worker = await self._factory()
+        return self._worker
+
+    async def close(self) -> None:
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(worker.close(), CLOSE_TIMEOUT_SECONDS)
+
+
+def chromium_worker_factory(config: BenchConfig) -> WorkerFactory:
+    async def new_worker() -> Any:
+        from browser.session import ChromiumWorker
+
+        return ChromiumWorker(token_budget=config.agent.token_budget_per_observation)
+
+    return new_worker
+
+
+def _default_solve() -> SolveFn:
+    from agent.solve import solve_task
+
+    return solve_task
+
+
+class BenchRunner:
+    def __init__(self, config: BenchConfig, run_dir: Path, allowed_origins: list[str], *,
+                 solve: SolveFn, worker_factory: WorkerFactory, progress: BenchProgress):
+        self.config = config
+        self.run_dir = run_dir
+        self.allowed_origins = allowed_origins
+        self.solve = solve
+        self.worker_factory = worker_factory
+        self.progress = progress
+        self.ran = 0
+        self.failed = 0
+
+    @property
+    def hard_limit(self) -> float:
+        return self.config.protocol.budgets.wall_seconds + self.config.run.hard_timeout_margin_seconds
+
+    async def run(self, cells: list[Cell], concurrency: int) -> None:
+        queue: asyncio.Queue[Cell] = asyncio.Queue()
+        for cell in cells:
+            queue.put_nowait(cell)
+        workers = [asyncio.create_task(self._worker_loop(queue)) for _ in range(max(1, min(concurrency, len(cells))))]
+        try:
+            await asyncio.gather(*workers)
+        finally:
+            for worker in workers:
+                worker.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+
+    async def _worker_loop(self, queue: asyncio.Queue[Cell]) -> None:
+        slot = WorkerSlot(self.worker_factory)
+        try:
+            while True:
+                try:
+                    cell = queue.get_nowait()
+                except asyncio.QueueEmpty:
+                    return
+                self.progress.started()
+                started = time.monotonic()
+                record = await self.run_cell(cell, slot)
+                self.ran += 1
+                self.failed += int(record.failed)
+                self.progress.finished(record, time.monotonic() - started)
+        finally:
+            await slot.close()
+
+    async def run_cell(self, cell: Cell, slot: WorkerSlot) -> CellRecord:
+        started_at = now_iso()
+        attempts: list[Attempt] = []
+        for number in range(1, self.config.run.retries + 2):
+            staging = fresh_staging_dir(self.run_dir, cell.key)
+            t0 = time.monotonic()
+            outcome, timed_out, restart = await self._attempt(cell, slot, staging)
+            outcome.wall_seconds = outcome.wall_seconds or round(time.monotonic() - t0, 3)
+            if restart:
+                await slot.close()
+            retryable = outcome.error_kind == "infra" and number <= self.config.run.retries
+            if not retryable:
+                return self._finish(cell, staging, outcome, attempts, timed_out, started_at)
+            attempts.append(Attempt(number=number, error=outcome.error or "", error_kind="infra",
+                                    seconds=round(time.monotonic() - t0, 3)))
+            await asyncio.sleep(self.config.run.retry_backoff_seconds * 2 ** (number - 1))
+        raise AssertionError("unreachable: the last attempt always finishes the cell")
+
+    async def _attempt(self, cell: Cell, slot: WorkerSlot, staging: Path) -> tuple[TaskOutcome, bool, bool]:
+        """(outcome, timed out, restart the browser). Never raises: every failure becomes an outcome."""
+        task = asyncio.create_task(self._solve_in_browser(cell, slot, staging))
+        done, _ = await asyncio.wait({task}, timeout=self.hard_limit)
+        if task in done:
+            exc = task.exception()
+            if exc is None:
+                return task.result(), False, False
+            kind = classify_exception(exc)
+            return self._failed_outcome(cell, staging, kind, _describe(exc)), False, kind == "infra"
+        task.cancel()
+        done, _ = await asyncio.wait({task}, timeout=CANCEL_GRACE_SECONDS)
+        if task not in done:  # the task ignores cancellation: abandon it with its browser
+            task.add_done_callback(lambda t: t.cancelled() or t.exception())
+        message = (f"cancelled by the runner after {self.hard_limit:.0f} s (agent wall budget "
+                   f"{self.config.protocol.budgets.wall_seconds:.0f} s)")
+        outcome = self._failed_outcome(cell, staging, "timeout", message)
+        outcome.stop_reason = "wall_time"
+        return outcome, True, True
+
+    async def _solve_in_browser(self, cell: Cell, slot: WorkerSlot, staging: Path) -> TaskOutcome:
+        worker = await slot.get()
+        origins = list(self.allowed_origins)
+        start_url = getattr(cell.task, "start_url", None)
+        if start_url:
+            origins.append(start_url)
+        async with worker.task_browser(str(staging), origins, trace=self.config.agent.trace,
+                                       screenshots=self.config.agent.screenshots) as browser:
+            return await self.solve(
+                cell.task, browser=browser, model=cell.model, variant=cell.variant,
+                protocol=self.config.protocol, out_dir=staging,
+                token_budget=self.config.agent.token_budget_per_observation,
+            )
+
+    def _failed_outcome(self, cell: Cell, staging: Path, kind: str, message: str) -> TaskOutcome:
+        partial = staging / "answer.txt"
+        answer = partial.read_text(encoding="utf-8") if partial.is_file() else ""
+        return TaskOutcome(task_id=cell.key.task_id, model=cell.model.name, variant=cell.variant.name,
+                           ablated=list(cell.variant.ablate), answer=answer, stop_reason="error",
+                           error=message, error_kind=kind)
+
+    def _finish(self, cell: Cell, staging: Path, outcome: TaskOutcome, attempts: list[Attempt],
+                timed_out: bool, started_at: str) -> CellRecord:
+        outcome = outcome.model_copy(update={
+            "task_id": cell.key.task_id, "model": cell.model.name, "variant": cell.variant.name,
+            "ablated": list(cell.variant.ablate), "cost_usd": round(_cost(outcome, cell.model), 6),
+        })
+        if not (staging / "answer.txt").is_file():
+            write_text_atomic(staging / "answer.txt", outcome.answer)
+        metrics, score = score_cell(cell.task, outcome.answer)
+        write_json_atomic(staging / "score.json", score)
+        task = cell.task
+        record = CellRecord(
+            model=cell.model.name, variant=cell.variant.name, task_id=cell.key.task_id,
+            base_id=str(getattr(task, "base_id", "") or ""), split=str(getattr(task, "variant", "") or ""),
+            domain=str(getattr(task, "domain", "") or ""), family=str(getattr(task, "family", "") or ""),
+            language=str(getattr(task, "language", "") or ""), gold=str(getattr(task, "oracle_answer", "") or ""),
+            outcome=outcome, metrics=metrics, score=score, timed_out=timed_out, attempts=attempts,
+            started_at=started_at, finished_at=now_iso(),
+            files=sorted(str(p.relative_to(staging)) for p in staging.rglob("*") if p.is_file()) + ["cell.json"],
+        )
+        _fsync_tree(staging)
+        write_json_atomic(staging / "cell.json", record.model_dump(mode="json"))
+        replace_dir_atomic(staging, cell_dir(self.run_dir, cell.key))
+        return record
+
+
+def score_cell(task: Any, answer: str) -> tuple[dict[str, float], dict[str, Any]]:
+    """The evaluator's verdict; a scoring failure is recorded in the cell (zero metrics), never raised."""
+    from eval.score import score_answer
+
+    try:
+        score = score_answer(answer, task.oracle_answer, task.output_spec)
+    except Exception as exc:  # recorded: a broken gold or spec must not lose the agent's answer
+        return {"em": 0.0, "item_f1": 0.0, "row_f1": 0.0, "poa": 0.0}, {"error": _describe(exc)}
+    dumped = score.model_dump(mode="json") if hasattr(score, "model_dump") else dict(vars(score))
+    return metrics_of(dumped), dumped
+
+
+_METRIC_ALIASES = {
+    "em": ("em", "exact_match"),
+    "item_f1": ("item_f1",),
+    "row_f1": ("row_f1",),
+    "poa": ("poa", "pairwise_order_accuracy", "order_accuracy"),
+}
+
+
+def metrics_of(score: dict[str, Any]) -> dict[str, float]:
+    metrics = {}
+    for name, aliases in _METRIC_ALIASES.items():
+        value = next((score[a] for a in aliases if a in score and score[a] is not None), 0.0)
+        metrics[name] = float(value)
+    return metrics
+
+
+def _describe(exc: BaseException) -> str:
+    text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    return text[:4000]
+
+
+def _fsync_tree(root: Path) -> None:
+    for path in root.rglob("*"):
+        if path.is_file():
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+
+async def run_bench(
+    config_path: Path, *, output_dir: Path | None = None, concurrency: int | None = None,
+    limit: int | None = None, solve: SolveFn | None = None, worker_factory: WorkerFactory | None = None,
+    console: Console | None = None, write_reports: bool = True,
+) -> BenchResult:
+    """Load, plan, resume, run and report. Raises `ConfigError` naming file and key for bad configs."""
+    console = console or Console(stderr=True, soft_wrap=True)
+    config = load_config(config_path)
+    updates: dict[str, Any] = {}
+    if output_dir is not None:
+        updates["output_dir"] = output_dir
+    if concurrency is not None:
+        updates["concurrency"] = concurrency
+    if limit is not None:
+        updates.update(demo_mode=True, demo_limit=limit)
+    if updates:
+        config = config.model_copy(update={"run": config.run.model_copy(update=updates)})
+    config, notices = resolve_models(config, config_path)
+    for notice in notices:
+        console.print(f"[bold yellow]{notice}[/]")
+
+    run_dir = Path(config.run.output_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with run_lock(run_dir):
+        previous = read_manifest(run_dir)
+        if previous and (conflicts := fingerprint_conflicts(previous.get("fingerprints", {}),
+                                                            config_fingerprints(config))):
+            raise ConfigError(
+                f"{config_path}: run.output_dir: {run_dir} holds cells of a different configuration "
+                f"({'; '.join(conflicts)}); use another output_dir (or `--output`) or remove the folder"
+            )
+        shutil.rmtree(run_dir / STAGING_DIR, ignore_errors=True)  # leftovers of a killed run
+        with _offline_server(config) as origin:
+            tasks = load_bench_tasks(config, config_path, origin)
+            cells = plan_cells(config, tasks)
+            todo = [c for c in cells if not is_finished(run_dir, c.key)]
+            result = BenchResult(run_dir, planned=len(cells), skipped=len(cells) - len(todo), notices=notices)
+            console.print(
+                f"sgr bench: {len(cells)} cells ({len(config.models)} model(s) x {len(config.agent.variants)} "
+                f"variant(s) x {len(tasks)} task(s)); {result.skipped} already finished, {len(todo)} to run; "
+                f"concurrency {config.run.concurrency}; results in {run_dir}", highlight=False,
+            )
+            manifest = start_session(run_dir, config, config_path, notices, len(cells), result.skipped)
+            status = "interrupted"
+            progress = BenchProgress(len(cells), result.skipped, console)
+            runner = BenchRunner(config, run_dir, [origin, *config.protocol.allowed_origins] if origin
+                                 else list(config.protocol.allowed_origins),
+                                 solve=solve or _default_solve(), worker_factory=worker_factory or chromium_worker_factory(config),
+                                 progress=progress)
+            try:
+                with progress:
+                    await runner.run(todo, config.run.concurrency)
+                status = "finished"
+            finally:
+                result.ran, result.failed = runner.ran, runner.failed
+                end_session(run_dir, manifest, ran=runner.ran, failed=runner.failed, status=status)
+                if status == "finished":
+                    shutil.rmtree(run_dir / STAGING_DIR, ignore_errors=True)
+        if write_reports:
+            from agent.bench_reports import write_run_reports
+
+            write_run_reports(run_dir, html=config.run.html_report)
+            console.print(f"reports: {run_dir / 'summary.md'}", highlight=False)
+    return result
+
+
+@contextlib.contextmanager
+def _offline_server(config: BenchConfig) -> Iterator[str | None]:
+    if not any(ds.suite == "offline" for ds in config.datasets):
+        yield None
+        return
+    from tasks.offline.server import OfflineServer
+
+    with OfflineServer() as server:
+        yield server.origin
+
+
+__all__ = ["BenchResult", "Cell", "RunFolderBusy", "plan_cells", "run_bench", "score_cell", "slug"]

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Build the image with podman and run the offline benchmark inside it, results on the host.
+# Recipe: podman without a Docker engine or registry (see the README's "Container" section).
+#
+#   scripts/container_smoke.sh [--mount-certs] [--mount-pip-conf] [--mirror URL] [--out DIR] [--config PATH]
+#
+#   --mount-certs     give pip in the build the host's CA bundle (machines behind a private CA)
+#   --mount-pip-conf  mount the host's /etc/pip.conf into the build (machines with a package-index mirror)
+#   --mirror URL      Debian mirror for the cached base image (default: the one apt uses here)
+#   --out DIR         host folder for the results (default: results/container-smoke)
+#   --config PATH     config inside the image (default: /configs/offline.yaml)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+IMAGE=localhost/sgr-agent
+BASE=docker.io/library/debian:bookworm-slim
+OUT=results/container-smoke
+CONFIG=/configs/offline.yaml
+MIRROR=""
+BUILD_MOUNTS=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --mount-certs)  # beside the image's own bundle (apt must still write /etc/ssl/certs), used by pip only
+      BUILD_MOUNTS+=(-v /etc/ssl/certs/ca-certificates.crt:/run/host-ca.crt:ro --build-arg PIP_CERT=/run/host-ca.crt)
+      shift ;;
+    --mount-pip-conf) BUILD_MOUNTS+=(-v /etc/pip.conf:/etc/pip.conf:ro); shift ;;
+    --mirror) MIRROR="$2"; shift 2 ;;
+    --out) OUT="$2"; shift 2 ;;
+    --config) CONFIG="$2"; shift 2 ;;
+    *) echo "unknown option: $1" >&2; exit 2 ;;
+  esac
+done
+START=$(date +%s)
+
+# Podman's default ulimits cannot be set in some sandboxes; switch them off (only if no config exists).
+if [ ! -e /etc/containers/containers.conf ]; then
+  printf '[containers]\ndefault_ulimits = []\n' > /etc/containers/containers.conf
+fi
+
+# The base image: built once from Debian's packages with debootstrap, then cached in podman's store.
+if ! podman image exists "$BASE"; then
+  if [ -z "$MIRROR" ]; then
+    MIRROR=$(grep -h '^URIs:' /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '{print $2}' | grep -v security | head -1)
+    MIRROR=${MIRROR:-http://deb.debian.org/debian}
+  fi
+  ROOTFS=$(mktemp -d)
+  echo "== building base image from $MIRROR (debootstrap, about a minute)"
+  debootstrap --variant=minbase bookworm "$ROOTFS" "$MIRROR" >/dev/null
+  tar -C "$ROOTFS" -c . | podman import - localhost/debian:bookworm-slim >/dev/null
+  podman tag localhost/debian:bookworm-slim "$BASE"
+  rm -rf "$ROOTFS"
+fi
+
+echo "== podman build $IMAGE"
+podman build --pull=never --isolation=chroot "${BUILD_MOUNTS[@]}" -t "$IMAGE" . 
+BUILT=$(date +%s)
+
+echo "== sgr bench $CONFIG (inside the container; results in $OUT)"
+rm -rf "$OUT"; mkdir -p "$OUT"; chmod 0777 "$OUT"   # the image's non-root user writes here
+RUN_NAME=$(basename "$CONFIG" .yaml)
+podman --runtime runc --cgroup-manager=cgroupfs run --rm --network=host \
+  -v "$(realpath "$OUT"):/work/results" "$IMAGE" bench "$CONFIG"
+END=$(date +%s)
+
+SUMMARY=$(find "$OUT" -name summary.md | head -1)
+if [ -z "$SUMMARY" ]; then
+  echo "FAIL: no summary.md under $OUT" >&2; exit 1
+fi
+echo "== summary: $SUMMARY ($RUN_NAME)"
+head -20 "$SUMMARY"
+echo "== wall time: build $((BUILT-START)) s, run $((END-BUILT)) s, total $((END-START)) s"
