@@ -39,3 +39,31 @@ class Finish(BaseModel):
         default_factory=list, description="schema columns, each optionally followed by ' desc' / ' asc' / ' num'"
     )
     note: str = ""
+
+
+class DiscardRows(BaseModel):
+    """Drop collected rows that were read in a wrong state or fail a criterion (before extracting again)."""
+
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["discard_rows"] = "discard_rows"
+    where: dict[str, str] = Field(default_factory=dict, description="column -> exact value; rows matching all go")
+    from_step: int | None = Field(None, description="Drop only rows extracted at this step.")
+    all_rows: bool = Field(False, description="Drop every collected row.")
+    note: str = ""
+
+
+class RevisePlan(BaseModel):
+    """Replace the plan (gates, columns, criteria) when the site shows the first one was wrong."""
+
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["revise_plan"] = "revise_plan"
+    plan: dict = Field(description="The full new plan, same shape as the current plan.")
+    reason: str
+
+
+class WebSearch(BaseModel):
+    """Search the web for the official source (only offered when the protocol enables search)."""
+
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["web_search"] = "web_search"
+    query: str

@@ -1,0 +1,175 @@
+"""Run one task through the graph and write its artefacts; agent failures become outcome fields, never raises.
+
+Artefacts in `out_dir`: `steps.jsonl` (one line per node event, written as it happens), `answer.txt`,
+`retrieval_state.json` (final state, states visited, rows with provenance, drift flags, verifier reports).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from langchain_core.messages import ToolMessage
+from langgraph.errors import GraphRecursionError
+
+from agent.config import AgentVariant, ModelConfig, ProtocolConfig
+from agent.llm import MissingApiKey, make_chat_model
+from agent.outcome import TaskOutcome
+from browser.interface import Browser
+from browser.types import Goto
+from graph.build import build_graph
+from graph.composer import compose, live_rows
+from graph.nodes import Deps, StepLog
+from graph.state import AgentState, TaskView, new_usage
+
+if TYPE_CHECKING:
+    from tasks.models import Task
+
+NODES_PER_STEP = 4  # actor, executor, state_tracker, plus verifier/extractor headroom
+
+
+def initial_state(view: Any, now: float) -> AgentState:
+    """The solver view only: no metadata, rubric, oracle answer or cardinality ever enters the state."""
+    task = TaskView(task_id=view.task_id, instruction=view.instruction, output_format=view.output_format,
+                    start_url=view.start_url, output_spec=view.output_spec.model_dump(mode="json"))
+    return AgentState(task=task, plan=None, messages=[], retrieval=None, observation=None, last_action=None,
+                      last_result=None, last_read=None, drift_flags=[], repair_goal=None, repairs=0, pending=None,
+                      invalid_streak=0, usage=new_usage(now), step=0, order_by=[], stop_reason=None, answer=None)
+
+
+def _origin(url: str | None) -> str | None:
+    if not url:
+        return None
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def thread_id(task_id: str, variant: AgentVariant, model: ModelConfig) -> str:
+    return f"{task_id}::{variant.name}::{model.name}"
+
+
+async def _open_checkpointer(stack: AsyncExitStack, checkpoint_db: Path | None):
+    if checkpoint_db is None:
+        return None
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    checkpoint_db.parent.mkdir(parents=True, exist_ok=True)
+    return await stack.enter_async_context(AsyncSqliteSaver.from_conn_string(str(checkpoint_db)))
+
+
+async def _resume_input(graph, config: dict[str, Any], browser: Browser) -> dict[str, Any] | None:
+    """An interrupted thread: re-open its last page (a fresh browser context starts blank), then continue."""
+    snapshot = await graph.aget_state(config)
+    if not snapshot.values or not snapshot.next:
+        return None
+    values = snapshot.values
+    url = (values.get("observation") or {}).get("url")
+    update: dict[str, Any] = {"pending": None}
+    if url:
+        result = await browser.act(Goto(url=url))
+        observation = result.observation or await browser.observe()
+        update.update(observation=observation.model_dump(), last_action=None, last_result=None, last_read=None)
+    pending = values.get("pending")
+    if pending:
+        update["messages"] = [ToolMessage(f"interrupted; the page was re-opened at {url}", tool_call_id=pending["id"])]
+    await graph.aupdate_state(config, update, as_node="executor")
+    return update
+
+
+async def solve_task(
+    task: Task,
+    *,
+    browser: Browser,
+    model: ModelConfig,
+    variant: AgentVariant,
+    protocol: ProtocolConfig,
+    out_dir: Path,
+    checkpoint_db: Path | None = None,
+    token_budget: int = 1500,
+) -> TaskOutcome:
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    view = task.solver_view(protocol.give_start_url)
+    outcome = TaskOutcome(task_id=view.task_id, model=model.name, variant=variant.name, ablated=list(variant.ablate))
+    log = StepLog(out_dir / "steps.jsonl")
+    log.write({"node": "run", "event": "start", "task_id": view.task_id, "model": model.name,
+               "variant": variant.name, "ablated": variant.ablate})
+    try:
+        chat = make_chat_model(model, view.task_id, origin=_origin(task.start_url))
+    except (MissingApiKey, LookupError, OSError) as exc:
+        return _finish(outcome, out_dir, None, started, error=f"{type(exc).__name__}: {exc}", error_kind="infra")
+
+    search = None
+    if protocol.search:
+        from agent.search import make_search
+
+        search = make_search(browser)
+    deps = Deps(browser=browser, model=chat, model_config=model, spec=view.output_spec,
+                budgets=protocol.budgets, search_enabled=protocol.search, search=search,
+                token_budget=token_budget, log=log)
+    config = {"configurable": {"thread_id": thread_id(view.task_id, variant, model)},
+              "recursion_limit": protocol.budgets.max_steps * NODES_PER_STEP + 4 * protocol.budgets.max_repairs + 20}
+
+    state: dict[str, Any] | None = None
+    error: tuple[str, str] | None = None
+    async with AsyncExitStack() as stack:
+        try:
+            saver = await _open_checkpointer(stack, checkpoint_db)
+            graph = build_graph(variant.ablate, deps, checkpointer=saver)
+            graph_input: Any = initial_state(view, time.time())
+            if saver is not None:
+                snapshot = await graph.aget_state(config)
+                if snapshot.values and not snapshot.next:  # this thread already finished: report it again
+                    state = dict(snapshot.values)
+                    return _finish(outcome, out_dir, state, started)
+                if await _resume_input(graph, config, browser) is not None:
+                    log.write({"node": "run", "event": "resume"})
+                    graph_input = None
+            async for values in graph.astream(graph_input, config, stream_mode="values"):
+                state = values
+        except GraphRecursionError:
+            error = ("the graph hit its recursion limit (step budget)", "agent")
+            state = {**(state or {}), "stop_reason": "max_steps"}
+        except Exception as exc:  # unexpected: keep the best answer so far and say what happened
+            error = (f"{type(exc).__name__}: {exc}", "agent")
+            state = {**(state or {}), "stop_reason": "error"}
+    if error:
+        return _finish(outcome, out_dir, state, started, error=error[0], error_kind=error[1], spec=view.output_spec)
+    return _finish(outcome, out_dir, state, started, spec=view.output_spec)
+
+
+def _finish(outcome: TaskOutcome, out_dir: Path, state: dict[str, Any] | None, started: float, *,
+            error: str | None = None, error_kind: str | None = None, spec=None) -> TaskOutcome:
+    state = state or {}
+    answer = state.get("answer")
+    if answer is None and spec is not None:  # the composer did not run: compose the best answer so far
+        answer = compose(live_rows(state.get("rows") or [], state.get("discarded") or []), spec, [])
+    errors = state.get("errors") or []
+    stop_reason = state.get("stop_reason") or ("error" if error else "finished")
+    if error is None and stop_reason == "error" and errors:
+        error, error_kind = errors[-1]["message"], errors[-1]["kind"]
+    usage = state.get("usage") or {}
+    nodes_run = list(dict.fromkeys(state.get("nodes_run") or []))
+    outcome = outcome.model_copy(update=dict(
+        answer=answer or "", stop_reason=stop_reason, error=error, error_kind=error_kind,
+        steps=state.get("step", 0), prompt_tokens=usage.get("prompt_tokens", 0),
+        completion_tokens=usage.get("completion_tokens", 0), cost_usd=usage.get("cost_usd", 0.0),
+        wall_seconds=round(time.monotonic() - started, 3), nodes_run=nodes_run,
+        final_retrieval_state=dict(state.get("retrieval") or {}),
+        drift_flags=list(state.get("drift_log") or []), verifier_reports=list(state.get("reports") or []),
+    ))
+    (out_dir / "answer.txt").write_text(outcome.answer, encoding="utf-8")
+    retrieval = {
+        "final": state.get("retrieval"), "visited": state.get("history") or [], "plan": state.get("plan"),
+        "rows": live_rows(state.get("rows") or [], state.get("discarded") or []),
+        "discarded": state.get("discarded") or [], "reads": state.get("reads") or [],
+        "drift_flags": state.get("drift_log") or [], "verifier_reports": state.get("reports") or [],
+        "errors": errors, "nodes_run": nodes_run, "stop_reason": stop_reason,
+    }
+    (out_dir / "retrieval_state.json").write_text(json.dumps(retrieval, indent=2, default=str), encoding="utf-8")
+    return outcome

@@ -1,0 +1,83 @@
+"""Assemble the StateGraph; ablated nodes are left out of the compiled graph, not skipped at run time.
+
+planner -> actor -> executor -> state_tracker -> actor ...; actor -> extractor -> actor;
+actor(finish) -> verifier -> (actor with a repair goal | composer) -> END.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from graph.nodes import (
+    Deps,
+    make_actor,
+    make_composer,
+    make_executor,
+    make_extractor,
+    make_planner,
+    make_tracker,
+    make_verifier,
+)
+from graph.state import AgentState
+from graph.toolset import BROWSER_KINDS
+
+
+def build_graph(ablate: list[str] | frozenset[str], deps: Deps, *, checkpointer: Any = None) -> CompiledStateGraph:
+    ablated = frozenset(ablate)
+    deps.provenance = "provenance" not in ablated
+    deps.verifier = "verifier" not in ablated
+    deps.state_tracker = "state_tracker" not in ablated
+    use_planner = "planner" not in ablated
+
+    graph = StateGraph(AgentState)
+    if use_planner:
+        graph.add_node("planner", make_planner(deps))
+    graph.add_node("actor", make_actor(deps))
+    graph.add_node("executor", make_executor(deps))
+    graph.add_node("extractor", make_extractor(deps))
+    graph.add_node("composer", make_composer(deps))
+    if deps.state_tracker:
+        graph.add_node("state_tracker", make_tracker(deps))
+    if deps.verifier:
+        graph.add_node("verifier", make_verifier(deps))
+
+    after_finish = "verifier" if deps.verifier else "composer"
+    after_browser = "state_tracker" if deps.state_tracker else "actor"
+
+    def route_actor(state: AgentState) -> str:
+        if state.get("stop_reason"):
+            return "composer"
+        pending = state.get("pending")
+        if pending is None:
+            return "actor"  # invalid call answered, or bookkeeping tool done
+        if pending["name"] == "extract_rows":
+            return "extractor"
+        if pending["name"] == "finish":
+            return after_finish
+        if pending["name"] in BROWSER_KINDS or pending["name"] == "web_search":
+            return "executor"
+        raise ValueError(f"no route for tool {pending['name']!r}")
+
+    def route_browser(state: AgentState) -> str:
+        return "composer" if state.get("stop_reason") else after_browser
+
+    if use_planner:
+        graph.add_edge(START, "planner")
+        graph.add_conditional_edges("planner", lambda s: "composer" if s.get("stop_reason") else "actor",
+                                    ["actor", "composer"])
+    else:
+        graph.add_edge(START, "actor")
+    graph.add_conditional_edges("actor", route_actor, sorted({"actor", "extractor", "executor", "composer",
+                                                              after_finish}))
+    graph.add_conditional_edges("executor", route_browser, sorted({"composer", after_browser}))
+    if deps.state_tracker:
+        graph.add_edge("state_tracker", "actor")
+    graph.add_edge("extractor", "actor")
+    if deps.verifier:
+        graph.add_conditional_edges("verifier", lambda s: "actor" if s.get("pending") is None else "composer",
+                                    ["actor", "composer"])
+    graph.add_edge("composer", END)
+    return graph.compile(checkpointer=checkpointer)

@@ -1,0 +1,141 @@
+"""Deterministic extraction: a table, PDF text or page text -> schema rows, each with its provenance.
+
+The LLM only says where each column comes from (`graph.tools.ExtractRows`); reading the cells is code,
+so in-page misreading cannot happen here, and every row carries the URL and retrieval state it was read in.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from graph.state import DriftFlag, EvidenceRow, Provenance, ReadRecord, RetrievalState
+from graph.tools import ExtractRows
+from graph.tracker import gate_key, norm_value, result_set_key
+
+
+class ExtractionError(ValueError):
+    """The column mapping does not fit what was read; the message tells the actor what is available."""
+
+
+@dataclass
+class Extraction:
+    rows: list[EvidenceRow]
+    record: ReadRecord
+
+
+def _find_header(headers: list[str], name: str) -> int | None:
+    wanted = norm_value(name)
+    normalised = [norm_value(h) for h in headers]
+    if wanted in normalised:
+        return normalised.index(wanted)
+    return next((i for i, h in enumerate(normalised) if wanted and (wanted in h or (h and h in wanted))), None)
+
+
+def _shared_value(source: str, page_text: str, url: str) -> str | None:
+    """'re:<regex>' and 'url:<param>' sources: one value for every row, or None if not such a source."""
+    if source.startswith("url:"):
+        values = parse_qs(urlsplit(url).query).get(source[4:], [])
+        return ",".join(values)
+    if source.startswith("re:"):
+        match = re.search(source[3:], page_text)
+        if not match:
+            raise ExtractionError(f"regex {source[3:]!r} found nothing in the page text")
+        return (match.group(1) if match.groups() else match.group(0)).strip()
+    return None
+
+
+def _keep(values: dict[str, str], raw: dict[str, str], where: dict[str, str]) -> bool:
+    for key, wanted in where.items():
+        actual = values.get(key, raw.get(norm_value(key)))
+        if actual is None or norm_value(actual) != norm_value(wanted):
+            return False
+    return True
+
+
+def extract(
+    args: ExtractRows,
+    *,
+    columns: tuple[str, ...],
+    observation: dict[str, Any],
+    last_read: dict[str, Any] | None,
+    retrieval: RetrievalState | None,
+    drift_flags: list[DriftFlag],
+    provenance: bool,
+    step: int,
+) -> Extraction:
+    url = observation.get("url", "")
+    page_text = observation.get("text", "")
+    pagination = observation.get("pagination") or {}
+    page, pages = pagination.get("page"), pagination.get("pages")
+    site_total = observation.get("result_count") or pagination.get("total")
+
+    records: list[tuple[dict[str, str], str]]  # (column/header -> value, locator)
+    pages_covered = [page or 1]
+    if args.source == "table":
+        table = (last_read or {}).get("table")
+        if table is None or (last_read or {}).get("table_index", args.table) != args.table:
+            tables = observation.get("tables") or []
+            if args.table >= len(tables):
+                raise ExtractionError(f"no table {args.table}: the page shows {len(tables)} table(s); use read_table")
+            table = tables[args.table]
+        elif last_read and last_read.get("all_pages"):
+            pages_covered = list(range(1, (pages or 1) + 1))
+        headers = table["headers"]
+        records = [({norm_value(h): cell for h, cell in zip(headers, row, strict=False)},
+                    f"table {args.table} row {i + 1}") for i, row in enumerate(table["rows"])]
+        sources = {col: args.columns.get(col, col) for col in columns}
+        indexes: dict[str, int] = {}
+        for col, source in sources.items():
+            if source.startswith(("re:", "url:")):
+                continue
+            idx = _find_header(headers, source)
+            if idx is None:
+                raise ExtractionError(f"column {col!r}: no header {source!r}; headers are {headers}")
+            indexes[col] = idx
+        header_for = {col: norm_value(headers[idx]) for col, idx in indexes.items()}
+    else:
+        if not args.pattern:
+            raise ExtractionError(f"source {args.source!r} needs a `pattern` with named groups")
+        try:
+            regex = re.compile(args.pattern, re.MULTILINE)
+        except re.error as exc:
+            raise ExtractionError(f"pattern does not compile: {exc}") from exc
+        if args.source == "pdf":
+            pdf_pages = (last_read or {}).get("pdf_pages") or []
+            if not pdf_pages:
+                raise ExtractionError("no PDF was read; use read_pdf first")
+            chunks = [(p["text"], f"pdf page {p['page']}") for p in pdf_pages]
+        else:
+            chunks = [(page_text, "page text")]
+        records = [({k: (v or "").strip() for k, v in m.groupdict().items()}, loc)
+                   for text, loc in chunks for m in regex.finditer(text)]
+        sources = {col: args.columns.get(col, col) for col in columns}
+        header_for = {col: src for col, src in sources.items() if not src.startswith(("re:", "url:"))}
+
+    shared = {col: _shared_value(src, page_text, url) for col, src in sources.items()}
+    snapshot = {k: v["value"] for k, v in (retrieval or {}).get("values", {}).items() if v["value"]} if retrieval else {}
+    path = urlsplit(url).path
+    active = [f"{f['rule']}:{f['gate']}" for f in drift_flags if f.get("path") == path]
+    locator_suffix = f" (page {page} of {pages})" if page and pages else ""
+
+    rows: list[EvidenceRow] = []
+    for raw, locator in records:
+        values: dict[str, str] = {}
+        for col in columns:
+            if shared[col] is not None:
+                values[col] = shared[col]
+            else:
+                key = header_for[col]
+                values[col] = " ".join(str(raw.get(key, raw.get(gate_key(key), "")) or "").split())
+        if not _keep(values, raw, args.where):
+            continue
+        rows.append(EvidenceRow(values=values, provenance=Provenance(
+            url=url, state=dict(snapshot) if provenance else None, drift=active if provenance else [],
+            locator=locator + locator_suffix, result_set=result_set_key(url), page=page, pages=pages, step=step,
+        )))
+    record = ReadRecord(step=step, result_set=result_set_key(url), pages_covered=pages_covered, pages=pages,
+                        site_total=site_total, rows=len(rows), filtered=bool(args.where) or args.source != "table")
+    return Extraction(rows=rows, record=record)

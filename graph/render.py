@@ -1,0 +1,82 @@
+"""Prompt rendering: the node prompts are data files (agent/prompts/*.md, Jinja); this fills them in.
+
+Only the solver view, the plan, the tracked state and the observation reach a prompt, so what the
+model sees is exactly what the graph state holds (and a test can check it holds no oracle data).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+from browser.tokens import count_tokens, encoding
+from graph.state import AgentState, Plan, TaskView
+from graph.tracker import find_gate_value
+
+DEFAULT_PROMPT_DIR = Path(__file__).resolve().parent.parent / "agent" / "prompts"
+LAST_ROWS_SHOWN = 3
+
+
+@dataclass(frozen=True)
+class Prompts:
+    planner_system: str
+    actor_system: str
+    env: Environment
+
+    @classmethod
+    def load(cls, directory: Path = DEFAULT_PROMPT_DIR) -> Prompts:
+        env = Environment(loader=FileSystemLoader(directory), undefined=StrictUndefined, autoescape=False,
+                          keep_trailing_newline=False)
+        read = lambda name: (directory / name).read_text(encoding="utf-8").strip()  # noqa: E731
+        return cls(planner_system=read("planner.md"), actor_system=read("actor.md"), env=env)
+
+    def planner_task(self, task: TaskView) -> str:
+        return self.env.get_template("planner_task.md").render(task=task, columns=task["output_spec"]["columns"])
+
+    def actor_turn(self, state: AgentState, *, observation_text: str, max_steps: int) -> str:
+        plan = Plan.model_validate(state["plan"]) if state.get("plan") else None
+        retrieval = state.get("retrieval")
+        rows = state.get("rows") or []
+        columns = state["task"]["output_spec"]["columns"]
+        return self.env.get_template("actor_turn.md").render(
+            task=state["task"], columns=columns, plan=plan, retrieval=retrieval,
+            pending_gates=_pending_gates(plan, retrieval),
+            drift_flags=state.get("drift_flags") or [], repair_goal=state.get("repair_goal"),
+            rows_count=len(rows), last_rows=[[r["values"].get(c, "") for c in columns] for r in rows[-LAST_ROWS_SHOWN:]],
+            step=state.get("step", 0), max_steps=max_steps, observation=observation_text,
+        )
+
+
+def _pending_gates(plan: Plan | None, retrieval: Any) -> list[str]:
+    if plan is None or not retrieval:
+        return []
+    return [f"{g.name}={g.target}" for g in plan.gates
+            if g.kind not in ("window", "search") and not find_gate_value(retrieval, g.name)]
+
+
+def observation_text(observation: dict[str, Any] | None, token_budget: int) -> str:
+    """The browser's compact rendering, cut to the token budget (a fallback if the browser gave none)."""
+    if not observation:
+        return "(no page yet: start with goto)"
+    text = observation.get("text") or _fallback(observation)
+    if count_tokens(text) <= token_budget:
+        return text
+    tokens = encoding().encode(text, disallowed_special=())
+    return encoding().decode(tokens[:token_budget]) + "\n[... observation cut at the token budget]"
+
+
+def _fallback(obs: dict[str, Any]) -> str:
+    lines = [f"URL {obs.get('url', '')}  TITLE {obs.get('title', '')}"]
+    for c in obs.get("controls") or []:
+        options = ", ".join(o["label"] for o in c.get("options") or [])
+        lines.append(f"[{c['ref']}] {c['kind']} {c['label']!r} = {c.get('value')!r}" + (f" options: {options}" if options else ""))
+    for t in obs.get("tables") or []:
+        lines.append(f"TABLE {t['index']}: " + " | ".join(t["headers"]))
+        lines += ["  " + " | ".join(r) for r in t["rows"]]
+    if obs.get("pagination"):
+        lines.append(f"PAGINATION {obs['pagination'].get('text', '')}")
+    lines += [f"[{link['ref']}] link {link['text']!r} -> {link['href']}" for link in obs.get("links") or []]
+    return "\n".join(lines)

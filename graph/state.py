@@ -1,0 +1,187 @@
+"""The typed state of one agent run.
+
+Everything in here is JSON-friendly (TypedDicts of plain values plus LangChain messages) so the SQLite
+checkpointer can persist it and a run can resume. The task part is the solver's view only: instruction,
+output format, start URL, OutputSpec — never metadata, rubric, oracle answer or cardinality.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Any, Literal, TypedDict
+
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
+from pydantic import BaseModel, ConfigDict, Field
+
+GateKind = Literal["source", "scope", "filter", "window", "view", "sort", "search"]
+Evidence = Literal["url", "control", "readback", "chip"]
+
+
+# ---------------------------------------------------------------- plan (LLM boundary: pydantic)
+
+
+class Gate(BaseModel):
+    """One piece of retrieval state the answer depends on."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: GateKind
+    name: str = Field(description="The control label or URL parameter as the site names it, e.g. 'Agency'.")
+    target: str = Field(description="Value to set; for a window 'START..END' (dates or years).")
+    required: bool = True
+
+
+class Plan(BaseModel):
+    """The gates the instruction implies, written from the instruction alone; revisable."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: str = Field("", description="Site / database / dataset to use.")
+    gates: list[Gate] = Field(default_factory=list)
+    read: dict[str, str] = Field(
+        default_factory=dict, description="schema column -> where its value is read (table header, page text)"
+    )
+    row_criteria: dict[str, str] = Field(
+        default_factory=dict, description="schema column -> value every answer row must have (exact, case-insensitive)"
+    )
+    all_pages: bool = Field(True, description="Whether every result page must be read.")
+    stopping_rule: str = "all matching rows of the gated result set are read"
+
+
+# ---------------------------------------------------------------- state parts (inside: TypedDicts)
+
+
+class TaskView(TypedDict):
+    task_id: str
+    instruction: str
+    output_format: str
+    start_url: str | None
+    output_spec: dict[str, Any]
+
+
+class StateValue(TypedDict):
+    value: str
+    label: str  # the control label / parameter name as shown
+    evidence: list[Evidence]
+    set_at_step: int | None  # step of an agent action that set it; None = site default / side effect
+    set_by: str | None  # kind of that action
+
+
+class RetrievalState(TypedDict):
+    url: str
+    path: str
+    values: dict[str, StateValue]  # gate key (normalised control label / URL parameter) -> value
+    page: int | None
+    pages: int | None
+    result_count: int | None
+    step: int
+
+
+class Provenance(TypedDict):
+    url: str
+    state: dict[str, str] | None  # retrieval-state snapshot (None when provenance is ablated)
+    drift: list[str]  # drift flags active when the row was read
+    locator: str  # e.g. "table 0 row 3 (page 2 of 3)" or "pdf page 4"
+    result_set: str  # path + non-page URL parameters: which result set the row belongs to
+    page: int | None
+    pages: int | None
+    step: int
+
+
+class EvidenceRow(TypedDict):
+    values: dict[str, str]
+    provenance: Provenance
+
+
+class ReadRecord(TypedDict):
+    """One extraction: which result set, which pages it covered, what the site said the total was."""
+
+    step: int
+    result_set: str
+    pages_covered: list[int]
+    pages: int | None
+    site_total: int | None
+    rows: int
+    filtered: bool  # `where` was used, so counts cannot be compared with site totals
+
+
+class DriftFlag(TypedDict):
+    rule: Literal["gate_lost", "navigation_reset", "cascade_reset", "gate_mismatch", "window_narrower"]
+    gate: str
+    before: str | None
+    after: str | None
+    step: int
+    path: str  # the page path whose state drifted (a results page)
+    message: str
+
+
+class Failure(TypedDict):
+    check: str
+    message: str
+
+
+class VerifierReport(TypedDict):
+    step: int
+    ok: bool
+    failures: list[Failure]
+    repair_goal: str | None
+
+
+class ErrorRecord(TypedDict):
+    step: int
+    node: str
+    kind: Literal["infra", "agent"]
+    error_class: str
+    message: str
+
+
+class Usage(TypedDict):
+    steps: int
+    llm_calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float
+    started_at: float  # epoch seconds (survives a resume, unlike a monotonic clock)
+    elapsed_before_resume: float
+    last_progress_at: float
+
+
+class PendingCall(TypedDict):
+    id: str
+    name: str
+    args: dict[str, Any]
+
+
+def new_usage(now: float) -> Usage:
+    return Usage(steps=0, llm_calls=0, prompt_tokens=0, completion_tokens=0, cost_usd=0.0,
+                 started_at=now, elapsed_before_resume=0.0, last_progress_at=now)
+
+
+class AgentState(TypedDict, total=False):
+    task: TaskView
+    plan: dict[str, Any] | None
+    messages: Annotated[list[AnyMessage], add_messages]
+    retrieval: RetrievalState | None
+    history: Annotated[list[RetrievalState], operator.add]  # distinct retrieval states visited
+    observation: dict[str, Any] | None  # latest browser.types.Observation dump
+    last_action: dict[str, Any] | None  # the browser action just run
+    last_result: dict[str, Any] | None  # its ActionResult dump, without the observation
+    last_read: dict[str, Any] | None  # latest read_table/download/read_pdf payload, for the extractor
+    rows: Annotated[list[EvidenceRow], operator.add]
+    discarded: Annotated[list[EvidenceRow], operator.add]
+    reads: Annotated[list[ReadRecord], operator.add]
+    drift_flags: list[DriftFlag]  # currently active
+    drift_log: Annotated[list[DriftFlag], operator.add]
+    reports: Annotated[list[VerifierReport], operator.add]
+    repair_goal: str | None
+    repairs: int
+    pending: PendingCall | None
+    invalid_streak: int
+    usage: Usage
+    step: int
+    order_by: list[str]
+    stop_reason: str | None
+    errors: Annotated[list[ErrorRecord], operator.add]
+    nodes_run: Annotated[list[str], operator.add]
+    answer: str | None

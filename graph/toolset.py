@@ -1,0 +1,94 @@
+"""The actor's tool vocabulary: browser actions plus agent tools, as OpenAI tool schemas and back.
+
+Tool names are the `kind` of each model, so an LLM tool call, a walkthrough step and a Python action
+are the same thing; validation errors are returned as text the model can correct from.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import BaseModel, ValidationError
+
+from browser.types import BROWSER_ACTION_TYPES
+from graph.state import Plan
+from graph.tools import DiscardRows, ExtractRows, Finish, RevisePlan, WebSearch
+
+AGENT_TOOL_TYPES: tuple[type[BaseModel], ...] = (ExtractRows, DiscardRows, RevisePlan, Finish)
+BROWSER_KINDS = frozenset(t.model_fields["kind"].default for t in BROWSER_ACTION_TYPES)
+
+
+_FALLBACK_DESCRIPTIONS = {
+    "goto": "Open a URL (same allowed origins only).",
+    "click": "Click a link, button, tab or option.",
+    "fill": "Type a value into a text, search, date or number field.",
+    "check": "Tick or untick a checkbox / toggle.",
+    "submit": "Submit a form (apply the filters).",
+    "press": "Press a key, e.g. Enter in a search field.",
+    "scroll": "Scroll the page.",
+    "back": "Go back in history (beware: may reset filters).",
+    "wait_for": "Wait for text, a selector or network idle.",
+    "read_pdf": "Read a PDF's text with page numbers.",
+}
+
+
+class ToolCallError(ValueError):
+    """An unknown tool or invalid arguments; the message is shown to the model."""
+
+
+def _kind(model: type[BaseModel]) -> str:
+    return model.model_fields["kind"].default
+
+
+@lru_cache(maxsize=2)
+def _types(search: bool) -> dict[str, type[BaseModel]]:
+    types = [*BROWSER_ACTION_TYPES, *AGENT_TOOL_TYPES, *([WebSearch] if search else [])]
+    return {_kind(t): t for t in types}
+
+
+def _schema(model: type[BaseModel]) -> dict[str, Any]:
+    tool = convert_to_openai_tool(model)
+    function = tool["function"]
+    function["name"] = _kind(model)
+    if not function.get("description"):
+        function["description"] = _FALLBACK_DESCRIPTIONS.get(_kind(model), f"Browser action '{_kind(model)}'.")
+    params = function.get("parameters", {})
+    params.get("properties", {}).pop("kind", None)
+    if "required" in params:
+        params["required"] = [r for r in params["required"] if r != "kind"]
+    return tool
+
+
+def tool_schemas(*, search: bool) -> list[dict[str, Any]]:
+    """OpenAI tool definitions for everything the actor may call under this protocol."""
+    return [_schema(t) for t in _types(search).values()]
+
+
+def plan_tool() -> dict[str, Any]:
+    tool = convert_to_openai_tool(Plan)
+    tool["function"]["name"] = "Plan"
+    return tool
+
+
+def parse_tool_call(name: str, args: dict[str, Any] | None, *, search: bool) -> BaseModel:
+    types = _types(search)
+    model = types.get(name)
+    if model is None:
+        raise ToolCallError(f"unknown tool {name!r}; available: {sorted(types)}")
+    payload = dict(args or {})
+    payload.pop("kind", None)
+    try:
+        return model.model_validate({**payload, "kind": name})
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or name}: {e['msg']}" for e in exc.errors())
+        raise ToolCallError(f"invalid arguments for {name}: {problems}") from exc
+
+
+def parse_plan(args: dict[str, Any] | None) -> Plan:
+    try:
+        return Plan.model_validate(args or {})
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+        raise ToolCallError(f"invalid plan: {problems}") from exc

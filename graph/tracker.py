@@ -1,0 +1,298 @@
+"""Deterministic state tracking: read the retrieval state off an observation and flag drift.
+
+Drift is the paper's largest failure class (37%): the agent set a gate, then a reload, a "Back to
+results" link or a dependent control silently reset it, and the agent read rows in the wrong state.
+The rules here are plain functions of (previous states, observation, action) so they can be tested
+without a browser or an LLM.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import parse_qsl, urlsplit
+
+from browser.types import ActionResult, Observation
+from graph.state import DriftFlag, Plan, RetrievalState, StateValue
+
+PAGE_PARAMS = frozenset({"page", "p", "pg", "pageno", "page_no", "page_num", "pagenumber", "offset", "cursor"})
+STATE_CONTROL_KINDS = frozenset(
+    {"select", "custom_select", "radio_group", "checkbox", "toggle", "text", "search", "date", "number",
+     "range", "page_size", "tab"}
+)
+TARGETED_SETTERS = frozenset({"fill", "select", "check", "set_range"})
+WINDOW_START_WORDS = ("from", "start", "min", "begin", "since", "after")
+WINDOW_END_WORDS = ("to", "end", "max", "until", "before")
+
+
+def gate_key(name: str) -> str:
+    """Normalise a control label or URL parameter so 'Date from', 'date_from' and 'dateFrom' meet."""
+    name = re.sub(r"([a-z])([A-Z])", r"\1_\2", name.strip())
+    return re.sub(r"[^0-9a-z]+", "_", name.casefold()).strip("_")
+
+
+def norm_value(value: str | None) -> str:
+    return " ".join(re.sub(r"[^\w\s.:-]", " ", (value or "").casefold()).split())
+
+
+def values_match(actual: str | None, target: str | None) -> bool:
+    a, t = norm_value(actual), norm_value(target)
+    if not a or not t:
+        return a == t
+    return a == t or t in a or a in t
+
+
+def result_set_key(url: str) -> str:
+    """Which result set a URL shows: its path and non-page query parameters, order-independent."""
+    parts = urlsplit(url)
+    params = sorted((k, v) for k, v in parse_qsl(parts.query, keep_blank_values=False) if k.casefold() not in PAGE_PARAMS)
+    return parts.path + ("?" + "&".join(f"{k}={v}" for k, v in params) if params else "")
+
+
+# ---------------------------------------------------------------- reading the state
+
+
+def _control_value(control) -> str:
+    if control.kind in ("checkbox", "toggle"):
+        return "on" if control.checked else "off"
+    if control.kind == "tab":
+        return control.label if control.checked else ""
+    value = control.value or ""
+    for option in control.options:
+        if option.selected or (value and option.value == value):
+            # both forms, so a plan target given as label ('Environmental ...') or code ('epa') matches
+            same = norm_value(option.label) == norm_value(option.value) or not option.value
+            return option.label if same else f"{option.label} [{option.value}]"
+    return value
+
+
+def read_values(obs: Observation, result: ActionResult | None = None) -> dict[str, tuple[str, str, list]]:
+    """key -> (value, label, evidence) from URL parameters, control values, chips and read-back."""
+    found: dict[str, tuple[str, str, list]] = {}
+    for param, values in obs.query_state.items():
+        if param.casefold() in PAGE_PARAMS:
+            continue
+        found[gate_key(param)] = (",".join(v for v in values if v), param, ["url"])
+    for control in obs.controls:
+        if control.kind not in STATE_CONTROL_KINDS or control.disabled:
+            continue
+        value = _control_value(control)
+        keys = [gate_key(k) for k in (control.name, control.label) if k]
+        key = next((k for k in keys if k in found), keys[0] if keys else None)
+        if not key or (control.kind == "tab" and not value):
+            continue
+        if key in found:
+            old_value, _, evidence = found[key]
+            found[key] = (value or old_value, control.label, [*evidence, "control"])
+        else:
+            found[key] = (value, control.label, ["control"])
+    chips = [norm_value(c) for c in obs.chips]
+    for key, (value, label, evidence) in found.items():
+        if value and any(norm_value(value) in chip for chip in chips):
+            evidence.append("chip")
+        if result is not None and result.readback is not None and values_match(result.readback, value):
+            target = (result.action or {}).get("target") or {}
+            if any(gate_key(str(t)) in (key, gate_key(label)) for t in target.values() if t):
+                evidence.append("readback")
+    return found
+
+
+def _action_targets(action: dict | None) -> set[str]:
+    """Gate keys an action deliberately addresses (so their change is intended, not drift)."""
+    if not action:
+        return set()
+    keys: set[str] = set()
+    for field in ("target", "start_target", "end_target"):
+        target = action.get(field) or {}
+        keys.update(gate_key(str(v)) for k, v in target.items() if v and k in ("label", "text", "ref", "selector"))
+    keys.update(gate_key(k) for k in (action.get("params") or {}))
+    keys.update(gate_key(k) for k in action.get("remove") or [])
+    return keys
+
+
+def _key_matches(key: str, label: str, names: set[str]) -> bool:
+    label_key = gate_key(label)
+    return any(n and (n in (key, label_key) or (len(n) >= 3 and (n in key or n in label_key))) for n in names)
+
+
+# ---------------------------------------------------------------- tracking + drift rules
+
+
+def track(
+    *,
+    obs: Observation,
+    step: int,
+    action: dict | None,
+    result: ActionResult | None,
+    previous: RetrievalState | None,
+    history: list[RetrievalState],
+    active_flags: list[DriftFlag],
+    plan: Plan | None,
+) -> tuple[RetrievalState, list[DriftFlag]]:
+    """The new retrieval state and the drift flags active after this step."""
+    kind = (action or {}).get("kind")
+    path = urlsplit(obs.url).path
+    same_path_before = previous if previous and previous["path"] == path else _last_on_path(history, path)
+    targets = _action_targets(action)
+
+    values: dict[str, StateValue] = {}
+    for key, (value, label, evidence) in read_values(obs, result).items():
+        before = same_path_before["values"].get(key) if same_path_before else None
+        if before is not None and before["value"] == value:
+            values[key] = StateValue(value=value, label=label, evidence=evidence, set_at_step=before["set_at_step"],
+                                     set_by=before["set_by"])
+        elif value and (same_path_before is not None or "url" in evidence):
+            # a change on a page already seen, or URL state chosen by the action that led here
+            values[key] = StateValue(value=value, label=label, evidence=evidence, set_at_step=step, set_by=kind)
+        else:
+            values[key] = StateValue(value=value, label=label, evidence=evidence, set_at_step=None, set_by=None)
+
+    pagination = obs.pagination
+    state = RetrievalState(
+        url=obs.url, path=path, values=values,
+        page=pagination.page if pagination else None,
+        pages=pagination.pages if pagination else None,
+        result_count=obs.result_count if obs.result_count is not None else (pagination.total if pagination else None),
+        step=step,
+    )
+
+    flags = _carry_flags(active_flags, state, kind, targets)
+    if same_path_before is not None and kind != "goto":
+        flags += _lost_gates(same_path_before, state, kind, targets, moved=previous is None or previous["path"] != path,
+                             step=step)
+    flags = _dedupe(flags)
+    if plan is not None:
+        flags += _plan_flags(plan, state, step)
+    return state, flags
+
+
+def _last_on_path(history: list[RetrievalState], path: str) -> RetrievalState | None:
+    return next((s for s in reversed(history) if s["path"] == path), None)
+
+
+def _carry_flags(flags: list[DriftFlag], state: RetrievalState, kind: str | None, targets: set[str]) -> list[DriftFlag]:
+    """A loss flag stays active until the value is restored, deliberately changed, or a goto resets the path."""
+    kept: list[DriftFlag] = []
+    for flag in flags:
+        if flag["rule"] in ("gate_mismatch", "window_narrower"):
+            continue  # recomputed every step
+        if flag.get("path") != state["path"]:
+            kept.append(flag)
+            continue
+        now = state["values"].get(flag["gate"])
+        restored = now is not None and values_match(now["value"], flag["before"])
+        deliberate = kind == "goto" or (now is not None and now["set_at_step"] == state["step"]
+                                        and _key_matches(flag["gate"], now["label"], targets))
+        if not (restored or deliberate):
+            kept.append(flag)
+    return kept
+
+
+def _lost_gates(before: RetrievalState, after: RetrievalState, kind: str | None, targets: set[str], *,
+                moved: bool, step: int) -> list[DriftFlag]:
+    flags: list[DriftFlag] = []
+    for key, old in before["values"].items():
+        if old["set_at_step"] is None or not old["value"]:
+            continue
+        new = after["values"].get(key)
+        if new is not None and new["value"] == old["value"]:
+            continue
+        if _key_matches(key, old["label"], targets):
+            continue  # the agent changed this gate on purpose
+        new_value = new["value"] if new else None
+        if moved:
+            rule, why = "navigation_reset", f"after '{kind}' back on {after['path']}"
+        elif kind in TARGETED_SETTERS or kind == "set_url_params":
+            rule, why = "cascade_reset", f"changing another control ('{kind}') reset it"
+        else:
+            rule, why = "gate_lost", f"'{kind}' reset it"
+        flags.append(DriftFlag(
+            rule=rule, gate=key, before=old["value"], after=new_value, step=step, path=after["path"],
+            message=f"{old['label'] or key} was {old['value']!r} (set at step {old['set_at_step']}), "
+                    f"now {new_value!r}: {why}; set it again before reading rows",
+        ))
+    return flags
+
+
+def _dedupe(flags: list[DriftFlag]) -> list[DriftFlag]:
+    seen: dict[tuple[str, str | None], DriftFlag] = {}
+    for flag in flags:
+        seen.setdefault((flag["gate"], flag.get("path")), flag)
+    return list(seen.values())
+
+
+def find_gate_value(state: RetrievalState | dict[str, str], name: str) -> tuple[str, str] | None:
+    """(key, value) of the state value a plan gate names, if the state shows it."""
+    values = state["values"] if "values" in state else {k: {"value": v, "label": k} for k, v in state.items()}
+    wanted = gate_key(name)
+    for key, value in values.items():
+        if key == wanted or gate_key(value.get("label") or "") == wanted:
+            return key, value["value"]
+    for key, value in values.items():
+        if _key_matches(key, value.get("label") or "", {wanted}):
+            return key, value["value"]
+    return None
+
+
+def _plan_flags(plan: Plan, state: RetrievalState, step: int) -> list[DriftFlag]:
+    flags: list[DriftFlag] = []
+    for gate in plan.gates:
+        if gate.kind == "window":
+            flag = _window_flag(gate.name, gate.target, state, step)
+            if flag:
+                flags.append(flag)
+            continue
+        found = find_gate_value(state, gate.name)
+        if not found:
+            continue
+        key, value = found
+        if state["values"][key]["set_at_step"] is not None and value and not values_match(value, gate.target):
+            flags.append(DriftFlag(
+                rule="gate_mismatch", gate=key, before=gate.target, after=value, step=step, path=state["path"],
+                message=f"{gate.name} is {value!r} but the plan needs {gate.target!r}",
+            ))
+    return flags
+
+
+_DATE = re.compile(r"^(\d{4})(?:-(\d{1,2}))?(?:-(\d{1,2}))?$")
+
+
+def parse_date(value: str, *, end: bool = False) -> tuple[int, int, int] | None:
+    """'2021' / '2021-03' / '2021-03-04' as a comparable tuple; an end bound fills to the period's end."""
+    match = _DATE.match(value.strip())
+    if not match:
+        return None
+    year, month, day = match.groups()
+    return int(year), int(month or (12 if end else 1)), int(day or (31 if end else 1))
+
+
+def _split_window(target: str) -> tuple[str, str] | None:
+    parts = re.split(r"\s*(?:\.\.|/| to |–|—)\s*", target.strip(), maxsplit=1)
+    if len(parts) == 2:
+        return parts[0], parts[1]
+    return (parts[0], parts[0]) if parts and parse_date(parts[0]) else None
+
+
+def _window_flag(name: str, target: str, state: RetrievalState, step: int) -> DriftFlag | None:
+    bounds = _split_window(target)
+    if not bounds:
+        return None
+    want_start, want_end = parse_date(bounds[0]), parse_date(bounds[1], end=True)
+    start = end = None
+    for key, value in state["values"].items():
+        words = set(key.split("_"))
+        raw = value["value"]
+        if words & set(WINDOW_START_WORDS) and parse_date(raw):
+            start = start or (key, raw, parse_date(raw))
+        elif words & set(WINDOW_END_WORDS) and parse_date(raw, end=True):
+            end = end or (key, raw, parse_date(raw, end=True))
+        elif _key_matches(key, value["label"], {gate_key(name)}) and parse_date(raw):
+            start = start or (key, raw, parse_date(raw))
+            end = end or (key, raw, parse_date(raw, end=True))
+    narrower = (want_start and start and start[2] > want_start) or (want_end and end and end[2] < want_end)
+    if not narrower:
+        return None
+    shown = f"{start[1] if start else '?'}..{end[1] if end else '?'}"
+    return DriftFlag(
+        rule="window_narrower", gate=gate_key(name), before=target, after=shown, step=step, path=state["path"],
+        message=f"the time window shown ({shown}) is narrower than the plan's {target}; widen it",
+    )

@@ -1,0 +1,114 @@
+"""Checks before finishing: the rows were read in the planned state, from every page, and fit the schema.
+
+Each failed check becomes a concrete repair goal for the actor ("read page 2 of 2 of /results?..."),
+because a vague "something is wrong" sends agents into self-rewriting, the failure class the paper
+sees when agents re-answer without new evidence.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from graph.state import EvidenceRow, Failure, Plan, ReadRecord, VerifierReport
+from graph.tracker import find_gate_value, values_match
+
+STATE_GATES = ("source", "scope", "filter", "view", "sort")
+
+
+def check_gates(plan: Plan | None, rows: list[EvidenceRow]) -> list[Failure]:
+    """Every row must have been read in a state that satisfies each required gate it shows, with no drift."""
+    failures: list[Failure] = []
+    drifted = [r for r in rows if r["provenance"]["drift"]]
+    if drifted:
+        flags = sorted({f for r in drifted for f in r["provenance"]["drift"]})
+        failures.append(Failure(check="drift", message=(
+            f"{len(drifted)} row(s) were read while drift was active ({', '.join(flags)}): restore the gates, "
+            "discard_rows read in the drifted state, and extract them again")))
+    if plan is None:
+        return failures
+    for gate in plan.gates:
+        if not gate.required or gate.kind not in STATE_GATES:
+            continue
+        wrong = []
+        for row in rows:
+            snapshot = row["provenance"]["state"]
+            found = find_gate_value(snapshot, gate.name) if snapshot is not None else None
+            if found and not values_match(found[1], gate.target):
+                wrong.append((row, found[1]))
+        if wrong:
+            seen = sorted({v for _, v in wrong})
+            failures.append(Failure(check="gate", message=(
+                f"{len(wrong)} row(s) were read with {gate.name} = {seen}, but the plan needs {gate.target!r}: "
+                f"set {gate.name} to {gate.target!r}, discard_rows the wrong ones and extract again")))
+    return failures
+
+
+def check_pages(plan: Plan | None, reads: list[ReadRecord]) -> list[Failure]:
+    """Pagination seen but not all pages read -> the rows are incomplete."""
+    if plan is not None and not plan.all_pages:
+        return []
+    covered: dict[str, set[int]] = defaultdict(set)
+    total_pages: dict[str, int] = {}
+    for read in reads:
+        covered[read["result_set"]].update(read["pages_covered"])
+        if read["pages"]:
+            total_pages[read["result_set"]] = max(total_pages.get(read["result_set"], 0), read["pages"])
+    failures: list[Failure] = []
+    for result_set, pages in total_pages.items():
+        missing = sorted(set(range(1, pages + 1)) - covered[result_set])
+        if missing:
+            failures.append(Failure(check="pages", message=(
+                f"result set {result_set} has {pages} pages but page(s) {missing} were not read: "
+                f"go to page(s) {missing} (or read_table with all_pages=true) and extract_rows there")))
+    return failures
+
+
+def check_counts(rows: list[EvidenceRow], reads: list[ReadRecord]) -> list[Failure]:
+    """Where the site shows a total for an unfiltered table read, the rows kept must not fall short of it."""
+    failures: list[Failure] = []
+    totals = {r["result_set"]: r["site_total"] for r in reads if r["site_total"] and not r["filtered"]}
+    for result_set, total in totals.items():
+        distinct = {tuple(sorted(r["values"].items())) for r in rows if r["provenance"]["result_set"] == result_set}
+        if len(distinct) < total:
+            failures.append(Failure(check="count", message=(
+                f"the site shows {total} results for {result_set} but only {len(distinct)} distinct row(s) were "
+                "extracted: read the remaining rows")))
+    return failures
+
+
+def check_criteria(plan: Plan | None, rows: list[EvidenceRow]) -> list[Failure]:
+    if plan is None:
+        return []
+    failures: list[Failure] = []
+    for column, wanted in plan.row_criteria.items():
+        bad = [r for r in rows if column in r["values"] and not values_match(r["values"][column], wanted)]
+        if bad:
+            failures.append(Failure(check="criteria", message=(
+                f"{len(bad)} row(s) have {column} other than {wanted!r} (e.g. {bad[0]['values'][column]!r}): "
+                f"discard_rows them or re-extract with where={{{column!r}: {wanted!r}}}")))
+    return failures
+
+
+def check_schema(columns: tuple[str, ...], rows: list[EvidenceRow], extracted: bool) -> list[Failure]:
+    if not extracted:
+        return [Failure(check="schema", message="no extract_rows was run: read the answer rows before finishing")]
+    empty = [r for r in rows if any(not r["values"].get(c) for c in columns)]
+    if empty:
+        cols = sorted({c for r in empty for c in columns if not r["values"].get(c)})
+        return [Failure(check="schema", message=(
+            f"{len(empty)} row(s) have empty column(s) {cols}: fix the column mapping of extract_rows "
+            "(discard_rows the incomplete rows first)"))]
+    return []
+
+
+def verify(*, plan: Plan | None, columns: tuple[str, ...], rows: list[EvidenceRow], reads: list[ReadRecord],
+           step: int) -> VerifierReport:
+    failures = (
+        check_schema(columns, rows, extracted=bool(reads))
+        + check_gates(plan, rows)
+        + check_pages(plan, reads)
+        + check_counts(rows, reads)
+        + check_criteria(plan, rows)
+    )
+    goal = " ; ".join(f"[{f['check']}] {f['message']}" for f in failures) or None
+    return VerifierReport(step=step, ok=not failures, failures=failures, repair_goal=goal)
