@@ -1,0 +1,616 @@
+// One pass over a frame's DOM (open shadow roots included) that finds what sets retrieval state.
+// Called as `frame.evaluate(SOURCE, {prefix, maxText})`; returns plain JSON for browser/observe.py.
+// Elements get a `data-sgr-ref` attribute once and keep it, so refs are stable for the life of a page;
+// members of a grouped control (radios, options, link lists) also get `data-sgr-group` = the control ref.
+(args) => {
+  const W = window;
+  if (W.__sgrPrefix === undefined) {
+    W.__sgrPrefix = args.prefix;
+    W.__sgrNext = 1;
+  }
+  const P = W.__sgrPrefix;
+  const norm = (s) => (s || "").replace(/\s+/g, " ").trim();
+  const cut = (s, n) => (s.length > n ? s.slice(0, n - 1) + "…" : s);
+  const refOf = (el) => {
+    let r = el.getAttribute("data-sgr-ref");
+    if (!r) {
+      r = P + "e" + W.__sgrNext++;
+      el.setAttribute("data-sgr-ref", r);
+    }
+    return r;
+  };
+  const tag = (el) => el.tagName.toLowerCase();
+  const attr = (el, a) => el.getAttribute(a);
+  const cls = (el) => (typeof el.className === "string" ? el.className : attr(el, "class") || "");
+
+  // ------------------------------------------------------------------ DOM walk (light + open shadow)
+  const all = [];
+  const walk = (root) => {
+    for (const el of root.querySelectorAll("*")) {
+      all.push(el);
+      if (el.shadowRoot) walk(el.shadowRoot);
+    }
+  };
+  walk(document);
+
+  const closestDeep = (el, sel) => {
+    // closest() that crosses shadow boundaries
+    let node = el;
+    while (node) {
+      const hit = node.closest ? node.closest(sel) : null;
+      if (hit) return hit;
+      const root = node.getRootNode();
+      node = root && root.host ? root.host : null;
+    }
+    return null;
+  };
+  const inClosedDetails = (el) => {
+    const d = closestDeep(el, "details:not([open])");
+    return !!d && !closestDeep(el, "summary");
+  };
+  const visible = (el) => {
+    if (el.checkVisibility) return el.checkVisibility({ visibilityProperty: true });
+    return !!(el.offsetWidth || el.offsetHeight || el.getClientRects().length);
+  };
+  const shown = (el) => visible(el) || inClosedDetails(el);
+  const byId = (el, id) => {
+    const root = el.getRootNode();
+    return (root.getElementById ? root.getElementById(id) : null) || document.getElementById(id);
+  };
+
+  // Text of an element without the option lists or values of controls nested inside it.
+  const ownText = (el) => {
+    const parts = [];
+    const visit = (node) => {
+      for (const child of node.childNodes) {
+        if (child.nodeType === 3) parts.push(child.nodeValue);
+        else if (child.nodeType === 1) {
+          const t = tag(child);
+          if (["select", "option", "textarea", "script", "style", "input", "datalist", "template"].includes(t))
+            continue;
+          const role = attr(child, "role");
+          if (role === "listbox" || role === "option") continue;
+          visit(child);
+        }
+      }
+    };
+    visit(el);
+    return norm(parts.join(" "));
+  };
+  const idsText = (el, ids) =>
+    norm(
+      ids
+        .split(/\s+/)
+        .map((id) => byId(el, id))
+        .filter(Boolean)
+        .map((n) => ownText(n))
+        .join(" ")
+    );
+  const legendOf = (el) => {
+    const fs = closestDeep(el, "fieldset");
+    if (!fs) return "";
+    const lg = fs.querySelector(":scope > legend");
+    return lg ? ownText(lg) : "";
+  };
+  const precedingText = (el) => {
+    // `<span>Sort by</span><select>`: a short text just before the control.
+    let prev = el.previousSibling;
+    for (let i = 0; prev && i < 3; i++, prev = prev.previousSibling) {
+      const t = norm(prev.nodeType === 1 ? ownText(prev) : prev.nodeValue);
+      if (t) return t.length <= 40 && !(prev.nodeType === 1 && prev.matches("input,select,button,a")) ? t : "";
+    }
+    return "";
+  };
+  const labelOf = (el) => {
+    const lb = attr(el, "aria-labelledby");
+    if (lb) {
+      const t = idsText(el, lb);
+      if (t) return t;
+    }
+    const al = norm(attr(el, "aria-label"));
+    if (al) return al;
+    if (el.id) {
+      const root = el.getRootNode();
+      const lab = root.querySelector ? root.querySelector(`label[for="${CSS.escape(el.id)}"]`) : null;
+      if (lab) {
+        const t = ownText(lab);
+        if (t) return t;
+      }
+    }
+    const wrap = el.closest("label");
+    if (wrap) {
+      const t = ownText(wrap);
+      if (t) return t;
+    }
+    const ph = norm(attr(el, "placeholder"));
+    if (ph) return ph;
+    const title = norm(attr(el, "title"));
+    if (title) return title;
+    const pre = precedingText(el);
+    if (pre) return pre;
+    return norm(attr(el, "name")) || "";
+  };
+  const withLegend = (el, label) => {
+    const lg = legendOf(el);
+    if (!lg || lg === label) return label;
+    return label ? `${lg}: ${label}` : lg;
+  };
+  const formOf = (el) => {
+    const f = el.form || closestDeep(el, "form");
+    if (!f) return null;
+    return attr(f, "id") || attr(f, "name") || attr(f, "action") || "form";
+  };
+  const disabled = (el) => !!(el.disabled || attr(el, "aria-disabled") === "true");
+
+  const controls = [];
+  const consumed = new Set();
+  const add = (el, c) => {
+    c.ref = refOf(el);
+    c.form = c.form === undefined ? formOf(el) : c.form;
+    c.disabled = c.disabled === undefined ? disabled(el) : c.disabled;
+    controls.push(c);
+    consumed.add(el);
+    return c.ref;
+  };
+  const group = (ref, members) => {
+    for (const m of members) {
+      refOf(m);
+      m.setAttribute("data-sgr-group", ref);
+      consumed.add(m);
+    }
+  };
+
+  const PAGE_SIZE_RE = /per[\s_-]?page|page[\s_-]?size|results per|items per|rows per|show(ing)?\b|display|limit|\bsize\b/i;
+  const isPageSize = (label, name, options) =>
+    (PAGE_SIZE_RE.test(label) || PAGE_SIZE_RE.test(name || "")) &&
+    options.length > 0 &&
+    options.every((o) => /^\s*(\d+|all)\b/i.test(o.label));
+
+  // ------------------------------------------------------------------ chips (active filters)
+  const CHIP_BOX_RE = /(active|applied|selected|current)[\s_-]?(filters?|facets?)|\bchips?\b|filter[\s_-]?tags/i;
+  const CHIP_RE = /\bchip\b|\bpill\b|filter[\s_-]?(chip|tag|pill)|active[\s_-]?filter\b/i;
+  const chips = [];
+  const chipEls = new Set();
+  for (const el of all) {
+    const sig = cls(el) + " " + (el.id || "") + " " + (attr(el, "aria-label") || "");
+    if (CHIP_BOX_RE.test(sig) && !CHIP_RE.test(cls(el)) && el.children.length) {
+      for (const child of el.children) if (ownText(child)) chipEls.add(child);
+    } else if (CHIP_RE.test(cls(el))) {
+      chipEls.add(el);
+    }
+  }
+  for (const chip of chipEls) {
+    if (!visible(chip)) continue;
+    let parent = chip.parentElement;
+    let nested = false;
+    while (parent) {
+      if (chipEls.has(parent)) nested = true;
+      parent = parent.parentElement;
+    }
+    if (nested) continue;
+    const text = norm(ownText(chip).replace(/[×✕✖⨯]|\bremove\b/gi, " "));
+    if (!text || text.length > 80) continue;
+    chips.push(text);
+    const remover = chip.matches("a,button,[role=button]") ? chip : chip.querySelector("a,button,[role=button]");
+    const target = remover || chip;
+    const ref = add(target, { kind: "chip", label: text, value: null });
+    if (remover && remover !== chip) consumed.add(chip);
+    group(ref, [chip, ...chip.querySelectorAll("a,button,[role=button]")].filter((m) => m !== target));
+  }
+
+  // ------------------------------------------------------------------ custom ARIA dropdowns
+  const optionOf = (o) => {
+    const label = norm(attr(o, "aria-label")) || ownText(o) || norm(o.textContent);
+    return {
+      label,
+      value: attr(o, "data-value") || attr(o, "value") || label,
+      selected: attr(o, "aria-selected") === "true" || attr(o, "aria-checked") === "true",
+    };
+  };
+  const listboxFor = (el) => {
+    for (const a of ["aria-controls", "aria-owns"]) {
+      const v = attr(el, a);
+      if (v) {
+        for (const id of v.split(/\s+/)) {
+          const n = byId(el, id);
+          if (n) return n.matches("[role=listbox]") ? n : n.querySelector("[role=listbox]") || n;
+        }
+      }
+    }
+    const inner = el.querySelector("[role=listbox]");
+    if (inner) return inner;
+    const box = el.parentElement;
+    return box ? box.querySelector(":scope > [role=listbox], :scope > * > [role=listbox]") : null;
+  };
+  const customSelect = (el, listbox) => {
+    const opts = listbox ? [...listbox.querySelectorAll("[role=option]")] : [];
+    const options = opts.map(optionOf);
+    const chosen = options.filter((o) => o.selected).map((o) => o.label);
+    let value = chosen.join(", ");
+    if (!value) value = tag(el) === "input" ? el.value : ownText(el);
+    let label = labelOf(el);
+    if (label === value || !label) {
+      const lbl = listbox && labelOf(listbox);
+      label = lbl && lbl !== value ? lbl : label || legendOf(el) || precedingText(el) || "dropdown";
+    }
+    const ref = add(el, { kind: "custom_select", label: withLegend(el, label), value, options });
+    group(ref, listbox ? [listbox, ...opts] : opts);
+  };
+
+  // ------------------------------------------------------------------ radio groups
+  const radioGroup = (first) => {
+    const name = attr(first, "name");
+    const root = first.form || first.getRootNode();
+    const radios = name
+      ? [...root.querySelectorAll(`input[type=radio][name="${CSS.escape(name)}"]`)].filter(shown)
+      : [first];
+    const box =
+      closestDeep(first, "[role=radiogroup]") ||
+      closestDeep(first, "fieldset") ||
+      (radios.length > 1 ? commonAncestor(radios) : null) ||
+      first;
+    const options = radios.map((r) => ({
+      label: labelOf(r) || r.value,
+      value: r.value,
+      selected: r.checked,
+    }));
+    const label =
+      (box !== first && (legendOf(radios[0]) || labelOf(box))) ||
+      norm(attr(box, "aria-label")) ||
+      name ||
+      "options";
+    const chosen = options.find((o) => o.selected);
+    const ref = add(box, {
+      kind: "radio_group",
+      label,
+      name,
+      value: chosen ? chosen.label : null,
+      options,
+      form: formOf(first),
+      disabled: radios.every((r) => r.disabled),
+    });
+    group(ref, radios);
+  };
+  const commonAncestor = (els) => {
+    let a = els[0].parentElement;
+    while (a && !els.every((e) => a.contains(e))) a = a.parentElement;
+    return a && a !== document.body ? a : null;
+  };
+  const ariaRadioGroup = (box) => {
+    const radios = [...box.querySelectorAll("[role=radio]")];
+    const options = radios.map((r) => ({
+      label: labelOf(r) || ownText(r),
+      value: attr(r, "data-value") || ownText(r),
+      selected: attr(r, "aria-checked") === "true",
+    }));
+    const chosen = options.find((o) => o.selected);
+    const ref = add(box, {
+      kind: "radio_group",
+      label: labelOf(box) || legendOf(box) || "options",
+      value: chosen ? chosen.label : null,
+      options,
+    });
+    group(ref, radios);
+  };
+
+  // ------------------------------------------------------------------ links that change the page's query
+  const here = new URL(location.href);
+  const PAGE_KEY_RE = /^(page|p|pg|pagenum|page_?number|offset|start|from|skip|cursor)$/i;
+  const ACTIVE_RE = /\b(active|selected|current|is-active|is-selected|on)\b/i;
+  const linkGroups = new Map();
+  const queryLinks = [];
+  const TAB_BOX_RE = /\b(tabs?|tab-?list|views?|view-?switch(er)?|segmented|toggle-?group|nav-?tabs)\b/i;
+  const pagerLinks = [];
+
+  const PAGER_BOX = "nav[aria-label*=pagin i], [class*=pagin i], [id*=pagin i], [class*=pager i], [aria-label*=pagin i]";
+
+  const tabLike = (el) => {
+    const box = el.parentElement && (closestDeep(el, "[role=tablist]") || null);
+    if (box) return box;
+    let p = el.parentElement;
+    for (let i = 0; p && i < 3; i++, p = p.parentElement) {
+      if (TAB_BOX_RE.test(cls(p) + " " + (p.id || ""))) return p;
+    }
+    return null;
+  };
+  const isActive = (el) =>
+    attr(el, "aria-selected") === "true" ||
+    attr(el, "aria-pressed") === "true" ||
+    (attr(el, "aria-current") && attr(el, "aria-current") !== "false") ||
+    ACTIVE_RE.test(cls(el)) ||
+    (el.parentElement && ACTIVE_RE.test(cls(el.parentElement)) && el.parentElement.children.length === 1);
+
+  // ------------------------------------------------------------------ main control pass
+  for (const el of all) {
+    if (consumed.has(el)) continue;
+    const t = tag(el);
+    const role = attr(el, "role");
+    if (t === "select") {
+      if (!shown(el)) continue;
+      const options = [...el.options].map((o) => ({
+        label: norm(o.label || o.textContent),
+        value: o.value,
+        selected: o.selected,
+      }));
+      const label = withLegend(el, labelOf(el));
+      const value = options.filter((o) => o.selected).map((o) => o.label).join(", ");
+      const kind = isPageSize(label, attr(el, "name"), options) ? "page_size" : "select";
+      add(el, { kind, label, name: attr(el, "name"), value, options });
+      group(refOf(el), [...el.options]);
+      continue;
+    }
+    if (t === "input") {
+      const type = (attr(el, "type") || "text").toLowerCase();
+      if (type === "hidden" || !shown(el)) continue;
+      if (type === "radio") {
+        radioGroup(el);
+        continue;
+      }
+      if (role === "combobox") {
+        customSelect(el, listboxFor(el));
+        continue;
+      }
+      const name = attr(el, "name");
+      if (type === "checkbox") {
+        const isToggle = role === "switch" || /toggle|switch/i.test(cls(el) + " " + cls(el.parentElement || el));
+        add(el, { kind: isToggle ? "toggle" : "checkbox", label: withLegend(el, labelOf(el)), name,
+                  value: el.value === "on" ? null : el.value, checked: el.checked });
+        continue;
+      }
+      if (["submit", "button", "reset", "image"].includes(type)) {
+        const label = norm(el.value) || labelOf(el) || type;
+        add(el, { kind: type === "submit" || type === "image" ? "submit" : "button", label, name, value: null });
+        continue;
+      }
+      const kind =
+        type === "search"
+          ? "search"
+          : ["date", "datetime-local", "month", "week", "time"].includes(type)
+            ? "date"
+            : type === "number"
+              ? "number"
+              : type === "range"
+                ? "range"
+                : "text";
+      const c = { kind, label: withLegend(el, labelOf(el)), name, value: el.value };
+      if (kind === "range" || kind === "number" || kind === "date") {
+        const bounds = [attr(el, "min"), attr(el, "max")].map((v) => v || "");
+        if (bounds[0] || bounds[1]) c.bounds = bounds.join("..");
+      }
+      add(el, c);
+      continue;
+    }
+    if (t === "textarea") {
+      if (!shown(el)) continue;
+      add(el, { kind: "textarea", label: withLegend(el, labelOf(el)), name: attr(el, "name"), value: el.value });
+      continue;
+    }
+    if (role === "radiogroup") {
+      if (shown(el)) ariaRadioGroup(el);
+      continue;
+    }
+    if (role === "combobox" || (attr(el, "aria-haspopup") === "listbox" && !el.closest("[role=combobox]"))) {
+      if (shown(el)) customSelect(el, listboxFor(el));
+      continue;
+    }
+    if (role === "listbox") {
+      if (shown(el) && !el.closest("select")) customSelect(el, el);
+      continue;
+    }
+    if (role === "checkbox" || role === "switch") {
+      if (!shown(el)) continue;
+      add(el, { kind: role === "switch" ? "toggle" : "checkbox", label: labelOf(el) || ownText(el),
+                value: null, checked: attr(el, "aria-checked") === "true" });
+      continue;
+    }
+    if (role === "tab") {
+      if (!shown(el)) continue;
+      add(el, { kind: "tab", label: labelOf(el) === attr(el, "name") ? ownText(el) : ownText(el) || labelOf(el),
+                value: null, checked: isActive(el) });
+      continue;
+    }
+    if (t === "button" || role === "button") {
+      if (!shown(el)) continue;
+      const text = norm(attr(el, "aria-label")) || ownText(el) || norm(attr(el, "title")) || "button";
+      const box = tabLike(el);
+      if (box || attr(el, "aria-pressed") !== null) {
+        add(el, { kind: "tab", label: text, value: null, checked: !!isActive(el) });
+        continue;
+      }
+      const type = (attr(el, "type") || (t === "button" && el.form ? "submit" : "button")).toLowerCase();
+      add(el, { kind: type === "submit" ? "submit" : "button", label: text, value: null,
+                name: attr(el, "name") });
+      continue;
+    }
+    if (t === "a" && el.hasAttribute("href")) {
+      if (!visible(el)) continue;
+      let url;
+      try {
+        url = new URL(el.href, location.href);
+      } catch (e) {
+        continue;
+      }
+      const text = ownText(el) || norm(attr(el, "aria-label")) || norm(attr(el, "title"));
+      const box = tabLike(el);
+      if (box && text) {
+        add(el, { kind: "tab", label: text, value: url.href, checked: !!isActive(el), form: null });
+        continue;
+      }
+      const samePage = url.origin === here.origin && url.pathname === here.pathname && url.search !== here.search;
+      if (samePage && text) {
+        const keys = new Set([...url.searchParams.keys(), ...here.searchParams.keys()]);
+        const changed = [...keys].filter(
+          (k) => url.searchParams.getAll(k).join("\u0001") !== here.searchParams.getAll(k).join("\u0001")
+        );
+        const paging = changed.length > 0 && changed.every((k) => PAGE_KEY_RE.test(k));
+        const inPager = !!closestDeep(el, PAGER_BOX);
+        if (paging || inPager) {
+          pagerLinks.push(el);
+        }
+        queryLinks.push({ el, url, text, changed, paging: paging || inPager });
+      }
+    }
+  }
+
+  // Group query-changing links by their container: a facet list, a sort bar, the pager.
+  const boxOf = (el) =>
+    closestDeep(el, PAGER_BOX) ||
+    el.closest("ul,ol,nav,fieldset,[role=group],[role=list],[role=navigation],section,aside,form") ||
+    el.parentElement;
+  for (const q of queryLinks) {
+    const box = boxOf(q.el);
+    if (!linkGroups.has(box)) linkGroups.set(box, []);
+    linkGroups.get(box).push(q);
+  }
+  const headingBefore = (box) => {
+    const own = box.querySelector(":scope > h1,:scope > h2,:scope > h3,:scope > h4,:scope > h5,:scope > h6,:scope > legend,:scope > strong");
+    if (own) return ownText(own);
+    let prev = box.previousElementSibling;
+    for (let i = 0; prev && i < 2; i++, prev = prev.previousElementSibling) {
+      const t = ownText(prev);
+      if (t && t.length <= 60) return t;
+    }
+    return "";
+  };
+  for (const [box, links] of linkGroups) {
+    const paging = !!box.matches(PAGER_BOX) || links.every((q) => q.paging);
+    const keys = [...new Set(links.flatMap((q) => q.changed))];
+    const label =
+      norm(attr(box, "aria-label")) || (paging ? "Pagination" : "") || headingBefore(box) || keys.join(", ") || "links";
+    const options = links.map((q) => ({
+      label: q.text,
+      value: q.url.search || "?",
+      selected: !!isActive(q.el),
+    }));
+    // the current state's own link is often a non-link span; add it as the selected option
+    if (paging) {
+      const cur = box.querySelector("[aria-current=page], .active, .current, .selected");
+      if (cur && !cur.matches("a[href]") && !cur.querySelector("a[href]") && /^\d+$/.test(ownText(cur))) {
+        options.push({ label: ownText(cur), value: here.search || "?", selected: true });
+      }
+    }
+    const chosen = options.filter((o) => o.selected).map((o) => o.label);
+    const ref = add(box, { kind: "link", label, value: chosen.join(", ") || null, options, form: null,
+                           disabled: false, paging });
+    group(ref, links.map((q) => q.el));
+  }
+
+  // ------------------------------------------------------------------ tables and card lists
+  const tables = [];
+  const tableEls = all.filter((el) => (tag(el) === "table" || ["table", "grid"].includes(attr(el, "role"))));
+  for (const el of tableEls) {
+    if (el.parentElement && closestDeep(el.parentElement, "table,[role=table],[role=grid]")) continue;
+    if (!visible(el)) continue;
+    if (!el.querySelector("td,[role=cell],[role=gridcell]")) continue;
+    tables.push({ kind: "table", html: el.outerHTML.slice(0, args.maxTableHtml), order: all.indexOf(el) });
+  }
+  const NOT_CARDS = "nav,header,footer,form,aside,select,table,[role=listbox],[role=navigation],[role=tablist]";
+  const leafCount = (el) => {
+    let n = 0;
+    for (const d of el.querySelectorAll("*")) {
+      if (!d.children.length && norm(d.textContent)) n++;
+    }
+    return n;
+  };
+  const cardBoxes = [];
+  for (const el of all) {
+    if (el.children.length < 3 || closestDeep(el, NOT_CARDS) || consumed.has(el)) continue;
+    const sigs = new Map();
+    for (const c of el.children) {
+      const s = tag(c) + "." + cls(c).trim().split(/\s+/).filter((x) => !ACTIVE_RE.test(x)).sort().join(".");
+      sigs.set(s, (sigs.get(s) || 0) + 1);
+    }
+    const [sig, n] = [...sigs.entries()].sort((a, b) => b[1] - a[1])[0];
+    if (n < 3 || n < 0.6 * el.children.length || sig.startsWith("script") || sig.startsWith("option")) continue;
+    const kids = [...el.children].filter((c) => visible(c));
+    if (kids.length < 3) continue;
+    const rich = kids.filter((c) => leafCount(c) >= 2 && norm(c.textContent).length >= 25);
+    if (rich.length < 0.6 * kids.length) continue;
+    if (cardBoxes.some((b) => b.contains(el))) continue;
+    cardBoxes.push(el);
+    tables.push({ kind: "cards", html: el.outerHTML.slice(0, args.maxTableHtml), order: all.indexOf(el) });
+  }
+  tables.sort((a, b) => a.order - b.order);
+
+  // ------------------------------------------------------------------ notices
+  const NOTICE_RE = /cookie|consent|gdpr|modal|overlay|toast|\balert\b|flash|notice|banner|warning|\berror\b/i;
+  const notices = [];
+  const noticeEls = [];
+  for (const el of all) {
+    const role = attr(el, "role");
+    const t = tag(el);
+    const candidate =
+      ["dialog", "alertdialog", "alert", "status"].includes(role) ||
+      (t === "dialog" && el.open) ||
+      attr(el, "aria-modal") === "true" ||
+      (t !== "body" && t !== "html" && NOTICE_RE.test(cls(el) + " " + (el.id || "")));
+    if (!candidate || !visible(el)) continue;
+    if (noticeEls.some((n) => n.contains(el))) continue;
+    const text = ownText(el);
+    if (!text || text.length < 3) continue;
+    noticeEls.push(el);
+    const buttons = [...el.querySelectorAll("button,[role=button],a[href],input[type=submit],input[type=button]")]
+      .filter(visible)
+      .map((b) => `${ownText(b) || norm(b.value) || norm(attr(b, "aria-label"))} [${refOf(b)}]`);
+    const kind = role === "dialog" || role === "alertdialog" || t === "dialog" || attr(el, "aria-modal") === "true"
+      ? "dialog" : role || "notice";
+    notices.push(`[${kind}] ${cut(text, 240)}` + (buttons.length ? ` — buttons: ${buttons.join(", ")}` : ""));
+  }
+
+  // ------------------------------------------------------------------ outline and plain links
+  const skipBox = (el) =>
+    closestDeep(el, "table,[role=table],[role=grid],select,[role=listbox],script,style,noscript,template") ||
+    cardBoxes.some((b) => b.contains(el)) ||
+    noticeEls.some((n) => n.contains(el));
+  const main = document.querySelector("main,[role=main],#main,#content,.content") || document.body;
+  const outline = [];
+  const TEXT_TAGS = new Set(["p", "li", "dd", "dt", "blockquote", "figcaption", "pre", "summary", "caption"]);
+  for (const el of all) {
+    if (outline.length >= args.maxOutline) break;
+    const t = tag(el);
+    const heading = /^h[1-6]$/.test(t);
+    if (!heading && !(TEXT_TAGS.has(t) && main && main.contains(el))) continue;
+    if (consumed.has(el) || !visible(el) || skipBox(el)) continue;
+    if (!heading && el.querySelector("[data-sgr-group]")) continue; // a facet entry: already a control option
+    if (!heading && (el.closest("nav,header,footer,form") || el.querySelector("p,li,ul,ol,table"))) continue;
+    const text = ownText(el);
+    if (!text) continue;
+    outline.push(heading ? "#".repeat(+t[1]) + " " + cut(text, 160) : cut(text, 200));
+  }
+  const links = [];
+  const seenLinks = new Set();
+  for (const el of all) {
+    if (links.length >= args.maxLinks) break;
+    if (tag(el) !== "a" || !el.hasAttribute("href") || consumed.has(el) || el.hasAttribute("data-sgr-group"))
+      continue;
+    if (!visible(el) || skipBox(el)) continue;
+    const text = ownText(el) || norm(attr(el, "aria-label")) || norm(attr(el, "title"));
+    const href = el.href;
+    if (!text || !href || href.startsWith("javascript:")) continue;
+    const key = text + "\u0001" + href;
+    if (seenLinks.has(key)) continue;
+    seenLinks.add(key);
+    links.push({ ref: refOf(el), text: cut(text, 100), href });
+  }
+
+  const iframes = [...document.querySelectorAll("iframe,frame")].map((f) => ({
+    name: attr(f, "name") || attr(f, "id") || attr(f, "title") || "",
+    src: f.src || "",
+    ref: refOf(f),
+  }));
+
+  const body = document.body;
+  return {
+    prefix: P,
+    url: location.href,
+    title: document.title || "",
+    controls,
+    chips,
+    tables: tables.map(({ kind, html }) => ({ kind, html })),
+    notices,
+    outline,
+    links,
+    iframes,
+    text: body ? body.innerText.slice(0, args.maxText) : "",
+  };
+};

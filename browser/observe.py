@@ -1,0 +1,208 @@
+"""Build an `Observation` of a live page: one injected JS pass per frame, then deterministic parsing.
+
+The JS (`observe.js`) finds controls, tables, notices and links and tags them with `data-sgr-ref`; Python
+parses tables (BeautifulSoup), pagination and counts (regexes over the visible text) and renders the
+compact text within the token budget.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import weakref
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Frame, Page
+
+from browser.render import LONG_OPTION_LIST, render
+from browser.tables import parse_fragment
+from browser.types import Control, Link, Observation, Option, Pagination, TableData
+
+MAX_TABLE_ROWS = 200
+MAX_TABLE_HTML = 2_000_000
+MAX_TEXT = 40_000
+MAX_OUTLINE = 80
+MAX_LINKS = 300
+FRAME_TIMEOUT_S = 10.0
+
+# Page -> {Frame: ref prefix}. Prefixes are handed out once per frame so refs stay unique across frames.
+_frame_prefixes: weakref.WeakKeyDictionary[Page, dict[Frame, str]] = weakref.WeakKeyDictionary()
+
+
+@lru_cache(maxsize=1)
+def observe_script() -> str:
+    return resources.files("browser").joinpath("observe.js").read_text(encoding="utf-8")
+
+
+def _prefix_for(page: Page, frame: Frame) -> str:
+    prefixes = _frame_prefixes.setdefault(page, {})
+    if frame not in prefixes:
+        children = sum(1 for p in prefixes.values() if p)
+        prefixes[frame] = "" if frame is page.main_frame else f"f{children + 1}"
+    return prefixes[frame]
+
+
+async def _observe_frame(page: Page, frame: Frame) -> dict[str, Any] | str:
+    """The JS result for one frame, or an error note (a detached or crashed frame must not sink the page)."""
+    args = {"prefix": _prefix_for(page, frame), "maxText": MAX_TEXT, "maxTableHtml": MAX_TABLE_HTML,
+            "maxOutline": MAX_OUTLINE, "maxLinks": MAX_LINKS}
+    try:
+        return await asyncio.wait_for(frame.evaluate(observe_script(), args), FRAME_TIMEOUT_S)
+    except (PlaywrightError, TimeoutError) as exc:
+        return f"frame {frame.name or frame.url} not observed: {str(exc).splitlines()[0]}"
+
+
+def _control(raw: dict[str, Any], frame_label: str | None) -> Control:
+    options = [Option(label=o["label"], value=o["value"], selected=o["selected"]) for o in raw.get("options", [])]
+    label = raw.get("label") or ""
+    if raw.get("bounds"):
+        label = f"{label} (range {raw['bounds']})"
+    return Control(
+        ref=raw["ref"],
+        kind=raw["kind"],
+        label=label,
+        name=raw.get("name"),
+        value=raw.get("value"),
+        checked=raw.get("checked"),
+        options=options,
+        options_total=len(options) if len(options) > LONG_OPTION_LIST else None,
+        frame=frame_label,
+        form=raw.get("form"),
+        disabled=bool(raw.get("disabled")),
+    )
+
+
+def query_state(url: str) -> dict[str, list[str]]:
+    return parse_qs(urlsplit(url).query, keep_blank_values=True)
+
+
+# ---------------------------------------------------------------- pagination and counts from visible text
+
+_NUM = r"(\d{1,3}(?:[,.\u202f\u00a0]\d{3})+|\d+)"
+_PAGE_OF = re.compile(rf"\bpage\s+{_NUM}\s*(?:of|/)\s*{_NUM}", re.I)
+_RANGE_OF = re.compile(
+    rf"{_NUM}\s*(?:-|–|—|to)\s*{_NUM}\s+(?:of|from|out of)\s+(?:about\s+|approx\.?\s+)?{_NUM}", re.I
+)
+_COUNT = re.compile(
+    rf"{_NUM}\s+(?:total\s+)?(?:results?|items?|records?|matches|hits|entries|documents|datasets|papers|"
+    r"publications|articles|rows|studies|trials|products|jobs|patents|books|filings|reports|listings|"
+    r"companies|series|observations)\b",
+    re.I,
+)
+_FOUND = re.compile(rf"\b(?:found|total(?: results)?|results?)\s*:?\s+{_NUM}\b", re.I)
+_NEXT = re.compile(r"^(next|next page|more results|older|›|»|→|>|>>)$|\bnext\b", re.I)
+_PREV = re.compile(r"^(prev|previous|previous page|newer|‹|«|←|<|<<)$|\bprev(ious)?\b", re.I)
+
+
+def _int(text: str) -> int:
+    return int(re.sub(r"\D", "", text))
+
+
+def _pagination(text: str, controls: list[Control]) -> tuple[Pagination | None, int | None]:
+    page = pages = first = last = total = size = None
+    snippets: list[str] = []
+    if m := _PAGE_OF.search(text):
+        page, pages = _int(m.group(1)), _int(m.group(2))
+        snippets.append(m.group(0))
+    if m := _RANGE_OF.search(text):
+        first, last, total = _int(m.group(1)), _int(m.group(2)), _int(m.group(3))
+        snippets.append(m.group(0))
+    count = total
+    if count is None and (m := _COUNT.search(text) or _FOUND.search(text)):
+        count = _int(m.group(1))
+    has_next = has_prev = False
+    for c in controls:
+        if c.disabled:
+            continue
+        names = [c.label] if c.kind in {"button", "submit"} else []
+        if c.kind == "link":
+            names = [o.label for o in c.options if not o.selected]
+        has_next = has_next or any(_NEXT.search(n) for n in names)
+        has_prev = has_prev or any(_PREV.search(n) for n in names)
+        if c.kind == "page_size" and c.value and c.value.strip().split()[0].isdigit():
+            size = int(c.value.strip().split()[0])
+        if c.kind == "link" and c.label == "Pagination":
+            current = [o.label for o in c.options if o.selected and o.label.strip().isdigit()]
+            numbers = [int(o.label) for o in c.options if o.label.strip().isdigit()]
+            if page is None and current:
+                page = int(current[0])
+            if pages is None and numbers and not has_next:
+                pages = max(numbers)
+    if size is None and first is not None and last is not None and has_next:
+        size = last - first + 1
+    if page is None and first is not None and size:
+        page = (first - 1) // size + 1
+    if pages is None and total is not None and size:
+        pages = -(-total // size)
+    if not (snippets or has_next or has_prev or page is not None):
+        return None, count
+    pagination = Pagination(page=page, pages=pages, first=first, last=last, total=total, page_size=size,
+                            has_next=has_next, has_prev=has_prev, text="; ".join(snippets))
+    return pagination, count
+
+
+# ---------------------------------------------------------------- assembly
+
+
+def _frame_label(frame: Frame, prefix: str) -> str:
+    return f"{prefix}:{frame.name}" if frame.name else f"{prefix}:{frame.url}"
+
+
+async def observe_page(page: Page, *, page_id: int, token_budget: int = 1500,
+                       max_table_rows: int = MAX_TABLE_ROWS) -> Observation:
+    """Observe every frame of `page` at once; refs are unique across frames and stable per page."""
+    frames = list(page.frames)
+    results = await asyncio.gather(*(_observe_frame(page, f) for f in frames))
+    controls: list[Control] = []
+    chips: list[str] = []
+    fragments: list[dict[str, str]] = []
+    notices: list[str] = []
+    outline: list[str] = []
+    links: list[Link] = []
+    frame_notes: list[str] = []
+    texts: list[str] = []
+    url, title = page.url, ""
+    for frame, result in zip(frames, results, strict=True):
+        is_main = frame is page.main_frame
+        if isinstance(result, str):
+            frame_notes.append(result)
+            continue
+        label = None if is_main else _frame_label(frame, result["prefix"])
+        if is_main:
+            url, title = result["url"], result["title"]
+        else:
+            frame_notes.append(f"{label} ({len(result['controls'])} controls, refs {result['prefix']}e*)")
+        controls += [_control(c, label) for c in result["controls"]]
+        chips += result["chips"]
+        fragments += result["tables"]
+        notices += result["notices"]
+        outline += result["outline"]
+        links += [Link(**ln) for ln in result["links"]]
+        texts.append(result["text"])
+    tables: list[TableData] = []
+    for fragment in fragments:
+        table = parse_fragment(fragment["html"], fragment["kind"], index=len(tables), max_rows=max_table_rows)
+        if table is not None and table.rows:
+            tables.append(table)
+    pagination, count = _pagination("\n".join(texts), controls)
+    obs = Observation(
+        url=url,
+        query_state=query_state(url),
+        title=title,
+        frames=frame_notes,
+        controls=controls,
+        chips=chips,
+        tables=tables,
+        pagination=pagination,
+        result_count=count,
+        outline=outline,
+        links=links,
+        notices=notices,
+        page_id=page_id,
+    )
+    obs.text, obs.tokens = render(obs, token_budget=token_budget)
+    return obs

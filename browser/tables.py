@@ -1,0 +1,285 @@
+"""Deterministic table reading from HTML: `<table>`, ARIA tables, and regular card/list results.
+
+The observation (and a later `read_table`) must give the same rows for the same DOM, whatever the
+LLM, so tables are parsed here with BeautifulSoup rather than described by a model.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from bs4 import BeautifulSoup, Tag
+
+from browser.types import TableData
+
+_SPACE = re.compile(r"\s+")
+_ACTIVE_CLASS = re.compile(r"^(active|selected|current|is-active|is-selected|on)$")
+_SKIP_TAGS = {"script", "style", "template", "noscript", "select", "option", "button", "svg"}
+_NOT_CARDS = {"nav", "header", "footer", "form", "aside", "select", "table"}
+
+
+def _text(node: Tag) -> str:
+    return _SPACE.sub(" ", node.get_text(" ", strip=True)).strip()
+
+
+def _soup(html: str) -> BeautifulSoup:
+    return BeautifulSoup(html, "lxml")
+
+
+def _hrefs(node: Tag) -> list[str]:
+    return [str(a["href"]) for a in node.find_all("a", href=True)]
+
+
+# ---------------------------------------------------------------- <table> and role=table
+
+
+@dataclass
+class _Grid:
+    """Rows of cells after colspan/rowspan expansion, so every row lines up with the headers."""
+
+    rows: list[list[str]] = field(default_factory=list)
+    header_rows: int = 0
+    links: list[list[str]] = field(default_factory=list)
+
+
+def _span(cell: Tag, name: str) -> int:
+    try:
+        return max(1, min(int(str(cell.get(name, 1))), 100))
+    except ValueError:
+        return 1
+
+
+def _html_grid(table: Tag) -> _Grid:
+    grid = _Grid()
+    carried: dict[int, tuple[str, int]] = {}  # column -> (text, rows still to fill) from rowspans
+    rows = [tr for tr in table.find_all("tr") if tr.find_parent("table") is table]
+    for tr in rows:
+        cells = tr.find_all(["td", "th"], recursive=False)
+        out: list[str] = []
+        col = 0
+        queue = list(cells)
+        while queue or col in carried:
+            if col in carried:
+                text, left = carried[col]
+                out.append(text)
+                if left <= 1:
+                    del carried[col]
+                else:
+                    carried[col] = (text, left - 1)
+                col += 1
+                continue
+            cell = queue.pop(0)
+            text = _text(cell)
+            for _ in range(_span(cell, "colspan")):
+                if _span(cell, "rowspan") > 1:
+                    carried[col] = (text, _span(cell, "rowspan") - 1)
+                out.append(text)
+                col += 1
+        if not out:
+            continue
+        in_head = tr.find_parent("thead") is not None
+        all_th = bool(cells) and all(c.name == "th" for c in cells)
+        if (in_head or all_th) and len(grid.rows) == grid.header_rows:
+            grid.header_rows += 1
+        grid.rows.append(out)
+        grid.links.append(_hrefs(tr))
+    return grid
+
+
+def _aria_grid(table: Tag) -> _Grid:
+    grid = _Grid()
+    for row in table.find_all(attrs={"role": "row"}):
+        cells = row.find_all(attrs={"role": ["cell", "gridcell", "columnheader", "rowheader"]})
+        if not cells:
+            continue
+        if all(c.get("role") == "columnheader" for c in cells) and len(grid.rows) == grid.header_rows:
+            grid.header_rows += 1
+        grid.rows.append([_text(c) for c in cells])
+        grid.links.append(_hrefs(row))
+    return grid
+
+
+def _merge_headers(rows: list[list[str]], width: int) -> list[str]:
+    """Several header rows (a grouped header) become one 'Group / Column' name per column."""
+    headers: list[str] = []
+    for col in range(width):
+        parts: list[str] = []
+        for row in rows:
+            text = row[col] if col < len(row) else ""
+            if text and (not parts or parts[-1] != text):
+                parts.append(text)
+        headers.append(" / ".join(parts))
+    return headers
+
+
+def parse_table(table: Tag, *, index: int = 0, max_rows: int = 200) -> TableData | None:
+    """One `<table>` or `role=table|grid` element; None when it has no data cells."""
+    grid = _html_grid(table) if table.name == "table" else _aria_grid(table)
+    if not grid.rows:
+        return None
+    width = max(len(r) for r in grid.rows)
+    header_rows = grid.header_rows
+    if header_rows == 0 and len(grid.rows) > 1 and _looks_like_header(table):
+        header_rows = 1
+    headers = _merge_headers(grid.rows[:header_rows], width) if header_rows else [""] * width
+    body = [r + [""] * (width - len(r)) for r in grid.rows[header_rows:]]
+    links = grid.links[header_rows:]
+    caption_tag = table.find("caption")
+    caption = _text(caption_tag) if caption_tag else (table.get("aria-label") or None)
+    return TableData(
+        index=index,
+        caption=str(caption) if caption else None,
+        headers=headers,
+        rows=body[:max_rows],
+        row_links=links[:max_rows],
+        total_rows=len(body),
+        truncated=len(body) > max_rows,
+        source="table",
+    )
+
+
+def _looks_like_header(table: Tag) -> bool:
+    """A first row in bold/`<th>` cells with no thead: treat it as the header (common in old sites)."""
+    first = table.find("tr")
+    return bool(first) and first.find("th") is not None
+
+
+# ---------------------------------------------------------------- cards
+
+
+def _signature(node: Tag) -> str:
+    classes = sorted(c for c in node.get("class", []) if not _ACTIVE_CLASS.match(c))
+    return ".".join([node.name, *classes])
+
+
+def _field_name(node: Tag, card: Tag) -> str:
+    """A field's column name: its data-field / itemprop / class, else its tag path inside the card."""
+    for attr in ("data-field", "itemprop", "data-label"):
+        if node.get(attr):
+            return str(node[attr])
+    here: Tag | None = node
+    while here is not None and here is not card:
+        classes = [c for c in here.get("class", []) if not _ACTIVE_CLASS.match(c)]
+        if classes:
+            return classes[-1]
+        here = here.parent
+    path: list[str] = []
+    here = node
+    while here is not None and here is not card:
+        path.append(here.name)
+        here = here.parent
+    return "/".join(reversed(path)) or node.name
+
+
+def _card_fields(card: Tag) -> list[tuple[str, str]]:
+    """(column name, text) for each text-bearing leaf of a card, in document order."""
+    fields: list[tuple[str, str]] = []
+    for node in card.find_all(True):
+        if node.name in _SKIP_TAGS or any(p.name in _SKIP_TAGS for p in node.parents if p is not card):
+            continue
+        has_child_text = any(isinstance(c, Tag) and c.name not in _SKIP_TAGS and _text(c) for c in node.children)
+        if has_child_text:
+            # text directly in a mixed node ("Year: <b>2021</b>") counts under the node's own name
+            direct = _SPACE.sub(" ", " ".join(s for s in node.find_all(string=True, recursive=False))).strip()
+            if direct and len(direct) > 1:
+                fields.append((_field_name(node, card), direct))
+            continue
+        text = _text(node)
+        if text:
+            fields.append((_field_name(node, card), text))
+    if not fields and _text(card):
+        fields.append(("text", _text(card)))
+    return fields
+
+
+def card_items(container: Tag) -> list[Tag]:
+    """The repeated children of a card-list container (the most common tag+class signature)."""
+    children = [c for c in container.find_all(True, recursive=False) if c.name not in _SKIP_TAGS]
+    if len(children) < 3:
+        return []
+    sig, count = Counter(_signature(c) for c in children).most_common(1)[0]
+    if count < 3 or count < 0.6 * len(children):
+        return []
+    return [c for c in children if _signature(c) == sig]
+
+
+def parse_cards(container: Tag, *, index: int = 0, max_rows: int = 200) -> TableData | None:
+    """Rows from a regular card list: columns are fields present in at least half of the cards."""
+    cards = card_items(container)
+    if not cards:
+        return None
+    per_card: list[dict[str, str]] = []
+    order: list[str] = []
+    for card in cards:
+        values: dict[str, str] = {}
+        for name, text in _card_fields(card):
+            if name not in order:
+                order.append(name)
+            values[name] = f"{values[name]}; {text}" if name in values else text
+        per_card.append(values)
+    present = Counter(name for values in per_card for name in values)
+    headers = [name for name in order if present[name] >= max(2, len(cards) / 2)]
+    if not headers:
+        return None
+    rows = [[values.get(h, "") for h in headers] for values in per_card]
+    return TableData(
+        index=index,
+        caption=None,
+        headers=headers,
+        rows=rows[:max_rows],
+        row_links=[_hrefs(c) for c in cards][:max_rows],
+        total_rows=len(rows),
+        truncated=len(rows) > max_rows,
+        source="cards",
+    )
+
+
+def _is_card_container(node: Tag) -> bool:
+    if node.name in _NOT_CARDS or any(p.name in _NOT_CARDS for p in node.parents):
+        return False
+    if node.get("role") in {"listbox", "navigation", "tablist"}:
+        return False
+    cards = card_items(node)
+    if not cards:
+        return False
+    rich = [c for c in cards if len(_card_fields(c)) >= 2 and len(_text(c)) >= 25]
+    return len(rich) >= 0.6 * len(cards)
+
+
+# ---------------------------------------------------------------- entry points
+
+
+def parse_fragment(html: str, kind: str, *, index: int, max_rows: int = 200) -> TableData | None:
+    """Parse one fragment sent by observe.js: `kind` is 'table' or 'cards'."""
+    soup = _soup(html)
+    body = soup.body or soup
+    root = next((c for c in body.children if isinstance(c, Tag)), None)
+    if root is None:
+        return None
+    return parse_cards(root, index=index, max_rows=max_rows) if kind == "cards" else parse_table(
+        root, index=index, max_rows=max_rows
+    )
+
+
+def extract_tables(html: str, *, max_rows: int = 200) -> list[TableData]:
+    """Every data table and regular card list of a whole document, in document order."""
+    soup = _soup(html)
+    found: list[TableData] = []
+    inside_taken: set[int] = set()
+    for node in soup.find_all(True):
+        if id(node) in inside_taken:
+            continue
+        if node.name == "table" or node.get("role") in {"table", "grid"}:
+            if node.find_parent("table") is not None:
+                continue
+            table = parse_table(node, index=len(found), max_rows=max_rows)
+        elif len(node.find_all(True, recursive=False)) >= 3 and _is_card_container(node):
+            table = parse_cards(node, index=len(found), max_rows=max_rows)
+        else:
+            continue
+        if table is not None and table.rows:
+            found.append(table)
+            inside_taken.update(id(d) for d in node.find_all(True))
+    return found

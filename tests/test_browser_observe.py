@@ -1,0 +1,273 @@
+"""Observations of real pages in real Chromium: every control and option, refs, tables, pagination, notices."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from playwright.async_api import Page, async_playwright
+
+from browser.launch import launch_chromium
+from browser.observe import observe_page
+from browser.refs import locate_ref
+from browser.render import LONG_OPTION_LIST
+from browser.types import Control, Observation
+
+pytestmark = pytest.mark.slow
+
+OBS_PAGES = [
+    "obs_select.html", "obs_aria_dropdown.html", "obs_form_controls.html", "obs_iframe.html", "obs_shadow.html",
+    "obs_delayed_table.html", "obs_cards.html", "obs_next_only.html", "obs_cookie.html",
+]
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
+async def chromium() -> AsyncIterator[Any]:
+    async with async_playwright() as pw:
+        browser = await launch_chromium(pw.chromium)
+        yield browser
+        await browser.close()
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def page(chromium: Any) -> AsyncIterator[Page]:
+    context = await chromium.new_context()
+    page = await context.new_page()
+    yield page
+    await context.close()
+
+
+async def _observe(page: Page, url: str, **kwargs: Any) -> Observation:
+    await page.goto(url, wait_until="load")
+    return await observe_page(page, page_id=1, **kwargs)
+
+
+def _by_label(obs: Observation, label: str) -> Control:
+    matches = [c for c in obs.controls if c.label == label]
+    assert len(matches) == 1, f"{label!r} not unique among {[c.label for c in obs.controls]}"
+    return matches[0]
+
+
+def _line_of(obs: Observation, control: Control) -> str:
+    return next(line for line in obs.text.splitlines() if line.startswith(f"[{control.ref}] "))
+
+
+async def test_native_selects_keep_every_option(page: Page, fixture_site: Any) -> None:
+    obs = await _observe(page, fixture_site.url("obs_select.html"))
+    country = _by_label(obs, "Reporter country")
+    assert country.kind == "select" and country.name == "country"
+    assert len(country.options) == 200 and country.options_total == 200
+    assert [o.label for o in country.options[:3]] == ["All countries", "Country 001", "Country 002"]
+    assert country.value == "Country 137" and [o.value for o in country.options if o.selected] == ["c137"]
+    line = _line_of(obs, country)
+    assert "Country 137" in line and "189 more of 200" in line and "Country 150" not in line
+    sort = _by_label(obs, "Sort by")
+    assert sort.value == "Newest first"
+    assert "{Relevance | Newest first | Oldest first | Trade value}" in _line_of(obs, sort)
+    per_page = _by_label(obs, "Results per page")
+    assert per_page.kind == "page_size" and per_page.value == "25"
+    flow = _by_label(obs, "Trade flow")
+    assert flow.value == "Imports, Exports" and len(flow.options) == 3
+    assert _by_label(obs, "Apply").kind == "submit"
+    assert all(c.form == "filters" for c in obs.controls)
+
+
+async def test_custom_dropdowns_list_hidden_options(page: Page, fixture_site: Any) -> None:
+    obs = await _observe(page, fixture_site.url("obs_aria_dropdown.html"))
+    licence = _by_label(obs, "Licence")
+    assert licence.kind == "custom_select" and licence.value == "Any licence"
+    assert [o.label for o in licence.options] == ["Any licence", "CC-BY 4.0", "CC0", "ODbL"]
+    assert [o.value for o in licence.options] == ["any", "cc-by", "cc0", "odbl"]
+    granularity = _by_label(obs, "Granularity")
+    assert granularity.value == "Monthly" and len(granularity.options) == 4
+    # choosing an option through the page's own widget shows up in the next observation
+    button = await locate_ref(page, licence.ref)
+    assert button is not None
+    await button.click()
+    await page.get_by_role("option", name="CC0").click()
+    after = await observe_page(page, page_id=1)
+    assert _by_label(after, "Licence").value == "CC0"
+    assert _by_label(after, "Licence").ref == licence.ref
+
+
+async def test_form_controls_with_labels_states_and_values(page: Page, fixture_site: Any) -> None:
+    obs = await _observe(page, fixture_site.url("obs_form_controls.html"))
+    query = _by_label(obs, "Search conditions")
+    assert (query.kind, query.value) == ("search", "asthma")
+    phase = _by_label(obs, "Study phase")
+    assert phase.kind == "radio_group" and phase.value == "Phase 2"
+    assert [(o.label, o.value) for o in phase.options] == [("Any phase", "any"), ("Phase 2", "2"), ("Phase 3", "3")]
+    assert (_by_label(obs, "Has results").checked, _by_label(obs, "Include children").checked) == (True, False)
+    assert _by_label(obs, "Recruiting only").kind == "toggle"
+    assert _by_label(obs, "Start date: From").value == "2020-01-01"
+    assert _by_label(obs, "Start date: To").value == "2023-12-31"
+    assert _by_label(obs, "Minimum enrolment (range 0..10000)").value == "100"
+    assert _by_label(obs, "Radius (km) (range 0..500)").kind == "range"
+    assert _by_label(obs, "Industry funded").kind == "checkbox"  # inside a closed <details>
+    assert _by_label(obs, "Search").kind == "submit"
+    await page.check("input[name=children]")
+    await page.fill("#from", "2021-05-01")
+    after = await observe_page(page, page_id=1)
+    assert _by_label(after, "Include children").checked is True
+    assert _by_label(after, "Start date: From").value == "2021-05-01"
+    assert '"Start date: From" = "2021-05-01"' in after.text
+
+
+async def test_iframe_controls_have_frame_unique_refs(page: Page, fixture_site: Any) -> None:
+    await page.goto(fixture_site.url("obs_iframe.html"))
+    await page.frame_locator("iframe").locator("#region").wait_for()
+    obs = await observe_page(page, page_id=1)
+    region = _by_label(obs, "Region")
+    assert region.ref.startswith("f1e") and region.frame and "filters" in region.frame
+    assert region.value == "South"
+    refs = [c.ref for c in obs.controls]
+    assert len(refs) == len(set(refs)) == 3
+    assert obs.frames and "f1" in obs.frames[0]
+    locator = await locate_ref(page, region.ref)
+    assert locator is not None
+    await locator.select_option(label="East")
+    again = await observe_page(page, page_id=1)
+    assert _by_label(again, "Region").value == "East"
+    assert [c.ref for c in again.controls] == refs
+
+
+async def test_shadow_dom_control(page: Page, fixture_site: Any) -> None:
+    obs = await _observe(page, fixture_site.url("obs_shadow.html"))
+    office = _by_label(obs, "Patent office")
+    assert office.value == "USPTO" and [o.label for o in office.options] == ["EPO", "USPTO", "JPO"]
+    assert _by_label(obs, "Granted only").checked is True
+    locator = await locate_ref(page, office.ref)
+    assert locator is not None and await locator.evaluate("el => el.getRootNode() instanceof ShadowRoot")
+
+
+async def test_table_rendered_after_delayed_fetch(page: Page, fixture_site: Any) -> None:
+    before = await _observe(page, fixture_site.url("obs_delayed_table.html"))
+    assert before.tables == []
+    await page.wait_for_selector("#approvals")
+    obs = await observe_page(page, page_id=1)
+    (table,) = obs.tables
+    assert table.caption == "Drug approvals" and table.headers == ["Drug", "Year", "Count"]
+    assert table.rows[0] == ["Aspirin", "2019", "12"] and table.total_rows == 4
+    assert obs.result_count == 4
+    assert "| Naproxen | 2022 | 3 |" in obs.text
+
+
+async def test_cards_pagination_chips_facets_and_tabs(page: Page, fixture_site: Any) -> None:
+    obs = await _observe(page, fixture_site.url("obs_cards.html?q=soil&type=article&page=3"))
+    assert obs.query_state == {"q": ["soil"], "type": ["article"], "page": ["3"]}
+    (cards,) = obs.tables
+    assert cards.source == "cards" and cards.headers == ["title", "authors", "year", "venue"]
+    assert cards.rows[0] == ["Paper number 26 on soil carbon", "Author 26, Coauthor 26", "2001",
+                             "Journal of Soils vol. 1"]
+    assert len(cards.rows) == 10 and cards.row_links[9] == ["/paper/35"]
+    p = obs.pagination
+    assert p is not None
+    assert (p.page, p.pages, p.first, p.last, p.total, p.page_size) == (3, 6, 26, 35, 57, 10)
+    assert p.has_next and p.has_prev and obs.result_count == 57
+    assert obs.chips == ["Year: 2001–2010", "Type: Article"]
+    chip = _by_label(obs, "Type: Article")
+    assert chip.kind == "chip"
+    remover = await locate_ref(page, chip.ref)
+    assert remover is not None and await remover.get_attribute("aria-label") == "Remove Type filter"
+    facet = _by_label(obs, "Document type")
+    assert facet.kind == "link" and facet.value == "Article"
+    assert [o.label for o in facet.options] == ["Article", "Review", "Thesis"]
+    pager = _by_label(obs, "Pagination")
+    assert {o.label for o in pager.options} == {"Previous", "1", "2", "3", "4", "5", "6", "Next"}
+    assert [o.label for o in pager.options if o.selected] == ["3"]
+    assert (_by_label(obs, "List").checked, _by_label(obs, "Table").checked) == (True, False)
+    assert _by_label(obs, "Show per page").kind == "page_size"
+    assert "Pagination: page 3 of 6; showing 26-35 of 57; page size 10; next: yes; prev: yes" in obs.text
+    assert [ln.text for ln in obs.links] == ["Home", "About", "Terms"]
+
+
+async def test_next_only_pagination_and_table_links(page: Page, fixture_site: Any) -> None:
+    obs = await _observe(page, fixture_site.url("obs_next_only.html"))
+    assert obs.pagination is not None and obs.pagination.has_next and not obs.pagination.has_prev
+    assert obs.pagination.page is None and obs.result_count == 1204
+    (table,) = obs.tables
+    assert table.headers == ["Filing", "Date", "Amount"] and table.total_rows == 20
+    assert table.row_links[0] == ["/filing/1"]
+
+
+async def test_cookie_banner_and_alert_are_notices(page: Page, fixture_site: Any) -> None:
+    obs = await _observe(page, fixture_site.url("obs_cookie.html"))
+    accept = _by_label(obs, "Accept all")
+    assert any(n.startswith("[dialog] We use cookies") and f"Accept all [{accept.ref}]" in n for n in obs.notices)
+    assert "[alert] No data for the selected period." in obs.notices
+    assert (_by_label(obs, "Chart").kind, _by_label(obs, "Chart").checked) == ("tab", True)
+    await (await locate_ref(page, accept.ref)).click()  # type: ignore[union-attr]
+    after = await observe_page(page, page_id=1)
+    assert not any(n.startswith("[dialog]") for n in after.notices)
+
+
+async def test_refs_stable_across_observations_and_new_elements(page: Page, fixture_site: Any) -> None:
+    first = await _observe(page, fixture_site.url("obs_form_controls.html"))
+    second = await observe_page(page, page_id=1)
+    assert [(c.ref, c.label) for c in first.controls] == [(c.ref, c.label) for c in second.controls]
+    await page.evaluate("""() => {
+        const box = document.createElement('label');
+        box.innerHTML = '<input type="checkbox" name="late"> Added later';
+        document.querySelector('form').prepend(box);
+    }""")
+    third = await observe_page(page, page_id=1)
+    added = _by_label(third, "Added later")
+    assert added.ref not in {c.ref for c in first.controls}
+    assert {c.ref: c.label for c in third.controls if c.ref != added.ref} == {c.ref: c.label for c in first.controls}
+    assert await locate_ref(page, "e99999") is None
+    assert await locate_ref(page, "not a ref") is None
+
+
+@pytest.mark.parametrize("name", OBS_PAGES)
+async def test_every_control_and_option_is_in_the_text(page: Page, fixture_site: Any, name: str) -> None:
+    await page.goto(fixture_site.url(name))
+    if name == "obs_delayed_table.html":
+        await page.wait_for_selector("#approvals")
+    if name == "obs_iframe.html":
+        await page.frame_locator("iframe").locator("#region").wait_for()
+    obs = await observe_page(page, page_id=1)
+    assert obs.controls or name == "obs_delayed_table.html"
+    assert obs.tokens <= 1500
+    for control in obs.controls:
+        line = _line_of(obs, control)
+        assert f'"{control.label}"' in line
+        if len(control.options) <= LONG_OPTION_LIST:
+            for option in control.options:
+                assert option.label in line
+        else:
+            assert f"more of {len(control.options)}" in line
+            assert all(o.label in line for o in control.options if o.selected)
+    # each control element carries its ref; grouped members point at their control
+    counts = await page.evaluate("""() => {
+        const els = [...document.querySelectorAll('select, input:not([type=hidden]), textarea, [role=option]')];
+        return els.map(e => e.getAttribute('data-sgr-ref') && (e.getAttribute('data-sgr-group') || e.getAttribute('data-sgr-ref')));
+    }""")
+    refs = {c.ref for c in obs.controls}
+    assert all(ref in refs for ref in counts), counts
+
+
+async def test_budget_keeps_every_control_and_cuts_rows(page: Page) -> None:
+    selects = "".join(
+        f'<label>Filter {i} <select name="f{i}">' + "".join(f"<option>v{i}-{j}</option>" for j in range(5))
+        + "</select></label>" for i in range(25)
+    )
+    rows = "".join(f"<tr><td>row {i}</td><td>{i * 7}</td><td>some longer cell text {i}</td></tr>" for i in range(400))
+    links = "".join(f'<a href="/doc/{i}">Document {i}</a> ' for i in range(200))
+    paras = "".join(f"<p>Paragraph {i} of explanatory text.</p>" for i in range(60))
+    await page.set_content(
+        f"<main><h1>Big</h1><form>{selects}</form><table><tr><th>Name</th><th>N</th><th>Note</th></tr>{rows}"
+        f"</table>{paras}</main><footer>{links}</footer>"
+    )
+    obs = await observe_page(page, page_id=1, token_budget=1500)
+    assert len(obs.controls) == 25 and obs.tokens <= 1500
+    for control in obs.controls:
+        assert _line_of(obs, control).endswith("{" + " | ".join(o.label for o in control.options) + "}")
+    assert obs.tables[0].total_rows == 400 and obs.tables[0].truncated  # capped at MAX_TABLE_ROWS
+    assert "| row 0 | 0 | some longer cell text 0 |" in obs.text
+    assert "more rows (read_table 0 for all)" in obs.text
+    tiny = await observe_page(page, page_id=1, token_budget=200)
+    assert tiny.tokens > 200  # controls are never dropped, so the floor is their size
+    assert all(f"[{c.ref}] " in tiny.text for c in tiny.controls)
+    assert "| row 0 |" not in tiny.text
