@@ -1,0 +1,222 @@
+"""Actions against real Chromium and the fixture pages: each returns what really happened on the page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from browser.types import (
+    Back,
+    Check,
+    Click,
+    Download,
+    Fill,
+    Goto,
+    Press,
+    ReadPdf,
+    ReadTable,
+    Select,
+    SetRange,
+    SetUrlParams,
+    Submit,
+    Target,
+    WaitFor,
+)
+
+pytestmark = pytest.mark.slow
+
+
+async def _open(browser, site, path: str):
+    result = await browser.act(Goto(url=site.url(path)))
+    assert result.ok, result.message
+    return result
+
+
+async def test_native_select_by_label_and_value_reads_back(task_browser, fixture_site):
+    await _open(task_browser, fixture_site, "act_form.html")
+    by_label = await task_browser.act(Select(target=Target(label="Region"), option="Asia"))
+    assert by_label.ok, by_label.message
+    assert by_label.readback == "Asia"
+    assert by_label.delta.controls_changed["Region"] == ("Any", "Asia")
+    by_value = await task_browser.act(Select(target=Target(label="Region"), option="eu"))
+    assert by_value.ok and by_value.readback == "Europe"
+
+
+async def test_missing_option_lists_the_available_ones(task_browser, fixture_site):
+    await _open(task_browser, fixture_site, "act_form.html")
+    result = await task_browser.act(Select(target=Target(label="Region"), option="Mars"))
+    assert not result.ok and result.error == "option_not_found"
+    assert "'Europe'" in result.message and "'Americas'" in result.message
+
+
+async def test_radio_group_by_fieldset_legend(task_browser, fixture_site):
+    await _open(task_browser, fixture_site, "act_form.html")
+    result = await task_browser.act(Select(target=Target(label="Period"), option="Quarterly"))
+    assert result.ok, result.message
+    assert result.readback == "Quarterly"
+    assert result.delta.controls_changed["Period"] == ("Yearly", "Quarterly")
+
+
+async def test_custom_aria_dropdown(task_browser, fixture_site):
+    await _open(task_browser, fixture_site, "act_form.html")
+    result = await task_browser.act(Select(target=Target(label="Sort by"), option="Name (A-Z)"))
+    assert result.ok, result.message
+    assert result.readback == "Name (A-Z)"
+    missing = await task_browser.act(Select(target=Target(label="Sort by"), option="Price"))
+    assert missing.error == "option_not_found" and "'Newest first'" in missing.message
+
+
+async def test_checkbox_text_and_range_inputs(task_browser, fixture_site):
+    await _open(task_browser, fixture_site, "act_form.html")
+    checked = await task_browser.act(Check(target=Target(label="Final data only")))
+    assert checked.ok and checked.readback == "checked"
+    unchecked = await task_browser.act(Check(target=Target(label="Final data only"), checked=False))
+    assert unchecked.ok and unchecked.readback == "unchecked"
+    keyword = await task_browser.act(Fill(target=Target(label="Keyword"), value="rivers"))  # placeholder label
+    assert keyword.ok and keyword.readback == "rivers"
+    years = await task_browser.act(SetRange(start_target=Target(label="From year"), end_target=Target(label="To year"),
+                                            start="2001", end="2005"))
+    assert years.ok, years.message
+    assert years.readback == "2001 .. 2005"
+
+
+async def test_submit_changes_url_state_and_count(task_browser, fixture_site):
+    await _open(task_browser, fixture_site, "act_form.html")
+    await task_browser.act(Select(target=Target(label="Region"), option="Europe"))
+    result = await task_browser.act(Click(target=Target(text="Apply filters")))
+    assert result.ok, result.message
+    assert result.delta.params_added["region"] == ["eu"]
+    assert (result.delta.count_before, result.delta.count_after) == (5, 2)
+    assert "results 5 -> 2" in result.message
+    # submit without a target submits the focused/first form; same state, so the count stays
+    again = await task_browser.act(Submit())
+    assert again.ok and again.observation.query_state["region"] == ["eu"]
+
+
+async def test_refs_from_observation_work_and_go_stale_after_navigation(task_browser, fixture_site):
+    opened = await _open(task_browser, fixture_site, "act_form.html")
+    keyword_ref = next(c.ref for c in opened.observation.controls if c.label == "Keyword")
+    filled = await task_browser.act(Fill(target=Target(ref=keyword_ref), value="coal"))
+    assert filled.ok and filled.readback == "coal"
+    moved = await task_browser.act(Click(target=Target(text="Go to links")))
+    assert moved.ok and moved.observation.page_id > opened.observation.page_id
+    stale = await task_browser.act(Fill(target=Target(ref=keyword_ref), value="coal"))
+    assert not stale.ok and stale.error == "stale_ref"
+    unknown = await task_browser.act(Click(target=Target(ref="e999")))
+    assert unknown.error == "not_found"
+
+
+async def test_value_that_silently_reverts(task_browser, fixture_site):
+    await _open(task_browser, fixture_site, "act_revert.html")
+    year = await task_browser.act(Select(target=Target(label="Year"), option="2023"))
+    assert not year.ok and year.error == "value_reverted"
+    assert year.readback == "2024" and "'2023'" in year.message
+    unit = await task_browser.act(Fill(target=Target(label="Unit"), value="USD"))
+    assert unit.error == "value_reverted" and unit.readback == "EUR"
+
+
+async def test_click_without_effect(task_browser, fixture_site):
+    await _open(task_browser, fixture_site, "act_form.html")
+    result = await task_browser.act(Click(target=Target(text="Do nothing")))
+    assert not result.ok and result.error == "no_effect"
+    assert result.delta.empty
+
+
+async def test_control_inside_iframe(task_browser, fixture_site):
+    await _open(task_browser, fixture_site, "act_iframe.html")
+    chosen = await task_browser.act(Select(target=Target(label="Indicator", frame="filters"), option="CO2 emissions"))
+    assert chosen.ok and chosen.readback == "CO2 emissions"
+    shown = await task_browser.act(Click(target=Target(text="Show")))
+    assert shown.ok, shown.message
+    inner = next(f for f in task_browser.page.frames if f.name == "filters")
+    assert await inner.text_content("#out") == "Showing co2"
+    missing = await task_browser.act(Click(target=Target(text="Show", frame="nope")))
+    assert missing.error == "not_found" and "frames" in missing.message
+
+
+async def test_post_only_form(task_browser, fixture_site):
+    await _open(task_browser, fixture_site, "act_post.html")
+    await task_browser.act(Fill(target=Target(label="Topic"), value="glaciers"))
+    result = await task_browser.act(Submit(target=Target(label="Topic")))
+    assert result.ok, result.message
+    assert result.observation.url.endswith("/post-search")
+    assert result.observation.result_count == 3
+    assert "Results for glaciers" in result.observation.text
+    gone = await task_browser.act(Click(target=Target(text="Search")))  # the result page has no such button
+    assert gone.error == "not_found"
+
+
+async def test_read_table_follows_pagination(task_browser, fixture_site):
+    await _open(task_browser, fixture_site, "paged?page=1")
+    first_page = await task_browser.act(ReadTable(table=0))
+    assert first_page.ok and len(first_page.table.rows) == 10
+    whole = await task_browser.act(ReadTable(table=0, all_pages=True))
+    assert whole.ok, whole.message
+    assert [row[0] for row in whole.table.rows] == [f"Item {i}" for i in range(1, 24)]
+    assert whole.table.rows[22] == ["Item 23", "69"]
+    assert "3 page(s)" in whole.message
+
+
+async def test_read_table_row_cap(task_browser, fixture_site):
+    await _open(task_browser, fixture_site, "paged?page=1")
+    capped = await task_browser.act(ReadTable(table=0, all_pages=True, max_rows=15))
+    assert capped.ok and len(capped.table.rows) == 15 and capped.table.truncated
+
+
+async def test_read_pdf_from_link(task_browser, fixture_site):
+    await _open(task_browser, fixture_site, "act_links.html")
+    result = await task_browser.act(ReadPdf(target=Target(text="Annual report (PDF)")))
+    assert result.ok, result.message
+    assert [p.page for p in result.pdf_pages] == [1, 2, 3]
+    assert "Region South revenue 95" in result.pdf_pages[1].text
+    two = await task_browser.act(ReadPdf(url="/doc.pdf", max_pages=2))
+    assert [p.page for p in two.pdf_pages] == [1, 2]
+
+
+async def test_csv_download_parsed_into_rows(task_browser, fixture_site, tmp_path: Path):
+    await _open(task_browser, fixture_site, "act_links.html")
+    result = await task_browser.act(Download(target=Target(text="Data (CSV)")))
+    assert result.ok, result.message
+    assert Path(result.download_path) == tmp_path / "downloads" / "data.csv"
+    assert result.table.headers == ["country", "year", "value"]
+    assert result.table.rows[1] == ["Germany", "2020", "12"]
+
+
+async def test_download_over_the_cap(chromium_worker, fixture_site, tmp_path: Path):
+    from browser.session import ChromiumWorker
+
+    small = ChromiumWorker(limits=chromium_worker.limits.model_copy(update={"download_bytes": 10_000}))
+    try:
+        async with small.task_browser(tmp_path, [fixture_site.origin]) as browser:
+            await _open(browser, fixture_site, "act_links.html")
+            result = await browser.act(Download(target=Target(text="Big data (CSV)")))
+            assert result.error == "download_too_large"
+            assert not (tmp_path / "downloads" / "big.csv").exists()
+            pdf = await browser.act(ReadPdf(url="/doc.pdf"))
+            assert pdf.ok  # a 2 kB PDF is under the cap
+    finally:
+        await small.close()
+
+
+async def test_set_url_params_shows_the_diff(task_browser, fixture_site):
+    await _open(task_browser, fixture_site, "act_form.html?region=eu&q=x")
+    result = await task_browser.act(SetUrlParams(params={"region": "as"}, remove=["q"]))
+    assert result.ok, result.message
+    assert "region: eu -> as" in result.message and "-q" in result.message
+    assert result.observation.query_state == {"region": ["as"]}
+    assert result.observation.result_count == 2
+
+
+async def test_back_press_and_wait_for(task_browser, fixture_site):
+    await _open(task_browser, fixture_site, "act_form.html")
+    await task_browser.act(Click(target=Target(text="Go to links")))
+    back = await task_browser.act(Back())
+    assert back.ok and back.observation.url.endswith("act_form.html")
+    await task_browser.act(Fill(target=Target(label="Keyword"), value="ice"))
+    pressed = await task_browser.act(Press(key="Enter", target=Target(label="Keyword")))
+    assert pressed.ok and pressed.observation.query_state["q"] == ["ice"]
+    await _open(task_browser, fixture_site, "act_delayed.html")
+    await task_browser.act(Click(target=Target(text="Load data")))
+    waited = await task_browser.act(WaitFor(text="Data ready", timeout_ms=3000))
+    assert waited.ok, waited.message
