@@ -174,21 +174,27 @@ def _field_name(node: Tag, card: Tag) -> str:
 
 
 def _card_fields(card: Tag) -> list[tuple[str, str]]:
-    """(column name, text) for each text-bearing leaf of a card, in document order."""
+    """(column name, text) for each text-bearing leaf of a card, in document order.
+
+    A node mixing its own text with markup ("Depth: <i>10 m</i>") is one field, so labels stay with values.
+    """
     fields: list[tuple[str, str]] = []
-    for node in card.find_all(True):
-        if node.name in _SKIP_TAGS or any(p.name in _SKIP_TAGS for p in node.parents if p is not card):
-            continue
-        has_child_text = any(isinstance(c, Tag) and c.name not in _SKIP_TAGS and _text(c) for c in node.children)
-        if has_child_text:
-            # text directly in a mixed node ("Year: <b>2021</b>") counts under the node's own name
-            direct = _SPACE.sub(" ", " ".join(s for s in node.find_all(string=True, recursive=False))).strip()
-            if direct and len(direct) > 1:
-                fields.append((_field_name(node, card), direct))
-            continue
-        text = _text(node)
-        if text:
-            fields.append((_field_name(node, card), text))
+
+    def visit(node: Tag) -> None:
+        for child in node.children:
+            if not isinstance(child, Tag) or child.name in _SKIP_TAGS:
+                continue
+            text = _text(child)
+            if not text:
+                continue
+            nested = [c for c in child.children if isinstance(c, Tag) and c.name not in _SKIP_TAGS and _text(c)]
+            own = "".join(s for s in child.find_all(string=True, recursive=False)).strip()
+            if not nested or own:
+                fields.append((_field_name(child, card), text))
+            else:
+                visit(child)
+
+    visit(card)
     if not fields and _text(card):
         fields.append(("text", _text(card)))
     return fields

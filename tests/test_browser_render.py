@@ -1,0 +1,91 @@
+"""The compact text: controls always whole, long option lists summarised, budget kept by cutting rows first."""
+
+from __future__ import annotations
+
+from browser.render import control_line, render
+from browser.tokens import count_tokens
+from browser.types import Control, Link, Observation, Option, Pagination, TableData
+
+
+def _select(ref: str, label: str, n: int, selected: int = 0) -> Control:
+    options = [Option(label=f"opt {i}", value=str(i), selected=i == selected) for i in range(n)]
+    return Control(ref=ref, kind="select", label=label, value=f"opt {selected}", options=options)
+
+
+def _obs(**kwargs: object) -> Observation:
+    return Observation(url="http://x.test/s?q=a&page=2", query_state={"q": ["a"], "page": ["2"]}, **kwargs)
+
+
+def test_control_lines_by_kind() -> None:
+    assert control_line(_select("e1", "Sort", 3, 1)) == '[e1] select "Sort" = "opt 1" {opt 0 | opt 1 | opt 2}'
+    assert control_line(Control(ref="e2", kind="checkbox", label="Open", checked=True)) == '[e2] checkbox "Open" [x]'
+    assert control_line(Control(ref="e3", kind="tab", label="Map", checked=True)) == '[e3] tab "Map" (selected)'
+    assert control_line(Control(ref="e4", kind="submit", label="Go", disabled=True)) == '[e4] submit "Go" (disabled)'
+    assert control_line(Control(ref="f1e1", kind="text", label='Say "hi"', value="", frame="f1:x")) == (
+        "[f1e1] text \"Say 'hi'\" = \"\" (in frame f1:x)"
+    )
+
+
+def test_long_option_list_is_summarised_with_the_selected_option() -> None:
+    line = control_line(_select("e1", "Country", 200, selected=150))
+    assert line.startswith('[e1] select "Country" = "opt 150" {opt 0 | opt 1 |')
+    assert "opt 9 | opt 150 | … 189 more of 200 — use select with the label or search them}" in line
+    assert "opt 10 " not in line and "opt 151" not in line
+    assert "opt 29}" in control_line(_select("e2", "At the limit", 30))
+    assert "… 21 more of 31" in control_line(_select("e3", "Just over", 31))
+
+
+def test_header_state_pagination_and_notices() -> None:
+    obs = _obs(
+        title="Results",
+        pagination=Pagination(page=2, pages=5, first=11, last=20, total=48, page_size=10, has_next=True, has_prev=True),
+        result_count=48,
+        notices=["[dialog] Accept cookies"],
+    )
+    text, tokens = render(obs)
+    assert text.splitlines()[:3] == ["URL: http://x.test/s?q=a&page=2", "State: q=a; page=2", "Title: Results"]
+    assert "Pagination: page 2 of 5; showing 11-20 of 48; page size 10; next: yes; prev: yes" in text
+    assert "Result count: 48" in text and "NOTICES:\n[dialog] Accept cookies" in text
+    assert tokens == count_tokens(text)
+
+
+def _big_obs(n_controls: int) -> Observation:
+    table = TableData(index=0, headers=["name", "value"], rows=[[f"row {i}", str(i)] for i in range(300)],
+                      total_rows=300)
+    return _obs(
+        controls=[_select(f"e{i}", f"Filter {i}", 4) for i in range(n_controls)],
+        tables=[table],
+        outline=[f"Paragraph {i} with some words in it" for i in range(100)],
+        links=[Link(ref=f"e{1000 + i}", text=f"Doc {i}", href=f"http://x.test/d/{i}") for i in range(100)],
+    )
+
+
+def test_budget_respected_and_rows_cut_from_the_end() -> None:
+    text, tokens = render(_big_obs(10), token_budget=1500)
+    assert tokens <= 1500 and tokens == count_tokens(text)
+    assert all(f'[e{i}] select "Filter {i}"' in text for i in range(10))
+    lines = text.splitlines()
+    rows = [line for line in lines if line.startswith("| row ")]
+    assert rows[0] == "| row 0 | 0 |" and len(rows) < 300
+    assert rows[-1] == f"| row {len(rows) - 1} | {len(rows) - 1} |"  # a prefix: cut from the end
+    assert f"… {300 - len(rows)} more rows (read_table 0 for all)" in lines
+    assert "OUTLINE:" in lines and "LINKS:" in lines  # the other sections get their share
+    assert "TABLE 0 (table; 300 rows)" in lines
+
+
+def test_controls_survive_a_budget_they_exceed() -> None:
+    text, tokens = render(_big_obs(60), token_budget=300)
+    assert tokens > 300
+    assert all(f"[e{i}] " in text for i in range(60))
+    assert "| row 0 |" not in text and "LINKS:" not in text
+
+
+def test_unused_share_flows_to_other_sections() -> None:
+    obs = _obs(outline=[f"Line {i} of the outline text" for i in range(400)])
+    text, tokens = render(obs, token_budget=1500)
+    assert 1300 < tokens <= 1500  # the outline may use what tables and links do not need
+    assert "more outline lines" in text
+
+
+def test_rendering_is_deterministic() -> None:
+    assert render(_big_obs(5)) == render(_big_obs(5))
