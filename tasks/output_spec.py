@@ -101,7 +101,7 @@ def _schema_columns(schema: Any) -> list[str] | None:
 
 
 _NAME = r"[^<>\n|`]+"
-_TOKEN = r"[A-Za-z0-9_][A-Za-z0-9_ /().%#-]*"
+_TOKEN = r"[A-Za-z0-9_][A-Za-z0-9_ /()%#-]*"  # no ".": a sentence may end right after the list
 
 
 def columns_from_output_format(output_format: str, field_separator: str = "|") -> list[str] | None:
