@@ -12,6 +12,7 @@ from rich.panel import Panel
 from rich.table import Table
 
 from tasks.align import align_pairs
+from tasks.answer_check import check_reference_answer
 from tasks.errors import TaskLoadError, TaskSourceError
 from tasks.loaders import LoadResult, load_tasks
 from tasks.models import Task
@@ -177,9 +178,18 @@ def validate(
     strict_pairs: Annotated[
         bool, typer.Option("--strict-pairs", help="Also fail when a goal/constraint partner is missing.")
     ] = False,
+    answer_check: Annotated[
+        bool,
+        typer.Option(
+            "--answer-check/--no-answer-check",
+            help="Parse each reference answer with the evaluator under its own spec (rows, width, header).",
+        ),
+    ] = True,
 ) -> None:
     """Check every record and the goal/constraint alignment; exits 1 listing all problems."""
     result = _load(tasks, split, language, domain, family, None)
+    if answer_check:
+        result.problems.extend(p for task in result.tasks for p in check_reference_answer(task))
     failed = bool(result.problems)
     if result.problems:
         table = Table(title=f"{len(result.problems)} problem(s)")
@@ -200,7 +210,7 @@ def validate(
             console().print(f"[{style}]unpaired: {', '.join(report.unpaired)}[/{style}]")
         failed = failed or bool(report.mismatched) or (strict_pairs and bool(report.unpaired))
         console().print(f"{len(report.pairs)} goal/constraint pair(s), {len(report.mismatched)} mismatched")
-    console().print(f"{len(result.tasks)} valid task(s), {len(result.problems)} problem(s)")
+    console().print(f"{len(result.tasks)} task(s) loaded, {len(result.problems)} problem(s)")
     if failed:
         raise typer.Exit(1)
 

@@ -159,6 +159,14 @@ class Task(_Open):
         return None
 
     @property
+    def source_file(self) -> str | None:
+        return self._origin_file
+
+    @property
+    def source_line(self) -> int | None:
+        return self._origin_line
+
+    @property
     def source(self) -> str | None:
         """Where the record was read from ("file" or "file:line"), for messages and `sgr tasks show`."""
         if self._origin_file is None:

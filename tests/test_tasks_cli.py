@@ -70,7 +70,7 @@ def test_validate_clean_release() -> None:
     result = runner.invoke(app, ["validate", "--tasks", SAMPLE], env=WIDE)
     assert result.exit_code == 0, result.output
     assert "8 goal/constraint pair(s), 0 mismatched" in result.output
-    assert "16 valid task(s), 0 problem(s)" in result.output
+    assert "16 task(s) loaded, 0 problem(s)" in result.output
 
 
 def test_validate_lists_all_problems_and_fails() -> None:
@@ -79,7 +79,7 @@ def test_validate_lists_all_problems_and_fails() -> None:
     assert "6 problem(s)" in result.output
     for expected in ("metadata.intra_chain", "rubric.normalization.schema", "nvd_903", "Field required"):
         assert expected in result.output
-    assert "1 valid task(s), 6 problem(s)" in result.output
+    assert "1 task(s) loaded, 6 problem(s)" in result.output
 
 
 def test_validate_strict_pairs() -> None:
