@@ -199,7 +199,7 @@ class BenchRunner:
             t0 = time.monotonic()
             outcome, timed_out, restart = await self._attempt(cell, slot, staging)
             outcome.wall_seconds = outcome.wall_seconds or round(time.monotonic() - t0, 3)
-            if restart:
+            if restart or outcome.error_kind == "infra":  # a fresh browser for the next try or cell
                 await slot.close()
             retryable = outcome.error_kind == "infra" and number <= self.config.run.retries
             if not retryable:

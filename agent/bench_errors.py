@@ -23,7 +23,7 @@ _INFRA_MESSAGES = ("browser has been closed", "target closed", "browser closed",
 def classify_exception(exc: BaseException) -> str:
     """'infra' (retryable) or 'agent'. Matches by class name so no client library must be imported."""
     names = {cls.__name__ for cls in type(exc).__mro__}
-    if names & _INFRA_TYPE_NAMES:
+    if names & _INFRA_TYPE_NAMES or getattr(exc, "error_class", None) == "crashed":  # browser.BrowserError
         return "infra"
     status = getattr(exc, "status_code", None) or getattr(getattr(exc, "response", None), "status_code", None)
     if isinstance(status, int) and (status == 429 or status >= 500):
