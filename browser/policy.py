@@ -6,11 +6,14 @@ Requests to other origins are aborted at the context's router (not silently foll
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass, field
 from urllib.parse import urljoin, urlsplit
 
 from playwright.async_api import BrowserContext, Route
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import TimeoutError as PlaywrightTimeout
 from pydantic import BaseModel, ConfigDict, Field
 
 # Schemes a page may use internally without touching the network; never valid navigation targets.
@@ -50,6 +53,7 @@ class OriginPolicy:
 
     allowed_origins: set[str]
     blocked: list[BlockedRequest] = field(default_factory=list)
+    fetch_timeout_ms: float = 30_000
 
     @classmethod
     def for_task(cls, allowed: list[str], start_url: str | None = None) -> OriginPolicy:
@@ -91,7 +95,12 @@ class OriginPolicy:
     async def _navigate_checking_redirect(self, route: Route) -> None:
         """Chromium follows redirects without routing them again, so a navigation is fetched here
         without following its redirect, and a redirect to a refused origin is stopped at that hop."""
-        response = await route.fetch(max_redirects=0)
+        try:
+            response = await route.fetch(max_redirects=0, timeout=self.fetch_timeout_ms)
+        except PlaywrightError as exc:  # the page sees a failed load; the action reports the timeout
+            with contextlib.suppress(PlaywrightError):
+                await route.abort("timedout" if isinstance(exc, PlaywrightTimeout) else "failed")
+            return
         location = response.headers.get("location")
         if 300 <= response.status < 400 and location:
             target = urljoin(route.request.url, location)

@@ -165,6 +165,7 @@ class PageDriver:
                                             viewport={"width": 1280, "height": 900})
         context.set_default_timeout(self.timeouts.action_ms)
         context.set_default_navigation_timeout(self.timeouts.navigation_ms)
+        self.policy.fetch_timeout_ms = self.timeouts.navigation_ms
         await self.policy.install(context)
         await context.add_init_script(INIT_SCRIPT)
         if self.trace:
