@@ -72,7 +72,7 @@ class Normalization(_Open):
     field_separator: str | None = None
     record_separator: str | None = None
     header_row: bool | str | dict[str, Any] | None = None
-    schema_: list[str | dict[str, Any]] | str | None = Field(None, alias="schema")
+    schema_: list[str | dict[str, Any]] | dict[str, Any] | str | None = Field(None, alias="schema")
     dedup_key: str | list[str] | None = None
     sorting_or_selection: str | dict[str, Any] | list[Any] | None = None
 

@@ -36,23 +36,28 @@ _SEPARATOR_ESCAPES: dict[str, str] = {"\\n": "\n", "\\r\\n": "\n", "\r\n": "\n",
 
 
 def parse_separator(raw: Any, field: str) -> str:
-    """A separator written as a character ("\\n", ";", ", ") or a word ("newline", "semicolon")."""
+    """A separator written as a character ("\\n", ";", ", ", "'|'") or in words ("newline", "semicolon (;)")."""
     if not isinstance(raw, str) or raw == "":
         raise OutputSpecError(field, f"separator must be a non-empty string, got {raw!r}")
-    if raw in _SEPARATOR_ESCAPES:
-        return _SEPARATOR_ESCAPES[raw]
-    if raw.strip() == "" and "\n" in raw:
-        return "\n"
+    if raw.strip() == "":  # whitespace itself: a real newline or tab character
+        for char in ("\n", "\t"):
+            if char in raw:
+                return char
+        raise OutputSpecError(field, f"a blank separator {raw!r} cannot split records")
     stripped = raw.strip()
-    if stripped in {"|", ",", ";", "\t"}:
-        return stripped
-    words = re.sub(r"[^a-z ]+", " ", stripped.lower()).split()
+    unquoted = stripped.strip("`'\"") or stripped
+    for candidate in (raw, stripped, unquoted):
+        if candidate in _SEPARATOR_ESCAPES:
+            return _SEPARATOR_ESCAPES[candidate]
+        if candidate in {"|", ",", ";", "\t"}:
+            return candidate
+    words = re.sub(r"[^a-z ]+", " ", unquoted.lower()).split()
     phrase = " ".join(words)
     for word, sep in _SEPARATOR_WORDS.items():
-        if phrase == word or phrase.rstrip("s") == word or (word in phrase and len(words) <= 5):
+        if re.search(rf"\b{word}s?\b", phrase) and len(words) <= 5:
             return sep
-    if len(stripped) <= 3 and not stripped.isalnum():
-        return stripped
+    if len(unquoted) <= 3 and not any(c.isalnum() or c.isspace() for c in unquoted):
+        return unquoted
     raise OutputSpecError(field, f"unrecognised separator {raw!r} (use a character such as '\\n', ';', ',')")
 
 
@@ -86,6 +91,8 @@ def _schema_columns(schema: Any) -> list[str] | None:
     if isinstance(schema, str):
         sep = "|" if "|" in schema else ","
         return [c.strip().strip("`'\"<>") for c in schema.split(sep) if c.strip()]
+    if isinstance(schema, Mapping):  # {"column": "description or type", ...} in column order
+        return [str(k).strip() for k in schema if str(k).strip()]
     if isinstance(schema, list):
         names: list[str] = []
         for item in schema:
@@ -97,27 +104,38 @@ def _schema_columns(schema: Any) -> list[str] | None:
             else:
                 names.append(str(item).strip())
         return [n for n in names if n]
-    raise OutputSpecError("rubric.normalization.schema", f"schema must be a list or a string, got {schema!r}")
+    raise OutputSpecError(
+        "rubric.normalization.schema", f"schema must be a list, an object or a string, got {schema!r}"
+    )
 
 
 _NAME = r"[^<>\n|`]+"
 _TOKEN = r"[A-Za-z0-9_][A-Za-z0-9_ /()%#-]*"  # no ".": a sentence may end right after the list
 
 
+def _pipe_run(sep: str) -> str:
+    return rf"({_TOKEN}(?:[ \t]*{sep}[ \t]*{_TOKEN})+)"
+
+
 def columns_from_output_format(output_format: str, field_separator: str = "|") -> list[str] | None:
-    """Columns named in prose: `<a>|<b>|<c>` placeholders, "columns a|b|c", or a quoted `a|b|c` line."""
+    """Columns named in prose, most explicit form first: `<a>|<b>` or `{a}|{b}` placeholders,
+    "columns a|b|c", a quoted `a|b|c`, then a bare "a | b | c" after a colon or at the start of a line."""
     sep = re.escape(field_separator)
-    placeholders = re.search(rf"<{_NAME}>(?:[ \t]*{sep}[ \t]*<{_NAME}>)+", output_format)
-    if placeholders:
-        return [m.strip() for m in re.findall(rf"<({_NAME})>", placeholders.group(0))]
-    keyword = re.search(
-        rf"(?i:columns?|fields?|header)\s*(?:\([^)]*\)\s*)?(?:are|is|in this order|in order)?\s*[:=]?\s*[`'\"]?"
-        rf"({_TOKEN}(?:[ \t]*{sep}[ \t]*{_TOKEN})+)",
-        output_format,
+    for opening, closing in (("<", ">"), ("{", "}")):
+        name = rf"[^{opening}{closing}\n|`]+"
+        run = re.search(rf"{opening}{name}{closing}(?:[ \t]*{sep}[ \t]*{opening}{name}{closing})+", output_format)
+        if run:
+            return [m.strip() for m in re.findall(rf"{opening}({name}){closing}", run.group(0))]
+    patterns = (
+        r"(?i:columns?|fields?|header)\s*(?:\([^)]*\)\s*)?(?:are|is|in this order|in order)?\s*[:=]?\s*[`'\"]?"
+        + _pipe_run(sep),
+        rf"`{_pipe_run(sep)}`",
+        rf"(?m)(?:^|:)[ \t]*[`'\"]?{_pipe_run(sep)}[ \t]*[`'\"]?[ \t]*(?:$|[.;]|\n)",
     )
-    quoted = keyword or re.search(rf"`({_TOKEN}(?:[ \t]*{sep}[ \t]*{_TOKEN})+)`", output_format)
-    if quoted:
-        return [c.strip() for c in re.split(sep, quoted.group(1)) if c.strip()]
+    for pattern in patterns:
+        match = re.search(pattern, output_format)
+        if match:
+            return [c.strip() for c in re.split(sep, match.group(1)) if c.strip()]
     single = re.findall(rf"<({_NAME})>", output_format)
     if len(single) == 1:
         return [single[0].strip()]
@@ -125,14 +143,11 @@ def columns_from_output_format(output_format: str, field_separator: str = "|") -
 
 
 def columns_from_header_rule(header_rule: str, field_separator: str = "|") -> list[str] | None:
-    """A header rule that spells the header, e.g. "required: a|b|c" or just "a|b|c"."""
-    text = header_rule.strip()
-    prefix, colon, rest = text.partition(":")
-    if colon and field_separator not in prefix:
-        text = rest
-    if field_separator not in text:
+    """A header rule that spells the header: "required: a|b|c", "first line must be `a|b|c`", "a|b|c"."""
+    match = re.search(_pipe_run(re.escape(field_separator)), header_rule)
+    if not match:
         return None
-    return [c.strip().strip("`'\"") for c in text.split(field_separator) if c.strip()] or None
+    return [c.strip() for c in match.group(1).split(field_separator) if c.strip()] or None
 
 
 # --- header, NONE, ordering, dedup key -----------------------------------------------------------------
@@ -174,6 +189,7 @@ _HEADER_WORDS: dict[str, HeaderRule] = {
     "optional": "optional", "allowed": "optional", "either": "optional",
     "required": "required", "include": "required", "included": "required", "yes": "required",
     "true": "required", "mandatory": "required", "present": "required",
+    "not required": "optional", "not needed": "optional", "forbidden": "omitted", "not allowed": "omitted",
 }
 
 
@@ -254,7 +270,7 @@ def parse_dedup_key(raw: Any) -> tuple[str, ...] | None:
     if raw is None:
         return None
     if isinstance(raw, str):
-        inner = raw.strip().strip("()[]{}").strip()
+        inner = re.sub(r"^\w*\s*[(\[{]", "", raw.strip()).strip().strip("()[]{}").strip()  # "tuple(a, b)"
         items = re.split(r"\s*(?:,|\+|;|\band\b)\s*", inner)
     elif isinstance(raw, list | tuple):
         items = [str(i) for i in raw]

@@ -31,7 +31,9 @@ ABC = {"schema": ["a", "b", "c"]}
 @pytest.mark.parametrize(
     ("raw", "expected"),
     [("\n", "\n"), ("\\n", "\n"), ("newline", "\n"), ("New line", "\n"), ("\r\n", "\n"), (",", ","),
-     (";", ";"), ("; ", ";"), (" , ", ","), ("semicolon", ";"), ("semicolons", ";"), ("comma", ",")],
+     (";", ";"), ("; ", ";"), (" , ", ","), ("semicolon", ";"), ("semicolons", ";"), ("comma", ","),
+     ("'\\n'", "\n"), ("`;`", ";"), ("; (semicolon)", ";"), ("\\n (newline)", "\n"), ("one record per line", "\n"),
+     ("semicolon (half-width)", ";")],
 )
 def test_record_separator_from_rubric(raw: str, expected: str) -> None:
     assert derive_output_spec(ABC | {"record_separator": raw}, "").record_separator == expected
@@ -51,9 +53,10 @@ def test_record_separator_from_output_format(output_format: str, expected: str) 
     assert derive_output_spec(ABC, output_format).record_separator == expected
 
 
-def test_unrecognised_separator_names_the_field() -> None:
+@pytest.mark.parametrize("raw", ["whatever comes to mind", "  ", "x"])
+def test_unrecognised_separator_names_the_field(raw: str) -> None:
     with pytest.raises(OutputSpecError) as info:
-        derive_output_spec(ABC | {"record_separator": "whatever comes to mind"}, "")
+        derive_output_spec(ABC | {"record_separator": raw}, "")
     assert info.value.field == "rubric.normalization.record_separator"
 
 
@@ -71,7 +74,8 @@ def test_field_separator_words(raw: str, expected: str) -> None:
         (True, "required"), (False, "omitted"), ("omit", "omitted"), ("none", "omitted"), ("optional", "optional"),
         ("required", "required"), ("Do not include a header row.", "omitted"), ("Omit the header.", "omitted"),
         ("A header row is optional.", "optional"), ("required: a|b|c", "required"), ("a|b|c", "required"),
-        ({"required": False}, "omitted"), ({"rule": "optional"}, "optional"),
+        ({"required": False}, "omitted"), ({"rule": "optional"}, "optional"), ("not required", "optional"),
+        ("first line must be `a|b|c`", "required"),
     ],
 )
 def test_header_rule_from_rubric(raw: object, expected: str) -> None:
@@ -124,6 +128,13 @@ def test_unrecognised_header_rule_names_the_field() -> None:
          ("county", "state", "total population")),
         ({}, "Write lines like `cve_id|published_date`.", ("cve_id", "published_date")),
         ({"header_row": "required: p|q"}, "Include a header.", ("p", "q")),
+        ({"header_row": "first line must be `p|q`"}, "", ("p", "q")),
+        ({"schema": {"x": "string", "y": "integer"}}, "", ("x", "y")),
+        ({}, "Each record is {site}|{date}|{value}.", ("site", "date", "value")),
+        ({}, "Fields separated by `|`: `arxiv_id|title|submitted_date`. No header row.",
+         ("arxiv_id", "title", "submitted_date")),
+        ({}, "Format each line as: CVE ID | Published Date | CVSS Score", ("CVE ID", "Published Date", "CVSS Score")),
+        ({}, "CVE ID | Published Date\nOne per line.", ("CVE ID", "Published Date")),
         ({}, "One <cve_id> per line.", ("cve_id",)),
     ],
 )
@@ -133,6 +144,10 @@ def test_columns(normalization: dict, output_format: str, expected: tuple[str, .
 
 def test_schema_wins_over_output_format() -> None:
     assert derive_output_spec({"schema": ["x", "y"]}, "<a>|<b>|<c>").columns == ("x", "y")
+
+
+def test_a_lone_separator_in_prose_is_not_a_column_list() -> None:
+    assert columns_from_output_format("Use | as separator, ; between records.") is None
 
 
 def test_tab_separated_placeholders() -> None:
@@ -192,6 +207,7 @@ def test_ordering(raw: object, output_format: str, expected: str | None) -> None
 @pytest.mark.parametrize(
     ("raw", "expected"),
     [("(a, b, c)", ("a", "b", "c")), ("a", ("a",)), ("(`a` + b)", ("a", "b")), (["a", "b"], ("a", "b")),
+     ("tuple(site_id, date)", ("site_id", "date")),
      ("()", None), (None, None)],
 )
 def test_parse_dedup_key(raw: object, expected: tuple[str, ...] | None) -> None:
