@@ -1,15 +1,121 @@
-"""`sgr score` and `sgr review ...` (owned by the eval package)."""
+"""`sgr score` and `sgr review ...` (owned by the eval package): file I/O and printing only."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
 
 import typer
+from rich.console import Console
+from rich.table import Table
 
-review_app = typer.Typer(no_args_is_help=True)
+from eval.aggregate import Aggregate, aggregate
+from eval.batch import PredictionsError, read_predictions, score_predictions
+from eval.report import write_reports
+from eval.review import init_reviews, summarize_reviews
+from eval.rules import RulesError, load_rules
+from eval.runs import SCORES_FILE, RunReadError
+
+review_app = typer.Typer(no_args_is_help=True, help="Failure review (the benchmark's audit protocol).")
+console = Console(width=max(Console().width, 110))  # tables stay readable in logs and pipes
+errors = Console(stderr=True)
 
 
-def score() -> None:
-    """Placeholder until the evaluator lands."""
-    raise typer.Exit(1)
+def score(
+    tasks: str = typer.Option(..., "--tasks", help="Task source: JSONL file, release folder or HF dataset id."),
+    predictions: Path = typer.Option(..., "--predictions", help='JSONL: {"task_id", "answer"} per line.'),
+    out: Path = typer.Option(..., "--out", help="Output folder for scores and reports."),
+    rules: Path | None = typer.Option(None, "--rules", help="Optional per-task scoring rules (YAML/JSON)."),
+    language: list[str] | None = typer.Option(None, "--language", help="Only tasks in these languages."),
+    split: str = typer.Option("both", "--split", help="goal, constraint or both."),
+) -> None:
+    """Score saved answers; a missing prediction scores as an empty answer and is listed."""
+    # Only this glue needs the task loaders; the evaluator core depends on tasks.spec alone.
+    from tasks.errors import TaskLoadError, TaskSourceError
+    from tasks.loaders import load_tasks
+
+    try:
+        rules_book = load_rules(rules) if rules else None
+        prediction_list = read_predictions(predictions)
+    except (RulesError, PredictionsError) as exc:
+        errors.print(str(exc), markup=False)
+        raise typer.Exit(2) from exc
+    try:
+        task_list = load_tasks(tasks, split=split, languages=language)  # type: ignore[arg-type]
+    except (TaskLoadError, TaskSourceError, ValueError) as exc:
+        errors.print(str(exc), markup=False)
+        raise typer.Exit(2) from exc
+    result = score_predictions(task_list, prediction_list, rules_book)
+    summary = aggregate(result.scored)
+    out.mkdir(parents=True, exist_ok=True)
+    with (out / SCORES_FILE).open("w", encoding="utf-8") as handle:
+        for record in result.scored:
+            handle.write(record.model_dump_json() + "\n")
+    (out / "inputs.json").write_text(json.dumps({
+        "tasks": tasks, "predictions": str(predictions), "rules": str(rules) if rules else None,
+        "unknown_task_ids": result.unknown_task_ids, "duplicate_predictions": result.duplicate_predictions,
+        "missing_predictions": summary.missing_predictions,
+    }, indent=2) + "\n", encoding="utf-8")
+    written = write_reports(summary, out, result.scored)
+    _print_summary(summary, result.unknown_task_ids, result.duplicate_predictions)
+    console.print(f"wrote {out / SCORES_FILE} and {', '.join(p.name for p in written)} in {out}", markup=False)
+
+
+def _print_summary(summary: Aggregate, unknown: list[str], duplicates: list[str]) -> None:
+    sections = [("Overall", [summary.overall])] + [(f"By {d}", groups) for d, groups in summary.by.items()]
+    for title, groups in sections:
+        table = Table(title=f"{title} (macro means, %)", title_justify="left")
+        table.add_column("group", no_wrap=True)
+        for column in ("tasks", "scored", "unparsed", "item-F1", "row-F1", "P.O.A.", "EM"):
+            table.add_column(column, justify="right")
+        for stats in groups:
+            table.add_row(stats.group, str(stats.n_tasks), str(stats.n_scored), str(stats.n_parse_failures),
+                          *(_pct(v) for v in (stats.item_f1, stats.row_f1, stats.poa, stats.exact_match)))
+        console.print(table)
+    for title, items in (("parse failures (unscored)", summary.parse_failures),
+                         ("missing predictions (scored as empty)", summary.missing_predictions),
+                         ("unknown task ids (not scored)", unknown),
+                         ("duplicate predictions (first counts)", duplicates)):
+        if items:
+            console.print(f"{title}: {', '.join(items)}", markup=False)
+    for label, error in summary.errors.items():
+        errors.print(f"not scored: {label}: {error}", markup=False)
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.2f}"
 
 
 @review_app.command("init")
-def review_init() -> None:
-    raise typer.Exit(1)
+def review_init(run: Path = typer.Argument(..., help="A scored run folder (`sgr score --out` or `sgr bench`).")) -> None:
+    """Write a review template for every task of the run that is not fully correct."""
+    try:
+        written, kept = init_reviews(run)
+    except RunReadError as exc:
+        errors.print(str(exc), markup=False)
+        raise typer.Exit(2) from exc
+    console.print(f"{len(written)} template(s) written, {len(kept)} existing review(s) kept, in {run / 'reviews'}",
+                  markup=False)
+
+
+@review_app.command("summary")
+def review_summary(run: Path = typer.Argument(..., help="A run folder with filled reviews.")) -> None:
+    """Validate the filled reviews and print the share of each failure class."""
+    try:
+        summary = summarize_reviews(run)
+    except FileNotFoundError as exc:
+        errors.print(str(exc), markup=False)
+        raise typer.Exit(2) from exc
+    table = Table(title=f"Failure classes ({len(summary.reviews)} reviewed cases)")
+    for column in ("class", "cases", "share %"):
+        table.add_column(column, justify="left" if column == "class" else "right")
+    for name, count, share in summary.class_shares():
+        table.add_row(name, str(count), f"{100 * share:.1f}")
+    console.print(table)
+    if summary.unfilled:
+        console.print(f"{len(summary.unfilled)} template(s) not filled yet: "
+                      + ", ".join(p.name for p in summary.unfilled), markup=False)
+    for path, problems in summary.invalid.items():
+        errors.print(f"{path}: " + "; ".join(problems), markup=False)
+    if summary.invalid:
+        raise typer.Exit(1)

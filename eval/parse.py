@@ -74,7 +74,7 @@ def parse_answer(text: str, spec: OutputSpec) -> ParsedAnswer:
             parsed.ignored.append(IgnoredLine(line=number, text=raw_line, reason="no field separator"))
             continue
         for cells in records:
-            if [loose_name(c) for c in cells] == header_keys:
+            if _is_header(cells, header_keys):
                 parsed.header_seen = True
                 csv_mode = csv_mode or not _has_primary_separator(line, spec)
                 parsed.ignored.append(IgnoredLine(line=number, text=raw_line, reason="header row"))
@@ -83,6 +83,11 @@ def parse_answer(text: str, spec: OutputSpec) -> ParsedAnswer:
     if not parsed.rows:
         parsed.status = "empty" if saw_none or not text.strip() else "parse_failure"
     return parsed
+
+
+def _is_header(cells: list[str], header_keys: list[str]) -> bool:
+    """Cells equal to the schema names (case and style aside) form a header row."""
+    return len(cells) == len(header_keys) and [loose_name(c) for c in cells] == header_keys
 
 
 def _has_primary_separator(line: str, spec: OutputSpec) -> bool:
@@ -102,7 +107,7 @@ def _split_cells(line: str, spec: OutputSpec, csv_mode: bool, header_keys: list[
         return [cell.strip() for cell in line.split("\t")]
     if "," in line and (csv_mode or sep == ","):
         return _split_csv(line)
-    if "," in line and [loose_name(c) for c in _split_csv(line)] == header_keys:
+    if "," in line and _is_header(_split_csv(line), header_keys):
         return _split_csv(line)
     if spec.width == 1:
         return [line]

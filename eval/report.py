@@ -77,7 +77,7 @@ def plot_by_family(aggregate: Aggregate, path: Path) -> Path | None:
         ax.set_ylabel("%")
         ax.set_ylim(0, 100)
         ax.set_title("Item-F1 and row-F1 by source family")
-        ax.legend()
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
         fig.tight_layout()
         fig.savefig(path, dpi=120)
     finally:

@@ -1,0 +1,103 @@
+"""`sgr score` and `sgr review` end to end on the bundled sample tasks and example predictions."""
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from agent.cli import app
+from eval.batch import PredictionsError, read_predictions
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "tests" / "data" / "sgrbench_sample"
+PREDICTIONS = ROOT / "examples" / "predictions" / "sgrbench_sample.jsonl"
+RULES = ROOT / "examples" / "rules" / "sgrbench_sample.yaml"
+runner = CliRunner()
+
+
+def run_score(out: Path, *extra: str):
+    args = ["score", "--tasks", str(SAMPLE), "--language", "en", "--predictions", str(PREDICTIONS),
+            "--out", str(out), *extra]
+    return runner.invoke(app, args)
+
+
+@pytest.fixture(scope="module")
+def scored_run(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("score")
+    result = run_score(out, "--rules", str(RULES))
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def test_score_writes_every_task_and_lists_missing_and_unknown(scored_run: Path):
+    records = [json.loads(line) for line in (scored_run / "scores.jsonl").read_text().splitlines()]
+    assert len(records) == 12  # 6 base tasks x 2 variants, English only
+    by_id = {r["task_id"]: r for r in records}
+    assert by_id["water_quality_portal_003-g"]["missing_prediction"] is True
+    assert by_id["water_quality_portal_003-g"]["score"]["item_f1"] == 0.0
+    assert by_id["kegg_brite_004-g"]["score"]["parse_failure"] is True
+    assert by_id["arxiv_001-g"]["score"]["exact_match"] is True  # arxiv_id rule strips `arXiv:` and `v2`
+    assert by_id["census_gov_006"]["score"]["poa"] == 0.0  # reversed rows
+    # kegg_brite_004: one EC number wrong in 4 rows x 3 columns -> 2*11/24, rows 2*3/8
+    assert by_id["kegg_brite_004"]["score"]["item_f1"] == pytest.approx(22 / 24)
+    assert by_id["kegg_brite_004"]["score"]["row_f1"] == pytest.approx(6 / 8)
+    inputs = json.loads((scored_run / "inputs.json").read_text())
+    assert inputs["unknown_task_ids"] == ["arxiv_999"]
+    assert inputs["missing_predictions"] == ["example-model/water_quality_portal_003-g"]
+    summary = json.loads((scored_run / "summary.json").read_text())
+    assert summary["overall"]["n_parse_failures"] == 1 and summary["overall"]["n_scored"] == 11
+    assert (scored_run / "f1_by_family.png").is_file()
+
+
+def test_rules_change_the_verdict(tmp_path: Path):
+    result = run_score(tmp_path)
+    assert result.exit_code == 0, result.output
+    by_id = {json.loads(line)["task_id"]: json.loads(line) for line in (tmp_path / "scores.jsonl").read_text().splitlines()}
+    assert by_id["arxiv_001-g"]["score"]["exact_match"] is False  # versioned ids without the normalizer
+    assert by_id["nvd_005"]["score"]["item_f1"] == pytest.approx(0.5)  # dates differ in form: 2 of 4 fields
+
+
+def test_bad_predictions_file_names_every_bad_line(tmp_path: Path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"task_id": "a", "answer": "x"}\nnot json\n{"answer": "y"}\n[1]\n')
+    with pytest.raises(PredictionsError) as error:
+        read_predictions(bad)
+    message = str(error.value)
+    assert f"{bad}:2: not JSON" in message and f"{bad}:3: field task_id" in message and f"{bad}:4:" in message
+    result = runner.invoke(app, ["score", "--tasks", str(SAMPLE), "--predictions", str(bad), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2 and "bad.jsonl:2" in result.output
+
+
+def test_review_init_then_summary(scored_run: Path):
+    result = runner.invoke(app, ["review", "init", str(scored_run)])
+    assert result.exit_code == 0, result.output
+    files = sorted((scored_run / "reviews").glob("*.yaml"))
+    # not fully correct: reversed census rows, omitted cfpb row, wrong kegg field, parse failure, NONE, missing;
+    # census_gov_006-g is exact under the integer rule, nvd_005 under the date rule
+    names = {p.name.removeprefix("example-model__").removesuffix(".yaml") for p in files}
+    assert names == {"census_gov_006", "cfpb_complaint_database_002-g", "kegg_brite_004", "kegg_brite_004-g",
+                     "nvd_005-g", "water_quality_portal_003-g"}
+    pending = runner.invoke(app, ["review", "summary", str(scored_run)])
+    assert pending.exit_code == 0 and "6 template(s) not filled yet" in pending.output
+
+    kegg = scored_run / "reviews" / "example-model__kegg_brite_004.yaml"
+    review = yaml.safe_load(kegg.read_text())
+    assert review["context"]["item_f1"] == pytest.approx(22 / 24)
+    review.update(primary_class="in-page misreading", first_root_cause="read the EC number of the row above",
+                  key_trace_evidence="step 7 observation shows 2.7.1.2 for K12407",
+                  nearest_other_class="final answer composition error",
+                  why_not_nearest="the extracted row already held the wrong value before composing")
+    kegg.write_text(yaml.safe_dump(review))
+    broken = scored_run / "reviews" / "example-model__nvd_005-g.yaml"
+    broken.write_text(yaml.safe_dump({**yaml.safe_load(broken.read_text()), "primary_class": "laziness"}))
+
+    summary = runner.invoke(app, ["review", "summary", str(scored_run)])
+    assert summary.exit_code == 1  # an invalid review fails the command
+    assert "in-page misreading" in summary.output and "100.0" in summary.output
+    assert "nvd_005-g.yaml" in summary.output and "primary_class" in summary.output
+
+    again = runner.invoke(app, ["review", "init", str(scored_run)])
+    assert "0 template(s) written, 6 existing review(s) kept" in again.output
+    assert yaml.safe_load(kegg.read_text())["primary_class"] == "in-page misreading"  # never overwritten
