@@ -142,8 +142,9 @@ def _is_apply(step: Step) -> bool:
 def restore_steps(steps: list[Step], cursor: int, gates: list[str]) -> list[Step]:
     """Walkthrough steps before `cursor` that set the drifted gates, then the step that applied them."""
     done = steps[:cursor]
-    picked = [i for i, s in enumerate(done) if any(_step_sets(s, g) for g in gates)]
-    if not picked:  # replay the state-building prefix since the last goto
+    if gates:
+        picked = [i for i, s in enumerate(done) if any(_step_sets(s, g) for g in gates)]
+    else:  # every gate: replay the state-building steps since the last goto
         start = max((i for i, s in enumerate(done) if s["tool"] == "goto"), default=0)
         picked = [i for i in range(start, len(done)) if done[i]["tool"] in SETTERS | {"goto"}]
     if not picked:

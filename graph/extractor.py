@@ -31,7 +31,10 @@ def _find_header(headers: list[str], name: str) -> int | None:
     normalised = [norm_value(h) for h in headers]
     if wanted in normalised:
         return normalised.index(wanted)
-    return next((i for i, h in enumerate(normalised) if wanted and (wanted in h or (h and h in wanted))), None)
+    words = set(wanted.split())
+    # whole words only: 'Agency' finds 'Agency name', but 'ID' must not find 'Identifier'
+    return next((i for i, h in enumerate(normalised) if words and h and (words <= set(h.split()) or set(h.split()) <= words)),
+                None)
 
 
 def _shared_value(source: str, page_text: str, url: str) -> str | None:
@@ -81,8 +84,8 @@ def extract(
             if args.table >= len(tables):
                 raise ExtractionError(f"no table {args.table}: the page shows {len(tables)} table(s); use read_table")
             table = tables[args.table]
-        elif last_read and last_read.get("all_pages"):
-            pages_covered = list(range(1, (pages or 1) + 1))
+        elif last_read and last_read.get("all_pages") and (site_total is None or len(table["rows"]) >= site_total):
+            pages_covered = list(range(1, (pages or 1) + 1))  # trust "all pages" only when the rows add up
         headers = table["headers"]
         records = [({norm_value(h): cell for h, cell in zip(headers, row, strict=False)},
                     f"table {args.table} row {i + 1}") for i, row in enumerate(table["rows"])]

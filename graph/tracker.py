@@ -14,7 +14,8 @@ from urllib.parse import parse_qsl, urlsplit
 from browser.types import ActionResult, Observation
 from graph.state import DriftFlag, Plan, RetrievalState, StateValue
 
-PAGE_PARAMS = frozenset({"page", "p", "pg", "pageno", "page_no", "page_num", "pagenumber", "offset", "cursor"})
+PAGE_PARAMS = frozenset({"page", "p", "pg", "pageno", "page_no", "page_num", "pagenumber", "offset", "cursor", "start",
+                         "startindex", "start_index"})
 STATE_CONTROL_KINDS = frozenset(
     {"select", "custom_select", "radio_group", "checkbox", "toggle", "text", "search", "date", "number",
      "range", "page_size", "tab"}
@@ -140,8 +141,9 @@ def track(
         if before is not None and before["value"] == value:
             values[key] = StateValue(value=value, label=label, evidence=evidence, set_at_step=before["set_at_step"],
                                      set_by=before["set_by"])
-        elif value and (same_path_before is not None or "url" in evidence):
-            # a change on a page already seen, or URL state chosen by the action that led here
+        elif value and ("url" in evidence or _key_matches(key, label, targets)):
+            # set by the agent: a control it addressed, or URL state chosen by the navigation it triggered;
+            # a control that changed as a side effect (a reset to its default) is not a gate the agent set
             values[key] = StateValue(value=value, label=label, evidence=evidence, set_at_step=step, set_by=kind)
         else:
             values[key] = StateValue(value=value, label=label, evidence=evidence, set_at_step=None, set_by=None)
@@ -199,8 +201,8 @@ def _lost_gates(before: RetrievalState, after: RetrievalState, kind: str | None,
         if _key_matches(key, old["label"], targets):
             continue  # the agent changed this gate on purpose
         new_value = new["value"] if new else None
-        if moved:
-            rule, why = "navigation_reset", f"after '{kind}' back on {after['path']}"
+        if moved or kind == "back" or (kind in ("click", "press") and before["url"] != after["url"]):
+            rule, why = "navigation_reset", f"navigating ('{kind}') to {after['path']} reset it"
         elif kind in TARGETED_SETTERS or kind == "set_url_params":
             rule, why = "cascade_reset", f"changing another control ('{kind}') reset it"
         else:

@@ -1,0 +1,87 @@
+"""The deterministic extractor: column mapping, filters, shared values, PDF patterns, provenance on and off."""
+
+from __future__ import annotations
+
+import pytest
+
+from graph.extractor import ExtractionError, extract
+from graph.state import RetrievalState, StateValue
+from graph.tools import ExtractRows
+
+URL = "http://x/results?agency=epa&page=2"
+OBSERVATION = {
+    "url": URL, "text": "# Station Lake Vale (ST-77)\n...", "result_count": 3,
+    "pagination": {"page": 2, "pages": 2, "total": 3},
+    "tables": [{"index": 0, "headers": ["ID", "Agency name", "Year"], "rows": [["A1", "EPA", "2020"],
+                                                                         ["A2", "EPA", "2021"],
+                                                                         ["A3", "FDA", "2021"]],
+                "total_rows": 3}],
+}
+RETRIEVAL = RetrievalState(url=URL, path="/results", page=2, pages=2, result_count=3, step=4, values={
+    "agency": StateValue(value="EPA", label="Agency", evidence=["url"], set_at_step=2, set_by="select"),
+    "sort": StateValue(value="", label="Sort", evidence=["control"], set_at_step=None, set_by=None)})
+
+
+def run(args: ExtractRows, columns=("id", "agency", "year"), *, provenance=True, last_read=None, flags=None):
+    return extract(args, columns=columns, observation=OBSERVATION, last_read=last_read, retrieval=RETRIEVAL,
+                   drift_flags=flags or [], provenance=provenance, step=5)
+
+
+def test_headers_map_to_columns_with_provenance():
+    result = run(ExtractRows(columns={"id": "ID", "agency": "Agency", "year": "year"}))
+    assert [r["values"] for r in result.rows][0] == {"id": "A1", "agency": "EPA", "year": "2020"}
+    prov = result.rows[1]["provenance"]
+    assert prov["state"] == {"agency": "EPA"} and prov["url"] == URL
+    assert prov["locator"] == "table 0 row 2 (page 2 of 2)" and prov["result_set"] == "/results?agency=epa"
+    assert result.record["site_total"] == 3 and result.record["pages_covered"] == [2]
+
+
+def test_where_keeps_exact_matches_and_marks_the_read_filtered():
+    result = run(ExtractRows(columns={"id": "ID", "agency": "Agency name", "year": "Year"}, where={"Year": "2021"}))
+    assert [r["values"]["id"] for r in result.rows] == ["A2", "A3"]
+    assert result.record["filtered"]
+
+
+def test_shared_values_from_page_text_and_url():
+    result = run(ExtractRows(columns={"id": r"re:\((ST-\d+)\)", "agency": "url:agency", "year": "Year"}))
+    assert {r["values"]["id"] for r in result.rows} == {"ST-77"}
+    assert {r["values"]["agency"] for r in result.rows} == {"epa"}
+
+
+def test_latest_read_table_wins_and_all_pages_count_only_when_rows_add_up():
+    table = {**OBSERVATION["tables"][0], "rows": OBSERVATION["tables"][0]["rows"][:2]}
+    partial = run(ExtractRows(columns={"id": "ID", "agency": "Agency", "year": "Year"}),
+                  last_read={"table": table, "table_index": 0, "all_pages": True})
+    assert len(partial.rows) == 2 and partial.record["pages_covered"] == [2]
+    full = run(ExtractRows(columns={"id": "ID", "agency": "Agency", "year": "Year"}),
+               last_read={"table": OBSERVATION["tables"][0], "table_index": 0, "all_pages": True})
+    assert full.record["pages_covered"] == [1, 2]
+
+
+def test_pdf_pattern_rows_carry_their_page():
+    pages = [{"page": 1, "text": "intro"}, {"page": 3, "text": "Region North revenue 120.\nRegion South revenue 95."}]
+    result = run(ExtractRows(source="pdf", pattern=r"Region (?P<region>\w+) revenue (?P<amount>\d+)",
+                             columns={"id": "region", "agency": "url:agency", "year": "amount"}),
+                 last_read={"pdf_pages": pages})
+    assert [(r["values"]["id"], r["values"]["year"], r["provenance"]["locator"]) for r in result.rows] == [
+        ("North", "120", "pdf page 3 (page 2 of 2)"), ("South", "95", "pdf page 3 (page 2 of 2)")]
+
+
+def test_provenance_ablation_drops_the_state_snapshot():
+    result = run(ExtractRows(columns={"id": "ID", "agency": "Agency", "year": "Year"}), provenance=False,
+                 flags=[{"rule": "gate_lost", "gate": "agency", "path": "/results"}])
+    assert result.rows[0]["provenance"]["state"] is None and result.rows[0]["provenance"]["drift"] == []
+    kept = run(ExtractRows(columns={"id": "ID", "agency": "Agency", "year": "Year"}),
+               flags=[{"rule": "gate_lost", "gate": "agency", "path": "/results"}])
+    assert kept.rows[0]["provenance"]["drift"] == ["gate_lost:agency"]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (ExtractRows(columns={"id": "Identifier"}), r"column 'id': no header 'Identifier'; headers are \['ID'"),
+    (ExtractRows(table=3, columns={"id": "ID"}), "no table 3: the page shows 1 table"),
+    (ExtractRows(source="pdf", columns={"id": "x"}), "needs a `pattern`"),
+    (ExtractRows(source="pdf", pattern="(?P<x>.)", columns={"id": "x"}), "no PDF was read"),
+])
+def test_mapping_errors_tell_the_actor_what_exists(args: ExtractRows, message: str):
+    with pytest.raises(ExtractionError, match=message):
+        run(args, columns=("id",))

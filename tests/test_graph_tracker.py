@@ -1,0 +1,135 @@
+"""Drift rules of the state tracker, on hand-built observations (the browser is not needed to test them)."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs, urlsplit
+
+from browser.types import ActionResult, Control, Observation, Option, Pagination
+from graph.state import Gate, Plan
+from graph.tracker import gate_key, result_set_key, track
+
+ORIGIN = "http://127.0.0.1:9"
+
+
+def obs(path: str, *, agency: str = "any", window: tuple[str, str] = ("", ""), pages: tuple[int, int] | None = None,
+        chips: list[str] | None = None) -> Observation:
+    url = ORIGIN + path
+    query = {k: v for k, v in parse_qs(urlsplit(url).query).items()}
+    controls = [] if "/detail/" in path else [
+        Control(ref="e1", kind="select", label="Agency", name="agency", value=agency,
+                options=[Option(label="Any agency", value="any", selected=agency == "any"),
+                         Option(label="EPA", value="epa", selected=agency == "epa"),
+                         Option(label="FDA", value="fda", selected=agency == "fda")]),
+        Control(ref="e2", kind="date", label="From date", name="from", value=window[0]),
+        Control(ref="e3", kind="date", label="To date", name="to", value=window[1]),
+    ]
+    pagination = Pagination(page=pages[0], pages=pages[1]) if pages else None
+    return Observation(url=url, query_state=query, controls=controls, chips=chips or [], pagination=pagination)
+
+
+def step(o: Observation, n: int, action: dict | None, previous=None, history=None, flags=None, plan=None):
+    result = ActionResult(ok=True, action=action or {})
+    return track(obs=o, step=n, action=action, result=result, previous=previous, history=history or [],
+                 active_flags=flags or [], plan=plan)
+
+
+def test_gate_key_normalises_labels_params_and_camel_case():
+    assert gate_key("Date from") == gate_key("date_from") == gate_key("dateFrom") == "date_from"
+
+
+def test_first_visit_controls_are_defaults_but_url_state_is_chosen():
+    state, flags = step(obs("/results?agency=epa", agency="epa"), 1, {"kind": "goto", "url": "x"})
+    assert state["values"]["agency"]["set_at_step"] == 1  # from the URL the agent opened
+    assert state["values"]["from"]["set_at_step"] is None  # empty default
+    assert flags == []
+    form, _ = step(obs("/search"), 1, {"kind": "goto", "url": "x"})
+    assert form["values"]["agency"]["set_at_step"] is None  # a control's default is not a gate the agent set
+
+
+def test_select_sets_a_gate_with_evidence_and_step():
+    s1, _ = step(obs("/search"), 1, {"kind": "goto", "url": "x"})
+    s2, flags = step(obs("/search", agency="epa"), 2, {"kind": "select", "target": {"label": "Agency"}, "option": "EPA"},
+                     previous=s1, history=[s1])
+    value = s2["values"]["agency"]
+    assert value["value"] == "EPA" and value["set_at_step"] == 2 and value["set_by"] == "select"
+    assert "control" in value["evidence"]
+    assert flags == []
+
+
+def test_back_to_results_link_that_resets_filters_is_a_navigation_reset():
+    results, _ = step(obs("/results?agency=epa", agency="epa", chips=["Agency: EPA"]), 3, {"kind": "click"})
+    assert "chip" in results["values"]["agency"]["evidence"]
+    detail, flags = step(obs("/detail/7"), 4, {"kind": "click", "target": {"text": "Row 7"}}, previous=results,
+                         history=[results])
+    assert flags == []  # a detail page is another page, not a drifted one
+    back, flags = step(obs("/results"), 5, {"kind": "click", "target": {"text": "Back to results"}}, previous=detail,
+                       history=[results, detail])
+    assert [(f["rule"], f["gate"], f["before"]) for f in flags] == [("navigation_reset", "agency", "EPA")]
+
+
+def test_flag_stays_until_the_gate_is_restored():
+    results, _ = step(obs("/results?agency=epa", agency="epa"), 3, {"kind": "click"})
+    back, flags = step(obs("/results"), 4, {"kind": "back"}, previous=results, history=[results])
+    assert len(flags) == 1
+    still, flags2 = step(obs("/results", agency="fda"), 5, {"kind": "scroll"}, previous=back, history=[results, back],
+                         flags=flags)
+    assert [f["rule"] for f in flags2] == ["navigation_reset"]
+    restored, flags3 = step(obs("/results?agency=epa", agency="epa"), 6,
+                            {"kind": "select", "target": {"label": "Agency"}, "option": "EPA"},
+                            previous=still, history=[results, back, still], flags=flags2)
+    assert flags3 == []
+
+
+def test_changing_one_control_that_resets_another_is_a_cascade_reset():
+    s1, _ = step(obs("/search"), 1, {"kind": "goto", "url": "x"})
+    s2, _ = step(obs("/search", agency="epa"), 2, {"kind": "select", "target": {"label": "Agency"}}, previous=s1)
+    s3, flags = step(obs("/search", agency="any", window=("2020-01-01", "")), 3,
+                     {"kind": "fill", "target": {"label": "From date"}, "value": "2020-01-01"}, previous=s2)
+    assert [(f["rule"], f["gate"]) for f in flags] == [("cascade_reset", "agency")]
+
+
+def test_deliberate_change_and_goto_are_not_drift():
+    s1, _ = step(obs("/search"), 1, {"kind": "goto", "url": "x"})
+    s2, _ = step(obs("/search", agency="epa"), 2, {"kind": "select", "target": {"label": "Agency"}}, previous=s1)
+    s3, flags = step(obs("/search", agency="fda"), 3, {"kind": "select", "target": {"label": "Agency"}}, previous=s2)
+    assert flags == []
+    s4, flags = step(obs("/search"), 4, {"kind": "goto", "url": ORIGIN + "/search"}, previous=s3)
+    assert flags == []
+
+
+def test_same_page_click_that_clears_a_filter_is_gate_lost():
+    s1, _ = step(obs("/search"), 1, {"kind": "goto", "url": "x"})
+    s2, _ = step(obs("/search", agency="epa"), 2, {"kind": "select", "target": {"label": "Agency"}}, previous=s1)
+    s3, flags = step(obs("/search"), 3, {"kind": "click", "target": {"text": "Clear"}}, previous=s2)
+    assert [(f["rule"], f["after"]) for f in flags] == [("gate_lost", "Any agency [any]")]
+
+
+def test_page_parameters_are_not_gates():
+    s1, _ = step(obs("/results?agency=epa&page=1", agency="epa", pages=(1, 3)), 1, {"kind": "goto", "url": "x"})
+    s2, flags = step(obs("/results?agency=epa&page=2", agency="epa", pages=(2, 3)), 2,
+                     {"kind": "click", "target": {"text": "Next"}}, previous=s1)
+    assert "page" not in s2["values"] and (s2["page"], s2["pages"]) == (2, 3)
+    assert flags == []
+    assert result_set_key(s1["url"]) == result_set_key(s2["url"]) == "/results?agency=epa"
+
+
+def test_plan_gate_set_to_another_value_is_a_mismatch():
+    plan = Plan(gates=[Gate(kind="filter", name="Agency", target="FDA")])
+    s1, _ = step(obs("/search"), 1, {"kind": "goto", "url": "x"}, plan=plan)
+    s2, flags = step(obs("/search", agency="epa"), 2, {"kind": "select", "target": {"label": "Agency"}}, previous=s1,
+                     plan=plan)
+    assert [(f["rule"], f["before"], f["after"]) for f in flags] == [("gate_mismatch", "FDA", "EPA")]
+    s3, flags = step(obs("/search", agency="fda"), 3, {"kind": "select", "target": {"label": "Agency"}}, previous=s2,
+                     plan=plan)
+    assert flags == []
+
+
+def test_default_window_narrower_than_the_plan_is_flagged():
+    plan = Plan(gates=[Gate(kind="window", name="Date", target="2019..2023")])
+    s1, flags = step(obs("/results?from=2023-01-01&to=2023-12-31", window=("2023-01-01", "2023-12-31")), 1,
+                     {"kind": "goto", "url": "x"}, plan=plan)
+    assert [(f["rule"], f["after"]) for f in flags] == [("window_narrower", "2023-01-01..2023-12-31")]
+    s2, flags = step(obs("/results?from=2019-01-01&to=2023-12-31", window=("2019-01-01", "2023-12-31")), 2,
+                     {"kind": "set_range", "start_target": {"label": "From date"}, "end_target": {"label": "To date"}},
+                     previous=s1, plan=plan)
+    assert flags == []

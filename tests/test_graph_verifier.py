@@ -1,0 +1,83 @@
+"""The verifier's checks: gates in each row's state, pages, counts, criteria, schema; and its repair goals."""
+
+from __future__ import annotations
+
+from graph.state import EvidenceRow, Gate, Plan, Provenance, ReadRecord
+from graph.verifier import verify
+
+COLUMNS = ("id", "agency")
+PLAN = Plan(gates=[Gate(kind="filter", name="Agency", target="EPA")], row_criteria={"agency": "EPA"})
+
+
+def row(ident: str, *, agency: str = "EPA", state: dict | None = None, drift: list[str] | None = None,
+        result_set: str = "/r?agency=epa", page: int = 1) -> EvidenceRow:
+    return EvidenceRow(values={"id": ident, "agency": agency}, provenance=Provenance(
+        url="http://x" + result_set, state={"agency": "EPA"} if state is None else state, drift=drift or [],
+        locator=f"table 0 row {ident}", result_set=result_set, page=page, pages=2, step=5))
+
+
+def read(pages_covered: list[int], *, pages: int | None = 2, total: int | None = None, rows: int = 2,
+         filtered: bool = False) -> ReadRecord:
+    return ReadRecord(step=5, result_set="/r?agency=epa", pages_covered=pages_covered, pages=pages, site_total=total,
+                      rows=rows, filtered=filtered)
+
+
+def checks(report) -> list[str]:
+    return [f["check"] for f in report["failures"]]
+
+
+def test_clean_evidence_passes():
+    report = verify(plan=PLAN, columns=COLUMNS, rows=[row("1"), row("2")], reads=[read([1, 2], total=2)], step=9)
+    assert report["ok"] and report["repair_goal"] is None
+
+
+def test_missed_result_page_is_sent_back_with_the_pages_to_read():
+    report = verify(plan=PLAN, columns=COLUMNS, rows=[row("1"), row("2")], reads=[read([1], pages=3)], step=9)
+    assert checks(report) == ["pages"]
+    assert "page(s) [2, 3] were not read" in report["repair_goal"]
+
+
+def test_plan_without_all_pages_accepts_the_first_page():
+    plan = PLAN.model_copy(update={"all_pages": False})
+    assert verify(plan=plan, columns=COLUMNS, rows=[row("1")], reads=[read([1], pages=3)], step=9)["ok"]
+
+
+def test_rows_read_in_a_wrong_gate_state_fail():
+    rows = [row("1"), row("2", state={"agency": "FDA [fda]"})]
+    report = verify(plan=PLAN, columns=COLUMNS, rows=rows, reads=[read([1, 2])], step=9)
+    assert checks(report) == ["gate"]
+    assert "1 row(s) were read with Agency = ['FDA [fda]']" in report["repair_goal"]
+
+
+def test_rows_read_while_drift_was_active_fail():
+    report = verify(plan=None, columns=COLUMNS, rows=[row("1", drift=["navigation_reset:agency"])],
+                    reads=[read([1, 2])], step=9)
+    assert checks(report) == ["drift"] and "navigation_reset:agency" in report["repair_goal"]
+
+
+def test_without_provenance_the_gate_check_cannot_see_the_state():
+    report = verify(plan=PLAN, columns=COLUMNS, rows=[row("1", state=None)], reads=[read([1, 2])], step=9)
+    assert report["ok"]  # the provenance ablation: nothing to check against, so nothing is caught
+
+
+def test_fewer_rows_than_the_site_total_fail_unless_filtered():
+    report = verify(plan=None, columns=COLUMNS, rows=[row("1"), row("2")], reads=[read([1, 2], total=16)], step=9)
+    assert checks(report) == ["count"] and "shows 16 results" in report["repair_goal"]
+    filtered = verify(plan=None, columns=COLUMNS, rows=[row("1")], reads=[read([1, 2], total=16, filtered=True)],
+                      step=9)
+    assert filtered["ok"]
+
+
+def test_rows_that_miss_a_stated_criterion_fail():
+    report = verify(plan=PLAN, columns=COLUMNS, rows=[row("1"), row("2", agency="FDA")], reads=[read([1, 2])], step=9)
+    assert checks(report) == ["criteria"] and "'FDA'" in report["repair_goal"]
+
+
+def test_schema_needs_an_extraction_and_every_column():
+    assert checks(verify(plan=None, columns=COLUMNS, rows=[], reads=[], step=2)) == ["schema"]
+    report = verify(plan=None, columns=COLUMNS, rows=[row("1", agency="")], reads=[read([1, 2])], step=9)
+    assert checks(report) == ["schema"] and "['agency']" in report["repair_goal"]
+
+
+def test_an_empty_result_read_is_a_valid_none_answer():
+    assert verify(plan=None, columns=COLUMNS, rows=[], reads=[read([1], pages=None, total=0, rows=0)], step=3)["ok"]
