@@ -1,8 +1,9 @@
-"""`sgr offline ...`: serve the sites, write the task records."""
+"""`sgr offline ...`: serve the sites, regenerate or check the committed task release, list tasks."""
 
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import typer
 
@@ -23,3 +24,35 @@ def serve(port: int = 8765, seed: int = DEFAULT_SEED) -> None:
                 time.sleep(3600)
         except KeyboardInterrupt:
             pass
+
+
+@app.command("build")
+def build(
+    check: bool = typer.Option(False, "--check", help="Fail if the committed files differ from a fresh build."),
+    out: Path = typer.Option(None, help="Release folder (default: tasks/offline/data)."),
+    seed: int = DEFAULT_SEED,
+) -> None:
+    """Regenerate the offline task release (records, JSONL splits, walkthroughs)."""
+    from tasks.offline.suite import DATA_DIR, check_release, write_release
+
+    out_dir = out or DATA_DIR
+    if check:
+        problems = check_release(out_dir, seed)
+        for problem in problems:
+            typer.echo(problem, err=True)
+        if problems:
+            typer.echo(f"{len(problems)} difference(s); run `sgr offline build` and commit the result", err=True)
+            raise typer.Exit(1)
+        typer.echo(f"{out_dir} is up to date")
+        return
+    written = write_release(out_dir, seed)
+    typer.echo(f"wrote {len(written)} files under {out_dir}")
+
+
+@app.command("tasks")
+def list_tasks(seed: int = DEFAULT_SEED) -> None:
+    """List the offline tasks: id, domain, cardinality, start URL."""
+    from tasks.offline.suite import build_records
+
+    for record in build_records(seed):
+        typer.echo(f"{record['task_id']}\t{record['domain']}\t{record['oracle_output_cardinality']}\t{record['start_url']}")

@@ -1,0 +1,157 @@
+"""The offline suite as a release: every site's task records and walkthroughs, written like SGR-Bench.
+
+`write_release` produces the same layout as the real dataset (`data_en/{goal,constraint}/*.json` with nested
+objects, `goal.jsonl` / `constraint.jsonl` where `metadata` and `rubric` are JSON-encoded strings like the
+`*_hf.jsonl` splits) plus `walkthroughs/<base_id>.json`. The committed copy under `tasks/offline/data` is
+checked against a fresh build (`sgr offline build --check`), so data drift in a site shows up in CI.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tasks.offline.app import DEFAULT_SEED, discover_sites, site_data
+from tasks.offline.registry import Site, Step
+
+DATA_DIR = Path(__file__).parent / "data"
+GOAL_SUFFIX = "-g"
+
+
+@dataclass(frozen=True)
+class Mechanic:
+    """Where a page mechanic of the issue's list lives, so a test can probe it over HTTP."""
+
+    site: str
+    path: str
+    how: str
+
+
+MECHANICS: dict[str, tuple[Mechanic, ...]] = {
+    "state in URL query parameters": (
+        Mechanic("scholar", "/scholar/search", "every search control is a GET parameter"),
+        Mechanic("vulns", "/vulns/search", "keyword/severity/date/product in the URL"),
+    ),
+    "state only in a POSTed form": (
+        Mechanic("regulatory", "/regulatory/documents", "library filters are POSTed; the URL never changes"),
+        Mechanic("stats", "/stats/query", "query form POSTed; results only after submit"),
+    ),
+    "client-side rendering after a delayed fetch": (
+        Mechanic("water", "/water/query", "results fetched from /water/api/results after a delay, drawn by JS"),
+    ),
+    "pagination by page numbers": (
+        Mechanic("scholar", "/scholar/search", "numbered page links"),
+        Mechanic("regulatory", "/regulatory/complaints", "numbered page links plus Next"),
+    ),
+    "pagination by next": (
+        Mechanic("water", "/water/stations", "Next » / « Previous links only"),
+        Mechanic("vulns", "/vulns/search", "Next link only"),
+    ),
+    "pagination by page-size selector": (
+        Mechanic("regulatory", "/regulatory/complaints", "Rows per page 10/25/50/100, default 10"),
+        Mechanic("scholar", "/scholar/search", "Results per page 10/25/50"),
+    ),
+    "custom (non-native) dropdown": (
+        Mechanic("regulatory", "/regulatory/complaints", "Company facet: ARIA combobox + listbox"),
+    ),
+    "date-range widget": (
+        Mechanic("regulatory", "/regulatory/complaints", "Date received from/to with presets; default 3 years"),
+        Mechanic("water", "/water/query", "Start/End date; default the last year of data"),
+    ),
+    "modal or cookie banner": (
+        Mechanic("regulatory", "/regulatory/complaints", "full-page cookie banner blocks clicks until dismissed"),
+    ),
+    "iframe holding a control": (
+        Mechanic("stats", "/stats/explore", "vintage selector inside an iframe"),
+    ),
+    "CSV download": (
+        Mechanic("water", "/water/api/results.csv", "query results as CSV"),
+        Mechanic("regulatory", "/regulatory/complaints.csv", "filtered complaints as CSV"),
+    ),
+    "PDF": (
+        Mechanic("regulatory", "/regulatory/documents/{slug}.pdf", "consent orders with a relief table"),
+    ),
+}
+
+
+def task_sites() -> list[Site]:
+    """Sites that contribute tasks (the adversarial pages have none)."""
+    return [s for s in discover_sites() if s.tasks(site_data(s.prefix, DEFAULT_SEED))]
+
+
+def build_records(seed: int = DEFAULT_SEED) -> list[dict[str, Any]]:
+    """All records of all sites (constraint and goal), in site then task order."""
+    records: list[dict[str, Any]] = []
+    for site in discover_sites():
+        records.extend(site.tasks(site_data(site.prefix, seed)))
+    ids = [r["task_id"] for r in records]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicates:
+        raise ValueError(f"duplicate task ids across sites: {duplicates}")
+    return records
+
+
+def build_walkthroughs(seed: int = DEFAULT_SEED) -> dict[str, list[Step]]:
+    walks: dict[str, list[Step]] = {}
+    for site in discover_sites():
+        walks.update(site.walkthroughs(site_data(site.prefix, seed)))
+    return walks
+
+
+def _pretty(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False, indent=2) + "\n"
+
+
+def _hf_line(record: dict[str, Any]) -> str:
+    """The `*_hf.jsonl` form: nested objects as JSON strings."""
+    flat = {k: json.dumps(v, ensure_ascii=False) if k in ("metadata", "rubric") else v for k, v in record.items()}
+    return json.dumps(flat, ensure_ascii=False)
+
+
+def release_files(seed: int = DEFAULT_SEED) -> dict[str, str]:
+    """Relative path -> file text of the whole release; pure, so `--check` can diff it against disk."""
+    records = build_records(seed)
+    files: dict[str, str] = {}
+    lines: dict[str, list[str]] = {"goal": [], "constraint": []}
+    for record in records:
+        split = "goal" if record["task_id"].endswith(GOAL_SUFFIX) else "constraint"
+        files[f"data_en/{split}/{record['task_id']}.json"] = _pretty(record)
+        lines[split].append(_hf_line(record))
+    for split, split_lines in lines.items():
+        files[f"{split}.jsonl"] = "\n".join(split_lines) + "\n"
+    for base_id, steps in build_walkthroughs(seed).items():
+        files[f"walkthroughs/{base_id}.json"] = _pretty(steps)
+    return files
+
+
+def _on_disk(out_dir: Path) -> set[str]:
+    patterns = ("data_en/goal/*.json", "data_en/constraint/*.json", "*.jsonl", "walkthroughs/*.json")
+    return {p.relative_to(out_dir).as_posix() for pattern in patterns for p in out_dir.glob(pattern)}
+
+
+def check_release(out_dir: Path = DATA_DIR, seed: int = DEFAULT_SEED) -> list[str]:
+    """Differences between the release on disk and a fresh build (empty when up to date)."""
+    wanted = release_files(seed)
+    problems = [f"missing: {p}" for p in sorted(set(wanted) - _on_disk(out_dir))]
+    problems += [f"stale (no longer generated): {p}" for p in sorted(_on_disk(out_dir) - set(wanted))]
+    for rel, text in sorted(wanted.items()):
+        path = out_dir / rel
+        if path.exists() and path.read_text(encoding="utf-8") != text:
+            problems.append(f"differs: {rel}")
+    return problems
+
+
+def write_release(out_dir: Path = DATA_DIR, seed: int = DEFAULT_SEED) -> list[Path]:
+    """Write (and prune) the release files; returns the paths written."""
+    wanted = release_files(seed)
+    for stale in _on_disk(out_dir) - set(wanted):
+        (out_dir / stale).unlink()
+    written = []
+    for rel, text in sorted(wanted.items()):
+        path = out_dir / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    return written

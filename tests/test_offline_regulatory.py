@@ -1,0 +1,116 @@
+"""Regulatory site: default 3-year window, facets and counts, custom dropdown, page size, CSV, cookie banner,
+filter-resetting detail links, POSTed library filters and PDF orders."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+
+import pytest
+from pypdf import PdfReader
+from starlette.applications import Starlette
+from starlette.routing import Mount
+from starlette.testclient import TestClient
+
+from tasks.offline.app import DEFAULT_SEED
+from tasks.offline.sites import regulatory as reg
+
+
+@pytest.fixture(scope="module")
+def data() -> reg.RegulatoryData:
+    return reg.build(DEFAULT_SEED)
+
+
+@pytest.fixture()
+def client(data) -> TestClient:
+    return TestClient(Starlette(routes=[Mount("/regulatory", routes=reg.routes(data))]))
+
+
+def complaint_ids(html: str) -> list[str]:
+    return re.findall(r'<td><a href="/regulatory/complaints/(\d+)">', html)
+
+
+def test_same_seed_same_data_and_answers(data):
+    again = reg.build(DEFAULT_SEED)
+    assert again == data and reg.tasks(again) == reg.tasks(data)
+
+
+def test_default_window_drops_older_complaints(client, data):
+    q = reg.choose(data).history_query
+    params = {k: v for k, v in q.filters}
+    default_csv = client.get("/regulatory/complaints.csv", params=params).text
+    all_csv = client.get("/regulatory/complaints.csv", params={**params, "date_received_min": q.start,
+                                                                "date_received_max": q.end}).text
+    default_rows = list(csv.DictReader(io.StringIO(default_csv)))
+    all_rows = list(csv.DictReader(io.StringIO(all_csv)))
+    assert all(r["Date received"] >= reg.DEFAULT_WINDOW[0] for r in default_rows)
+    assert len(all_rows) > len(default_rows) and any(r["Date received"] < "2022" for r in all_rows)
+    assert [r["Complaint ID"] for r in all_rows] == [c.id for c in reg.search_complaints(data, q)]
+
+
+def test_page_size_and_numbered_pages(client, data):
+    q = reg.choose(data).relief_query
+    params = {**dict(q.filters), "date_received_min": q.start, "date_received_max": q.end}
+    page1 = client.get("/regulatory/complaints", params=params).text
+    big = client.get("/regulatory/complaints", params={**params, "size": "50"}).text
+    assert len(complaint_ids(page1)) == 10 and 'rel="next"' in page1
+    assert len(complaint_ids(big)) == len(reg.search_complaints(data, q)) > 10
+
+
+def test_facet_counts_follow_filters(client, data):
+    html = client.get("/regulatory/complaints", params={"company": reg.COMPANIES[0]}).text
+    counts = dict(re.findall(r"<li>([A-Z][^<]*?) <span class=\"count\">\((\d+)\)</span>", html))
+    window = reg.ComplaintQuery(filters=(("company", reg.COMPANIES[0]),))
+    assert int(counts["Mortgage"]) == sum(c.product == "Mortgage" for c in reg.search_complaints(data, window))
+
+
+def test_custom_company_dropdown_is_aria_listbox(client):
+    html = client.get("/regulatory/complaints").text
+    assert 'role="combobox"' in html and 'role="listbox"' in html
+    assert '<select id="company"' not in html and 'type="hidden" name="company"' in html
+    assert html.count('role="option"') == len(reg.COMPANIES) + 1
+
+
+def test_cookie_banner_until_consent(client):
+    assert 'id="cookie-banner"' in client.get("/regulatory/complaints").text
+    client.cookies.set(reg.CONSENT_COOKIE, "1")
+    assert 'id="cookie-banner"' not in client.get("/regulatory/complaints").text
+
+
+def test_detail_links_reset_filters(client, data):
+    complaint = data.complaints[0]
+    html = client.get(f"/regulatory/complaints/{complaint.id}").text
+    assert '<a href="/regulatory/complaints">Back to results</a>' in html
+    assert "New search" in html
+
+
+def test_library_filters_are_posted_and_pdf_holds_penalty(client, data):
+    form = dict(reg.choose(data).document_form)
+    assert len(re.findall(r'href="/regulatory/documents/[\d-]+"', client.get("/regulatory/documents").text)) \
+        == reg.DEFAULT_DOCUMENTS_SHOWN
+    html = client.post("/regulatory/documents", data=form).text
+    docs = reg.search_documents(data, form)
+    assert f"{len(docs)} matching documents" in html
+    steps = reg.walkthroughs(data)["offline_regulatory_003"]
+    pattern = next(s["args"]["pattern"] for s in steps if s["tool"] == "extract_rows")
+    rows = []
+    for doc in sorted(docs, key=lambda d: d.respondent):
+        page = client.get(f"/regulatory/documents/{doc.slug}").text
+        assert f"/regulatory/documents/{doc.slug}.pdf" in page and reg.money(doc.penalty) not in page
+        response = client.get(f"/regulatory/documents/{doc.slug}.pdf")
+        assert response.headers["content-type"] == "application/pdf"
+        text = "\n".join(p.extract_text() for p in PdfReader(io.BytesIO(response.content)).pages)
+        match = re.search(pattern, text)
+        assert match, text
+        rows.append(f"{match['respondent']}|{match['civil_money_penalty']}")
+    oracle = next(r for r in reg.tasks(data) if r["task_id"] == "offline_regulatory_003")["oracle_answer"]
+    assert ";".join(rows) == oracle
+
+
+def test_pdf_bytes_are_deterministic(data):
+    doc = data.documents[0]
+    reg.document_pdf.cache_clear()
+    first = reg.document_pdf(doc)
+    reg.document_pdf.cache_clear()
+    assert reg.document_pdf(doc) == first

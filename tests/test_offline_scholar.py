@@ -1,0 +1,103 @@
+"""Scholarly archive site: deterministic data, URL-state search mechanics, traps that really change answers."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from starlette.applications import Starlette
+from starlette.routing import Mount
+from starlette.testclient import TestClient
+
+from tasks.offline.app import DEFAULT_SEED
+from tasks.offline.sites import scholar
+
+
+@pytest.fixture(scope="module")
+def data() -> scholar.ScholarData:
+    return scholar.build(DEFAULT_SEED)
+
+
+@pytest.fixture(scope="module")
+def client(data) -> TestClient:
+    return TestClient(Starlette(routes=[Mount("/scholar", routes=scholar.routes(data))]))
+
+
+def result_ids(html: str) -> list[str]:
+    return re.findall(r'<td><a href="/scholar/abs/([\d.]+)">', html)
+
+
+def test_same_seed_same_data_and_answers(data):
+    again = scholar.build(DEFAULT_SEED)
+    assert again == data
+    assert scholar.tasks(again) == scholar.tasks(data)
+    assert scholar.build(DEFAULT_SEED + 1) != data
+
+
+def test_default_search_page_shows_no_results(client):
+    html = client.get("/scholar/search").text
+    assert "Enter search terms" in html and result_ids(html) == []
+
+
+def test_cross_listing_switch_and_date_basis_change_results(client, data):
+    q = scholar.choose(data).primary_query
+    base = {"terms": q.terms, "field": "title", "category": q.category, "from": q.start, "to": q.end}
+    strict = result_ids(client.get("/scholar/search", params={**base, "cross": "0", "basis": "original"}).text)
+    default = result_ids(client.get("/scholar/search", params=base).text)
+    by_id = data.by_id()
+    assert strict and all(by_id[i].primary == q.category for i in strict)
+    assert all(q.start <= by_id[i].first_day.isoformat() <= q.end for i in strict)
+    assert set(default) - set(strict), "the default scope (cross-listed, latest version) must add rows"
+    assert any(q.category in by_id[i].cross for i in default)
+
+
+def test_form_checkbox_unticked_excludes_cross_lists(client, data):
+    q = scholar.choose(data).primary_query
+    params = [("terms", q.terms), ("field", "title"), ("category", q.category), ("cross", "0"),
+              ("basis", "original"), ("from", q.start), ("to", q.end), ("size", "50")]
+    ticked = result_ids(client.get("/scholar/search", params=[*params, ("cross", "1")]).text)
+    unticked = result_ids(client.get("/scholar/search", params=params).text)
+    assert set(unticked) < set(ticked)
+
+
+def test_page_numbers_and_page_size(client, data):
+    q = scholar.choose(data).paged_query
+    params = {"terms": q.terms, "field": "abstract", "category": q.category, "from": q.start, "to": q.end}
+    page1 = client.get("/scholar/search", params=params).text
+    page2 = client.get("/scholar/search", params={**params, "page": "2"}).text
+    everything = client.get("/scholar/search", params={**params, "size": "25"}).text
+    assert len(result_ids(page1)) == 10 and "page 1 of 2" in page1
+    assert re.search(r'<a href="\?[^"]*page=2">2</a>', page1)
+    assert result_ids(page1) + result_ids(page2) == result_ids(everything)
+    assert len(result_ids(everything)) == len(scholar.search(data, q))
+
+
+def test_record_page_has_history_and_v1_date(client, data):
+    paper = next(p for p in data.papers if len(p.versions) >= 3 and p.withdrawn)
+    html = client.get(f"/scholar/abs/{paper.id}").text
+    assert f"[v1] {paper.first_day.isoformat()}" in html
+    assert f"[Submitted {paper.latest_day.isoformat()}" in html
+    assert "Withdrawn" in html and paper.primary in html
+    assert client.get("/scholar/abs/0000.00000").status_code == 404
+
+
+def test_fulltext_table(client, data):
+    paper = next(p for p in data.papers if p.fulltext)
+    html = client.get(f"/scholar/html/{paper.id}").text
+    assert "Table 1" in html and paper.fulltext[0][2] in html
+
+
+def test_history_walkthrough_pattern_reads_record_pages(client, data):
+    """The page-text pattern of the walkthrough yields the oracle row on every record page."""
+    from bs4 import BeautifulSoup
+
+    steps = scholar.walkthroughs(data)["offline_scholar_003"]
+    pattern = next(s["args"]["pattern"] for s in steps if s["tool"] == "extract_rows")
+    oracle = next(r for r in scholar.tasks(data) if r["task_id"] == "offline_scholar_003")["oracle_answer"]
+    rows = []
+    for paper in sorted(scholar.search(data, scholar.choose(data).history_query), key=lambda p: p.id):
+        text = BeautifulSoup(client.get(f"/scholar/abs/{paper.id}").text, "lxml").get_text("\n")
+        match = re.search(pattern, text)
+        assert match, paper.id
+        rows.append("|".join(match.group("arxiv_id", "v1_date", "versions")))
+    assert ",".join(rows) == oracle
