@@ -128,12 +128,13 @@ def _raw_records(record_file: RecordFile, problems: list[TaskProblem]) -> Iterab
     """(raw record, JSONL line, field prefix) for each record in the file; unreadable parts become problems."""
     path, shown = record_file.path, display_path(record_file.path)
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = path.read_bytes().decode("utf-8-sig")  # no newline translation: a lone "\r" is not a record end
     except (OSError, UnicodeDecodeError) as exc:
         problems.append(TaskProblem(shown, f"cannot read file: {exc}"))
         return
     if path.suffix == ".jsonl":
-        for number, line in enumerate(text.splitlines(), start=1):
+        # Only "\n" ends a JSONL record: str.splitlines() would also split on U+2028, \x0c... inside strings.
+        for number, line in enumerate(text.split("\n"), start=1):
             if not line.strip():
                 continue
             try:

@@ -276,3 +276,13 @@ def test_problems_in_a_json_list_name_the_item(tmp_path: Path) -> None:
         load_tasks(path)
     (problem,) = info.value.problems
     assert (problem.field, problem.task_id, problem.line) == ("[1].oracle_answer", "nvd_006", None)
+
+
+def test_jsonl_strings_may_hold_unicode_line_separators(tmp_path: Path) -> None:
+    raw = json.loads((SAMPLE / "data_en" / "constraint" / "nvd_005.json").read_text())
+    raw["instruction"] = "First part\u2028second part\x0cthird part"
+    path = tmp_path / "constraint.jsonl"
+    path.write_bytes((json.dumps(raw, ensure_ascii=False) + "\r\n").encode("utf-8"))
+    (task,) = load_tasks(path)
+    assert task.instruction == "First part\u2028second part\x0cthird part"
+    assert task.source_line == 1
