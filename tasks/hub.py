@@ -14,7 +14,7 @@ DEFAULT_DATASET_ID = "Ninggggy/SGR-BENCH"
 
 _LOCAL_HINT = (
     "Point --tasks at local files instead: download the release once where the hub is reachable, e.g.\n"
-    "  huggingface-cli download {dataset_id} --repo-type dataset --local-dir ./sgr-bench\n"
+    "  hf download {dataset_id} --repo-type dataset --local-dir ./sgr-bench\n"
     "then use --tasks ./sgr-bench (release folder), --tasks ./sgr-bench/goal.jsonl (one split), or "
     "--tasks offline (the bundled offline suite)."
 )

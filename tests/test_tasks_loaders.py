@@ -211,7 +211,7 @@ def test_unreachable_hub_says_how_to_use_local_files(monkeypatch: pytest.MonkeyP
     message = str(info.value)
     assert "could not fetch Hugging Face dataset 'Ninggggy/SGR-BENCH'" in message
     assert "ConnectionError" in message
-    assert "--tasks ./sgr-bench" in message and "huggingface-cli download Ninggggy/SGR-BENCH" in message
+    assert "--tasks ./sgr-bench" in message and "hf download Ninggggy/SGR-BENCH --repo-type dataset" in message
 
 
 def test_missing_hf_extra_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
