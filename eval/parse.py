@@ -87,7 +87,9 @@ def parse_answer(text: str, spec: OutputSpec) -> ParsedAnswer:
 
 def _is_header(cells: list[str], header_keys: list[str]) -> bool:
     """Cells equal to the schema names (case and style aside) form a header row."""
-    return len(cells) == len(header_keys) and [loose_name(c) for c in cells] == header_keys
+    if len(cells) != len(header_keys) or loose_name(cells[0]) != header_keys[0]:
+        return False  # cheap first-cell test: this runs on every row
+    return [loose_name(c) for c in cells] == header_keys
 
 
 def _has_primary_separator(line: str, spec: OutputSpec) -> bool:

@@ -14,6 +14,7 @@ there is no pair; a parse failure is unscored (every metric None), never a silen
 
 from __future__ import annotations
 
+from functools import lru_cache
 from itertools import combinations
 from typing import Literal
 
@@ -88,7 +89,7 @@ class Score(BaseModel):
 
 def score_answer(answer: str, gold: str, spec: OutputSpec, rules: TaskRules | None = None) -> Score:
     """Parse both sides, align rows by key, count fields and rows, keep the evidence."""
-    gold_parsed = parse_answer(gold, spec)
+    gold_parsed = _parse_gold(gold, spec)
     if gold_parsed.status == "parse_failure":
         raise GoldParseError(f"gold answer yields no rows under columns {list(spec.columns)}: {gold[:200]!r}")
     predicted = parse_answer(answer, spec)
@@ -122,7 +123,9 @@ def _score_rows(
         evidence.key_note = "identical gold rows: repeats align in order"
 
     def key_text(row: list[Comparable | None]) -> str:
-        return " | ".join(display(row[c]) or "" if c < len(row) else "" for c in key.columns)
+        return " | ".join(display(row[c]) or "" for c in key.columns)
+
+    gold_keys = [key_text(row) for row in gold]
 
     correct_items = correct_rows = 0
     row_correct: list[bool] = []
@@ -154,7 +157,7 @@ def _score_rows(
         row_correct.append(is_correct)
     for gold_index, first in enumerate(alignment.first_pred_for_gold):
         if first is None:
-            evidence.omitted_keys.append(key_text(gold[gold_index]))
+            evidence.omitted_keys.append(gold_keys[gold_index])
             evidence.fields.extend(
                 FieldDiff(pred_row=None, gold_row=gold_index, column=spec.columns[c], predicted=None,
                           gold=display(gold[gold_index][c]), reason="omitted_row")
@@ -174,7 +177,7 @@ def _score_rows(
     shared = [g for g, p in enumerate(alignment.first_pred_for_gold) if p is not None]
     firsts = alignment.first_pred_for_gold
     evidence.order_pairs = [
-        OrderPair(first=key_text(gold[a]), second=key_text(gold[b]), kept=(firsts[a] or 0) < (firsts[b] or 0))
+        OrderPair(first=gold_keys[a], second=gold_keys[b], kept=(firsts[a] or 0) < (firsts[b] or 0))
         for a, b in combinations(shared, 2)
     ]
     kept = sum(pair.kept for pair in evidence.order_pairs)
@@ -189,6 +192,12 @@ def _score_rows(
         parse_failure=False,
         evidence=evidence,
     )
+
+
+@lru_cache(maxsize=1024)
+def _parse_gold(gold: str, spec: OutputSpec) -> ParsedAnswer:
+    """Gold is parsed once per task, not once per prediction (callers never mutate the result)."""
+    return parse_answer(gold, spec)
 
 
 def _f1(correct: int, denominator: int) -> float:
