@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
-from tasks.families import ecosystem_of, family_of
+from tasks.families import FAMILIES, OTHER, ecosystem_of, family_of, family_slug
 from tasks.output_spec import column_slug, derive_output_spec
 from tasks.spec import OutputSpec
 
@@ -142,7 +142,17 @@ class Task(_Open):
 
     @property
     def family(self) -> str:
-        return family_of(self.domain)
+        """By domain; a domain the card does not list (e.g. an offline site) may declare its family in
+        `metadata.family` or a top-level `family` key, which counts only if it names one of the six."""
+        by_domain = family_of(self.domain)
+        if by_domain != OTHER:
+            return by_domain
+        for declared in ((self.metadata.model_extra or {}).get("family"), (self.model_extra or {}).get("family")):
+            if isinstance(declared, str):
+                match = [f for f in FAMILIES if family_slug(f) == family_slug(declared)]
+                if match:
+                    return match[0]
+        return OTHER
 
     @property
     def ecosystem(self) -> str:

@@ -111,6 +111,18 @@ def test_unknown_domain_is_kept_as_family_other() -> None:
     assert Task.model_validate(raw | {"domain": "KEGG_GENOME"}).family == "Life-science resources"
 
 
+def test_unlisted_domain_may_declare_one_of_the_six_families() -> None:
+    raw = record("constraint", "nvd_005") | {"domain": "OFFLINE_VULNDB", "task_id": "offline_vulns_001"}
+    raw["metadata"] = raw["metadata"] | {"family": "Vulnerability records"}
+    assert Task.model_validate(raw).family == "Vulnerability records"
+    assert Task.model_validate(raw | {"family": "life-science resources"}).family == "Vulnerability records"
+    del raw["metadata"]["family"]
+    assert Task.model_validate(raw | {"family": "life-science resources"}).family == "Life-science resources"
+    assert Task.model_validate(raw | {"family": "Adversarial (security tests)"}).family == "other"
+    listed = raw | {"domain": "ARXIV", "family": "Vulnerability records"}
+    assert Task.model_validate(listed).family == "Scholarly archives"  # the card's mapping wins for its domains
+
+
 def test_cardinality_as_number_or_text() -> None:
     raw = record("constraint", "nvd_005")
     assert Task.model_validate(raw).expected_rows == 2
