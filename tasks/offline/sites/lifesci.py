@@ -449,8 +449,8 @@ def walkthroughs(data: TaxonData) -> dict[str, list[Step]]:
         "offline_lifesci_002": [
             {"tool": "goto", "args": {"url": BROWSE_URL}, "why": "hierarchy browser"},
             *_expand(order_of_fam), *_expand(fam),
-            {"tool": "read_table", "args": {"table": 0}, "why": "the genera table of the expanded family"},
-            {"tool": "extract_rows", "args": {"columns": {"genus": "Genus", "species": "Species"}},
+            {"tool": "read_table", "args": {"table": 1}, "why": "the genera table (table 0 is the node list)"},
+            {"tool": "extract_rows", "args": {"table": 1, "columns": {"genus": "Genus", "species": "Species"}},
              "why": "species counts, not taxa"},
             {"tool": "finish", "args": {"order_by": ["species desc num", "genus"]}, "why": "all genera read"},
         ],

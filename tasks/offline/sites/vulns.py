@@ -511,7 +511,11 @@ def walkthroughs(data: VulnData) -> dict[str, list[Step]]:
     c = choose(data)
     read_all: Step = {"tool": "read_table", "args": {"table": 0, "all_pages": True}, "why": "follow Next to the end"}
     history_steps: list[Step] = []
-    for vuln in sorted(search(data, c.history_query), key=lambda v: v.id):
+    listed = search(data, c.history_query)
+    for index, vuln in enumerate(listed):
+        if index and index % PAGE_SIZE == 0:
+            history_steps.append({"tool": "click", "args": {"target": {"text": "Next >"}},
+                                  "why": "the next result page"})
         history_steps += [
             {"tool": "click", "args": {"target": {"text": vuln.id}}, "why": "open the record's detail page"},
             {"tool": "read_table", "args": {"table": 4}, "why": "change history table"},
@@ -529,7 +533,7 @@ def walkthroughs(data: VulnData) -> dict[str, list[Step]]:
             {"tool": "finish", "args": {"order_by": ["published", "id"]}, "why": "all pages read"},
         ],
         "offline_vulns_002": [
-            *_search_steps(c.history_query, data.products, data.vendors), read_all,
+            *_search_steps(c.history_query, data.products, data.vendors),
             *history_steps,
             {"tool": "finish", "args": {"order_by": ["changed", "id"]}, "why": "every detail page read"},
         ],
