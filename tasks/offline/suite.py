@@ -22,56 +22,65 @@ GOAL_SUFFIX = "-g"
 
 @dataclass(frozen=True)
 class Mechanic:
-    """Where a page mechanic of the issue's list lives, so a test can probe it over HTTP."""
+    """Where a page mechanic of the issue's list lives: `probe` (a GET path, `{pdf}` = some PDF's path) must
+    answer 200 with `marker` (a regex) in its body, which the suite test checks over HTTP."""
 
     site: str
-    path: str
+    probe: str
+    marker: str
     how: str
 
 
 MECHANICS: dict[str, tuple[Mechanic, ...]] = {
     "state in URL query parameters": (
-        Mechanic("scholar", "/scholar/search", "every search control is a GET parameter"),
-        Mechanic("vulns", "/vulns/search", "keyword/severity/date/product in the URL"),
+        Mechanic("scholar", "/scholar/search?terms=kernel&field=title", r'<form id="advanced-search" method="get"',
+                 "every search control is a GET parameter"),
+        Mechanic("vulns", "/vulns/search", r'method="get"', "keyword/severity/date/product in the URL"),
     ),
     "state only in a POSTed form": (
-        Mechanic("regulatory", "/regulatory/documents", "library filters are POSTed; the URL never changes"),
-        Mechanic("stats", "/stats/query", "query form POSTed; results only after submit"),
+        Mechanic("regulatory", "/regulatory/documents", r'<form id="document-filters" method="post"',
+                 "library filters are POSTed; the URL never changes"),
+        Mechanic("stats", "/stats/query", r'method="post"', "query form POSTed; results only after submit"),
     ),
     "client-side rendering after a delayed fetch": (
-        Mechanic("water", "/water/query", "results fetched from /water/api/results after a delay, drawn by JS"),
+        Mechanic("water", "/water/query", r'fetch\("/water/api/results\?',
+                 "results fetched from /water/api/results (0.7 s delay), drawn and paged by JS"),
     ),
     "pagination by page numbers": (
-        Mechanic("scholar", "/scholar/search", "numbered page links"),
-        Mechanic("regulatory", "/regulatory/complaints", "numbered page links plus Next"),
+        Mechanic("scholar", "/scholar/search?category=cs.LG", r'page=2">2</a>', "numbered page links"),
+        Mechanic("regulatory", "/regulatory/complaints", r'page=2">2</a>', "numbered page links plus Next"),
     ),
     "pagination by next": (
-        Mechanic("water", "/water/stations", "Next » / « Previous links only"),
-        Mechanic("vulns", "/vulns/search", "Next link only"),
+        Mechanic("water", "/water/stations?status=all", r'rel="next">Next', "Next / Previous links only"),
+        Mechanic("vulns", "/vulns/search?keyword=", r'rel="next"[^>]*>Next', "Next link only"),
     ),
     "pagination by page-size selector": (
-        Mechanic("regulatory", "/regulatory/complaints", "Rows per page 10/25/50/100, default 10"),
-        Mechanic("scholar", "/scholar/search", "Results per page 10/25/50"),
+        Mechanic("regulatory", "/regulatory/complaints", r'<label for="size">Rows per page</label>',
+                 "Rows per page 10/25/50/100, default 10"),
+        Mechanic("scholar", "/scholar/search", r'<label for="size">Results per page</label>', "10/25/50"),
     ),
     "custom (non-native) dropdown": (
-        Mechanic("regulatory", "/regulatory/complaints", "Company facet: ARIA combobox + listbox"),
+        Mechanic("regulatory", "/regulatory/complaints", r'role="combobox"[\s\S]*role="listbox"',
+                 "Company facet: ARIA combobox + listbox, hidden input"),
     ),
     "date-range widget": (
-        Mechanic("regulatory", "/regulatory/complaints", "Date received from/to with presets; default 3 years"),
-        Mechanic("water", "/water/query", "Start/End date; default the last year of data"),
+        Mechanic("regulatory", "/regulatory/complaints", r'id="date_received_min" name="date_received_min" '
+                 r'value="2022-01-01"', "Date received from/to with presets; default the last 3 years"),
+        Mechanic("water", "/water/query", r'id="startDate"', "Start/End date; default the last year of data"),
     ),
     "modal or cookie banner": (
-        Mechanic("regulatory", "/regulatory/complaints", "full-page cookie banner blocks clicks until dismissed"),
+        Mechanic("regulatory", "/regulatory/complaints", r'id="cookie-banner" role="dialog"',
+                 "full-page cookie banner blocks clicks until dismissed"),
     ),
     "iframe holding a control": (
-        Mechanic("stats", "/stats/explore", "vintage selector inside an iframe"),
+        Mechanic("stats", "/stats/explore", r"<iframe", "vintage selector inside an iframe"),
     ),
     "CSV download": (
-        Mechanic("water", "/water/api/results.csv", "query results as CSV"),
-        Mechanic("regulatory", "/regulatory/complaints.csv", "filtered complaints as CSV"),
+        Mechanic("water", "/water/api/results.csv", r"^Location ID,", "query results as CSV"),
+        Mechanic("regulatory", "/regulatory/complaints.csv", r"^Complaint ID,", "filtered complaints as CSV"),
     ),
     "PDF": (
-        Mechanic("regulatory", "/regulatory/documents/{slug}.pdf", "consent orders with a relief table"),
+        Mechanic("regulatory", "{pdf}", r"^%PDF", "consent orders with a relief table"),
     ),
 }
 
