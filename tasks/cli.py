@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from enum import StrEnum
 from typing import Annotated
 
@@ -11,9 +12,9 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
 
-from tasks.align import align_pairs
+from tasks.align import AlignmentReport, align_pairs
 from tasks.answer_check import check_reference_answer
-from tasks.errors import TaskLoadError, TaskSourceError
+from tasks.errors import TaskSourceError
 from tasks.loaders import LoadResult, load_tasks
 from tasks.models import Task
 
@@ -185,34 +186,48 @@ def validate(
             help="Parse each reference answer with the evaluator under its own spec (rows, width, header).",
         ),
     ] = True,
+    as_json: Annotated[bool, typer.Option("--json", help="Problems and alignment as one JSON object.")] = False,
 ) -> None:
     """Check every record and the goal/constraint alignment; exits 1 listing all problems."""
     result = _load(tasks, split, language, domain, family, None)
     if answer_check:
         result.problems.extend(p for task in result.tasks for p in check_reference_answer(task))
-    failed = bool(result.problems)
+    report = align_pairs(result.tasks) if split is SplitChoice.both else None
+    failed = bool(result.problems) or (
+        report is not None and (bool(report.mismatched) or (strict_pairs and bool(report.unpaired)))
+    )
+    if as_json:
+        payload = {
+            "ok": not failed,
+            "tasks": len(result.tasks),
+            "problems": [asdict(p) for p in result.problems],
+            "alignment": None if report is None else report.model_dump(),
+        }
+        typer.echo(json.dumps(payload, ensure_ascii=False, indent=2))
+    else:
+        _print_validation(result, report, strict_pairs)
+    if failed:
+        raise typer.Exit(1)
+
+
+def _print_validation(result: LoadResult, report: AlignmentReport | None, strict_pairs: bool) -> None:
+    out = console()
     if result.problems:
         table = Table(title=f"{len(result.problems)} problem(s)")
         for header in ("file", "line", "task_id", "field", "message"):
             table.add_column(header, overflow="fold")
         for p in result.problems:
             table.add_row(p.file, str(p.line or ""), p.task_id or "", p.field or "", p.message)
-        console().print(table)
-    if split is SplitChoice.both:
-        report = align_pairs(result.tasks)
+        out.print(table)
+    if report is not None:
         for pair in report.mismatched:
-            console().print(
+            out.print(
                 f"[red]pair {pair.goal_id} / {pair.constraint_id} ({pair.language}) differs in: "
                 f"{', '.join(pair.differences)}[/red]"
             )
         if report.unpaired:
             style = "red" if strict_pairs else "yellow"
-            console().print(f"[{style}]unpaired: {', '.join(report.unpaired)}[/{style}]")
-        failed = failed or bool(report.mismatched) or (strict_pairs and bool(report.unpaired))
-        console().print(f"{len(report.pairs)} goal/constraint pair(s), {len(report.mismatched)} mismatched")
-    console().print(f"{len(result.tasks)} task(s) loaded, {len(result.problems)} problem(s)")
-    if failed:
-        raise typer.Exit(1)
+            out.print(f"[{style}]unpaired: {', '.join(report.unpaired)}[/{style}]")
+        out.print(f"{len(report.pairs)} goal/constraint pair(s), {len(report.mismatched)} mismatched")
+    out.print(f"{len(result.tasks)} task(s) loaded, {len(result.problems)} problem(s)")
 
-
-__all__ = ["app", "TaskLoadError"]

@@ -54,13 +54,13 @@ def _language_of(path: Path, default: str = "en") -> str:
     return default
 
 
-def _split_of(path: Path) -> Variant | None:
-    name = path.stem if path.is_file() or path.suffix else path.name
-    match = _SPLIT_STEM.match(name)
-    if match:
-        return match.group(1)  # type: ignore[return-value]
-    parent = path.parent.name if path.suffix else path.name
-    return parent if parent in ("goal", "constraint") else None  # type: ignore[return-value]
+def _split_of(file: Path) -> Variant | None:
+    """`goal.jsonl`, `goal_hf.jsonl` or a file inside a `goal/` folder holds goal records (same for constraint)."""
+    for name in (file.stem, file.parent.name):
+        match = _SPLIT_STEM.match(name)
+        if match:
+            return "goal" if match.group(1) == "goal" else "constraint"
+    return None
 
 
 def _files_in_split_dir(folder: Path, language: str) -> list[RecordFile]:
@@ -106,8 +106,8 @@ def resolve_source(source: str | Path) -> list[RecordFile]:
             )
         return discover(OFFLINE_DATA_DIR)
     if text == "hf" or text.startswith(HUB_PREFIX):
-        dataset_id = text[len(HUB_PREFIX):].strip() or DEFAULT_DATASET_ID
-        return discover(download_release(dataset_id))
+        dataset_id, _, revision = text[len(HUB_PREFIX):].strip().partition("@")
+        return discover(download_release(dataset_id or DEFAULT_DATASET_ID, revision or None))
     path = Path(text).expanduser()
     if path.is_dir():
         return discover(path)
@@ -117,7 +117,7 @@ def resolve_source(source: str | Path) -> list[RecordFile]:
         return [RecordFile(path, _language_of(path), _split_of(path))]
     raise TaskSourceError(
         f"task source {text!r} not found: give a .jsonl or .json file, a release folder (data_en/...), "
-        f"'{HUB_PREFIX}<dataset id>' (default {DEFAULT_DATASET_ID}) or 'offline'"
+        f"'{HUB_PREFIX}<dataset id>[@revision]' (default {DEFAULT_DATASET_ID}) or 'offline'"
     )
 
 

@@ -101,3 +101,17 @@ def test_list_warns_about_skipped_bad_records() -> None:
     assert result.exit_code == 0
     assert json.loads(result.output.splitlines()[0])["task_id"] == "nvd_005"
     assert "6 bad record(s) skipped" in result.output
+
+
+def test_validate_json() -> None:
+    result = runner.invoke(app, ["validate", "--tasks", str(DATA / "bad" / "release"), "--json"])
+    assert result.exit_code == 1
+    payload = json.loads(result.output)
+    assert payload["ok"] is False and payload["tasks"] == 1
+    assert {(Path(p["file"]).name, p["field"]) for p in payload["problems"]} >= {
+        ("arxiv_002.json", "task_id"),
+        ("arxiv_003.json", "domain"),
+    }
+    assert payload["alignment"]["unpaired"] == ["arxiv_001"]
+    clean = runner.invoke(app, ["validate", "--tasks", SAMPLE, "--json"])
+    assert clean.exit_code == 0 and json.loads(clean.output)["ok"] is True

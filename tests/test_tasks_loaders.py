@@ -194,8 +194,8 @@ def test_hub_source_goes_through_the_folder_loader(monkeypatch: pytest.MonkeyPat
 
     monkeypatch.setattr(huggingface_hub, "snapshot_download", fake_snapshot_download)
     assert len(load_tasks("hf:")) == 16
-    assert len(load_tasks("hf:someone/OTHER", languages=["zh"])) == 4
-    assert [c["repo_id"] for c in calls] == ["Ninggggy/SGR-BENCH", "someone/OTHER"]
+    assert len(load_tasks("hf:someone/OTHER@v1.0", languages=["zh"])) == 4
+    assert [(c["repo_id"], c["revision"]) for c in calls] == [("Ninggggy/SGR-BENCH", None), ("someone/OTHER", "v1.0")]
     assert all(c["repo_type"] == "dataset" for c in calls)
 
 
