@@ -70,6 +70,9 @@ def parse_answer(text: str, spec: OutputSpec) -> ParsedAnswer:
             records = [] if cells is None else [cells]
         else:
             records = _split_records_schema_aware(line, spec, parsed.notes, number)
+            if not records:  # no field separator: maybe one record per line in another dialect (tabs, CSV)
+                cells = _split_cells(line, spec, csv_mode, header_keys)
+                records = [] if cells is None else [cells]
         if not records:
             parsed.ignored.append(IgnoredLine(line=number, text=raw_line, reason="no field separator"))
             continue
@@ -138,15 +141,16 @@ def _split_records_schema_aware(line: str, spec: OutputSpec, notes: list[str], n
     """
     record_sep = spec.record_separator
     width = spec.width
-    if width == 1 or not _UNESCAPED_PIPE.search(line):
-        if width != 1:
-            return []
-        pieces = _split_at_boundaries(line, record_sep)
-        return [[piece] for piece in pieces if piece]
+    field_pattern = _UNESCAPED_PIPE if spec.field_separator == "|" else re.compile(re.escape(spec.field_separator))
+    if width == 1:
+        return [[piece] for piece in _split_at_boundaries(line, record_sep) if piece]
+    if not field_pattern.search(line):
+        return []
     body = line.strip()
-    body = body[1:] if body.startswith("|") else body
-    body = body[:-1] if body.endswith("|") and not body.endswith("\\|") else body
-    tokens = _UNESCAPED_PIPE.split(body)
+    if spec.field_separator == "|":
+        body = body[1:] if body.startswith("|") else body
+        body = body[:-1] if body.endswith("|") and not body.endswith("\\|") else body
+    tokens = field_pattern.split(body)
     records: list[list[str]] = []
     current: list[str] = []
     for token in tokens:

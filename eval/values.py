@@ -29,6 +29,7 @@ class Invalid:
 Comparable: TypeAlias = str | Fraction | tuple[str, ...] | Invalid
 
 _THOUSANDS = re.compile(r"(?<=\d)[,\u202f\u2009 _](?=\d{3}(?!\d))")
+_MAX_DIGITS = 100
 _ID_LIST_SPLIT = re.compile(r"[;,\s]+")
 # (strptime format, how much of the date it pins down: the ISO prefix length kept)
 _DEFAULT_DATE_FORMATS: tuple[tuple[str, int], ...] = (
@@ -100,6 +101,8 @@ def _parse_number(text: str, rule: FieldRule) -> Fraction | Invalid:
         return Invalid(text, "not a number")
     if not value.is_finite():
         return Invalid(text, "not a finite number")
+    if len(value.as_tuple().digits) > _MAX_DIGITS or abs(value.adjusted()) > _MAX_DIGITS:
+        return Invalid(text, "number out of range")  # `1e999999999` would otherwise build a billion-digit integer
     number = Fraction(value)
     if conversion is not None:
         number = (number - Fraction(conversion.offset)) * Fraction(conversion.num) / Fraction(conversion.den)

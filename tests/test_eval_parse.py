@@ -89,3 +89,8 @@ def test_prose_without_rows_is_a_parse_failure_with_every_line_kept():
 def test_custom_field_separator():
     spec = OutputSpec(columns=("a", "b"), field_separator=" ~ ")
     assert parse_answer("x ~ y\nz ~ w", spec).rows == [["x", "y"], ["z", "w"]]
+
+
+def test_non_newline_record_separator_still_accepts_one_tsv_record_per_line():
+    spec = OutputSpec(columns=SPEC.columns, record_separator=";")
+    assert parse_answer("1\tA\tNY\n2\tB\tCA", spec).rows == [["1", "A", "NY"], ["2", "B", "CA"]]

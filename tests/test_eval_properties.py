@@ -10,7 +10,8 @@ from eval.score import score_answer
 from tasks.spec import OutputSpec
 
 NASTY = ["|", "||", "\\|", ",", ";", "\t", "\n", "\r\n", "```", "|---|", "NONE", "**", "`", "[x](y)", " ", "\u00a0",
-         "\u2028", "ＡＢ", "é", "𝔘", "\x00", "1,234", "INC.", "v2", "arXiv:", "doi:", "-", "°F"]
+         "\u2028", "ＡＢ", "é", "𝔘", "\x00", "1,234", "INC.", "v2", "arXiv:", "doi:", "-", "°F", "1e999999999",
+         "9" * 5000, "2024-02-30", "NaN", "Infinity"]
 
 specs = st.builds(
     lambda names, record_sep, dedup: OutputSpec(

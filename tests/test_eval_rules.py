@@ -106,3 +106,9 @@ def test_rule_for_an_unknown_column_names_the_rules_origin(tmp_path: Path):
     rules = load_rules(path).for_task("t1")
     with pytest.raises(RulesError, match=r"rules.yaml: tasks.t1.fields.nonexistent: no such column"):
         score_answer("a|1", "a|1", OutputSpec(columns=("id", "v")), rules)
+
+
+def test_absurd_numbers_are_invalid_not_a_hang():
+    compare = FieldComparer(FieldRule(type="decimal"))
+    assert isinstance(compare("1e999999999"), type(compare("abc")))
+    assert compare("9" * 5000) != compare("9" * 5000)
