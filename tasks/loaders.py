@@ -64,8 +64,7 @@ def _split_of(file: Path) -> Variant | None:
 
 
 def _files_in_split_dir(folder: Path, language: str) -> list[RecordFile]:
-    split = folder.name if folder.name in ("goal", "constraint") else None
-    return [RecordFile(p, language, split) for p in sorted(folder.glob("*.json"))]  # type: ignore[arg-type]
+    return [RecordFile(p, language, _split_of(p)) for p in sorted(folder.glob("*.json"))]
 
 
 def discover(folder: Path) -> list[RecordFile]:
@@ -154,6 +153,18 @@ def _raw_records(record_file: RecordFile, problems: list[TaskProblem]) -> Iterab
         yield data, None, ""
 
 
+@dataclass(frozen=True)
+class _Where:
+    """The place of one record, so every problem about it names the same file, line and field prefix."""
+
+    file: str
+    line: int | None
+    prefix: str  # "[3]." for the 4th record of a JSON list, else ""
+
+    def problem(self, message: str, field: str | None = None, task_id: str | None = None) -> TaskProblem:
+        return TaskProblem(self.file, message, self.line, None if field is None else self.prefix + field, task_id)
+
+
 def _output_spec_error(rubric: Rubric, output_format: str) -> OutputSpecError | None:
     """Derive the spec at load time so a record without usable columns fails here, not mid-run."""
     try:
@@ -163,48 +174,49 @@ def _output_spec_error(rubric: Rubric, output_format: str) -> OutputSpecError | 
     return None
 
 
-def _validate(raw: Any, record_file: RecordFile, line: int | None, prefix: str) -> tuple[Task | None, list[TaskProblem]]:
-    shown = display_path(record_file.path)
-    if not isinstance(raw, dict):
-        return None, [TaskProblem(shown, f"a task record must be a JSON object, got {type(raw).__name__}", line=line)]
-    raw_id = raw.get("task_id")
-    task_id = raw_id if isinstance(raw_id, str) else None
-    try:
-        task = Task.model_validate(raw)
-    except ValidationError as exc:
-        problems = [
-            TaskProblem(
-                shown,
-                error["msg"].removeprefix("Value error, "),
-                line=line,
-                field=prefix + ".".join(str(part) for part in error["loc"]),
-                task_id=task_id,
-            )
-            for error in exc.errors()
-        ]
-        if not any(p.field and p.field.startswith((prefix + "rubric", prefix + "output_format")) for p in problems):
-            spec_error = _output_spec_error(Rubric.model_validate(decode_json_object(raw["rubric"])), raw["output_format"])
-            if spec_error:
-                problems.append(TaskProblem(shown, str(spec_error), line, prefix + spec_error.field, task_id))
-        return None, problems
+def _schema_problems(exc: ValidationError, raw: dict[str, Any], where: _Where) -> list[TaskProblem]:
+    """Every field pydantic rejects, plus the output-spec check when rubric and output_format themselves passed."""
+    task_id = raw["task_id"] if isinstance(raw.get("task_id"), str) else None
+    problems = [
+        where.problem(error["msg"].removeprefix("Value error, "), ".".join(map(str, error["loc"])), task_id)
+        for error in exc.errors()
+    ]
+    if not any(error["loc"][:1] in (("rubric",), ("output_format",)) for error in exc.errors()):
+        spec_error = _output_spec_error(Rubric.model_validate(decode_json_object(raw["rubric"])), raw["output_format"])
+        if spec_error:
+            problems.append(where.problem(str(spec_error), spec_error.field, task_id))
+    return problems
+
+
+def _record_problems(task: Task, folder_split: Variant | None, where: _Where) -> list[TaskProblem]:
     problems = []
     spec_error = _output_spec_error(task.rubric, task.output_format)
     if spec_error:
-        problems.append(TaskProblem(shown, str(spec_error), line, prefix + spec_error.field, task.task_id))
-    if record_file.split and record_file.split != task.variant:
+        problems.append(where.problem(str(spec_error), spec_error.field, task.task_id))
+    if folder_split and folder_split != task.variant:
         problems.append(
-            TaskProblem(
-                shown,
-                f"file is in the {record_file.split} split but the id makes it a {task.variant} task "
+            where.problem(
+                f"file is in the {folder_split} split but the id makes it a {task.variant} task "
                 "(goal ids end in -g, constraint ids do not)",
-                line=line,
-                field=prefix + "task_id",
-                task_id=task.task_id,
+                "task_id",
+                task.task_id,
             )
         )
+    return problems
+
+
+def _validate(raw: Any, record_file: RecordFile, line: int | None, prefix: str) -> tuple[Task | None, list[TaskProblem]]:
+    where = _Where(display_path(record_file.path), line, prefix)
+    if not isinstance(raw, dict):
+        return None, [where.problem(f"a task record must be a JSON object, got {type(raw).__name__}")]
+    try:
+        task = Task.model_validate(raw)
+    except ValidationError as exc:
+        return None, _schema_problems(exc, raw, where)
+    problems = _record_problems(task, record_file.split, where)
     if problems:
         return None, problems
-    return task.located(language=record_file.language, file=shown, line=line), []
+    return task.located(language=record_file.language, file=where.file, line=line), []
 
 
 def _read_all(files: list[RecordFile]) -> LoadResult:
