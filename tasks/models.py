@@ -40,12 +40,13 @@ class _Open(BaseModel):
 
 
 class Freeze(_Open):
-    historical_window: str | None = None
+    historical_window: str | list[Any] | dict[str, Any] | None = None  # usually text; start/end forms kept as given
 
 
 class TaskMetadata(_Open):
-    state_gated_retrieval: list[str] | str | None = Field(None, alias="State-Gated Retrieval")
-    dependency_type: str | None = None
+    # Descriptive annotations: typed loosely so an unusual but meaningful form never blocks a release load.
+    state_gated_retrieval: list[Any] | str | None = Field(None, alias="State-Gated Retrieval")
+    dependency_type: str | list[str] | None = None
     intra_chain: bool | None = None
     inter_chain: bool | None = None
     data_dependency: str | list[Any] | dict[str, Any] | None = None
@@ -59,7 +60,8 @@ class TaskMetadata(_Open):
         raw = self.state_gated_retrieval
         if raw is None:
             return []
-        return [raw] if isinstance(raw, str) else list(raw)
+        items = [raw] if isinstance(raw, str) else raw
+        return [item if isinstance(item, str) else json.dumps(item, ensure_ascii=False) for item in items]
 
     @property
     def has_control_dependency(self) -> bool:

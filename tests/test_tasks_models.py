@@ -179,3 +179,12 @@ def test_normalization_may_itself_be_a_json_string() -> None:
     raw["rubric"]["normalization"] = json.dumps(raw["rubric"]["normalization"])
     task = Task.model_validate(raw)
     assert task.output_spec.columns == ("cve_id", "published_date")
+
+
+def test_unusual_annotation_forms_are_kept() -> None:
+    raw = record("constraint", "nvd_005")
+    raw["metadata"]["State-Gated Retrieval"] = ["scope: NVD", {"filter": "CVSS v3 CRITICAL"}]
+    raw["metadata"]["freeze"] = {"historical_window": ["2024-01-01", "2024-03-31"]}
+    task = Task.model_validate(raw)
+    assert task.metadata.gates == ["scope: NVD", '{"filter": "CVSS v3 CRITICAL"}']
+    assert task.to_record()["metadata"]["freeze"] == {"historical_window": ["2024-01-01", "2024-03-31"]}
