@@ -112,11 +112,12 @@ def init_reviews(run_dir: Path) -> tuple[list[Path], list[Path]]:
     """Write a template per case that needs review; existing files are never overwritten.
 
     Returns (written, kept)."""
+    entries = load_run(run_dir)  # before creating anything: an unreadable run leaves no trace
     out = run_dir / REVIEWS_DIR
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     kept: list[Path] = []
-    for entry in load_run(run_dir):
+    for entry in entries:
         if not needs_review(entry):
             continue
         path = out / review_file_name(entry)

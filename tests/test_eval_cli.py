@@ -101,3 +101,34 @@ def test_review_init_then_summary(scored_run: Path):
     again = runner.invoke(app, ["review", "init", str(scored_run)])
     assert "0 template(s) written, 6 existing review(s) kept" in again.output
     assert yaml.safe_load(kegg.read_text())["primary_class"] == "in-page misreading"  # never overwritten
+
+
+def test_review_init_reads_a_benchmark_run_layout(tmp_path: Path):
+    from eval.score import score_answer
+    from tasks.spec import OutputSpec
+
+    spec = OutputSpec(columns=("id", "v"))
+    for task_id, answer in (("t1", "a|1\nb|2"), ("t2", "b|2\na|1")):
+        cell = tmp_path / "cells" / "m1" / "full" / task_id
+        cell.mkdir(parents=True)
+        score = score_answer(answer, "a|1\nb|2", spec).model_dump(mode="json")
+        (cell / "cell.json").write_text(json.dumps({"model": "m1", "variant": "full", "task_id": task_id,
+                                                    "split": "constraint", "family": "F", "score": score}))
+    broken = tmp_path / "cells" / "m1" / "full" / "t3"
+    broken.mkdir(parents=True)
+    (broken / "cell.json").write_text(json.dumps({"model": "m1", "variant": "full", "task_id": "t3",
+                                                  "score": {"error": "GoldParseError: no rows"}}))
+    result = runner.invoke(app, ["review", "init", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    files = sorted(p.name for p in (tmp_path / "reviews").glob("*.yaml"))
+    assert files == ["m1__full__t2.yaml", "m1__full__t3.yaml"]  # t1 is exact: no review needed
+    t2 = yaml.safe_load((tmp_path / "reviews" / "m1__full__t2.yaml").read_text())
+    assert t2["context"]["poa"] == 0.0 and t2["context"]["artifacts"].endswith("cells/m1/full/t2")
+    assert yaml.safe_load((tmp_path / "reviews" / "m1__full__t3.yaml").read_text())["context"]["error"].startswith("Gold")
+
+
+def test_review_of_an_unscored_folder_is_a_clear_error(tmp_path: Path):
+    result = runner.invoke(app, ["review", "init", str(tmp_path)])
+    assert result.exit_code == 2 and "scores.jsonl" in result.output
+    summary = runner.invoke(app, ["review", "summary", str(tmp_path)])
+    assert summary.exit_code == 2 and "sgr review init" in summary.output

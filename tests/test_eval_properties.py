@@ -44,7 +44,7 @@ def _in_range(value: float | None) -> bool:
 
 
 @pytest.mark.slow
-@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(spec=specs, answer=answers, gold_answer=answers, task_rules=rules)
 def test_random_answers_never_crash_and_metrics_stay_in_range(spec, answer, gold_answer, task_rules):
     parsed = parse_answer(answer, spec)
