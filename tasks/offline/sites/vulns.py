@@ -480,7 +480,7 @@ def tasks(data: VulnData) -> list[dict]:
     return [record for draft in drafts for record in record_pair(draft)]
 
 
-def _search_steps(q: Query, products: dict[str, Product], vendors: dict[str, str]) -> list[Step]:
+def _search_steps(q: Query, vendors: dict[str, str]) -> list[Step]:
     steps: list[Step] = [{"tool": "goto", "args": {"url": SEARCH_URL}, "why": "open the search form"}]
     if q.keyword:
         steps.append({"tool": "fill", "args": {"target": {"label": "Keyword"}, "value": q.keyword},
@@ -527,18 +527,18 @@ def walkthroughs(data: VulnData) -> dict[str, list[Step]]:
         ]
     return {
         "offline_vulns_001": [
-            *_search_steps(c.deprecated_query, data.products, data.vendors), read_all,
+            *_search_steps(c.deprecated_query, data.vendors), read_all,
             {"tool": "extract_rows", "args": {"columns": {"id": "ID", "published": "Published", "score": "Score"}},
              "why": "rows as listed"},
             {"tool": "finish", "args": {"order_by": ["published", "id"]}, "why": "all pages read"},
         ],
         "offline_vulns_002": [
-            *_search_steps(c.history_query, data.products, data.vendors),
+            *_search_steps(c.history_query, data.vendors),
             *history_steps,
             {"tool": "finish", "args": {"order_by": ["changed", "id"]}, "why": "every detail page read"},
         ],
         "offline_vulns_003": [
-            *_search_steps(c.date_type_query, data.products, data.vendors), read_all,
+            *_search_steps(c.date_type_query, data.vendors), read_all,
             {"tool": "extract_rows", "args": {
                 "columns": {"id": "ID", "published": "Published", "weakness": "Weakness"}}, "why": "rows as listed"},
             {"tool": "finish", "args": {"order_by": ["published", "id"]}, "why": "all pages read"},
