@@ -474,6 +474,7 @@
   };
   for (const [box, links] of linkGroups) {
     const paging = !!box.matches(PAGER_BOX) || links.every((q) => q.paging);
+    if (links.length < 2 && !paging) continue; // a lone link (e.g. "reset search") stays a plain link
     const keys = [...new Set(links.flatMap((q) => q.changed))];
     const label =
       norm(attr(box, "aria-label")) || (paging ? "Pagination" : "") || headingBefore(box) || keys.join(", ") || "links";

@@ -102,6 +102,14 @@ def _int(text: str) -> int:
     return int(re.sub(r"\D", "", text))
 
 
+def _count_line(text: str) -> int | None:
+    """'1,204 results' on a short line of its own; in running prose ('results on 4 datasets') it is no count."""
+    for line in text.splitlines():
+        if len(line) <= 100 and (m := _COUNT.search(line) or _FOUND.search(line)):
+            return _int(m.group(1))
+    return None
+
+
 def _pagination(text: str, controls: list[Control]) -> tuple[Pagination | None, int | None]:
     page = pages = first = last = total = size = None
     snippets: list[str] = []
@@ -112,8 +120,8 @@ def _pagination(text: str, controls: list[Control]) -> tuple[Pagination | None, 
         first, last, total = _int(m.group(1)), _int(m.group(2)), _int(m.group(3))
         snippets.append(m.group(0))
     count = total
-    if count is None and (m := _COUNT.search(text) or _FOUND.search(text)):
-        count = _int(m.group(1))
+    if count is None:
+        count = _count_line(text)
     has_next = has_prev = False
     for c in controls:
         if c.disabled:
@@ -132,6 +140,9 @@ def _pagination(text: str, controls: list[Control]) -> tuple[Pagination | None, 
                 page = int(current[0])
             if pages is None and numbers and not has_next:
                 pages = max(numbers)
+    if page is not None and pages is not None:
+        has_next = has_next or page < pages
+        has_prev = has_prev or page > 1
     if size is None and first is not None and last is not None and has_next:
         size = last - first + 1
     if page is None and first is not None and size:

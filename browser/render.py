@@ -23,10 +23,30 @@ def _quote(text: str | None) -> str:
     return '"' + (text or "").replace('"', "'") + '"'
 
 
+def _page_numbers(control: Control) -> str | None:
+    """A long pager as '1 | 2 | … | 14 | 15* | 16 | … | 31' (numbers around the current page and the ends)."""
+    numbered = [(int(o.label), o.selected) for o in control.options if o.label.strip().isdigit()]
+    if len(numbered) < len(control.options) - 4 or not numbered:
+        return None
+    others = [o.label for o in control.options if not o.label.strip().isdigit()]
+    current = next((n for n, chosen in numbered if chosen), None)
+    last = max(n for n, _ in numbered)
+    keep = sorted({n for n, _ in numbered if n <= 2 or n >= last - 1
+                   or (current is not None and abs(n - current) <= 2)})
+    parts: list[str] = []
+    for i, n in enumerate(keep):
+        if i and n != keep[i - 1] + 1:
+            parts.append("…")
+        parts.append(f"{n}*" if n == current else str(n))
+    return "{" + " | ".join(parts + others) + f"}} ({len(numbered)} page links; * = current)"
+
+
 def _option_list(control: Control) -> str:
     labels = [o.label or o.value for o in control.options]
     if len(labels) <= LONG_OPTION_LIST:
         return "{" + " | ".join(labels) + "}"
+    if control.kind == "link" and (pager := _page_numbers(control)):
+        return pager
     shown = labels[:SHOWN_OF_LONG_LIST]
     chosen = [o.label or o.value for o in control.options[SHOWN_OF_LONG_LIST:] if o.selected]
     more = len(labels) - len(shown) - len(chosen)
@@ -140,7 +160,7 @@ def _fit(section: _Section, budget: int) -> tuple[list[str], int]:
 
 def render(obs: Observation, *, token_budget: int = 1500) -> tuple[str, int]:
     """(text, tokens). The fixed part is always complete, even when it alone exceeds the budget."""
-    fixed = [f"URL: {obs.url}", _state_line(obs)]
+    fixed = [f"URL: {obs.url.split('?', 1)[0]}", _state_line(obs)]  # the query is spelled out on the State line
     if obs.title:
         fixed.append(f"Title: {obs.title}")
     if obs.frames:

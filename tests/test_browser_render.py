@@ -35,6 +35,14 @@ def test_long_option_list_is_summarised_with_the_selected_option() -> None:
     assert "… 21 more of 31" in control_line(_select("e3", "Just over", 31))
 
 
+def test_long_pager_shows_ends_and_the_pages_around_the_current_one() -> None:
+    options = [Option(label=str(i), value=f"?page={i}", selected=i == 15) for i in range(1, 32)]
+    options.append(Option(label="Next", value="?page=16"))
+    line = control_line(Control(ref="e9", kind="link", label="Result pages", value="15", options=options))
+    assert line == ('[e9] link "Result pages" = "15" {1 | 2 | … | 13 | 14 | 15* | 16 | 17 | … | 30 | 31 | Next} '
+                    "(31 page links; * = current)")
+
+
 def test_header_state_pagination_and_notices() -> None:
     obs = _obs(
         title="Results",
@@ -43,7 +51,7 @@ def test_header_state_pagination_and_notices() -> None:
         notices=["[dialog] Accept cookies"],
     )
     text, tokens = render(obs)
-    assert text.splitlines()[:3] == ["URL: http://x.test/s?q=a&page=2", "State: q=a; page=2", "Title: Results"]
+    assert text.splitlines()[:3] == ["URL: http://x.test/s", "State: q=a; page=2", "Title: Results"]
     assert "Pagination: page 2 of 5; showing 11-20 of 48; page size 10; next: yes; prev: yes" in text
     assert "Result count: 48" in text and "NOTICES:\n[dialog] Accept cookies" in text
     assert tokens == count_tokens(text)
