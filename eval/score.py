@@ -14,13 +14,14 @@ there is no pair; a parse failure is unscored (every metric None), never a silen
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 from itertools import combinations
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from eval.align import align, choose_key
+from eval.align import Alignment, KeyChoice, align, choose_key
 from eval.parse import IgnoredLine, ParsedAnswer, parse_answer
 from eval.rules import TaskRules, resolve_field_rules, resolve_row_key
 from eval.values import Comparable, FieldComparer, display
@@ -68,6 +69,7 @@ class Evidence(BaseModel):
     omitted_keys: list[str] = Field(default_factory=list)
     extra_keys: list[str] = Field(default_factory=list)
     duplicate_keys: list[str] = Field(default_factory=list)
+    wrong_width_rows: list[int] = Field(default_factory=list, description="predicted rows without exactly k cells")
     fields: list[FieldDiff] = Field(default_factory=list)
     order_pairs: list[OrderPair] = Field(default_factory=list)
     ignored_lines: list[IgnoredLine] = Field(default_factory=list)
@@ -81,10 +83,6 @@ class Score(BaseModel):
     exact_match: bool | None
     parse_failure: bool
     evidence: Evidence
-
-    @property
-    def fully_correct(self) -> bool:
-        return bool(self.exact_match)
 
 
 def score_answer(answer: str, gold: str, spec: OutputSpec, rules: TaskRules | None = None) -> Score:
@@ -106,84 +104,47 @@ def score_answer(answer: str, gold: str, spec: OutputSpec, rules: TaskRules | No
 def _score_rows(
     gold_parsed: ParsedAnswer, predicted: ParsedAnswer, spec: OutputSpec, rules: TaskRules | None, evidence: Evidence
 ) -> Score:
-    width = spec.width
     comparers = [FieldComparer(rule) for rule in resolve_field_rules(rules, spec)]
     gold = [_comparable_row(row, comparers) for row in gold_parsed.rows]
     pred = [_comparable_row(row, comparers) for row in predicted.rows]
     base_key, key_source = resolve_row_key(rules, spec)
-    key = choose_key(gold, base_key, width)
+    key = choose_key(gold, base_key, spec.width)
     alignment = align(gold, pred, key.columns)
-
-    evidence.key_columns = [spec.columns[c] for c in key.columns]
-    evidence.key_source = key_source
-    evidence.key_widened = key.widened
-    if key.widened:
-        evidence.key_note = f"{[spec.columns[c] for c in base_key]} repeats in gold; widened to {evidence.key_columns}"
-    if not key.unique:
-        evidence.key_note = "identical gold rows: repeats align in order"
+    _record_key(evidence, spec, base_key, key, key_source)
 
     def key_text(row: list[Comparable | None]) -> str:
         return " | ".join(display(row[c]) or "" for c in key.columns)
 
     gold_keys = [key_text(row) for row in gold]
-
-    correct_items = correct_rows = 0
-    row_correct: list[bool] = []
-    for pred_index, row in enumerate(pred):
-        gold_index = alignment.gold_for_pred[pred_index]
-        cells = len(predicted.rows[pred_index])
-        if gold_index is None:
-            reason: FieldReason = "duplicate" if alignment.duplicate[pred_index] else "unmatched_key"
-            (evidence.duplicate_keys if reason == "duplicate" else evidence.extra_keys).append(key_text(row))
-            evidence.fields.extend(
-                FieldDiff(pred_row=pred_index, gold_row=None, column=spec.columns[c],
-                          predicted=display(row[c]), gold=None, reason=reason)
-                for c in range(width)
-            )
-            row_correct.append(False)
-            continue
-        fields_ok = 0
-        for c in range(width):
-            pv, gv = row[c], gold[gold_index][c]
-            ok = pv is not None and gv is not None and pv == gv
-            fields_ok += ok
-            evidence.fields.append(
-                FieldDiff(pred_row=pred_index, gold_row=gold_index, column=spec.columns[c], predicted=display(pv),
-                          gold=display(gv), reason="match" if ok else ("missing" if pv is None else "different"))
-            )
-        correct_items += fields_ok
-        is_correct = fields_ok == width and cells == width
-        correct_rows += is_correct
-        row_correct.append(is_correct)
+    cell_counts = [len(cells) for cells in predicted.rows]
+    row_correct = _compare_fields(gold, pred, cell_counts, alignment, spec, evidence, key_text)
     for gold_index, first in enumerate(alignment.first_pred_for_gold):
         if first is None:
             evidence.omitted_keys.append(gold_keys[gold_index])
             evidence.fields.extend(
                 FieldDiff(pred_row=None, gold_row=gold_index, column=spec.columns[c], predicted=None,
                           gold=display(gold[gold_index][c]), reason="omitted_row")
-                for c in range(width)
+                for c in range(spec.width)
             )
-
     counts = Counts(
-        columns=width,
+        columns=spec.width,
         gold_rows=len(gold),
         pred_rows=len(pred),
-        correct_rows=correct_rows,
-        gold_items=len(gold) * width,
-        pred_items=sum(max(width, len(cells)) for cells in predicted.rows),
-        correct_items=correct_items,
+        correct_rows=sum(row_correct),
+        gold_items=len(gold) * spec.width,
+        pred_items=sum(max(spec.width, n) for n in cell_counts),
+        correct_items=sum(f.reason == "match" for f in evidence.fields),
     )
     evidence.counts = counts
-    shared = [g for g, p in enumerate(alignment.first_pred_for_gold) if p is not None]
+    evidence.wrong_width_rows = [i for i, n in enumerate(cell_counts) if n != spec.width]
     firsts = alignment.first_pred_for_gold
+    shared = [g for g, p in enumerate(firsts) if p is not None]
     evidence.order_pairs = [
         OrderPair(first=gold_keys[a], second=gold_keys[b], kept=(firsts[a] or 0) < (firsts[b] or 0))
         for a, b in combinations(shared, 2)
     ]
     kept = sum(pair.kept for pair in evidence.order_pairs)
-    exact = len(pred) == len(gold) and all(
-        alignment.gold_for_pred[i] == i and row_correct[i] for i in range(len(pred))
-    )
+    exact = len(pred) == len(gold) and all(alignment.gold_for_pred[i] == i and row_correct[i] for i in range(len(pred)))
     return Score(
         item_f1=_f1(counts.correct_items, counts.gold_items + counts.pred_items),
         row_f1=_f1(counts.correct_rows, counts.gold_rows + counts.pred_rows),
@@ -192,6 +153,52 @@ def _score_rows(
         parse_failure=False,
         evidence=evidence,
     )
+
+
+def _record_key(evidence: Evidence, spec: OutputSpec, base: tuple[int, ...], key: KeyChoice, source: str) -> None:
+    evidence.key_columns = [spec.columns[c] for c in key.columns]
+    evidence.key_source = source
+    evidence.key_widened = key.widened
+    if key.widened:
+        evidence.key_note = f"{[spec.columns[c] for c in base]} repeats in gold; widened to {evidence.key_columns}"
+    if not key.unique:
+        evidence.key_note = "identical gold rows: repeats align in order"
+
+
+def _compare_fields(
+    gold: list[list[Comparable | None]],
+    pred: list[list[Comparable | None]],
+    cell_counts: list[int],
+    alignment: Alignment,
+    spec: OutputSpec,
+    evidence: Evidence,
+    key_text: Callable[[list[Comparable | None]], str],
+) -> list[bool]:
+    """Field verdicts of every predicted row into the evidence; returns which rows are fully correct."""
+    row_correct: list[bool] = []
+    for pred_index, row in enumerate(pred):
+        gold_index = alignment.gold_for_pred[pred_index]
+        if gold_index is None:
+            reason: FieldReason = "duplicate" if alignment.duplicate[pred_index] else "unmatched_key"
+            (evidence.duplicate_keys if reason == "duplicate" else evidence.extra_keys).append(key_text(row))
+            evidence.fields.extend(
+                FieldDiff(pred_row=pred_index, gold_row=None, column=spec.columns[c],
+                          predicted=display(row[c]), gold=None, reason=reason)
+                for c in range(spec.width)
+            )
+            row_correct.append(False)
+            continue
+        fields_ok = 0
+        for c in range(spec.width):
+            pv, gv = row[c], gold[gold_index][c]
+            ok = pv is not None and gv is not None and pv == gv
+            fields_ok += ok
+            evidence.fields.append(
+                FieldDiff(pred_row=pred_index, gold_row=gold_index, column=spec.columns[c], predicted=display(pv),
+                          gold=display(gv), reason="match" if ok else ("missing" if pv is None else "different"))
+            )
+        row_correct.append(fields_ok == spec.width and cell_counts[pred_index] == spec.width)
+    return row_correct
 
 
 @lru_cache(maxsize=1024)

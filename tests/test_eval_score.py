@@ -28,6 +28,7 @@ def test_extra_cell_counts_in_the_denominator_and_breaks_the_row():
     score = score_answer("A|Alpha|2001|note\nB|Beta|2002\nC|Gamma|2003", GOLD, SPEC)
     # N_pred = 4 + 3 + 3 = 10, C_item = 9 -> 18/19; row A has 4 cells -> rows 2*2/6
     assert (score.item_f1, score.row_f1) == pytest.approx((18 / 19, 2 / 3))
+    assert score.evidence.wrong_width_rows == [0]
     assert score.exact_match is False
 
 
