@@ -32,7 +32,8 @@ WALKTHROUGH_DIR = Path(__file__).resolve().parent.parent / "tasks" / "offline" /
 SETTERS = frozenset({"select", "fill", "check", "set_range", "set_url_params"})
 APPLY_WORDS = re.compile(r"search|apply|filter|update|submit|go\b|show|refresh", re.IGNORECASE)
 LOSS_RULES = ("navigation_reset", "gate_lost", "cascade_reset")
-_FLAG_LINE = re.compile(r"^- \[(?P<rule>\w+)\] gate=(?P<gate>\S+) before=(?P<before>.*?) after=", re.MULTILINE)
+_FLAG_LINE = re.compile(
+    r'^- \[(?P<rule>\w+)\] gate=(?P<gate>\S+) label="(?P<label>[^"]*)" before=(?P<before>.*?) after=', re.MULTILINE)
 
 
 class WalkthroughNotFound(LookupError):
@@ -168,6 +169,12 @@ class ScriptedChatModel(BaseChatModel):
     _queue: list[tuple[str, Step]] = PrivateAttr(default_factory=list)
     _handled: set[tuple[str, str]] = PrivateAttr(default_factory=set)
     _repairs: int = PrivateAttr(default=0)
+    _transcript: list[str] = PrivateAttr(default_factory=list)
+
+    @property
+    def transcript(self) -> list[str]:
+        """Every message text this model was shown (tests check what reached the prompts)."""
+        return self._transcript
 
     @classmethod
     def for_task(cls, task_id: str, *, origin: str | None = None) -> ScriptedChatModel:
@@ -182,6 +189,7 @@ class ScriptedChatModel(BaseChatModel):
 
     def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
                   run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
+        self._transcript.extend(str(m.content) for m in messages)
         tools = kwargs.get("tools") or []
         names = {t["function"]["name"] for t in tools}
         if kwargs.get("tool_choice") == "Plan" or names == {"Plan"}:
@@ -239,7 +247,7 @@ class ScriptedChatModel(BaseChatModel):
         if not fresh:
             return
         self._handled.update((f["gate"], f["before"]) for f in fresh)
-        steps = restore_steps(self.steps, self._cursor, [f["gate"] for f in fresh])
+        steps = restore_steps(self.steps, self._cursor, [k for f in fresh for k in (f["gate"], gate_key(f["label"]))])
         if steps:
             self._enqueue(steps)
 

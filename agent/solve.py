@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import ToolMessage
 from langgraph.errors import GraphRecursionError
 
@@ -90,7 +91,9 @@ async def solve_task(
     out_dir: Path,
     checkpoint_db: Path | None = None,
     token_budget: int = 1500,
+    chat_model: BaseChatModel | None = None,
 ) -> TaskOutcome:
+    """`chat_model` overrides the one `model` describes (tests and benchmarks pass a prepared policy)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
@@ -100,7 +103,7 @@ async def solve_task(
     log.write({"node": "run", "event": "start", "task_id": view.task_id, "model": model.name,
                "variant": variant.name, "ablated": variant.ablate})
     try:
-        chat = make_chat_model(model, view.task_id, origin=_origin(task.start_url))
+        chat = chat_model or make_chat_model(model, view.task_id, origin=_origin(task.start_url))
     except (MissingApiKey, LookupError, OSError) as exc:
         return _finish(outcome, out_dir, None, started, error=f"{type(exc).__name__}: {exc}", error_kind="infra")
 

@@ -77,15 +77,17 @@ def extract(
 
     records: list[tuple[dict[str, str], str]]  # (column/header -> value, locator)
     pages_covered = [page or 1]
+    complete = False
     if args.source == "table":
         table = (last_read or {}).get("table")
-        if table is None or (last_read or {}).get("table_index", args.table) != args.table:
+        if table is None or (last_read or {}).get("table_index") not in (None, args.table):
             tables = observation.get("tables") or []
             if args.table >= len(tables):
                 raise ExtractionError(f"no table {args.table}: the page shows {len(tables)} table(s); use read_table")
             table = tables[args.table]
         elif last_read and last_read.get("all_pages") and (site_total is None or len(table["rows"]) >= site_total):
-            pages_covered = list(range(1, (pages or 1) + 1))  # trust "all pages" only when the rows add up
+            complete = True  # trust "all pages" only when the rows add up to the site's total
+            pages_covered = list(range(1, (pages or 1) + 1))
         headers = table["headers"]
         records = [({norm_value(h): cell for h, cell in zip(headers, row, strict=False)},
                     f"table {args.table} row {i + 1}") for i, row in enumerate(table["rows"])]
@@ -140,5 +142,5 @@ def extract(
             locator=locator + locator_suffix, result_set=result_set_key(url), page=page, pages=pages, step=step,
         )))
     record = ReadRecord(step=step, result_set=result_set_key(url), pages_covered=pages_covered, pages=pages,
-                        site_total=site_total, rows=len(rows), filtered=bool(args.where) or args.source != "table")
+                        site_total=site_total, rows=len(rows), filtered=bool(args.where) or args.source != "table", complete=complete)
     return Extraction(rows=rows, record=record)

@@ -292,8 +292,10 @@ def make_executor(deps: Deps):
             "nodes_run": ["executor"],
         }
         if result.table is not None:
+            downloaded = action.kind == "download"  # an export holds the whole result set, not one page
             update["last_read"] = {"table": result.table.model_dump(), "table_index": getattr(action, "table", None),
-                                   "all_pages": bool(getattr(action, "all_pages", False)), "url": observation.url}
+                                   "all_pages": downloaded or bool(getattr(action, "all_pages", False)),
+                                   "url": observation.url}
         elif result.pdf_pages:
             update["last_read"] = {"pdf_pages": [p.model_dump() for p in result.pdf_pages], "url": observation.url}
         elif action.kind not in PASSIVE_KINDS:

@@ -104,11 +104,13 @@ class ReadRecord(TypedDict):
     site_total: int | None
     rows: int
     filtered: bool  # `where` was used, so counts cannot be compared with site totals
+    complete: bool  # the read covered the whole result set (all pages, or an export)
 
 
 class DriftFlag(TypedDict):
     rule: Literal["gate_lost", "navigation_reset", "cascade_reset", "gate_mismatch", "window_narrower"]
     gate: str
+    label: str  # the control label as shown (the gate key may be a URL parameter name)
     before: str | None
     after: str | None
     step: int

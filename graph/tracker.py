@@ -208,7 +208,8 @@ def _lost_gates(before: RetrievalState, after: RetrievalState, kind: str | None,
         else:
             rule, why = "gate_lost", f"'{kind}' reset it"
         flags.append(DriftFlag(
-            rule=rule, gate=key, before=old["value"], after=new_value, step=step, path=after["path"],
+            rule=rule, gate=key, label=old["label"] or key, before=old["value"], after=new_value, step=step,
+            path=after["path"],
             message=f"{old['label'] or key} was {old['value']!r} (set at step {old['set_at_step']}), "
                     f"now {new_value!r}: {why}; set it again before reading rows",
         ))
@@ -249,7 +250,8 @@ def _plan_flags(plan: Plan, state: RetrievalState, step: int) -> list[DriftFlag]
         key, value = found
         if state["values"][key]["set_at_step"] is not None and value and not values_match(value, gate.target):
             flags.append(DriftFlag(
-                rule="gate_mismatch", gate=key, before=gate.target, after=value, step=step, path=state["path"],
+                rule="gate_mismatch", gate=key, label=gate.name, before=gate.target, after=value, step=step,
+                path=state["path"],
                 message=f"{gate.name} is {value!r} but the plan needs {gate.target!r}",
             ))
     return flags
@@ -295,6 +297,7 @@ def _window_flag(name: str, target: str, state: RetrievalState, step: int) -> Dr
         return None
     shown = f"{start[1] if start else '?'}..{end[1] if end else '?'}"
     return DriftFlag(
-        rule="window_narrower", gate=gate_key(name), before=target, after=shown, step=step, path=state["path"],
+        rule="window_narrower", gate=gate_key(name), label=name, before=target, after=shown, step=step,
+        path=state["path"],
         message=f"the time window shown ({shown}) is narrower than the plan's {target}; widen it",
     )

@@ -49,12 +49,15 @@ def check_pages(plan: Plan | None, reads: list[ReadRecord]) -> list[Failure]:
         return []
     covered: dict[str, set[int]] = defaultdict(set)
     total_pages: dict[str, int] = {}
+    complete = {r["result_set"] for r in reads if r.get("complete")}
     for read in reads:
         covered[read["result_set"]].update(read["pages_covered"])
         if read["pages"]:
             total_pages[read["result_set"]] = max(total_pages.get(read["result_set"], 0), read["pages"])
     failures: list[Failure] = []
     for result_set, pages in total_pages.items():
+        if result_set in complete:
+            continue
         missing = sorted(set(range(1, pages + 1)) - covered[result_set])
         if missing:
             failures.append(Failure(check="pages", message=(
@@ -103,8 +106,12 @@ def check_schema(columns: tuple[str, ...], rows: list[EvidenceRow], extracted: b
 
 def verify(*, plan: Plan | None, columns: tuple[str, ...], rows: list[EvidenceRow], reads: list[ReadRecord],
            step: int) -> VerifierReport:
+    extracted = bool(reads)
+    # reads whose rows were all discarded (a drifted state, a wrong page) no longer speak for the answer
+    kept_sets = {r["provenance"]["result_set"] for r in rows}
+    reads = [r for r in reads if r["result_set"] in kept_sets or (r["rows"] == 0 and not rows)]
     failures = (
-        check_schema(columns, rows, extracted=bool(reads))
+        check_schema(columns, rows, extracted=extracted)
         + check_gates(plan, rows)
         + check_pages(plan, reads)
         + check_counts(rows, reads)

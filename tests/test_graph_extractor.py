@@ -52,10 +52,10 @@ def test_latest_read_table_wins_and_all_pages_count_only_when_rows_add_up():
     table = {**OBSERVATION["tables"][0], "rows": OBSERVATION["tables"][0]["rows"][:2]}
     partial = run(ExtractRows(columns={"id": "ID", "agency": "Agency", "year": "Year"}),
                   last_read={"table": table, "table_index": 0, "all_pages": True})
-    assert len(partial.rows) == 2 and partial.record["pages_covered"] == [2]
+    assert len(partial.rows) == 2 and partial.record["pages_covered"] == [2] and not partial.record["complete"]
     full = run(ExtractRows(columns={"id": "ID", "agency": "Agency", "year": "Year"}),
                last_read={"table": OBSERVATION["tables"][0], "table_index": 0, "all_pages": True})
-    assert full.record["pages_covered"] == [1, 2]
+    assert full.record["pages_covered"] == [1, 2] and full.record["complete"]
 
 
 def test_pdf_pattern_rows_carry_their_page():

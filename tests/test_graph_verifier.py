@@ -17,9 +17,9 @@ def row(ident: str, *, agency: str = "EPA", state: dict | None = None, drift: li
 
 
 def read(pages_covered: list[int], *, pages: int | None = 2, total: int | None = None, rows: int = 2,
-         filtered: bool = False) -> ReadRecord:
+         filtered: bool = False, complete: bool = False) -> ReadRecord:
     return ReadRecord(step=5, result_set="/r?agency=epa", pages_covered=pages_covered, pages=pages, site_total=total,
-                      rows=rows, filtered=filtered)
+                      rows=rows, filtered=filtered, complete=complete)
 
 
 def checks(report) -> list[str]:
@@ -81,3 +81,15 @@ def test_schema_needs_an_extraction_and_every_column():
 
 def test_an_empty_result_read_is_a_valid_none_answer():
     assert verify(plan=None, columns=COLUMNS, rows=[], reads=[read([1], pages=None, total=0, rows=0)], step=3)["ok"]
+
+
+def test_reads_whose_rows_were_all_discarded_no_longer_count():
+    stale = ReadRecord(step=3, result_set="/r?drifted=1", pages_covered=[1], pages=4, site_total=40, rows=4,
+                       filtered=False, complete=False)
+    report = verify(plan=None, columns=COLUMNS, rows=[row("1"), row("2")], reads=[stale, read([1, 2], total=2)], step=9)
+    assert report["ok"]
+
+
+def test_a_complete_read_covers_every_page_even_when_the_last_page_hides_the_pagination():
+    reads = [read([1], pages=2), read([1], pages=None, complete=True)]
+    assert verify(plan=None, columns=COLUMNS, rows=[row("1"), row("2")], reads=reads, step=9)["ok"]
