@@ -59,7 +59,7 @@
   };
 
   // Text of an element without the option lists or values of controls nested inside it.
-  const ownText = (el) => {
+  const ownText = (el, skipButtons = false) => {
     const parts = [];
     const visit = (node) => {
       for (const child of node.childNodes) {
@@ -70,6 +70,7 @@
             continue;
           const role = attr(child, "role");
           if (role === "listbox" || role === "option") continue;
+          if (skipButtons && (t === "button" || role === "button")) continue;
           visit(child);
         }
       }
@@ -547,7 +548,7 @@
       (t !== "body" && t !== "html" && NOTICE_RE.test(cls(el) + " " + (el.id || "")));
     if (!candidate || !visible(el)) continue;
     if (noticeEls.some((n) => n.contains(el))) continue;
-    const text = ownText(el);
+    const text = ownText(el, true);
     if (!text || text.length < 3) continue;
     noticeEls.push(el);
     const buttons = [...el.querySelectorAll("button,[role=button],a[href],input[type=submit],input[type=button]")]

@@ -90,7 +90,7 @@ _RANGE_OF = re.compile(
 _COUNT = re.compile(
     rf"{_NUM}\s+(?:total\s+)?(?:results?|items?|records?|matches|hits|entries|documents|datasets|papers|"
     r"publications|articles|rows|studies|trials|products|jobs|patents|books|filings|reports|listings|"
-    r"companies|series|observations)\b",
+    r"companies|series|observations|actions|complaints|taxa|stations|vulnerabilities|cves)\b",
     re.I,
 )
 _FOUND = re.compile(rf"\b(?:found|total(?: results)?|results?)\s*:?\s+{_NUM}\b", re.I)
@@ -123,6 +123,7 @@ def _pagination(text: str, controls: list[Control]) -> tuple[Pagination | None, 
     if count is None:
         count = _count_line(text)
     has_next = has_prev = False
+    highest_link: int | None = None
     for c in controls:
         if c.disabled:
             continue
@@ -138,8 +139,10 @@ def _pagination(text: str, controls: list[Control]) -> tuple[Pagination | None, 
             numbers = [int(o.label) for o in c.options if o.label.strip().isdigit()]
             if page is None and current:
                 page = int(current[0])
-            if pages is None and numbers and not has_next:
-                pages = max(numbers)
+            highest_link = max(numbers, default=None)
+            if current:  # links to higher/lower page numbers than the current one mean next/prev exist
+                has_next = has_next or any(n > int(current[0]) for n in numbers)
+                has_prev = has_prev or any(n < int(current[0]) for n in numbers)
     if page is not None and pages is not None:
         has_next = has_next or page < pages
         has_prev = has_prev or page > 1
@@ -149,6 +152,8 @@ def _pagination(text: str, controls: list[Control]) -> tuple[Pagination | None, 
         page = (first - 1) // size + 1
     if pages is None and total is not None and size:
         pages = -(-total // size)
+    if pages is None and highest_link is not None and not has_next:
+        pages = max(highest_link, page or 0)  # a pager without "next" lists up to the last page
     if not (snippets or has_next or has_prev or page is not None):
         return None, count
     pagination = Pagination(page=page, pages=pages, first=first, last=last, total=total, page_size=size,

@@ -8,6 +8,7 @@ short, with a note saying how to get the rest.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from urllib.parse import urlsplit, urlunsplit
 
 from browser.tokens import count_tokens
 from browser.types import Control, Observation, TableData
@@ -175,7 +176,7 @@ def render(obs: Observation, *, token_budget: int = 1500) -> tuple[str, int]:
 
     sections = [_table_section(t) for t in obs.tables]
     sections.append(_Section("outline", ["OUTLINE:"], list(obs.outline), "outline lines"))
-    links = [f"[{ln.ref}] {ln.text} -> {ln.href}" for ln in obs.links]
+    links = [f"[{ln.ref}] {ln.text} -> {_short_href(ln.href, obs.url)}" for ln in obs.links]
     sections.append(_Section("links", ["LINKS:"], links, "links"))
     left = max(0, token_budget - used)
     kinds = [s.kind for s in sections]
@@ -197,6 +198,14 @@ def render(obs: Observation, *, token_budget: int = 1500) -> tuple[str, int]:
         text = "\n".join(fixed + body)
         tokens = count_tokens(text)
     return text, tokens
+
+
+def _short_href(href: str, page_url: str) -> str:
+    """Same-origin links as paths: the origin repeated on every line is most of a link's tokens."""
+    page, link = urlsplit(page_url), urlsplit(href)
+    if (link.scheme, link.netloc) != (page.scheme, page.netloc) or not link.scheme:
+        return href
+    return urlunsplit(("", "", link.path or "/", link.query, link.fragment))
 
 
 def _table_section(table: TableData) -> _Section:

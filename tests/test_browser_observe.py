@@ -13,7 +13,7 @@ from browser.launch import launch_chromium
 from browser.observe import observe_page
 from browser.refs import locate_ref
 from browser.render import LONG_OPTION_LIST
-from browser.types import Control, Observation
+from browser.types import Control, Observation, Option
 
 pytestmark = pytest.mark.slow
 
@@ -271,3 +271,34 @@ async def test_budget_keeps_every_control_and_cuts_rows(page: Page) -> None:
     assert tiny.tokens > 200  # controls are never dropped, so the floor is their size
     assert all(f"[{c.ref}] " in tiny.text for c in tiny.controls)
     assert "| row 0 |" not in tiny.text
+
+
+def test_pagination_and_count_from_text() -> None:
+    from browser.observe import _pagination
+
+    pager = Control(ref="e1", kind="link", label="Pagination", value="2", options=[
+        Option(label="1", value="?p=1"), Option(label="2", value="?p=2", selected=True),
+        Option(label="3", value="?p=3")])
+    p, count = _pagination("Results\nShowing 26–50 of 1,204 records\n", [pager])
+    assert p is not None and (p.page, p.pages, p.first, p.last, p.total, p.page_size) == (2, 49, 26, 50, 1204, 25)
+    assert p.has_next and p.has_prev and count == 1204
+    p, count = _pagination("Page 4 of 9", [])
+    assert p is not None and (p.page, p.pages, p.has_next, p.has_prev) == (4, 9, True, True)
+    p, count = _pagination("We report results on 4 datasets in a long sentence that is prose, not a count line"
+                           " at all, as it goes on and on well past one hundred characters.", [])
+    assert (p, count) == (None, None)
+    assert _pagination("312 complaints", [])[1] == 312
+
+
+async def test_offline_site_pages_show_every_control(page: Page, offline_server: Any) -> None:
+    from tasks.offline.app import discover_sites
+
+    for site in discover_sites():
+        await page.goto(f"{offline_server.origin}/{site.prefix}/")
+        obs = await observe_page(page, page_id=1)
+        assert obs.title and obs.tokens <= 1500, site.prefix
+        for control in obs.controls:
+            assert _line_of(obs, control)
+        hrefs = [ln.href for ln in obs.links]
+        assert all(h.startswith(("http://", "https://")) for h in hrefs)
+        assert f"-> /{site.prefix}/" in obs.text or not any(f"/{site.prefix}/" in h for h in hrefs)

@@ -78,6 +78,7 @@ def test_budget_respected_and_rows_cut_from_the_end() -> None:
     assert rows[-1] == f"| row {len(rows) - 1} | {len(rows) - 1} |"  # a prefix: cut from the end
     assert f"… {300 - len(rows)} more rows (read_table 0 for all)" in lines
     assert "OUTLINE:" in lines and "LINKS:" in lines  # the other sections get their share
+    assert "[e1000] Doc 0 -> /d/0" in lines  # same-origin links as paths
     assert "TABLE 0 (table; 300 rows)" in lines
 
 
