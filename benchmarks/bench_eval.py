@@ -20,16 +20,32 @@ from eval.score import score_answer
 from tasks.spec import OutputSpec
 
 Rows = list[list[str]]
-WORDS = ["alpha", "beta", "HOLDINGS, INC.", "gamma", "delta", "Ohio", "2024-01-26", "1,234", "mg/L", "Nitrate"]
+WORDS = [
+    "alpha",
+    "beta",
+    "HOLDINGS, INC.",
+    "gamma",
+    "delta",
+    "Ohio",
+    "2024-01-26",
+    "1,234",
+    "mg/L",
+    "Nitrate",
+]
 
 
 def make_task(rng: random.Random, index: int) -> tuple[OutputSpec, Rows]:
     width = rng.randint(2, 6)
     record_separator = rng.choice(["\n", "\n", ";", ","])
-    spec = OutputSpec(columns=tuple(f"col_{c}" for c in range(width)), record_separator=record_separator,
-                      header=rng.choice(["omitted", "required", "optional"]))
-    rows = [[f"K{index}-{r}"] + [f"{rng.choice(WORDS)} {rng.randint(0, 999)}" for _ in range(width - 1)]
-            for r in range(rng.randint(2, 44))]
+    spec = OutputSpec(
+        columns=tuple(f"col_{c}" for c in range(width)),
+        record_separator=record_separator,
+        header=rng.choice(["omitted", "required", "optional"]),
+    )
+    rows = [
+        [f"K{index}-{r}"] + [f"{rng.choice(WORDS)} {rng.randint(0, 999)}" for _ in range(width - 1)]
+        for r in range(rng.randint(2, 44))
+    ]
     return spec, rows
 
 
@@ -45,7 +61,9 @@ PERTURBATIONS: dict[str, Callable[[random.Random, OutputSpec, Rows], str]] = {
     "duplicates": lambda rng, spec, rows: spec.format(rows + rows[:3]),
     "wrong fields": lambda rng, spec, rows: spec.format([[r[0]] + [c + "x" for c in r[1:]] for r in rows]),
     "markdown": lambda rng, spec, rows: _markdown(spec, rows),
-    "extra rows": lambda rng, spec, rows: spec.format(rows + [[f"X{i}"] + r[1:] for i, r in enumerate(rows[:5])]),
+    "extra rows": lambda rng, spec, rows: spec.format(
+        rows + [[f"X{i}"] + r[1:] for i, r in enumerate(rows[:5])]
+    ),
     "prose": lambda rng, spec, rows: "I could not find the requested records on the site.",
     "empty": lambda rng, spec, rows: "NONE",
     "code fence": lambda rng, spec, rows: "```\n" + spec.format(rows) + "\n```",
@@ -80,12 +98,28 @@ def main() -> None:
         counts[kind] += 1
 
     table = Table(title=f"bench_eval: {args.tasks} tasks x {args.predictions} predictions (seed {args.seed})")
-    for column in ("answer kind", "answers", "wall s", "answers/s (wall)", "cpu s", "answers/s (cpu)", "cpu ms/answer"):
+    for column in (
+        "answer kind",
+        "answers",
+        "wall s",
+        "answers/s (wall)",
+        "cpu s",
+        "answers/s (cpu)",
+        "cpu ms/answer",
+    ):
         table.add_column(column, justify="left" if column == "answer kind" else "right")
 
     def row(label: str, n: int, wall_s: float, cpu_s: float, style: str | None = None) -> None:
-        table.add_row(label, str(n), f"{wall_s:.2f}", f"{n / wall_s:.0f}", f"{cpu_s:.2f}", f"{n / max(cpu_s, 1e-9):.0f}",
-                      f"{1000 * cpu_s / n:.2f}", style=style)
+        table.add_row(
+            label,
+            str(n),
+            f"{wall_s:.2f}",
+            f"{n / wall_s:.0f}",
+            f"{cpu_s:.2f}",
+            f"{n / max(cpu_s, 1e-9):.0f}",
+            f"{1000 * cpu_s / n:.2f}",
+            style=style,
+        )
 
     for kind in kinds:
         row(kind, counts[kind], wall[kind], cpu[kind])

@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 
 from eval.score import Score
 
-DIMENSIONS = ("system", "agent_variant", "variant", "family", "ecosystem", "domain")
+DIMENSIONS = ("system", "agent_variant", "language", "variant", "family", "ecosystem", "domain")
 
 
 class ScoredRecord(BaseModel):
@@ -24,6 +24,7 @@ class ScoredRecord(BaseModel):
     domain: str
     family: str
     ecosystem: str = ""
+    language: str = ""
     system: str = Field("", description="model or system name")
     agent_variant: str = Field("", description="agent configuration name, e.g. full or no-verifier")
     score: Score | None = None
@@ -62,7 +63,8 @@ def aggregate(scored: list[ScoredRecord]) -> Aggregate:
         if labels == [""]:
             continue
         by[dimension] = [
-            _stats(dimension, label, [r for r in scored if getattr(r, dimension) == label]) for label in labels
+            _stats(dimension, label, [r for r in scored if getattr(r, dimension) == label])
+            for label in labels
         ]
     return Aggregate(
         overall=_stats("overall", "all", scored),

@@ -52,7 +52,9 @@ def row_key(row: Sequence[Hashable | None], columns: tuple[int, ...]) -> Key | N
 
 
 def align(
-    gold: Sequence[Sequence[Hashable | None]], predicted: Sequence[Sequence[Hashable | None]], columns: tuple[int, ...]
+    gold: Sequence[Sequence[Hashable | None]],
+    predicted: Sequence[Sequence[Hashable | None]],
+    columns: tuple[int, ...],
 ) -> Alignment:
     gold_rows_by_key: dict[Key, list[int]] = {}
     for index, row in enumerate(gold):

@@ -89,7 +89,9 @@ def read_predictions(path: Path) -> list[Prediction]:
         try:
             predictions.append(Prediction.model_validate({**raw, "line": number}))
         except ValidationError as exc:
-            problems += [f"{path}:{number}: field {'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()]
+            problems += [
+                f"{path}:{number}: field {'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()
+            ]
     if problems:
         raise PredictionsError(f"{len(problems)} bad line(s) in predictions:\n" + "\n".join(problems))
     return predictions
@@ -117,7 +119,8 @@ def score_predictions(
         key = (prediction.system, prediction.agent_variant, prediction.task_id, prediction.language)
         if key in chosen:
             result.duplicate_predictions.append(
-                f"line {prediction.line}: {prediction.system or '-'}/{prediction.task_id} (line {chosen[key].line} counts)"
+                f"line {prediction.line}: {prediction.system or '-'}/{prediction.task_id}"
+                f" (line {chosen[key].line} counts)"
             )
             continue
         chosen[key] = prediction
@@ -132,15 +135,28 @@ def score_predictions(
 
 
 def _score_one(
-    task: ScorableTask, prediction: Prediction | None, system: str, agent_variant: str, rules: RulesBook | None
+    task: ScorableTask,
+    prediction: Prediction | None,
+    system: str,
+    agent_variant: str,
+    rules: RulesBook | None,
 ) -> ScoredRecord:
     record = ScoredRecord(
-        task_id=task.task_id, variant=task.variant, domain=task.domain, family=task.family,
-        ecosystem=task.ecosystem, system=system, agent_variant=agent_variant, missing_prediction=prediction is None,
+        task_id=task.task_id,
+        variant=task.variant,
+        domain=task.domain,
+        family=task.family,
+        ecosystem=task.ecosystem,
+        language=task.language,
+        system=system,
+        agent_variant=agent_variant,
+        missing_prediction=prediction is None,
     )
     try:
         task_rules = rules.for_task(task.task_id) if rules else None
-        record.score = score_answer(prediction.answer if prediction else "", task.oracle_answer, task.output_spec, task_rules)
+        record.score = score_answer(
+            prediction.answer if prediction else "", task.oracle_answer, task.output_spec, task_rules
+        )
     except (GoldParseError, RulesError) as exc:
         record.error = f"{type(exc).__name__}: {exc}"
     return record

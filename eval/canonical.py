@@ -57,7 +57,9 @@ def casefold(value: str) -> str:
 
 def no_punctuation(value: str) -> str:
     """Remove Unicode punctuation and re-collapse the spaces it leaves."""
-    return _WHITESPACE.sub(" ", "".join(" " if unicodedata.category(ch)[0] == "P" else ch for ch in value)).strip()
+    return _WHITESPACE.sub(
+        " ", "".join(" " if unicodedata.category(ch)[0] == "P" else ch for ch in value)
+    ).strip()
 
 
 NORMALIZERS: dict[str, Callable[[str], str]] = {

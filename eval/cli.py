@@ -18,11 +18,13 @@ from eval.runs import SCORES_FILE, RunReadError
 
 review_app = typer.Typer(no_args_is_help=True, help="Failure review (the benchmark's audit protocol).")
 console = Console(width=max(Console().width, 110))  # tables stay readable in logs and pipes
-errors = Console(stderr=True)
+errors = Console(stderr=True, width=max(Console().width, 110))
 
 
 def score(
-    tasks: str = typer.Option(..., "--tasks", help="Task source: JSONL file, release folder or HF dataset id."),
+    tasks: str = typer.Option(
+        ..., "--tasks", help="Task source: JSONL file, release folder or HF dataset id."
+    ),
     predictions: Path = typer.Option(..., "--predictions", help='JSONL: {"task_id", "answer"} per line.'),
     out: Path = typer.Option(..., "--out", help="Output folder for scores and reports."),
     rules: Path | None = typer.Option(None, "--rules", help="Optional per-task scoring rules (YAML/JSON)."),
@@ -45,20 +47,39 @@ def score(
     except (TaskLoadError, TaskSourceError, ValueError) as exc:
         errors.print(str(exc), markup=False)
         raise typer.Exit(2) from exc
+    languages = {t.language for t in task_list}
+    if len(languages) > 1 and not language:
+        errors.print(
+            f"note: tasks in several languages {sorted(languages)}; each is scored "
+            "and reported by language; pass --language to score one",
+            markup=False,
+        )
     result = score_predictions(task_list, prediction_list, rules_book)
     summary = aggregate(result.scored)
     out.mkdir(parents=True, exist_ok=True)
     with (out / SCORES_FILE).open("w", encoding="utf-8") as handle:
         for record in result.scored:
             handle.write(record.model_dump_json() + "\n")
-    (out / "inputs.json").write_text(json.dumps({
-        "tasks": tasks, "predictions": str(predictions), "rules": str(rules) if rules else None,
-        "unknown_task_ids": result.unknown_task_ids, "duplicate_predictions": result.duplicate_predictions,
-        "missing_predictions": summary.missing_predictions,
-    }, indent=2) + "\n", encoding="utf-8")
+    (out / "inputs.json").write_text(
+        json.dumps(
+            {
+                "tasks": tasks,
+                "predictions": str(predictions),
+                "rules": str(rules) if rules else None,
+                "unknown_task_ids": result.unknown_task_ids,
+                "duplicate_predictions": result.duplicate_predictions,
+                "missing_predictions": summary.missing_predictions,
+            },
+            indent=2,
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     written = write_reports(summary, out, result.scored)
     _print_summary(summary, result.unknown_task_ids, result.duplicate_predictions)
-    console.print(f"wrote {out / SCORES_FILE} and {', '.join(p.name for p in written)} in {out}", markup=False)
+    console.print(
+        f"wrote {out / SCORES_FILE} and {', '.join(p.name for p in written)} in {out}", markup=False
+    )
 
 
 def _print_summary(summary: Aggregate, unknown: list[str], duplicates: list[str]) -> None:
@@ -69,13 +90,20 @@ def _print_summary(summary: Aggregate, unknown: list[str], duplicates: list[str]
         for column in ("tasks", "scored", "unparsed", "item-F1", "row-F1", "P.O.A.", "EM"):
             table.add_column(column, justify="right")
         for stats in groups:
-            table.add_row(stats.group, str(stats.n_tasks), str(stats.n_scored), str(stats.n_parse_failures),
-                          *(_pct(v) for v in (stats.item_f1, stats.row_f1, stats.poa, stats.exact_match)))
+            table.add_row(
+                stats.group,
+                str(stats.n_tasks),
+                str(stats.n_scored),
+                str(stats.n_parse_failures),
+                *(_pct(v) for v in (stats.item_f1, stats.row_f1, stats.poa, stats.exact_match)),
+            )
         console.print(table)
-    for title, items in (("parse failures (unscored)", summary.parse_failures),
-                         ("missing predictions (scored as empty)", summary.missing_predictions),
-                         ("unknown task ids (not scored)", unknown),
-                         ("duplicate predictions (first counts)", duplicates)):
+    for title, items in (
+        ("parse failures (unscored)", summary.parse_failures),
+        ("missing predictions (scored as empty)", summary.missing_predictions),
+        ("unknown task ids (not scored)", unknown),
+        ("duplicate predictions (first counts)", duplicates),
+    ):
         if items:
             console.print(f"{title}: {', '.join(items)}", markup=False)
     for label, error in summary.errors.items():
@@ -87,15 +115,19 @@ def _pct(value: float | None) -> str:
 
 
 @review_app.command("init")
-def review_init(run: Path = typer.Argument(..., help="A scored run folder (`sgr score --out` or `sgr bench`).")) -> None:
+def review_init(
+    run: Path = typer.Argument(..., help="A scored run folder (`sgr score --out` or `sgr bench`)."),
+) -> None:
     """Write a review template for every task of the run that is not fully correct."""
     try:
         written, kept = init_reviews(run)
     except RunReadError as exc:
         errors.print(str(exc), markup=False)
         raise typer.Exit(2) from exc
-    console.print(f"{len(written)} template(s) written, {len(kept)} existing review(s) kept, in {run / 'reviews'}",
-                  markup=False)
+    console.print(
+        f"{len(written)} template(s) written, {len(kept)} existing review(s) kept, in {run / 'reviews'}",
+        markup=False,
+    )
 
 
 @review_app.command("summary")
@@ -113,8 +145,11 @@ def review_summary(run: Path = typer.Argument(..., help="A run folder with fille
         table.add_row(name, str(count), f"{100 * share:.1f}")
     console.print(table)
     if summary.unfilled:
-        console.print(f"{len(summary.unfilled)} template(s) not filled yet: "
-                      + ", ".join(p.name for p in summary.unfilled), markup=False)
+        console.print(
+            f"{len(summary.unfilled)} template(s) not filled yet: "
+            + ", ".join(p.name for p in summary.unfilled),
+            markup=False,
+        )
     for path, problems in summary.invalid.items():
         errors.print(f"{path}: " + "; ".join(problems), markup=False)
     if summary.invalid:

@@ -24,7 +24,8 @@ _TABLE_RULE = re.compile(r"^\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?$")
 _FENCE = re.compile(r"^(?:```|~~~)")
 # Text right after a `,`/`;` that continues the same field rather than starting a record.
 _CONTINUATION = re.compile(
-    r"^\s*(?:inc|llc|l\.?l\.?c|ltd|l\.?p\.?|co|corp|corporation|plc|n\.?a\.?|s\.?a\.?|ag|gmbh|jr|sr|et al)\b\.?",
+    r"^\s*(?:inc|llc|l\.?l\.?c|ltd|l\.?p\.?|co|corp|corporation|plc"
+    r"|n\.?a\.?|s\.?a\.?|ag|gmbh|jr|sr|et al)\b\.?",
     re.IGNORECASE,
 )
 
@@ -96,8 +97,10 @@ def _is_header(cells: list[str], header_keys: list[str]) -> bool:
 
 
 def _has_primary_separator(line: str, spec: OutputSpec) -> bool:
-    return bool(_UNESCAPED_PIPE.search(line)) or "\t" in line or (
-        spec.field_separator not in ("|", ",") and spec.field_separator in line
+    return (
+        bool(_UNESCAPED_PIPE.search(line))
+        or "\t" in line
+        or (spec.field_separator not in ("|", ",") and spec.field_separator in line)
     )
 
 
@@ -133,7 +136,9 @@ def _split_csv(line: str) -> list[str]:
     return [cell.strip() for cell in next(csv.reader([line], skipinitialspace=True), [])]
 
 
-def _split_records_schema_aware(line: str, spec: OutputSpec, notes: list[str], number: int) -> list[list[str]]:
+def _split_records_schema_aware(
+    line: str, spec: OutputSpec, notes: list[str], number: int
+) -> list[list[str]]:
     """Records joined by `,`/`;` on one line: the field count says where a record ends.
 
     A record of k columns holds k-1 field separators, so only the token after the (k-1)-th separator
@@ -141,7 +146,9 @@ def _split_records_schema_aware(line: str, spec: OutputSpec, notes: list[str], n
     """
     record_sep = spec.record_separator
     width = spec.width
-    field_pattern = _UNESCAPED_PIPE if spec.field_separator == "|" else re.compile(re.escape(spec.field_separator))
+    field_pattern = (
+        _UNESCAPED_PIPE if spec.field_separator == "|" else re.compile(re.escape(spec.field_separator))
+    )
     if width == 1:
         return [[piece] for piece in _split_at_boundaries(line, record_sep) if piece]
     if not field_pattern.search(line):
@@ -184,7 +191,9 @@ def _boundary(token: str, record_sep: str, notes: list[str], number: int) -> int
     positions = [m.start() for m in re.finditer(re.escape(record_sep), token)]
     candidates = [p for p in positions if not _continues_value(token, p, record_sep)] or positions
     if len(candidates) > 1:
-        notes.append(f"line {number}: ambiguous record boundary in {token!r}; split at the last {record_sep!r}")
+        notes.append(
+            f"line {number}: ambiguous record boundary in {token!r}; split at the last {record_sep!r}"
+        )
     return candidates[-1]
 
 

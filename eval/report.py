@@ -15,11 +15,19 @@ from eval.aggregate import Aggregate, GroupStats, ScoredRecord  # noqa: E402
 
 METRIC_COLUMNS = ("item_f1", "row_f1", "poa", "exact_match")
 COUNT_COLUMNS = ("n_tasks", "n_scored", "n_parse_failures", "n_errors", "n_missing")
-CSV_COLUMNS = ("dimension", "group", *COUNT_COLUMNS, *METRIC_COLUMNS,
-               "item_f1_failures_as_zero", "row_f1_failures_as_zero")
+CSV_COLUMNS = (
+    "dimension",
+    "group",
+    *COUNT_COLUMNS,
+    *METRIC_COLUMNS,
+    "item_f1_failures_as_zero",
+    "row_f1_failures_as_zero",
+)
 
 
-def write_reports(aggregate: Aggregate, out_dir: Path, scored: list[ScoredRecord] | None = None) -> list[Path]:
+def write_reports(
+    aggregate: Aggregate, out_dir: Path, scored: list[ScoredRecord] | None = None
+) -> list[Path]:
     """All report files into `out_dir`; per-task rows too when the scored records are given."""
     out_dir.mkdir(parents=True, exist_ok=True)
     written = [
@@ -45,16 +53,25 @@ def _percent(value: float | None) -> str:
 
 def render_markdown(aggregate: Aggregate) -> str:
     lines = ["# Scores", "", "Macro means over task records, in percent; parse failures are unscored.", ""]
-    for title, groups in [("Overall", [aggregate.overall])] + [(f"By {d}", g) for d, g in aggregate.by.items()]:
-        lines += [f"## {title}", "", "| group | tasks | scored | parse failures | item-F1 | row-F1 | P.O.A. | EM |",
-                  "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for title, groups in [("Overall", [aggregate.overall])] + [
+        (f"By {d}", g) for d, g in aggregate.by.items()
+    ]:
+        lines += [
+            f"## {title}",
+            "",
+            "| group | tasks | scored | parse failures | item-F1 | row-F1 | P.O.A. | EM |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|",
+        ]
         lines += [
             f"| {s.group} | {s.n_tasks} | {s.n_scored} | {s.n_parse_failures} | {_percent(s.item_f1)} | "
             f"{_percent(s.row_f1)} | {_percent(s.poa)} | {_percent(s.exact_match)} |"
             for s in groups
         ]
         lines.append("")
-    for title, items in (("Parse failures", aggregate.parse_failures), ("Missing predictions", aggregate.missing_predictions)):
+    for title, items in (
+        ("Parse failures", aggregate.parse_failures),
+        ("Missing predictions", aggregate.missing_predictions),
+    ):
         if items:
             lines += [f"## {title}", "", *[f"- {item}" for item in items], ""]
     if aggregate.errors:
@@ -71,8 +88,15 @@ def plot_by_family(aggregate: Aggregate, path: Path) -> Path | None:
     fig, ax = plt.subplots(figsize=(max(6.0, 1.4 * len(groups)), 4.0))
     try:
         width = 0.38
-        ax.bar([p - width / 2 for p in positions], [100 * (g.item_f1 or 0) for g in groups], width, label="item-F1")
-        ax.bar([p + width / 2 for p in positions], [100 * (g.row_f1 or 0) for g in groups], width, label="row-F1")
+        ax.bar(
+            [p - width / 2 for p in positions],
+            [100 * (g.item_f1 or 0) for g in groups],
+            width,
+            label="item-F1",
+        )
+        ax.bar(
+            [p + width / 2 for p in positions], [100 * (g.row_f1 or 0) for g in groups], width, label="row-F1"
+        )
         ax.set_xticks(list(positions), [g.group for g in groups], rotation=20, ha="right")
         ax.set_ylabel("%")
         ax.set_ylim(0, 100)
@@ -100,17 +124,37 @@ def _write_csv(path: Path, groups: list[GroupStats]) -> Path:
 
 
 def _write_task_csv(path: Path, scored: list[ScoredRecord]) -> Path:
-    fields = ("task_id", "system", "agent_variant", "variant", "family", "domain", "status", *METRIC_COLUMNS, "error")
+    fields = (
+        "task_id",
+        "system",
+        "agent_variant",
+        "variant",
+        "family",
+        "domain",
+        "status",
+        *METRIC_COLUMNS,
+        "error",
+    )
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=fields)
         writer.writeheader()
         for record in scored:
             score = record.score
             status = "error" if score is None else score.evidence.prediction_status
-            writer.writerow({
-                "task_id": record.task_id, "system": record.system, "agent_variant": record.agent_variant,
-                "variant": record.variant, "family": record.family, "domain": record.domain, "status": status,
-                **{m: (json.dumps(getattr(score, m)) if score is not None else "") for m in METRIC_COLUMNS},
-                "error": record.error or "",
-            })
+            writer.writerow(
+                {
+                    "task_id": record.task_id,
+                    "system": record.system,
+                    "agent_variant": record.agent_variant,
+                    "variant": record.variant,
+                    "family": record.family,
+                    "domain": record.domain,
+                    "status": status,
+                    **{
+                        m: (json.dumps(getattr(score, m)) if score is not None else "")
+                        for m in METRIC_COLUMNS
+                    },
+                    "error": record.error or "",
+                }
+            )
     return path

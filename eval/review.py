@@ -50,7 +50,7 @@ class CaseContext(BaseModel):
 
 
 class FailureReview(BaseModel):
-    """One filled review. Empty text fields are rejected: a class without its justification is not a review."""
+    """One filled review. Empty text is rejected: a class without its justification is not a review."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -83,12 +83,20 @@ def template(entry: RunEntry) -> dict:
     record, score = entry.record, entry.record.score
     evidence = score.evidence if score is not None else None
     context = CaseContext(
-        system=record.system, agent_variant=record.agent_variant, variant=record.variant, family=record.family,
-        item_f1=score.item_f1 if score else None, row_f1=score.row_f1 if score else None,
-        poa=score.poa if score else None, exact_match=score.exact_match if score else None,
-        parse_failure=bool(score and score.parse_failure), error=record.error,
-        omitted_keys=evidence.omitted_keys if evidence else [], extra_keys=evidence.extra_keys if evidence else [],
-        duplicate_keys=evidence.duplicate_keys if evidence else [], artifacts=str(entry.location),
+        system=record.system,
+        agent_variant=record.agent_variant,
+        variant=record.variant,
+        family=record.family,
+        item_f1=score.item_f1 if score else None,
+        row_f1=score.row_f1 if score else None,
+        poa=score.poa if score else None,
+        exact_match=score.exact_match if score else None,
+        parse_failure=bool(score and score.parse_failure),
+        error=record.error,
+        omitted_keys=evidence.omitted_keys if evidence else [],
+        extra_keys=evidence.extra_keys if evidence else [],
+        duplicate_keys=evidence.duplicate_keys if evidence else [],
+        artifacts=str(entry.location),
     )
     return {
         "task_id": record.task_id,
@@ -143,7 +151,7 @@ class ReviewSummary:
 
 
 def summarize_reviews(run_dir: Path) -> ReviewSummary:
-    """Validate every review file: complete ones count, untouched templates are listed, broken ones explained."""
+    """Validate every review: complete ones count, untouched templates are listed, broken ones explained."""
     folder = run_dir / REVIEWS_DIR
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder}: no reviews yet; run `sgr review init {run_dir}` first")
@@ -160,5 +168,7 @@ def summarize_reviews(run_dir: Path) -> ReviewSummary:
         try:
             summary.reviews.append(FailureReview.model_validate(raw))
         except ValidationError as exc:
-            summary.invalid[path] = [f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}" for e in exc.errors()]
+            summary.invalid[path] = [
+                f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}" for e in exc.errors()
+            ]
     return summary

@@ -58,7 +58,9 @@ class FieldRule(BaseModel):
     )
     uppercase: bool = False
     unit: str | None = Field(None, description="suffix of the field's own unit, stripped before parsing")
-    conversions: dict[str, UnitConversion] = Field(default_factory=dict, description="unit suffix -> conversion")
+    conversions: dict[str, UnitConversion] = Field(
+        default_factory=dict, description="unit suffix -> conversion"
+    )
     places: int | None = Field(None, ge=0, description="decimal: round both sides to this many places")
     date_formats: list[str] | None = Field(None, description="strptime formats tried before the defaults")
 
@@ -106,11 +108,16 @@ def load_rules(path: Path) -> RulesBook:
     try:
         raw = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        raise RulesError(f"{path}: not valid {'JSON' if path.suffix.lower() == '.json' else 'YAML'}: {exc}") from exc
+        raise RulesError(
+            f"{path}: not valid {'JSON' if path.suffix.lower() == '.json' else 'YAML'}: {exc}"
+        ) from exc
     try:
         parsed = RulesFile.model_validate(raw if raw is not None else {})
     except ValidationError as exc:
-        problems = [f"{path}: {'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}" for err in exc.errors()]
+        problems = [
+            f"{path}: {'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}"
+            for err in exc.errors()
+        ]
         raise RulesError("invalid rules file:\n" + "\n".join(problems)) from exc
     for task_id, rules in parsed.tasks.items():
         rules.origin = f"{path}: tasks.{task_id}"
@@ -134,7 +141,9 @@ def resolve_field_rules(rules: TaskRules | None, spec: OutputSpec) -> list[Field
     for name, rule in rules.fields.items():
         index = column_index(spec, name)
         if index is None:
-            raise RulesError(f"{rules.origin or 'rules'}.fields.{name}: no such column in {list(spec.columns)}")
+            raise RulesError(
+                f"{rules.origin or 'rules'}.fields.{name}: no such column in {list(spec.columns)}"
+            )
         per_column[index] = rule
     return per_column
 
@@ -146,7 +155,9 @@ def resolve_row_key(rules: TaskRules | None, spec: OutputSpec) -> tuple[tuple[in
         for name in rules.row_key:
             index = column_index(spec, name)
             if index is None:
-                raise RulesError(f"{rules.origin or 'rules'}.row_key: no column {name!r} in {list(spec.columns)}")
+                raise RulesError(
+                    f"{rules.origin or 'rules'}.row_key: no column {name!r} in {list(spec.columns)}"
+                )
             indices.append(index)
         return tuple(indices), "rules.row_key"
     if spec.dedup_key:

@@ -36,7 +36,9 @@ def load_run(run_dir: Path) -> list[RunEntry]:
     cells = sorted(run_dir.glob("cells/**/cell.json"))
     if cells:
         return [_from_cell(path) for path in cells]
-    raise RunReadError(f"{run_dir}: no {SCORES_FILE} (from `sgr score`) and no cells/**/cell.json (from `sgr bench`)")
+    raise RunReadError(
+        f"{run_dir}: no {SCORES_FILE} (from `sgr score`) and no cells/**/cell.json (from `sgr bench`)"
+    )
 
 
 def _from_scores_file(path: Path) -> list[RunEntry]:

@@ -69,7 +69,9 @@ class Evidence(BaseModel):
     omitted_keys: list[str] = Field(default_factory=list)
     extra_keys: list[str] = Field(default_factory=list)
     duplicate_keys: list[str] = Field(default_factory=list)
-    wrong_width_rows: list[int] = Field(default_factory=list, description="predicted rows without exactly k cells")
+    wrong_width_rows: list[int] = Field(
+        default_factory=list, description="predicted rows without exactly k cells"
+    )
     fields: list[FieldDiff] = Field(default_factory=list)
     order_pairs: list[OrderPair] = Field(default_factory=list)
     ignored_lines: list[IgnoredLine] = Field(default_factory=list)
@@ -97,12 +99,18 @@ def score_answer(answer: str, gold: str, spec: OutputSpec, rules: TaskRules | No
         parse_notes=predicted.notes,
     )
     if predicted.status == "parse_failure":
-        return Score(item_f1=None, row_f1=None, poa=None, exact_match=None, parse_failure=True, evidence=evidence)
+        return Score(
+            item_f1=None, row_f1=None, poa=None, exact_match=None, parse_failure=True, evidence=evidence
+        )
     return _score_rows(gold_parsed, predicted, spec, rules, evidence)
 
 
 def _score_rows(
-    gold_parsed: ParsedAnswer, predicted: ParsedAnswer, spec: OutputSpec, rules: TaskRules | None, evidence: Evidence
+    gold_parsed: ParsedAnswer,
+    predicted: ParsedAnswer,
+    spec: OutputSpec,
+    rules: TaskRules | None,
+    evidence: Evidence,
 ) -> Score:
     comparers = [FieldComparer(rule) for rule in resolve_field_rules(rules, spec)]
     gold = [_comparable_row(row, comparers) for row in gold_parsed.rows]
@@ -122,8 +130,14 @@ def _score_rows(
         if first is None:
             evidence.omitted_keys.append(gold_keys[gold_index])
             evidence.fields.extend(
-                FieldDiff(pred_row=None, gold_row=gold_index, column=spec.columns[c], predicted=None,
-                          gold=display(gold[gold_index][c]), reason="omitted_row")
+                FieldDiff(
+                    pred_row=None,
+                    gold_row=gold_index,
+                    column=spec.columns[c],
+                    predicted=None,
+                    gold=display(gold[gold_index][c]),
+                    reason="omitted_row",
+                )
                 for c in range(spec.width)
             )
     counts = Counts(
@@ -144,7 +158,9 @@ def _score_rows(
         for a, b in combinations(shared, 2)
     ]
     kept = sum(pair.kept for pair in evidence.order_pairs)
-    exact = len(pred) == len(gold) and all(alignment.gold_for_pred[i] == i and row_correct[i] for i in range(len(pred)))
+    exact = len(pred) == len(gold) and all(
+        alignment.gold_for_pred[i] == i and row_correct[i] for i in range(len(pred))
+    )
     return Score(
         item_f1=_f1(counts.correct_items, counts.gold_items + counts.pred_items),
         row_f1=_f1(counts.correct_rows, counts.gold_rows + counts.pred_rows),
@@ -155,12 +171,16 @@ def _score_rows(
     )
 
 
-def _record_key(evidence: Evidence, spec: OutputSpec, base: tuple[int, ...], key: KeyChoice, source: str) -> None:
+def _record_key(
+    evidence: Evidence, spec: OutputSpec, base: tuple[int, ...], key: KeyChoice, source: str
+) -> None:
     evidence.key_columns = [spec.columns[c] for c in key.columns]
     evidence.key_source = source
     evidence.key_widened = key.widened
     if key.widened:
-        evidence.key_note = f"{[spec.columns[c] for c in base]} repeats in gold; widened to {evidence.key_columns}"
+        evidence.key_note = (
+            f"{[spec.columns[c] for c in base]} repeats in gold; widened to {evidence.key_columns}"
+        )
     if not key.unique:
         evidence.key_note = "identical gold rows: repeats align in order"
 
@@ -182,8 +202,14 @@ def _compare_fields(
             reason: FieldReason = "duplicate" if alignment.duplicate[pred_index] else "unmatched_key"
             (evidence.duplicate_keys if reason == "duplicate" else evidence.extra_keys).append(key_text(row))
             evidence.fields.extend(
-                FieldDiff(pred_row=pred_index, gold_row=None, column=spec.columns[c],
-                          predicted=display(row[c]), gold=None, reason=reason)
+                FieldDiff(
+                    pred_row=pred_index,
+                    gold_row=None,
+                    column=spec.columns[c],
+                    predicted=display(row[c]),
+                    gold=None,
+                    reason=reason,
+                )
                 for c in range(spec.width)
             )
             row_correct.append(False)
@@ -194,8 +220,14 @@ def _compare_fields(
             ok = pv is not None and gv is not None and pv == gv
             fields_ok += ok
             evidence.fields.append(
-                FieldDiff(pred_row=pred_index, gold_row=gold_index, column=spec.columns[c], predicted=display(pv),
-                          gold=display(gv), reason="match" if ok else ("missing" if pv is None else "different"))
+                FieldDiff(
+                    pred_row=pred_index,
+                    gold_row=gold_index,
+                    column=spec.columns[c],
+                    predicted=display(pv),
+                    gold=display(gv),
+                    reason="match" if ok else ("missing" if pv is None else "different"),
+                )
             )
         row_correct.append(fields_ok == spec.width and cell_counts[pred_index] == spec.width)
     return row_correct

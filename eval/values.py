@@ -33,9 +33,23 @@ _MAX_DIGITS = 100
 _ID_LIST_SPLIT = re.compile(r"[;,\s]+")
 # (strptime format, how much of the date it pins down: the ISO prefix length kept)
 _DEFAULT_DATE_FORMATS: tuple[tuple[str, int], ...] = (
-    ("%Y-%m-%d", 10), ("%Y/%m/%d", 10), ("%Y.%m.%d", 10), ("%Y-%m-%dT%H:%M:%S", 10), ("%Y%m%d", 10),
-    ("%m/%d/%Y", 10), ("%d %B %Y", 10), ("%d %b %Y", 10), ("%B %d, %Y", 10), ("%b %d, %Y", 10),
-    ("%b. %d, %Y", 10), ("%B %d %Y", 10), ("%Y-%m", 7), ("%Y/%m", 7), ("%B %Y", 7), ("%b %Y", 7), ("%Y", 4),
+    ("%Y-%m-%d", 10),
+    ("%Y/%m/%d", 10),
+    ("%Y.%m.%d", 10),
+    ("%Y-%m-%dT%H:%M:%S", 10),
+    ("%Y%m%d", 10),
+    ("%m/%d/%Y", 10),
+    ("%d %B %Y", 10),
+    ("%d %b %Y", 10),
+    ("%B %d, %Y", 10),
+    ("%b %d, %Y", 10),
+    ("%b. %d, %Y", 10),
+    ("%B %d %Y", 10),
+    ("%Y-%m", 7),
+    ("%Y/%m", 7),
+    ("%B %Y", 7),
+    ("%b %Y", 7),
+    ("%Y", 4),
 )
 
 
@@ -102,7 +116,9 @@ def _parse_number(text: str, rule: FieldRule) -> Fraction | Invalid:
     if not value.is_finite():
         return Invalid(text, "not a finite number")
     if len(value.as_tuple().digits) > _MAX_DIGITS or abs(value.adjusted()) > _MAX_DIGITS:
-        return Invalid(text, "number out of range")  # `1e999999999` would otherwise build a billion-digit integer
+        return Invalid(
+            text, "number out of range"
+        )  # `1e999999999` would otherwise build a billion-digit integer
     number = Fraction(value)
     if conversion is not None:
         number = (number - Fraction(conversion.offset)) * Fraction(conversion.num) / Fraction(conversion.den)

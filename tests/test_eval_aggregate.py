@@ -16,8 +16,14 @@ GOLD = "A|Alpha|2001\nB|Beta|2002\nC|Gamma|2003"
 
 
 def record(task_id: str, answer: str, variant: str, family: str, system: str = "m1") -> ScoredRecord:
-    return ScoredRecord(task_id=task_id, variant=variant, domain=family.upper(), family=family, system=system,
-                        score=score_answer(answer, GOLD, SPEC))
+    return ScoredRecord(
+        task_id=task_id,
+        variant=variant,
+        domain=family.upper(),
+        family=family,
+        system=system,
+        score=score_answer(answer, GOLD, SPEC),
+    )
 
 
 @pytest.fixture
@@ -27,7 +33,9 @@ def records() -> list[ScoredRecord]:
         record("t1-g", "A|Alpha|2001\nB|Beta|2002", "goal", "Scholarly"),  # 0.8, 0.8, 1
         record("t2", "A|Alpha|2001", "constraint", "Statistics"),  # 0.5, 0.5, 0
         record("t2-g", "no idea", "goal", "Statistics"),  # parse failure: unscored
-        ScoredRecord(task_id="t3", variant="goal", domain="X", family="Statistics", system="m1", error="bad gold"),
+        ScoredRecord(
+            task_id="t3", variant="goal", domain="X", family="Statistics", system="m1", error="bad gold"
+        ),
     ]
 
 
@@ -65,7 +73,13 @@ def test_group_with_only_failures_has_null_means():
 def test_reports_are_written_and_consistent(records, tmp_path: Path):
     result = aggregate(records)
     paths = write_reports(result, tmp_path, records)
-    assert {p.name for p in paths} == {"summary.md", "summary.json", "summary.csv", "f1_by_family.png", "tasks.csv"}
+    assert {p.name for p in paths} == {
+        "summary.md",
+        "summary.json",
+        "summary.csv",
+        "f1_by_family.png",
+        "tasks.csv",
+    }
     assert (tmp_path / "f1_by_family.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert json.loads((tmp_path / "summary.json").read_text())["overall"]["n_parse_failures"] == 1
     rows = list(csv.DictReader((tmp_path / "summary.csv").open()))

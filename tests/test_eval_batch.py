@@ -56,7 +56,10 @@ def test_every_system_is_scored_on_every_task_and_nothing_is_dropped():
 def test_language_specific_prediction_wins_over_a_generic_one():
     tasks = [FakeTask("t1", language="en"), FakeTask("t1", language="zh")]
     predictions = [prediction("t1", "a|1\nb|2", 1), prediction("t1", "a|1", 2, language="zh")]
-    scores = {r.task_id + "/" + str(i): r.score.item_f1 for i, r in enumerate(score_predictions(tasks, predictions).scored)}
+    scores = {
+        r.task_id + "/" + str(i): r.score.item_f1
+        for i, r in enumerate(score_predictions(tasks, predictions).scored)
+    }
     # en takes the generic answer (perfect); zh its own (1 of 2 rows: 2*2 / (4 + 2))
     assert scores == {"t1/0": 1.0, "t1/1": pytest.approx(2 * 2 / 6)}
 

@@ -18,8 +18,18 @@ runner = CliRunner()
 
 
 def run_score(out: Path, *extra: str):
-    args = ["score", "--tasks", str(SAMPLE), "--language", "en", "--predictions", str(PREDICTIONS),
-            "--out", str(out), *extra]
+    args = [
+        "score",
+        "--tasks",
+        str(SAMPLE),
+        "--language",
+        "en",
+        "--predictions",
+        str(PREDICTIONS),
+        "--out",
+        str(out),
+        *extra,
+    ]
     return runner.invoke(app, args)
 
 
@@ -54,7 +64,10 @@ def test_score_writes_every_task_and_lists_missing_and_unknown(scored_run: Path)
 def test_rules_change_the_verdict(tmp_path: Path):
     result = run_score(tmp_path)
     assert result.exit_code == 0, result.output
-    by_id = {json.loads(line)["task_id"]: json.loads(line) for line in (tmp_path / "scores.jsonl").read_text().splitlines()}
+    by_id = {
+        json.loads(line)["task_id"]: json.loads(line)
+        for line in (tmp_path / "scores.jsonl").read_text().splitlines()
+    }
     assert by_id["arxiv_001-g"]["score"]["exact_match"] is False  # versioned ids without the normalizer
     assert by_id["nvd_005"]["score"]["item_f1"] == pytest.approx(0.5)  # dates differ in form: 2 of 4 fields
 
@@ -66,7 +79,9 @@ def test_bad_predictions_file_names_every_bad_line(tmp_path: Path):
         read_predictions(bad)
     message = str(error.value)
     assert f"{bad}:2: not JSON" in message and f"{bad}:3: field task_id" in message and f"{bad}:4:" in message
-    result = runner.invoke(app, ["score", "--tasks", str(SAMPLE), "--predictions", str(bad), "--out", str(tmp_path / "o")])
+    result = runner.invoke(
+        app, ["score", "--tasks", str(SAMPLE), "--predictions", str(bad), "--out", str(tmp_path / "o")]
+    )
     assert result.exit_code == 2 and "bad.jsonl:2" in result.output
 
 
@@ -77,18 +92,27 @@ def test_review_init_then_summary(scored_run: Path):
     # not fully correct: reversed census rows, omitted cfpb row, wrong kegg field, parse failure, NONE, missing;
     # census_gov_006-g is exact under the integer rule, nvd_005 under the date rule
     names = {p.name.removeprefix("example-model__").removesuffix(".yaml") for p in files}
-    assert names == {"census_gov_006", "cfpb_complaint_database_002-g", "kegg_brite_004", "kegg_brite_004-g",
-                     "nvd_005-g", "water_quality_portal_003-g"}
+    assert names == {
+        "census_gov_006",
+        "cfpb_complaint_database_002-g",
+        "kegg_brite_004",
+        "kegg_brite_004-g",
+        "nvd_005-g",
+        "water_quality_portal_003-g",
+    }
     pending = runner.invoke(app, ["review", "summary", str(scored_run)])
     assert pending.exit_code == 0 and "6 template(s) not filled yet" in pending.output
 
     kegg = scored_run / "reviews" / "example-model__kegg_brite_004.yaml"
     review = yaml.safe_load(kegg.read_text())
     assert review["context"]["item_f1"] == pytest.approx(22 / 24)
-    review.update(primary_class="in-page misreading", first_root_cause="read the EC number of the row above",
-                  key_trace_evidence="step 7 observation shows 2.7.1.2 for K12407",
-                  nearest_other_class="final answer composition error",
-                  why_not_nearest="the extracted row already held the wrong value before composing")
+    review.update(
+        primary_class="in-page misreading",
+        first_root_cause="read the EC number of the row above",
+        key_trace_evidence="step 7 observation shows 2.7.1.2 for K12407",
+        nearest_other_class="final answer composition error",
+        why_not_nearest="the extracted row already held the wrong value before composing",
+    )
     kegg.write_text(yaml.safe_dump(review))
     broken = scored_run / "reviews" / "example-model__nvd_005-g.yaml"
     broken.write_text(yaml.safe_dump({**yaml.safe_load(broken.read_text()), "primary_class": "laziness"}))
@@ -112,19 +136,34 @@ def test_review_init_reads_a_benchmark_run_layout(tmp_path: Path):
         cell = tmp_path / "cells" / "m1" / "full" / task_id
         cell.mkdir(parents=True)
         score = score_answer(answer, "a|1\nb|2", spec).model_dump(mode="json")
-        (cell / "cell.json").write_text(json.dumps({"model": "m1", "variant": "full", "task_id": task_id,
-                                                    "split": "constraint", "family": "F", "score": score}))
+        (cell / "cell.json").write_text(
+            json.dumps(
+                {
+                    "model": "m1",
+                    "variant": "full",
+                    "task_id": task_id,
+                    "split": "constraint",
+                    "family": "F",
+                    "score": score,
+                }
+            )
+        )
     broken = tmp_path / "cells" / "m1" / "full" / "t3"
     broken.mkdir(parents=True)
-    (broken / "cell.json").write_text(json.dumps({"model": "m1", "variant": "full", "task_id": "t3",
-                                                  "score": {"error": "GoldParseError: no rows"}}))
+    (broken / "cell.json").write_text(
+        json.dumps(
+            {"model": "m1", "variant": "full", "task_id": "t3", "score": {"error": "GoldParseError: no rows"}}
+        )
+    )
     result = runner.invoke(app, ["review", "init", str(tmp_path)])
     assert result.exit_code == 0, result.output
     files = sorted(p.name for p in (tmp_path / "reviews").glob("*.yaml"))
     assert files == ["m1__full__t2.yaml", "m1__full__t3.yaml"]  # t1 is exact: no review needed
     t2 = yaml.safe_load((tmp_path / "reviews" / "m1__full__t2.yaml").read_text())
     assert t2["context"]["poa"] == 0.0 and t2["context"]["artifacts"].endswith("cells/m1/full/t2")
-    assert yaml.safe_load((tmp_path / "reviews" / "m1__full__t3.yaml").read_text())["context"]["error"].startswith("Gold")
+    assert yaml.safe_load((tmp_path / "reviews" / "m1__full__t3.yaml").read_text())["context"][
+        "error"
+    ].startswith("Gold")
 
 
 def test_review_of_an_unscored_folder_is_a_clear_error(tmp_path: Path):

@@ -45,7 +45,9 @@ def test_markdown_table_header_and_rule_rows_are_dropped_and_kept_for_audit():
     assert parsed.rows == [["1", "A", "NY"]]
     assert parsed.header_seen
     assert [(i.line, i.reason) for i in parsed.ignored] == [
-        (1, "no field separator"), (3, "header row"), (4, "table separator row")
+        (1, "no field separator"),
+        (3, "header row"),
+        (4, "table separator row"),
     ]
 
 

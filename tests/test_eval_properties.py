@@ -9,15 +9,49 @@ from eval.rules import FieldRule, TaskRules
 from eval.score import score_answer
 from tasks.spec import OutputSpec
 
-NASTY = ["|", "||", "\\|", ",", ";", "\t", "\n", "\r\n", "```", "|---|", "NONE", "**", "`", "[x](y)", " ", "\u00a0",
-         "\u2028", "ＡＢ", "é", "𝔘", "\x00", "1,234", "INC.", "v2", "arXiv:", "doi:", "-", "°F", "1e999999999",
-         "9" * 5000, "2024-02-30", "NaN", "Infinity"]
+NASTY = [
+    "|",
+    "||",
+    "\\|",
+    ",",
+    ";",
+    "\t",
+    "\n",
+    "\r\n",
+    "```",
+    "|---|",
+    "NONE",
+    "**",
+    "`",
+    "[x](y)",
+    " ",
+    "\u00a0",
+    "\u2028",
+    "ＡＢ",
+    "é",
+    "𝔘",
+    "\x00",
+    "1,234",
+    "INC.",
+    "v2",
+    "arXiv:",
+    "doi:",
+    "-",
+    "°F",
+    "1e999999999",
+    "9" * 5000,
+    "2024-02-30",
+    "NaN",
+    "Infinity",
+]
 
 specs = st.builds(
     lambda names, record_sep, dedup: OutputSpec(
         columns=tuple(names), record_separator=record_sep, dedup_key=tuple(names[:dedup]) if dedup else None
     ),
-    st.lists(st.sampled_from(["id", "name", "year", "value", "ids", "date"]), min_size=1, max_size=5, unique=True),
+    st.lists(
+        st.sampled_from(["id", "name", "year", "value", "ids", "date"]), min_size=1, max_size=5, unique=True
+    ),
     st.sampled_from(["\n", ",", ";"]),
     st.integers(min_value=0, max_value=2),
 )
@@ -31,7 +65,7 @@ answers = st.one_of(
 rules = st.one_of(
     st.none(),
     st.builds(
-        lambda t: TaskRules(fields={"value": FieldRule(type=t, normalizers=["casefold"])}) ,
+        lambda t: TaskRules(fields={"value": FieldRule(type=t, normalizers=["casefold"])}),
         st.sampled_from(["string", "integer", "decimal", "id_list", "date"]),
     ),
 )
@@ -66,11 +100,15 @@ def test_random_answers_never_crash_and_metrics_stay_in_range(spec, answer, gold
 @settings(max_examples=500, deadline=None)
 @given(
     width=st.integers(min_value=1, max_value=4),
-    rows=st.lists(st.lists(GOLD_CELL, min_size=4, max_size=4), min_size=1, max_size=12, unique_by=lambda r: r[0]),
+    rows=st.lists(
+        st.lists(GOLD_CELL, min_size=4, max_size=4), min_size=1, max_size=12, unique_by=lambda r: r[0]
+    ),
     record_sep=st.sampled_from(["\n", ";"]),
 )
 def test_gold_formatted_by_the_spec_scores_perfectly_against_itself(width, rows, record_sep):
-    spec = OutputSpec(columns=tuple(f"col{i}" for i in range(width)), record_separator=record_sep, header="required")
+    spec = OutputSpec(
+        columns=tuple(f"col{i}" for i in range(width)), record_separator=record_sep, header="required"
+    )
     table = [row[:width] for row in rows]
     text = spec.format(table)
     score = score_answer(text, text, spec)

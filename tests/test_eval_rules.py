@@ -15,14 +15,18 @@ def test_decimal_with_unit_conversion():
     compare = FieldComparer(rule)
     assert compare("50 °F") == compare("10 °C") == compare("10.00")  # (50 - 32) x 5 / 9 = 10
     assert compare("51 °F") != compare("10")
-    assert FieldComparer(FieldRule(type="decimal", places=1))("10.04") == FieldComparer(FieldRule(type="decimal"))("10")
+    assert FieldComparer(FieldRule(type="decimal", places=1))("10.04") == FieldComparer(
+        FieldRule(type="decimal")
+    )("10")
 
 
 def test_invalid_number_never_equals_gold():
     compare = FieldComparer(FieldRule(type="decimal"))
     assert compare("n/a") != compare("n/a")
     assert compare("1,234.5") == compare("1234.50")
-    assert FieldComparer(FieldRule(type="integer"))("12.5") != FieldComparer(FieldRule(type="integer"))("12.5")
+    assert FieldComparer(FieldRule(type="integer"))("12.5") != FieldComparer(FieldRule(type="integer"))(
+        "12.5"
+    )
     spec = OutputSpec(columns=("id", "value"))
     rules = TaskRules(fields={"value": FieldRule(type="decimal")})
     score = score_answer("a|abc\nb|2", "a|abc\nb|2", spec, rules)
@@ -33,7 +37,9 @@ def test_invalid_number_never_equals_gold():
 
 def test_id_list_is_split_deduplicated_and_sorted():
     compare = FieldComparer(FieldRule(type="id_list", uppercase=True))
-    assert compare("cve-2; CVE-1, cve-2  CVE-3") == ("CVE-1", "CVE-2", "CVE-3") == compare("CVE-3,CVE-1,CVE-2")
+    assert (
+        compare("cve-2; CVE-1, cve-2  CVE-3") == ("CVE-1", "CVE-2", "CVE-3") == compare("CVE-3,CVE-1,CVE-2")
+    )
 
 
 def test_aliases_and_doi_normalizer():
@@ -79,7 +85,9 @@ def test_row_key_from_rules_beats_dedup_key_beats_first_column():
 
 def test_rules_file_round_trip_and_lookup_by_base_id(tmp_path: Path):
     path = tmp_path / "rules.yaml"
-    path.write_text("tasks:\n  arxiv_001:\n    row_key: [arxiv id]\n    fields:\n      arxiv_id: {normalizers: [arxiv_id]}\n")
+    path.write_text(
+        "tasks:\n  arxiv_001:\n    row_key: [arxiv id]\n    fields:\n      arxiv_id: {normalizers: [arxiv_id]}\n"
+    )
     book = load_rules(path)
     assert book.for_task("arxiv_001-g") is book.for_task("arxiv_001")
     assert book.for_task("arxiv_001").fields["arxiv_id"].normalizers == ["arxiv_id"]

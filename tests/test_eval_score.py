@@ -56,7 +56,9 @@ def test_order_pairs_use_first_occurrences():
     score = score_answer("B|Beta|2002\nA|Alpha|2001\nC|Gamma|2003\nB|Beta|2002", GOLD, SPEC)
     assert score.poa == pytest.approx(2 / 3)
     assert [(p.first, p.second, p.kept) for p in score.evidence.order_pairs] == [
-        ("A", "B", False), ("A", "C", True), ("B", "C", True)
+        ("A", "B", False),
+        ("A", "C", True),
+        ("B", "C", True),
     ]
 
 
@@ -64,11 +66,18 @@ def test_score_serialises_with_its_evidence():
     score = score_answer("A|Alpha|2001\nB|Bet|2002\nnote: partial", GOLD, SPEC)
     data = json.loads(score.model_dump_json())
     assert data["evidence"]["counts"] == {
-        "columns": 3, "gold_rows": 3, "pred_rows": 2, "correct_rows": 1,
-        "gold_items": 9, "pred_items": 6, "correct_items": 5,
+        "columns": 3,
+        "gold_rows": 3,
+        "pred_rows": 2,
+        "correct_rows": 1,
+        "gold_items": 9,
+        "pred_items": 6,
+        "correct_items": 5,
     }
     assert data["evidence"]["omitted_keys"] == ["C"]
-    assert data["evidence"]["ignored_lines"] == [{"line": 3, "text": "note: partial", "reason": "no field separator"}]
+    assert data["evidence"]["ignored_lines"] == [
+        {"line": 3, "text": "note: partial", "reason": "no field separator"}
+    ]
     assert Score.model_validate(data) == score
 
 
