@@ -171,8 +171,14 @@ async def _ensure_enabled(locator: Locator, what: str) -> None:
         raise BrowserError("not_interactable", f"{what} is disabled; set the controls it depends on first")
 
 
+_INTERCEPTOR = re.compile(r"(<[^\n]*?>)(?:…</\w+>)? (?:from <[^\n]*?> subtree )?intercepts pointer events")
+
+
 def _interaction_error(exc: PlaywrightError, what: str) -> BrowserError:
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if cover := _INTERCEPTOR.search(str(exc)):
+        return BrowserError("not_interactable", f"{what}: the element is covered by {cover.group(1)[:120]}; close "
+                                                "that overlay first (e.g. accept the cookie banner or the dialog)")
     if isinstance(exc, PlaywrightTimeout):
         return BrowserError("not_interactable", f"{what} could not be used (hidden, covered or disabled): {first}")
     return BrowserError("not_interactable", f"{what}: {first}")
@@ -302,20 +308,34 @@ async def _select_radio(locator: Locator, option: str, label: str) -> Locator:
     return radio
 
 
-async def _select_custom(driver: PageDriver, locator: Locator, option: str, label: str) -> None:
-    """ARIA combobox/listbox: open it, then click the option whose accessible name matches."""
-    await locator.click()
-    controls_id = await locator.get_attribute("aria-controls") or await locator.get_attribute("aria-owns")
-    handle = await locator.element_handle()
-    frame = (await handle.owner_frame() if handle else None) or driver.page.main_frame
-    scope: Any = frame.locator(f"[id='{controls_id}']") if controls_id else frame
+async def _click_option(scope: Any, option: str) -> bool:
     for exact in (True, False):
         candidates = scope.get_by_role("option", name=option, exact=exact)
         for index in range(min(await candidates.count(), 10)):
             candidate = candidates.nth(index)
             if await candidate.is_visible():
                 await candidate.click()
-                return
+                return True
+    return False
+
+
+async def _select_custom(driver: PageDriver, locator: Locator, option: str, label: str) -> None:
+    """ARIA combobox/listbox: open it and click the matching option; an autocomplete input whose options
+    appear only after typing gets the option's text typed first."""
+    await locator.click()
+    controls_id = await locator.get_attribute("aria-controls") or await locator.get_attribute("aria-owns")
+    handle = await locator.element_handle()
+    frame = (await handle.owner_frame() if handle else None) or driver.page.main_frame
+    scope: Any = frame.locator(f"[id='{controls_id}']") if controls_id else frame
+    if await _click_option(scope, option):
+        return
+    if await locator.evaluate("el => el.tagName === 'INPUT'"):
+        await locator.fill("")
+        await locator.press_sequentially(option, delay=20)
+        await settle(driver.page, driver.network, quiet_ms=driver.timeouts.settle_quiet_ms,
+                     timeout_ms=driver.timeouts.settle_max_ms)
+        if await _click_option(scope, option):
+            return
     names = await scope.get_by_role("option").all_inner_texts()
     await driver.page.keyboard.press("Escape")
     raise BrowserError("option_not_found", f"{label!r} has no option {option!r}; "
@@ -424,7 +444,9 @@ async def _wait_for(driver: PageDriver, action: WaitFor) -> _Outcome:
     page, timeout = driver.page, action.timeout_ms
     try:
         if action.text:
-            await page.get_by_text(action.text).first.wait_for(state="visible", timeout=timeout)
+            # whole words only: "children of Ursus" must not be satisfied by "children of Ursidae"
+            phrase = re.compile(rf"(?<!\w){re.escape(action.text)}(?!\w)", re.I)
+            await page.get_by_text(phrase).first.wait_for(state="visible", timeout=timeout)
         if action.selector:
             await page.locator(action.selector).first.wait_for(state="visible", timeout=timeout)
         if action.network_idle:
@@ -667,9 +689,10 @@ async def _verify(outcome: _Outcome, after: Observation, locator: Locator | None
 async def perform(driver: PageDriver, action: Any) -> ActionResult:
     page_id = await driver.sync_page_id()
     before = driver.last_observation
-    if before is None or before.page_id != page_id:
-        before = await driver.observe()
     before_print = await fingerprint(driver.page)
+    if before is None or before.page_id != page_id or before_print != driver.last_fingerprint:
+        before = await driver.observe()  # the page changed since the agent last saw it: diff against now
+        before_print = driver.last_fingerprint
     blocked_mark = len(driver.policy.blocked)
     pages_before = len(driver.context.pages)
     try:

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from browser.interface import BrowserError
 from browser.launch import launch_chromium
 from browser.policy import BrowserLimits, OriginPolicy
-from browser.settle import INIT_SCRIPT, NetworkMonitor
+from browser.settle import INIT_SCRIPT, NetworkMonitor, fingerprint
 from browser.trace import StepTracer
 from browser.types import ActionResult, BrowserAction, Goto, Observation
 
@@ -127,6 +127,7 @@ class PageDriver:
         self.page_id = 0
         self.dialogs: list[str] = []
         self.last_observation: Observation | None = None
+        self.last_fingerprint: str | None = None
         self.network = NetworkMonitor()
         self._context: BrowserContext | None = None
         self._page: Page | None = None
@@ -268,6 +269,7 @@ class PageDriver:
             self._last_good_url = observation.url
         self._remember_refs(observation)
         self.last_observation = observation
+        self.last_fingerprint = await fingerprint(self.page)
         return observation
 
     async def act(self, action: BrowserAction | dict[str, Any]) -> ActionResult:
@@ -289,10 +291,18 @@ class PageDriver:
                 where = await self.recover()
                 result = ActionResult(ok=False, action=parsed.model_dump(), error="crashed",
                                       message=f"the browser crashed during {parsed.kind}; relaunched and reopened "
-                                              f"{where}. Observe again, then retry.")
+                                              f"{where}. Check the observation, then retry.",
+                                      observation=await self._observe_quietly())
         result.elapsed_ms = (time.monotonic() - started) * 1000
         await self._record(result, [b.url for b in self.policy.blocked[blocked_before:]])
         return result
+
+    async def _observe_quietly(self) -> Observation | None:
+        """A fresh observation after recovery, or None: the typed error matters more than the view."""
+        try:
+            return await self.observe()
+        except (BrowserError, PlaywrightError):
+            return None
 
     async def _after_timeout(self, action: Any) -> ActionResult:
         """A whole action overran its ceiling: probe the page; replace it if it is hung."""
@@ -302,8 +312,9 @@ class PageDriver:
             message += "; the page still responds. Observe, then try a smaller step."
         except (TimeoutError, PlaywrightError, BrowserError):
             where = await self.recover()
-            message += f"; the page was hung and was reopened at {where}. Observe again."
-        return ActionResult(ok=False, action=action.model_dump(), error="timeout", message=message)
+            message += f"; the page was hung and was reopened at {where}. Check the observation."
+        return ActionResult(ok=False, action=action.model_dump(), error="timeout", message=message,
+                            observation=await self._observe_quietly())
 
     async def _record(self, result: ActionResult, blocked: list[str]) -> None:
         screenshot = None

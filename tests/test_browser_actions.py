@@ -220,3 +220,18 @@ async def test_back_press_and_wait_for(task_browser, fixture_site):
     await task_browser.act(Click(target=Target(text="Load data")))
     waited = await task_browser.act(WaitFor(text="Data ready", timeout_ms=3000))
     assert waited.ok, waited.message
+
+
+async def test_overlay_autocomplete_switch_and_shadow_dom(task_browser, fixture_site):
+    await _open(task_browser, fixture_site, "act_widgets.html")
+    covered = await task_browser.act(Click(target=Target(text="Show data")))
+    assert covered.error == "not_interactable" and 'covered by <div id="banner">' in covered.message
+    assert (await task_browser.act(Click(target=Target(text="Accept all cookies")))).ok
+    shown = await task_browser.act(Click(target=Target(text="Show data")))
+    assert shown.ok and "Shown" in shown.observation.text
+    country = await task_browser.act(Select(target=Target(label="Country"), option="Germany"))  # options after typing
+    assert country.ok and country.readback == "Germany"
+    switch = await task_browser.act(Check(target=Target(label="Include estimates")))
+    assert switch.ok and switch.readback == "checked"
+    shadow = await task_browser.act(Select(target=Target(label="Unit of measure"), option="Kilograms"))
+    assert shadow.ok and shadow.readback == "Kilograms"

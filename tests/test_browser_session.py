@@ -46,6 +46,7 @@ async def test_killed_browser_gives_typed_error_then_works(fixture_site, tmp_pat
             assert not crashed.ok and crashed.error == "crashed"
             assert "relaunched" in crashed.message and fixture_site.url("act_form.html") in crashed.message
             assert worker.launches == 2
+            assert crashed.observation is not None and crashed.observation.url == fixture_site.url("act_form.html")
             again = await browser.act(Fill(target=Target(label="Keyword"), value="after crash"))
             assert again.ok and again.readback == "after crash"
     finally:
