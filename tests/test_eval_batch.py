@@ -62,6 +62,8 @@ def test_language_specific_prediction_wins_over_a_generic_one():
     }
     # en takes the generic answer (perfect); zh its own (1 of 2 rows: 2*2 / (4 + 2))
     assert scores == {"t1/0": 1.0, "t1/1": pytest.approx(2 * 2 / 6)}
+    by_language = aggregate(score_predictions(tasks, predictions).scored).by["language"]
+    assert [(s.group, s.item_f1) for s in by_language] == [("en", 1.0), ("zh", pytest.approx(2 / 3))]
 
 
 def test_rules_apply_by_base_id_and_bad_rules_are_recorded_per_task():
