@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from browser.types import Check, Click, Goto, Select, Target
 from graph.composer import compose
 from graph.extractor import extract
 from graph.tools import ExtractRows, Finish
@@ -66,3 +67,26 @@ async def test_walkthrough_reproduces_the_oracle(prefix, task_id, offline_server
     async with chromium_worker.task_browser(str(tmp_path), [offline_server.origin]) as driver:
         answer = await replay(driver, steps, task, offline_server.origin)
     assert answer == record["oracle_answer"]
+
+
+async def test_deprecated_products_appear_only_after_ticking_the_box(offline_server, chromium_worker, tmp_path):
+    data = site_data("vulns", DEFAULT_SEED)
+    old = next(p for p in data.products.values() if p.deprecated)
+
+    def product_options(observation) -> list[str]:
+        control = next(c for c in observation.controls if c.label.endswith("Product"))
+        return [o.label for o in control.options]
+
+    async with chromium_worker.task_browser(str(tmp_path), [offline_server.origin]) as driver:
+        opened = await driver.act(Goto(url=f"{offline_server.origin}/vulns/search"))
+        assert f"{old.id} (deprecated)" not in product_options(opened.observation)
+        missing = await driver.act(Select(target=Target(label="Product"), option=old.id))
+        assert not missing.ok and missing.error == "option_not_found"
+        ticked = await driver.act(Check(target=Target(label="Include deprecated product identifiers")))
+        assert ticked.ok and f"{old.id} (deprecated)" in product_options(ticked.observation)
+        chosen = await driver.act(Select(target=Target(label="Product"), option=f"{old.id} (deprecated)"))
+        assert chosen.ok, chosen.message
+        searched = await driver.act(Click(target=Target(text="Search")))
+        assert searched.ok and searched.observation is not None
+        [table] = searched.observation.tables
+        assert table.rows and {row[table.headers.index("Product")] for row in table.rows} == {old.id}

@@ -77,8 +77,11 @@ def test_deprecated_identifiers_need_the_flag(client):
     assert any(row["Product"] in old_ids for row in with_flag)
     assert not any(row["Product"] in old_ids for row in without)
     soup = BeautifulSoup(client.get("/vulns/search").text, "lxml")
-    deprecated_options = soup.select("#product option[data-deprecated]")
-    assert deprecated_options and all(o.has_attr("hidden") for o in deprecated_options)
+    assert not soup.select("#product option[data-deprecated]")
+    template = BeautifulSoup(client.get("/vulns/search").text, "html.parser").find("template")
+    assert old_ids <= {o["value"] for o in template.find_all("option")}
+    flagged = BeautifulSoup(client.get("/vulns/search?include_deprecated=on").text, "lxml")
+    assert {o["value"] for o in flagged.select("#product option[data-deprecated]")} >= old_ids
 
 
 def test_next_link_pagination_covers_every_result_without_page_numbers(client):
