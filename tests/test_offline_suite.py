@@ -9,6 +9,7 @@ import json
 import re
 from collections import Counter, deque
 from functools import lru_cache
+from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import httpx
@@ -216,3 +217,53 @@ def test_crawl_does_see_default_state_rows(offline_server):
     assert _visible_together([newest.id, newest.received.isoformat(), newest.state, newest.issue], texts)
     doc = site_data("regulatory", DEFAULT_SEED).documents[0]
     assert _visible_together([doc.respondent, f"${doc.penalty:,}"], texts)  # read from a default PDF
+
+
+# ---------------------------------------------------------------- walkthroughs in real Chromium (sites A)
+
+SITES_A = ("scholar", "water", "regulatory")
+WALK_CASES = [(s.prefix, base_id) for s in discover_sites() if s.prefix in SITES_A
+              for base_id in s.walkthroughs(site_data(s.prefix, DEFAULT_SEED))]
+
+
+async def replay(driver: Any, steps: list[dict[str, Any]], task: Task, origin: str) -> str:
+    """Browser steps through the browser layer; extract_rows / finish through the graph's own extractor and
+    composer, so the answer is read from the pages exactly as the agent would read it."""
+    from graph.composer import compose
+    from graph.extractor import extract
+
+    observation: dict[str, Any] = {}
+    last_read: dict[str, Any] | None = None
+    rows: list[Any] = []
+    for index, step in enumerate(steps):
+        kind, args = step["tool"], json.loads(json.dumps(step["args"]).replace(PLACEHOLDER_ORIGIN, origin))
+        if kind == "extract_rows":
+            rows += extract(ExtractRows.model_validate(args), columns=task.output_spec.columns,
+                            observation=observation, last_read=last_read, retrieval=None, drift_flags=[],
+                            provenance=False, step=index).rows
+            continue
+        if kind == "finish":
+            return compose(rows, task.output_spec, Finish.model_validate(args).order_by)
+        result = await driver.act({"kind": kind, **args})
+        assert result.ok, f"step {index} {kind} {args}: {result.error} {result.message}"
+        observation = (result.observation or await driver.observe()).model_dump()
+        if result.table is not None:
+            last_read = {"table": result.table.model_dump(), "table_index": args.get("table"),
+                         "all_pages": bool(args.get("all_pages")), "url": observation["url"]}
+        elif result.pdf_pages:
+            last_read = {"pdf_pages": [p.model_dump() for p in result.pdf_pages], "url": observation["url"]}
+        elif kind not in ("wait_for", "scroll"):
+            last_read = None
+    raise AssertionError("walkthrough has no finish step")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("prefix", "task_id"), WALK_CASES)
+async def test_walkthrough_reproduces_the_oracle(prefix, task_id, offline_server, chromium_worker, tmp_path):
+    site = next(s for s in discover_sites() if s.prefix == prefix)
+    data = site_data(prefix, DEFAULT_SEED)
+    record = next(r for r in site.tasks(data) if r["task_id"] == task_id)
+    async with chromium_worker.task_browser(str(tmp_path), [offline_server.origin]) as driver:
+        answer = await replay(driver, site.walkthroughs(data)[task_id], Task.model_validate(record),
+                              offline_server.origin)
+    assert answer == record["oracle_answer"]
