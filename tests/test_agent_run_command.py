@@ -1,0 +1,47 @@
+"""`sgr run` end to end: offline server, real Chromium, scripted model, ablation flag, score and trace files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agent.cli import app
+from agent.config import ModelConfig
+from agent.run_command import RunSetupError, make_variant, pick_model
+
+
+def test_model_and_variant_choice():
+    assert pick_model("scripted", []).provider == "scripted"
+    assert pick_model("gpt-x", []).model == "gpt-x"
+    listed = [ModelConfig(name="a", model="m-a"), ModelConfig(name="b", model="m-b")]
+    assert pick_model(None, listed).name == "a" and pick_model("b", listed).model == "m-b"
+    with pytest.raises(RunSetupError, match=r"known: \['a', 'b'\]"):
+        pick_model("c", listed)
+    assert make_variant("").name == "full"
+    assert make_variant("verifier, state_tracker").ablate == ["verifier", "state_tracker"]
+    with pytest.raises(RunSetupError, match="unknown node"):
+        make_variant("actor")
+
+
+def test_bad_options_exit_with_a_message(tmp_path: Path):
+    result = CliRunner().invoke(app, ["run", "--task", "x", "--suite", "offline", "--tasks", "f.jsonl"])
+    assert result.exit_code == 2 and "either --suite or --tasks" in result.output
+
+
+@pytest.mark.slow
+def test_sgr_run_offline_task_with_an_ablation(tmp_path: Path):
+    result = CliRunner().invoke(app, ["run", "--task", "offline_water_001", "--suite", "offline", "--model", "scripted",
+                                      "--ablate", "verifier", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    run_dir = tmp_path / "offline_water_001" / "scripted" / "no-verifier"
+    score = json.loads((run_dir / "score.json").read_text())
+    outcome = json.loads((run_dir / "outcome.json").read_text())
+    assert score["exact_match"] is True
+    assert outcome["variant"] == "no-verifier" and "verifier" not in outcome["nodes_run"]
+    assert (run_dir / "answer.txt").read_text() in result.output
+    for name in ("steps.jsonl", "retrieval_state.json", "checkpoints.sqlite"):
+        assert (run_dir / name).is_file()
+    assert json.loads((run_dir / "retrieval_state.json").read_text())["final"]["url"].startswith("http://127.0.0.1:")
