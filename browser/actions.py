@@ -8,6 +8,7 @@ changed nothing visible is `no_effect`: both are the silent failures that derail
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlencode, urljoin, urlsplit, urlunsplit
 
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import Locator
+from playwright.async_api import Frame, Locator
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from browser.interface import BrowserError
@@ -61,7 +62,7 @@ el => {
     return {value: chosen.map(o => o.value).join(', '), label: chosen.map(o => text(o)).join(', '), checked: null};
   }
   if (tag === 'input' && (el.type === 'checkbox' || el.type === 'radio')) {
-    return {value: el.value, label: labelOf(el), checked: el.checked};
+    return {value: el.value, label: labelOf(el), checked: el.checked, radio: el.type === 'radio'};
   }
   if (tag === 'input' || tag === 'textarea') return {value: el.value, label: el.value, checked: null};
   const radios = el.querySelectorAll('input[type=radio], [role=radio]');
@@ -116,8 +117,11 @@ class _Readback:
     value: str
     label: str
     checked: bool | None
+    radio: bool = False
 
     def shown(self) -> str:
+        if self.radio and self.checked and self.label:
+            return self.label  # a radio is read back as the choice it stands for
         if self.checked is not None:
             return "checked" if self.checked else "unchecked"
         return self.label or self.value
@@ -143,7 +147,8 @@ async def _read_value(locator: Locator | None) -> _Readback | None:
         raw = await locator.evaluate(_READ_VALUE_JS, timeout=2_000)
     except PlaywrightError:
         return None
-    return _Readback(str(raw.get("value") or ""), str(raw.get("label") or ""), raw.get("checked"))
+    return _Readback(str(raw.get("value") or ""), str(raw.get("label") or ""), raw.get("checked"),
+                     bool(raw.get("radio")))
 
 
 def _control_for(observation: Observation | None, ref: str | None) -> Control | None:
@@ -291,8 +296,28 @@ async def _select_native(locator: Locator, option: str, label: str) -> None:
     await locator.select_option(value=match)
 
 
-async def _select_radio(locator: Locator, option: str, label: str) -> Locator:
-    radios = locator.locator("input[type=radio], [role=radio]")
+_RADIOS = "input[type=radio], [role=radio]"
+
+
+async def _frame_of(driver: PageDriver, locator: Locator) -> Frame:
+    handle = await locator.element_handle()
+    return (await handle.owner_frame() if handle else None) or driver.page.main_frame
+
+
+async def _radio_set(driver: PageDriver, radio: Locator) -> tuple[Locator | None, Locator]:
+    """(container or None, all radios of the group) for one radio: its fieldset/radiogroup, else the
+    radios sharing its name (sites often lay radios out loose, with no container)."""
+    container = radio.locator("xpath=ancestor::*[self::fieldset or @role='radiogroup'][1]")
+    if await container.count():
+        return container, container.locator(_RADIOS)
+    name = await radio.get_attribute("name")
+    if not name:
+        return None, radio
+    frame = await _frame_of(driver, radio)
+    return None, frame.locator(f"input[type=radio][name={json.dumps(name)}]")
+
+
+async def _select_radio(radios: Locator, option: str, label: str) -> Locator:
     names: list[str] = await radios.evaluate_all(
         "els => els.map(r => ((r.labels && r.labels.length ? r.labels[0].innerText : '') || "
         "r.getAttribute('aria-label') || r.innerText || r.value || '').trim())")
@@ -324,8 +349,7 @@ async def _select_custom(driver: PageDriver, locator: Locator, option: str, labe
     appear only after typing gets the option's text typed first."""
     await locator.click()
     controls_id = await locator.get_attribute("aria-controls") or await locator.get_attribute("aria-owns")
-    handle = await locator.element_handle()
-    frame = (await handle.owner_frame() if handle else None) or driver.page.main_frame
+    frame = await _frame_of(driver, locator)
     scope: Any = frame.locator(f"[id='{controls_id}']") if controls_id else frame
     if await _click_option(scope, option):
         return
@@ -351,11 +375,15 @@ async def _select(driver: PageDriver, action: Select) -> _Outcome:
     try:
         if kind == "select":
             await _select_native(locator, action.option, label)
-        elif kind in ("radio_group", "radio"):
-            group = locator if kind == "radio_group" else locator.locator("xpath=ancestor::*[self::fieldset or "
-                                                                          "@role='radiogroup'][1]")
-            await _select_radio(group, action.option, label)
-            control = group
+        elif kind == "radio_group":
+            await _select_radio(locator.locator(_RADIOS), action.option, label)
+        elif kind == "radio":
+            container, radios = await _radio_set(driver, locator)
+            chosen = await _select_radio(radios, action.option, label)
+            if container is None:  # read back the chosen radio itself: it must still be checked
+                return _Outcome(f"selected {action.option!r} in {label!r}", control=chosen, control_label=label,
+                                expected_checked=True)
+            control = container
         elif kind == "combobox":
             await _select_custom(driver, locator, action.option, label)
         else:

@@ -235,3 +235,16 @@ async def test_overlay_autocomplete_switch_and_shadow_dom(task_browser, fixture_
     assert switch.ok and switch.readback == "checked"
     shadow = await task_browser.act(Select(target=Target(label="Unit of measure"), option="Kilograms"))
     assert shadow.ok and shadow.readback == "Kilograms"
+
+
+async def test_loose_and_aria_radio_groups(task_browser, fixture_site):
+    opened = await _open(task_browser, fixture_site, "act_radios.html")
+    loose_ref = next(c.ref for c in opened.observation.controls if c.label == "view")
+    by_ref = await task_browser.act(Select(target=Target(ref=loose_ref), option="Chart"))  # no fieldset around it
+    assert by_ref.ok and by_ref.readback == "Chart"
+    assert by_ref.delta.controls_changed["view"] == ("Table", "Chart")
+    aria = await task_browser.act(Select(target=Target(label="Frequency"), option="Monthly"))
+    assert aria.ok and aria.readback == "Monthly"
+    assert await task_browser.page.get_attribute("[role=radio]:nth-child(2)", "aria-checked") == "true"
+    missing = await task_browser.act(Select(target=Target(label="Frequency"), option="Weekly"))
+    assert missing.error == "option_not_found" and "'Annual'" in missing.message
