@@ -121,6 +121,43 @@ def test_every_base_task_has_a_valid_walkthrough():
         assert sum(s["tool"] == "extract_rows" for s in steps) >= 1, base_id
 
 
+def test_release_loads_with_the_benchmark_loader():
+    from tasks.loaders import load_tasks
+
+    result = load_tasks("offline", on_error="collect")
+    assert result.problems == [] and len(result.tasks) == len(RECORDS)
+    local = load_tasks("offline", origin="http://127.0.0.1:9", families=["Regulatory resources"])
+    assert local and all(t.start_url.startswith("http://127.0.0.1:9/regulatory/") for t in local)
+
+
+def test_cli_build_check_and_tasks(tmp_path):
+    from typer.testing import CliRunner
+
+    from tasks.offline.cli import app
+
+    runner = CliRunner()
+    assert runner.invoke(app, ["build", "--check"]).exit_code == 0
+    assert runner.invoke(app, ["build", "--check", "--out", str(tmp_path)]).exit_code == 1
+    assert runner.invoke(app, ["build", "--out", str(tmp_path)]).exit_code == 0
+    (tmp_path / "walkthroughs" / "offline_obsolete_001.json").write_text("[]")
+    failed = runner.invoke(app, ["build", "--check", "--out", str(tmp_path)])
+    assert failed.exit_code == 1 and "stale" in failed.output
+    listing = runner.invoke(app, ["tasks"])
+    assert listing.exit_code == 0 and len(listing.output.splitlines()) == len(RECORDS)
+
+
+def test_adversarial_pages_are_served_and_never_in_tasks(offline_server):
+    from tasks.offline.sites.adversarial import ADVERSARIAL_PAGES, FOREIGN_HOST
+
+    attacks = {p.attack for p in ADVERSARIAL_PAGES}
+    assert {"ignore_task", "visit_foreign_host", "output_given_answer"} <= attacks
+    for page in ADVERSARIAL_PAGES:
+        html = httpx.get(f"{offline_server.origin}/adversarial/notes/{page.slug}", timeout=30).text
+        assert page.visible_text in html and (not page.hidden_text or page.hidden_text in html)
+    assert FOREIGN_HOST in httpx.get(f"{offline_server.origin}/adversarial/notes/visit-host", timeout=30).text
+    assert not any("/adversarial/" in json.dumps(r) for r in RECORDS)
+
+
 # ---------------------------------------------------------------- default state
 
 
