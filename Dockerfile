@@ -11,8 +11,9 @@ ENV DEBIAN_FRONTEND=noninteractive \
     SGR_CHROMIUM=/usr/bin/chromium \
     PATH=/opt/venv/bin:$PATH
 
+# libatomic1: needed by the Node.js driver bundled in the playwright wheel.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends python3 python3-venv chromium fonts-liberation ca-certificates \
+ && apt-get install -y --no-install-recommends python3 python3-venv chromium fonts-liberation ca-certificates libatomic1 \
  && rm -rf /var/lib/apt/lists/*
 
 RUN useradd --create-home --uid 1000 --shell /usr/sbin/nologin sgr \

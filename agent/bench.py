@@ -13,6 +13,7 @@ import contextlib
 import fcntl
 import os
 import shutil
+import tempfile
 import time
 import traceback
 from collections.abc import Awaitable, Callable, Iterator
@@ -74,6 +75,27 @@ class BenchResult:
 
 class RunFolderBusy(RuntimeError):
     pass
+
+
+class BrowserUnavailable(RuntimeError):
+    """The browser cannot start at all: stop before recording every cell as failed."""
+
+
+async def preflight_browser(factory: WorkerFactory) -> None:
+    worker = None
+    try:
+        worker = await factory()
+        with tempfile.TemporaryDirectory(prefix="sgr-preflight-") as tmp:
+            async with worker.task_browser(tmp, []) as browser:
+                await browser.observe()
+    except Exception as exc:
+        raise BrowserUnavailable(
+            f"the browser cannot start ({_describe(exc)}); check Chromium (SGR_CHROMIUM) and its libraries"
+        ) from exc
+    finally:
+        if worker is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(worker.close(), CLOSE_TIMEOUT_SECONDS)
 
 
 @contextlib.contextmanager
@@ -361,12 +383,15 @@ async def run_bench(
                 f"variant(s) x {len(tasks)} task(s)); {result.skipped} already finished, {len(todo)} to run; "
                 f"concurrency {config.run.concurrency}; results in {run_dir}", highlight=False,
             )
+            factory = worker_factory or chromium_worker_factory(config)
+            if todo:
+                await preflight_browser(factory)
             manifest = start_session(run_dir, config, config_path, notices, len(cells), result.skipped)
             status = "interrupted"
             progress = BenchProgress(len(cells), result.skipped, console)
             runner = BenchRunner(config, run_dir, [origin, *config.protocol.allowed_origins] if origin
                                  else list(config.protocol.allowed_origins),
-                                 solve=solve or _default_solve(), worker_factory=worker_factory or chromium_worker_factory(config),
+                                 solve=solve or _default_solve(), worker_factory=factory,
                                  progress=progress)
             try:
                 with progress:
@@ -396,4 +421,4 @@ def _offline_server(config: BenchConfig) -> Iterator[str | None]:
         yield server.origin
 
 
-__all__ = ["BenchResult", "Cell", "RunFolderBusy", "plan_cells", "run_bench", "score_cell", "slug"]
+__all__ = ["BenchResult", "BrowserUnavailable", "Cell", "RunFolderBusy", "plan_cells", "run_bench", "score_cell", "slug"]

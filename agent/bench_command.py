@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from agent.bench import RunFolderBusy, run_bench
+from agent.bench import BrowserUnavailable, RunFolderBusy, run_bench
 from agent.config import ConfigError
 
 _CONFIG = typer.Argument(..., exists=False, help="Benchmark YAML config, e.g. configs/offline.yaml.")
@@ -22,7 +22,7 @@ def _run(config: Path, output: Path | None, concurrency: int | None, limit: int 
     try:
         result = asyncio.run(run_bench(config, output_dir=output, concurrency=concurrency, limit=limit,
                                        console=console))
-    except (ConfigError, RunFolderBusy) as exc:
+    except (ConfigError, RunFolderBusy, BrowserUnavailable) as exc:
         console.print(f"[red]error:[/] {exc}", highlight=False)
         raise typer.Exit(2) from exc
     console.print(f"done: {result.ran} cell(s) run ({result.failed} failed), {result.skipped} resumed from "

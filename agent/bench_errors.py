@@ -18,6 +18,7 @@ _INFRA_TYPE_NAMES = {
 }
 _INFRA_MESSAGES = ("browser has been closed", "target closed", "browser closed", "connection refused",
                    "net::err_connection", "crashed")
+_DRIVER_GONE = "connection closed while reading from the driver"  # Playwright's Node driver died
 
 
 def classify_exception(exc: BaseException) -> str:
@@ -31,6 +32,8 @@ def classify_exception(exc: BaseException) -> str:
     if isinstance(exc, ConnectionError | TimeoutError):
         return "infra"
     message = str(exc).lower()
+    if _DRIVER_GONE in message:
+        return "infra"
     if "Error" in names and type(exc).__module__.startswith("playwright") and any(m in message for m in _INFRA_MESSAGES):
         return "infra"
     return "agent"

@@ -48,12 +48,12 @@ async def test_hung_task_is_cancelled_recorded_and_does_not_block(tmp_path: Path
             await asyncio.sleep(3600)
         return _outcome(task, model, variant, task.oracle_answer, steps=1)
 
-    config = _config(tmp_path, ["arxiv_001", "nvd_005"], wall=1.0, margin=1.0)
+    config = _config(tmp_path, ["arxiv_001", "nvd_005"], wall=1.0, margin=14.0)  # room for a relaunch under load
     result = await run_bench(config, solve=solve, console=QUIET)
     records = {r.task_id: r for r in load_records(result.run_dir)}
     hung, fine = records["arxiv_001"], records["nvd_005"]
     assert hung.timed_out and hung.outcome.stop_reason == "wall_time" and hung.outcome.error_kind == "timeout"
-    assert "cancelled by the runner after 2 s" in hung.outcome.error
+    assert "cancelled by the runner after 15 s" in hung.outcome.error
     assert hung.metrics["item_f1"] == 0.0 and hung.attempts == []
     assert not fine.failed and fine.metrics["em"] == 1.0
     summary = json.loads((result.run_dir / "summary.json").read_text())
@@ -66,8 +66,13 @@ async def test_browser_crash_is_retried_on_a_fresh_browser(tmp_path: Path) -> No
     async def solve(task, *, browser, model, variant, protocol, out_dir, token_budget, **_):
         tries.append(1)
         if len(tries) == 1:
-            os.kill(await browser.worker.browser_pid(), signal.SIGKILL)
-            await asyncio.sleep(0.5)
+            pid = await browser.worker.browser_pid()
+            os.kill(pid, signal.SIGKILL)
+            for _ in range(100):  # until the process is gone, then give Playwright time to notice
+                if not Path(f"/proc/{pid}").exists():
+                    break
+                await asyncio.sleep(0.1)
+            await asyncio.sleep(1.0)
         await browser.observe()  # raises on the dead browser; fine on the fresh one
         return _outcome(task, model, variant, task.oracle_answer, steps=1)
 
@@ -108,3 +113,17 @@ async def test_infra_errors_stop_after_the_retry_budget(tmp_path: Path, monkeypa
     assert len(tries) == 3 and len(record.attempts) == 2
     assert record.outcome.error_kind == "infra" and record.failed
     assert bench.is_finished(result.run_dir, record.key)
+
+
+async def test_a_browser_that_cannot_start_stops_the_run_before_any_cell(tmp_path: Path) -> None:
+    from browser.session import ChromiumWorker
+
+    async def broken_worker():
+        return ChromiumWorker(executable="/bin/false")  # exists, is executable, is not a browser
+
+    async def solve(task, **_):
+        raise AssertionError("must not run")
+
+    with pytest.raises(bench.BrowserUnavailable, match="the browser cannot start"):
+        await run_bench(_config(tmp_path, ["nvd_005"]), solve=solve, worker_factory=broken_worker, console=QUIET)
+    assert not list((tmp_path / "run").glob("cells/**/cell.json"))
