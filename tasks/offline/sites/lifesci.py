@@ -34,6 +34,8 @@ EPITHETS = ["minor", "major", "vittatus", "maculatus", "ornatus", "fasciatus", "
             "elegans", "striatus", "montanus", "sylvaticus", "lineatus", "punctatus", "nigriceps", "viridis",
             "brevicauda", "longicauda", "tenuis", "insularis", "occidentalis", "orientalis", "borealis",
             "australis", "similis", "affinis", "pulcher", "concolor", "variabilis", "annectens"]
+JUNIOR_EPITHETS = ["obscurus", "fuscus", "rufescens", "pallidus", "bicolor", "cinereus", "modestus", "dubius",
+                   "anomalus", "intermedius", "nanus", "crassus"]
 AUTHORS = ["Boulenger", "Gray", "Duméril", "Peters", "Cope", "Günther", "Werner", "Mertens", "Smith", "Taylor",
            "Loveridge", "Schmidt", "Wagler", "Fitzinger", "Andersson", "Nikolsky", "Darevsky", "Vanzolini"]
 MUSEUMS = ["MZX", "NHMB", "ZMV", "CASR", "USNX"]
@@ -106,7 +108,7 @@ def _unique_names(rng: random.Random, count: int, parts: int, suffix: str, taken
     while len(names) < count:
         name = (_word(rng, parts) + suffix).capitalize()
         low = name.lower()
-        if any(low in t or t in low for t in taken) or any(low in e for e in EPITHETS):
+        if any(low in t or t in low for t in taken) or any(low in e for e in EPITHETS + JUNIOR_EPITHETS):
             continue
         taken.add(low)
         names.append(name)
@@ -130,18 +132,25 @@ def build(seed: int) -> TaxonData:
                 nodes[f"g-{genus.lower()}"] = Node(f"g-{genus.lower()}", "Genus", genus, f"f-{family.lower()}")
                 genus_family[genus] = (family, order)
     genera = sorted(genus_family)
+    epithets = {genus: sorted(rng.sample(EPITHETS, rng.randint(2, 14))) for genus in genera}
+    used_names = {f"{genus} {epithet}" for genus in genera for epithet in epithets[genus]}
     species: list[Species] = []
     for genus in genera:
         family, order = genus_family[genus]
-        for epithet in sorted(rng.sample(EPITHETS, rng.randint(2, 14))):
+        for epithet in epithets[genus]:
             year = rng.randint(1790, 2020)
             author = rng.choice(AUTHORS)
             synonyms: list[Synonym] = []
+            # A name is either accepted or a synonym of exactly one species, never both.
             if rng.random() < 0.3:
-                donor = rng.choice([g for g in genera if g != genus])
+                donor = rng.choice([g for g in genera if g != genus and f"{g} {epithet}" not in used_names])
                 synonyms.append(Synonym(f"{donor} {epithet}", author, year))
+                used_names.add(f"{donor} {epithet}")
             for _ in range(rng.choice([0, 0, 1, 2])):
-                synonyms.append(Synonym(f"{genus} {rng.choice(EPITHETS)}", rng.choice(AUTHORS), rng.randint(year, 2021)))
+                junior = f"{genus} {rng.choice(JUNIOR_EPITHETS)}"
+                if junior not in used_names:
+                    synonyms.append(Synonym(junior, rng.choice(AUTHORS), rng.randint(year, 2021)))
+                    used_names.add(junior)
             created = _day(rng, date(max(1996, year), 1, 1), date(2024, 6, 30))
             species.append(Species(
                 slug=f"{genus}-{epithet}".lower(), genus=genus, epithet=epithet, author=author, year=year,
@@ -302,7 +311,8 @@ def choose(data: TaxonData) -> Chosen:
     for genus in sorted((n for n in data.nodes.values() if n.rank == "Genus"), key=lambda n: n.name):
         under = data.species_under(genus)
         holotypes = [s for s in under if s.type_status == "holotype"]
-        if type_genus is None and 3 <= len(holotypes) <= 6 and len(under) - len(holotypes) >= 2:
+        other = synonym_query is None or genus.name != synonym_query.name
+        if type_genus is None and other and 3 <= len(holotypes) <= 6 and len(under) - len(holotypes) >= 2:
             type_genus = genus
     if not (synonym_query and count_family and type_genus):
         raise ValueError("lifesci: seed produced no suitable task targets; widen the candidate lists")

@@ -184,7 +184,7 @@ def build(seed: int) -> VulnData:
         _, phrase, impact = WEAKNESSES[weakness]
         version = f"{rng.randrange(1, 9)}.{rng.randrange(0, 20)}.{rng.randrange(0, 10)}"
         display = product.id.split(":")[1].replace("_", " ")
-        summary = f"{phrase.capitalize()} in {vendors[slug]} {display} before {version} allows {rng.choice(ACTORS)} to {impact}."
+        summary = f"{phrase[0].upper()}{phrase[1:]} in {vendors[slug]} {display} before {version} allows {rng.choice(ACTORS)} to {impact}."
         vulns.append(Vuln(
             id=vid, published=published, modified=history[-1].on, summary=summary, score=score,
             vector=_vector(rng), weakness=weakness, products=(filed_as,), references=tuple(refs),
