@@ -25,6 +25,9 @@ def _run(config: Path, output: Path | None, concurrency: int | None, limit: int 
     except (ConfigError, RunFolderBusy, BrowserUnavailable) as exc:
         console.print(f"[red]error:[/] {exc}", highlight=False)
         raise typer.Exit(2) from exc
+    except KeyboardInterrupt as exc:
+        console.print("interrupted: finished cells are kept; run the same command again to resume", highlight=False)
+        raise typer.Exit(130) from exc
     console.print(f"done: {result.ran} cell(s) run ({result.failed} failed), {result.skipped} resumed from "
                   f"earlier runs; results in {result.run_dir}", highlight=False)
     return result.run_dir

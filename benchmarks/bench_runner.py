@@ -92,12 +92,12 @@ class MemorySampler(threading.Thread):
             self.stop_event.wait(self.interval)
 
 
-async def measure(config: Path, concurrency: int) -> dict[str, float]:
+async def measure(config: Path, concurrency: int, limit: int | None = None) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix=f"sgr-bench-c{concurrency}-") as tmp:
         sampler = MemorySampler()
         sampler.start()
         started = time.perf_counter()
-        result = await run_bench(config, output_dir=Path(tmp), concurrency=concurrency,
+        result = await run_bench(config, output_dir=Path(tmp), concurrency=concurrency, limit=limit,
                                  console=Console(quiet=True), write_reports=False)
         seconds = time.perf_counter() - started
         sampler.stop_event.set()
@@ -115,10 +115,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", type=Path, default=ROOT / "configs" / "offline.yaml")
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 2, 4])
+    parser.add_argument("--limit", type=int, default=None, help="a reproducible sample of N tasks (default: all)")
     args = parser.parse_args()
     for model in load_config(args.config).models:
         os.environ.pop(model.api_key_env, None)  # the scripted model: deterministic, no network, no cost
-    rows = [asyncio.run(measure(args.config, c)) for c in args.concurrency]
+    rows = [asyncio.run(measure(args.config, c, args.limit)) for c in args.concurrency]
     table = Table(title=f"sgr bench throughput ({args.config.name}, scripted model, {os.cpu_count()} cores)")
     for column in ("concurrency", "tasks", "failed", "wall s", "tasks/min", "mean item-F1",
                    "peak MB / worker", "peak MB all workers"):
