@@ -114,3 +114,11 @@ def test_pdf_bytes_are_deterministic(data):
     first = reg.document_pdf(doc)
     reg.document_pdf.cache_clear()
     assert reg.document_pdf(doc) == first
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_other_seeds_still_give_tasks_with_effective_traps(seed):
+    data = reg.build(seed)
+    records = reg.tasks(data)
+    assert len(records) == 6 and all(2 <= r["oracle_output_cardinality"] <= 20 for r in records)
+    assert set(reg.walkthroughs(data)) == {r["task_id"] for r in records if not r["task_id"].endswith("-g")}

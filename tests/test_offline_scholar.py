@@ -101,3 +101,11 @@ def test_history_walkthrough_pattern_reads_record_pages(client, data):
         assert match, paper.id
         rows.append("|".join(match.group("arxiv_id", "v1_date", "versions")))
     assert ",".join(rows) == oracle
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_other_seeds_still_give_tasks_with_effective_traps(seed):
+    data = scholar.build(seed)
+    records = scholar.tasks(data)
+    assert len(records) == 6 and all(2 <= r["oracle_output_cardinality"] <= 20 for r in records)
+    assert set(scholar.walkthroughs(data)) == {r["task_id"] for r in records if not r["task_id"].endswith("-g")}

@@ -85,3 +85,11 @@ def test_query_results_arrive_late_and_match_csv(client, data):
 def test_default_query_window_is_last_year(client, data):
     default = client.get("/water/api/results.csv").text.splitlines()[1:]
     assert default and all(line.split(",")[3].startswith("2024") for line in default)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_other_seeds_still_give_tasks_with_effective_traps(seed):
+    data = water.build(seed)
+    records = water.tasks(data)
+    assert len(records) == 6 and all(2 <= r["oracle_output_cardinality"] <= 20 for r in records)
+    assert set(water.walkthroughs(data)) == {r["task_id"] for r in records if not r["task_id"].endswith("-g")}
