@@ -9,6 +9,7 @@
 #   --mirror URL      Debian mirror for the cached base image (default: the one apt uses here)
 #   --out DIR         host folder for the results (default: results/container-smoke)
 #   --config PATH     config inside the image (default: /configs/offline.yaml)
+#   --limit N         run a reproducible sample of N tasks (default: the whole suite)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,6 +18,7 @@ BASE=docker.io/library/debian:bookworm-slim
 OUT=results/container-smoke
 CONFIG=/configs/offline.yaml
 MIRROR=""
+LIMIT=()
 BUILD_MOUNTS=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -27,6 +29,7 @@ while [ $# -gt 0 ]; do
     --mirror) MIRROR="$2"; shift 2 ;;
     --out) OUT="$2"; shift 2 ;;
     --config) CONFIG="$2"; shift 2 ;;
+    --limit) LIMIT=(--limit "$2"); shift 2 ;;
     *) echo "unknown option: $1" >&2; exit 2 ;;
   esac
 done
@@ -59,12 +62,12 @@ echo "== sgr bench $CONFIG (inside the container; results in $OUT)"
 rm -rf "$OUT"; mkdir -p "$OUT"; chmod 0777 "$OUT"   # the image's non-root user writes here
 RUN_NAME=$(basename "$CONFIG" .yaml)
 podman --runtime runc --cgroup-manager=cgroupfs run --rm --network=host \
-  -v "$(realpath "$OUT"):/work/results" "$IMAGE" bench "$CONFIG"
+  -v "$(realpath "$OUT"):/work/results" "$IMAGE" bench "$CONFIG" "${LIMIT[@]}"
 END=$(date +%s)
 
 SUMMARY=$(find "$OUT" -name summary.md | head -1)
-if [ -z "$SUMMARY" ]; then
-  echo "FAIL: no summary.md under $OUT" >&2; exit 1
+if [ -z "$SUMMARY" ] || [ ! -f "$(dirname "$SUMMARY")/report.html" ] || [ ! -f "$(dirname "$SUMMARY")/manifest.json" ]; then
+  echo "FAIL: no summary.md, report.html and manifest.json under $OUT" >&2; exit 1
 fi
 echo "== summary: $SUMMARY ($RUN_NAME)"
 head -20 "$SUMMARY"

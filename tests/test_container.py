@@ -1,0 +1,44 @@
+"""The container recipe: the Dockerfile keeps its contract (checked always), and the full podman smoke
+run (`scripts/container_smoke.sh`, minutes long, needs root and podman) runs when SGR_CONTAINER_SMOKE=1."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_dockerfile_contract() -> None:
+    lines = [line.strip() for line in (ROOT / "Dockerfile").read_text().splitlines()]
+    instructions = [line for line in lines if line and not line.startswith("#")]
+    assert instructions[0] == "FROM debian:bookworm-slim"
+    install = next(line for line in instructions if "apt-get install" in line)
+    for package in ("python3", "python3-venv", "chromium", "libatomic1"):
+        assert f" {package} " in f" {install} ", package
+    users = [line for line in instructions if line.startswith("USER ")]
+    assert users and users[-1] != "USER root"
+    assert 'ENTRYPOINT ["sgr"]' in instructions
+    volume = next(line for line in instructions if line.startswith("VOLUME"))
+    assert "/work/results" in volume and "/data" in volume
+    assert not any(p in " ".join(instructions) for p in ("/etc/pip.conf", "ca-certificates.crt"))  # machine-specific
+    ignored = (ROOT / ".dockerignore").read_text().split()
+    for entry in (".git", ".venv", "results", "**/__pycache__"):
+        assert entry in ignored
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.environ.get("SGR_CONTAINER_SMOKE") != "1", reason="set SGR_CONTAINER_SMOKE=1 (needs podman, root)")
+def test_container_smoke(tmp_path: Path) -> None:
+    assert shutil.which("podman"), "podman is not installed"
+    out = tmp_path / "container-results"
+    args = [str(ROOT / "scripts" / "container_smoke.sh"), "--out", str(out), "--limit", "2",
+            *os.environ.get("SGR_CONTAINER_SMOKE_ARGS", "").split()]
+    done = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=3600)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert (out / "offline" / "report.html").is_file()
+    assert "SCRIPTED WALKTHROUGH" in (out / "offline" / "summary.md").read_text()
