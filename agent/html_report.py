@@ -104,7 +104,9 @@ def timeline(steps_path: Path) -> tuple[list[TimelineEvent], list[str]]:
             if event.get(key):
                 item.state_change += f"{key}: {_short(event[key], 160)} "
         if node == "verifier":
-            item.verdict = "ok" if event.get("ok") else f"FAILED: {_short(event.get('failures'), 300)}"
+            failures = "; ".join(f"{f.get('check')}: {f.get('message')}" if isinstance(f, dict) else str(f)
+                                 for f in event.get("failures") or [])
+            item.verdict = "ok" if event.get("ok") else _short(f"FAILED {failures}", 300)
         events.append(item)
     return events, problems
 
