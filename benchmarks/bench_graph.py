@@ -1,0 +1,114 @@
+"""Framework overhead of the agent graph, per step, on the offline suite with the scripted model.
+
+Every offline task is solved end to end (real Chromium, the scripted walkthrough policy). From the run's
+`steps.jsonl`, time inside the LLM (planner/actor calls) and inside the browser (executor act + observe) is
+subtracted from the task's wall time; the rest is the framework: LangGraph, state tracking, extraction,
+verification, prompt rendering, checkpointing, artefact writing. Also prints prompt tokens per LLM call
+(the scripted model counts with cl100k: messages plus tool schemas, as an API would bill them).
+
+Run: .venv/bin/python benchmarks/bench_graph.py [--tasks offline_vulns_001,...] [--checkpoint] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from agent.config import AgentVariant, ModelConfig, ProtocolConfig
+from agent.solve import solve_task
+from browser.session import ChromiumWorker
+from eval.score import score_answer
+from tasks.loaders import load_tasks
+from tasks.offline.server import OfflineServer
+
+SCRIPTED = ModelConfig(name="scripted", provider="scripted")
+
+
+@dataclass
+class TaskRow:
+    task_id: str
+    exact_match: bool
+    steps: int
+    wall_ms: float
+    llm_ms: float
+    browser_ms: float
+    overhead_ms: float
+    prompt_tokens_per_call: float
+    max_prompt_tokens: int
+
+    @property
+    def overhead_share(self) -> float:
+        return self.overhead_ms / self.wall_ms if self.wall_ms else 0.0
+
+
+def measure(task_id: str, out_dir: Path, wall_ms: float, exact_match: bool, steps: int) -> TaskRow:
+    events = [e for e in map(json.loads, (out_dir / "steps.jsonl").read_text().splitlines()) if "node" in e]
+    llm_ms = sum(e.get("llm_ms", 0.0) for e in events)
+    browser_ms = sum(e.get("browser_ms", 0.0) for e in events)
+    prompts = [e["prompt_tokens"] for e in events if "prompt_tokens" in e]
+    return TaskRow(task_id=task_id, exact_match=exact_match, steps=steps, wall_ms=wall_ms, llm_ms=llm_ms,
+                   browser_ms=browser_ms, overhead_ms=wall_ms - llm_ms - browser_ms,
+                   prompt_tokens_per_call=statistics.mean(prompts) if prompts else 0.0,
+                   max_prompt_tokens=max(prompts, default=0))
+
+
+async def run(task_ids: list[str] | None, checkpoint: bool) -> list[TaskRow]:
+    rows: list[TaskRow] = []
+    with OfflineServer() as server, tempfile.TemporaryDirectory(prefix="bench-graph-") as tmp:
+        tasks = load_tasks("offline", split="constraint", origin=server.origin, task_ids=task_ids)
+        worker = ChromiumWorker()
+        try:
+            for task in tasks:
+                out_dir = Path(tmp) / task.task_id
+                async with worker.task_browser(str(out_dir), [server.origin]) as browser:
+                    started = time.perf_counter()
+                    outcome = await solve_task(task, browser=browser, model=SCRIPTED,
+                                               variant=AgentVariant(name="full"), protocol=ProtocolConfig(),
+                                               out_dir=out_dir,
+                                               checkpoint_db=out_dir / "cp.sqlite" if checkpoint else None)
+                    wall_ms = (time.perf_counter() - started) * 1000
+                exact = score_answer(outcome.answer, task.oracle_answer, task.output_spec).exact_match
+                rows.append(measure(task.task_id, out_dir, wall_ms, exact, outcome.steps))
+        finally:
+            await worker.close()
+    return rows
+
+
+def table(rows: list[TaskRow], checkpoint: bool) -> str:
+    lines = [f"Graph overhead per step (scripted model, real Chromium; checkpointer {'on' if checkpoint else 'off'})",
+             "", "| task | EM | steps | wall s | LLM ms | browser ms | overhead ms/step | overhead share "
+             "| prompt tok/call | max prompt tok |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        lines.append(f"| {r.task_id} | {'yes' if r.exact_match else 'no'} | {r.steps} | {r.wall_ms / 1000:.1f} "
+                     f"| {r.llm_ms:.0f} | {r.browser_ms:.0f} | {r.overhead_ms / max(r.steps, 1):.1f} "
+                     f"| {r.overhead_share:.1%} | {r.prompt_tokens_per_call:.0f} | {r.max_prompt_tokens} |")
+    steps = sum(r.steps for r in rows)
+    wall, overhead = sum(r.wall_ms for r in rows), sum(r.overhead_ms for r in rows)
+    tokens = statistics.mean(r.prompt_tokens_per_call for r in rows) if rows else 0
+    lines.append(f"| **all ({len(rows)} tasks, {sum(r.exact_match for r in rows)} EM)** | | {steps} "
+                 f"| {wall / 1000:.1f} | {sum(r.llm_ms for r in rows):.0f} | {sum(r.browser_ms for r in rows):.0f} "
+                 f"| {overhead / max(steps, 1):.1f} | {overhead / wall if wall else 0:.1%} | {tokens:.0f} "
+                 f"| {max((r.max_prompt_tokens for r in rows), default=0)} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", help="comma-separated task ids (default: every constraint task)")
+    parser.add_argument("--checkpoint", action="store_true", help="run with the SQLite checkpointer")
+    parser.add_argument("--json", type=Path, help="also write the raw rows here")
+    args = parser.parse_args()
+    rows = asyncio.run(run(args.tasks.split(",") if args.tasks else None, args.checkpoint))
+    print(table(rows, args.checkpoint))
+    if args.json:
+        args.json.write_text(json.dumps([asdict(r) for r in rows], indent=2))
+
+
+if __name__ == "__main__":
+    main()
