@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import random
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
 from datetime import date, timedelta
+from typing import TypeVar
 from urllib.parse import urlencode
 
 from starlette.requests import Request
@@ -21,6 +23,8 @@ from starlette.routing import Route
 from tasks.offline.app import render
 from tasks.offline.registry import PLACEHOLDER_ORIGIN, Site, Step
 from tasks.offline.sites._record_pair import TaskDraft, record_pair
+
+T = TypeVar("T")
 
 PREFIX = "lifesci"
 FAMILY = "Life-science resources"
@@ -290,33 +294,41 @@ class Chosen:
     type_genus: Node
 
 
+def _first(candidates: Iterable[T], fits: Callable[[T], bool], what: str) -> T:
+    found = next((c for c in candidates if fits(c)), None)
+    if found is None:
+        raise ValueError(f"lifesci: no {what} fits this seed; widen the candidate lists")
+    return found
+
+
 def choose(data: TaxonData) -> Chosen:
-    synonym_query = None
-    for genus in sorted(n.name for n in data.nodes.values() if n.rank == "Genus"):
-        for start, end in CREATED_WINDOWS:
-            q = Query(name=genus, synonyms=True, created_from=start, created_to=end)
-            rows = search(data, q)
-            via_synonym = [r for r in rows if r[1] != "accepted name"]
-            window_matters = len(search(data, Query(name=genus, synonyms=True))) > len(rows)
-            if synonym_query is None and 11 <= len(rows) <= 16 and len(via_synonym) >= 2 and window_matters:
-                synonym_query = q
-    count_family = None
-    for family in sorted((n for n in data.nodes.values() if n.rank == "Family"), key=lambda n: n.name):
-        genera = data.children(family.id)
-        species_counts = [len(data.species_under(g)) for g in genera]
-        taxa_differ = any(sum(s.subspecies for s in data.species_under(g)) for g in genera)
-        if count_family is None and len(genera) >= 5 and len(set(species_counts)) >= 3 and taxa_differ:
-            count_family = family
-    type_genus = None
-    for genus in sorted((n for n in data.nodes.values() if n.rank == "Genus"), key=lambda n: n.name):
+    """The first candidate (in a fixed order) whose answer has the size and the trap the task needs."""
+    by_name = sorted(data.nodes.values(), key=lambda n: n.name)
+    genera = [n for n in by_name if n.rank == "Genus"]
+
+    def fits_synonym(q: Query) -> bool:
+        rows = search(data, q)
+        via_synonym = sum(matched != "accepted name" for _, matched in rows)
+        window_matters = len(search(data, replace(q, created_from="", created_to=""))) > len(rows)
+        return 11 <= len(rows) <= 16 and via_synonym >= 2 and window_matters
+
+    def fits_counts(family: Node) -> bool:
+        children = data.children(family.id)
+        counts = [len(data.species_under(g)) for g in children]
+        taxa_differ = any(s.subspecies for g in children for s in data.species_under(g))
+        return len(children) >= 5 and len(set(counts)) >= 3 and taxa_differ
+
+    synonym_query = _first(
+        (Query(name=g.name, synonyms=True, created_from=start, created_to=end)
+         for g in genera for start, end in CREATED_WINDOWS), fits_synonym, "synonym search")
+    count_family = _first((n for n in by_name if n.rank == "Family"), fits_counts, "family")
+
+    def fits_types(genus: Node) -> bool:
         under = data.species_under(genus)
-        holotypes = [s for s in under if s.type_status == "holotype"]
-        other = synonym_query is None or genus.name != synonym_query.name
-        if type_genus is None and other and 3 <= len(holotypes) <= 6 and len(under) - len(holotypes) >= 2:
-            type_genus = genus
-    if not (synonym_query and count_family and type_genus):
-        raise ValueError("lifesci: seed produced no suitable task targets; widen the candidate lists")
-    return Chosen(synonym_query, count_family, type_genus)
+        holotypes = sum(s.type_status == "holotype" for s in under)
+        return genus.name != synonym_query.name and 3 <= holotypes <= 6 and len(under) - holotypes >= 2
+
+    return Chosen(synonym_query, count_family, _first(genera, fits_types, "genus"))
 
 
 def _path_to(data: TaxonData, node: Node) -> list[Node]:

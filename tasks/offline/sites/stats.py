@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
@@ -20,6 +22,8 @@ from starlette.routing import Route
 from tasks.offline.app import render
 from tasks.offline.registry import PLACEHOLDER_ORIGIN, Site, Step
 from tasks.offline.sites._record_pair import TaskDraft, record_pair
+
+T = TypeVar("T")
 
 PREFIX = "stats"
 FAMILY = "Official statistics"
@@ -290,37 +294,38 @@ def _higher_rows(data: StatsData, q: TableQuery) -> list[TableRow]:
     return [r for r in explore(data, q) if r.compared == "Higher"]
 
 
+def _first(candidates: Iterable[T], fits: Callable[[T], bool], what: str) -> T:
+    found = next((c for c in candidates if fits(c)), None)
+    if found is None:
+        raise ValueError(f"stats: no {what} fits this seed; widen the candidate lists")
+    return found
+
+
 def choose(data: StatsData) -> Chosen:
+    """The first candidate table (in a fixed order) whose answer has the size and the traps the task needs;
+    each task uses a different state."""
     population = {(c.state, c.name): c.population for c in data.counties}
 
-    def small(code: str, rows: list[TableRow]) -> int:
-        return sum(1 for r in rows if population.get((code, r.geography), 10**9) < ONE_YEAR_MIN_POPULATION)
+    def small(q: TableQuery, rows: list[TableRow]) -> int:
+        code = q.geo.removeprefix("county:")
+        return sum(population.get((code, r.geography), 10**9) < ONE_YEAR_MIN_POPULATION for r in rows)
 
-    higher_query = None
-    for code in STATES:
-        for vintage in (2021, 2020, 2022, 2019):
-            q = TableQuery("acs5", vintage, f"county:{code}", "T101")
-            rows = explore(data, q)
-            higher = _higher_rows(data, q)
-            state_value = rows[0].cell.primary
-            near_miss = [r for r in rows[1:] if r.compared != "Higher" and r.cell.primary > state_value]
-            if higher_query is None and 3 <= len(higher) <= 12 and small(code, higher) >= 1 and near_miss:
-                higher_query = q
-    poverty_query = None
-    for code in STATES:
-        if higher_query and higher_query.geo == f"county:{code}":
-            continue
-        q = TableQuery("acs5", 2022, f"county:{code}", "T102")
+    def fits_higher(q: TableQuery) -> bool:
+        rows, higher = explore(data, q), _higher_rows(data, q)
+        near_miss = any(r.compared != "Higher" and r.cell.primary > rows[0].cell.primary for r in rows[1:])
+        return 3 <= len(higher) <= 12 and small(q, higher) >= 1 and near_miss
+
+    def fits_poverty(q: TableQuery) -> bool:
         counties = explore(data, q)[1:]
-        if poverty_query is None and len(counties) <= 20 and small(code, counties) >= 2:
-            poverty_query = q
-    births_query = None
-    for code in STATES:
-        used = {higher_query.geo if higher_query else "", poverty_query.geo if poverty_query else ""}
-        if births_query is None and f"county:{code}" not in used:
-            births_query = BirthQuery(group_by="age", state=code, year_from=2018, year_to=2021, totals=False)
-    if not (higher_query and poverty_query and births_query):
-        raise ValueError("stats: seed produced no suitable task tables; widen the candidate lists")
+        return q.geo != higher_query.geo and len(counties) <= 20 and small(q, counties) >= 2
+
+    higher_query = _first((TableQuery("acs5", vintage, f"county:{code}", "T101")
+                           for code in STATES for vintage in (2021, 2020, 2022, 2019)), fits_higher, "income table")
+    poverty_query = _first((TableQuery("acs5", 2022, f"county:{code}", "T102") for code in STATES),
+                           fits_poverty, "poverty table")
+    used = {higher_query.geo, poverty_query.geo}
+    births_query = _first((BirthQuery(group_by="age", state=code, year_from=2018, year_to=2021, totals=False)
+                           for code in STATES), lambda q: f"county:{q.state}" not in used, "natality query")
     return Chosen(higher_query, poverty_query, births_query)
 
 

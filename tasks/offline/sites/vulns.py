@@ -9,7 +9,8 @@ references and a dated change history (score revisions, identifier remaps).
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from urllib.parse import urlencode
 
@@ -329,39 +330,44 @@ def _windows() -> list[tuple[str, str]]:
     return out
 
 
+def _first(candidates: Iterable[Query], fits: Callable[[Query], bool], what: str) -> Query:
+    found = next((q for q in candidates if fits(q)), None)
+    if found is None:
+        raise ValueError(f"vulns: no {what} search fits this seed; widen the candidate windows")
+    return found
+
+
 def choose(data: VulnData) -> Chosen:
+    """The first candidate search (in a fixed order) whose answer has the size and the trap the task needs."""
+
+    def ids(q: Query) -> set[str]:
+        return {v.id for v in search(data, q)}
+
+    def revised(q: Query) -> int:
+        return sum(any(c.field == "CVSS base score" for c in v.history) for v in search(data, q))
+
     renamed = sorted(p.replaced_by for p in data.products.values() if p.replaced_by)
-    deprecated_query = None
-    for product in renamed:
-        for severity in ("HIGH", "CRITICAL"):
-            for start, end in _windows():
-                query = Query(severity=severity, date_type="published", start=start, end=end,
-                              product=product, include_deprecated=True)
-                rows = search(data, query)
-                hidden = len(rows) - len(search(data, Query(**{**query.__dict__, "include_deprecated": False})))
-                if 11 <= len(rows) <= 20 and hidden >= 2 and deprecated_query is None:
-                    deprecated_query = query
     renamed_vendors = {p.vendor for p in data.products.values() if p.deprecated}
-    history_query = None
-    for vendor in sorted(set(data.vendors) - renamed_vendors):
-        for start, end in _windows():
-            query = Query(date_type="published", start=start, end=end, vendor=vendor)
-            rows = search(data, query)
-            revised = [v for v in rows if any(c.field == "CVSS base score" for c in v.history)]
-            if 11 <= len(rows) <= 20 and 3 <= len(revised) <= 8 and history_query is None:
-                history_query = query
-    date_type_query = None
-    for actor in ("local user", "adjacent attacker", "authenticated user"):
-        for severity in ("MEDIUM", "HIGH"):
-            for start, end in _windows():
-                query = Query(keyword=actor, severity=severity, date_type="published", start=start, end=end)
-                rows = search(data, query)
-                by_modified = search(data, Query(**{**query.__dict__, "date_type": "modified"}))
-                differs = {v.id for v in rows} != {v.id for v in by_modified}
-                if 11 <= len(rows) <= 18 and differs and date_type_query is None:
-                    date_type_query = query
-    if not (deprecated_query and history_query and date_type_query):
-        raise ValueError("vulns: seed produced no suitable task searches; widen the candidate windows")
+    deprecated_query = _first(
+        (Query(severity=severity, date_type="published", start=start, end=end, product=product,
+               include_deprecated=True)
+         for product in renamed for severity in ("HIGH", "CRITICAL") for start, end in _windows()),
+        lambda q: 11 <= len(ids(q)) <= 20 and len(ids(q) - ids(replace(q, include_deprecated=False))) >= 2,
+        "deprecated-product",
+    )
+    history_query = _first(
+        (Query(date_type="published", start=start, end=end, vendor=vendor)
+         for vendor in sorted(set(data.vendors) - renamed_vendors) for start, end in _windows()),
+        lambda q: 11 <= len(ids(q)) <= 20 and 3 <= revised(q) <= 8,
+        "score-history",
+    )
+    date_type_query = _first(
+        (Query(keyword=actor, severity=severity, date_type="published", start=start, end=end)
+         for actor in ("local user", "adjacent attacker", "authenticated user")
+         for severity in ("MEDIUM", "HIGH") for start, end in _windows()),
+        lambda q: 11 <= len(ids(q)) <= 18 and ids(q) != ids(replace(q, date_type="modified")),
+        "date-type",
+    )
     return Chosen(deprecated_query, history_query, date_type_query)
 
 
