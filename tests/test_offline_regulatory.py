@@ -122,3 +122,37 @@ def test_other_seeds_still_give_tasks_with_effective_traps(seed):
     records = reg.tasks(data)
     assert len(records) == 6 and all(2 <= r["oracle_output_cardinality"] <= 20 for r in records)
     assert set(reg.walkthroughs(data)) == {r["task_id"] for r in records if not r["task_id"].endswith("-g")}
+
+
+# ---------------------------------------------------------------- the same mechanics in real Chromium
+
+
+@pytest.mark.slow
+async def test_banner_blocks_then_back_link_resets_filters(offline_server, chromium_worker, tmp_path):
+    """Clicks fail under the cookie banner; after consent the filters apply, and a complaint page's
+    'Back to results' link silently returns to the default three-year window."""
+    start = f"{offline_server.origin}/regulatory/complaints"
+    async with chromium_worker.task_browser(str(tmp_path), [offline_server.origin], start_url=start) as driver:
+        blocked = await driver.act({"kind": "click", "target": {"text": "Apply filters"}})
+        assert not blocked.ok
+        assert (await driver.act({"kind": "click", "target": {"text": "Accept all cookies"}})).ok
+        steps = [
+            {"kind": "select", "target": {"label": "Company"}, "option": reg.COMPANIES[2]},
+            {"kind": "set_range", "start_target": {"label": "Date received from"},
+             "end_target": {"label": "Date received to"}, "start": reg.ALL_DATES_FROM, "end": "2024-12-31"},
+            {"kind": "click", "target": {"text": "Apply filters"}},
+        ]
+        for step in steps:
+            result = await driver.act(step)
+            assert result.ok, (step, result.error, result.message)
+        filtered = await driver.observe()
+        assert filtered.query_state["company"] == [reg.COMPANIES[2]]
+        assert filtered.query_state["date_received_min"] == [reg.ALL_DATES_FROM]
+        first_id = filtered.tables[0].rows[0][0]
+        assert (await driver.act({"kind": "click", "target": {"text": first_id}})).ok
+        assert (await driver.act({"kind": "click", "target": {"text": "Back to results"}})).ok
+        reset = await driver.observe()
+        assert reset.query_state == {}
+        values = {c.label: c.value for c in reset.controls}
+        assert values["Date received: Date received from"] == reg.DEFAULT_WINDOW[0]
+        assert values["Company"] == "All companies"

@@ -93,3 +93,25 @@ def test_other_seeds_still_give_tasks_with_effective_traps(seed):
     records = water.tasks(data)
     assert len(records) == 6 and all(2 <= r["oracle_output_cardinality"] <= 20 for r in records)
     assert set(water.walkthroughs(data)) == {r["task_id"] for r in records if not r["task_id"].endswith("-g")}
+
+
+@pytest.mark.slow
+async def test_query_table_appears_late_and_pages_client_side(offline_server, chromium_worker, tmp_path, data):
+    q = water.choose(data).sample_query
+    start = f"{offline_server.origin}/water/query"
+    async with chromium_worker.task_browser(str(tmp_path), [offline_server.origin], start_url=start) as driver:
+        for step in [
+            {"kind": "select", "target": {"label": "Area"}, "option": q.area},
+            {"kind": "select", "target": {"label": "Site type"}, "option": q.site_type},
+            {"kind": "select", "target": {"label": "Characteristic group"}, "option": q.group},
+            {"kind": "set_range", "start_target": {"label": "Start date"}, "end_target": {"label": "End date"},
+             "start": q.start, "end": q.end},
+        ]:
+            assert (await driver.act(step)).ok, step
+        assert (await driver.act({"kind": "click", "target": {"text": "Run query"}})).ok
+        assert (await driver.act({"kind": "wait_for", "text": "Download CSV"})).ok
+        page1 = await driver.observe()
+        assert len(page1.tables[0].rows) == 10 and page1.url == start  # client-side: the URL did not change
+        everything = await driver.act({"kind": "read_table", "table": 0, "all_pages": True})
+        assert everything.ok and everything.table is not None
+        assert [row[0] for row in everything.table.rows] == [r[0] for r in water.query_samples(data, q)]
