@@ -184,3 +184,11 @@ def test_other_seeds_still_yield_valid_tasks(seed):
     records = vulns.tasks(data)
     assert all(2 <= r["oracle_output_cardinality"] <= 20 for r in records)
     assert set(vulns.walkthroughs(data)) == {r["task_id"] for r in records[::2]}
+
+
+def test_first_fit_names_what_it_could_not_find():
+    from tasks.offline.sites._first_fit import first_fit
+
+    assert first_fit([1, 5, 9], lambda n: n > 3, "number") == 5
+    with pytest.raises(ValueError, match="no vulns date-type search fits"):
+        first_fit([], lambda q: True, "vulns date-type search")

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
-from typing import TypeVar
+from typing import Any
 from urllib.parse import urlencode
 
 from starlette.requests import Request
@@ -22,9 +21,8 @@ from starlette.routing import Route
 
 from tasks.offline.app import render
 from tasks.offline.registry import PLACEHOLDER_ORIGIN, Site, Step
+from tasks.offline.sites._first_fit import first_fit
 from tasks.offline.sites._record_pair import TaskDraft, record_pair
-
-T = TypeVar("T")
 
 PREFIX = "lifesci"
 FAMILY = "Life-science resources"
@@ -294,13 +292,6 @@ class Chosen:
     type_genus: Node
 
 
-def _first(candidates: Iterable[T], fits: Callable[[T], bool], what: str) -> T:
-    found = next((c for c in candidates if fits(c)), None)
-    if found is None:
-        raise ValueError(f"lifesci: no {what} fits this seed; widen the candidate lists")
-    return found
-
-
 def choose(data: TaxonData) -> Chosen:
     """The first candidate (in a fixed order) whose answer has the size and the trap the task needs."""
     by_name = sorted(data.nodes.values(), key=lambda n: n.name)
@@ -318,17 +309,17 @@ def choose(data: TaxonData) -> Chosen:
         taxa_differ = any(s.subspecies for g in children for s in data.species_under(g))
         return len(children) >= 5 and len(set(counts)) >= 3 and taxa_differ
 
-    synonym_query = _first(
+    synonym_query = first_fit(
         (Query(name=g.name, synonyms=True, created_from=start, created_to=end)
-         for g in genera for start, end in CREATED_WINDOWS), fits_synonym, "synonym search")
-    count_family = _first((n for n in by_name if n.rank == "Family"), fits_counts, "family")
+         for g in genera for start, end in CREATED_WINDOWS), fits_synonym, "lifesci synonym search")
+    count_family = first_fit((n for n in by_name if n.rank == "Family"), fits_counts, "lifesci family")
 
     def fits_types(genus: Node) -> bool:
         under = data.species_under(genus)
         holotypes = sum(s.type_status == "holotype" for s in under)
         return genus.name != synonym_query.name and 3 <= holotypes <= 6 and len(under) - holotypes >= 2
 
-    return Chosen(synonym_query, count_family, _first(genera, fits_types, "genus"))
+    return Chosen(synonym_query, count_family, first_fit(genera, fits_types, "lifesci genus"))
 
 
 def _path_to(data: TaxonData, node: Node) -> list[Node]:
@@ -338,7 +329,7 @@ def _path_to(data: TaxonData, node: Node) -> list[Node]:
     return path
 
 
-def tasks(data: TaxonData) -> list[dict]:
+def tasks(data: TaxonData) -> list[dict[str, Any]]:
     c = choose(data)
     sq, fam, gen = c.synonym_query, c.count_family, c.type_genus
     gen_family = data.nodes[gen.parent or ""]

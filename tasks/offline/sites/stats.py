@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
@@ -21,9 +20,8 @@ from starlette.routing import Route
 
 from tasks.offline.app import render
 from tasks.offline.registry import PLACEHOLDER_ORIGIN, Site, Step
+from tasks.offline.sites._first_fit import first_fit
 from tasks.offline.sites._record_pair import TaskDraft, record_pair
-
-T = TypeVar("T")
 
 PREFIX = "stats"
 FAMILY = "Official statistics"
@@ -294,13 +292,6 @@ def _higher_rows(data: StatsData, q: TableQuery) -> list[TableRow]:
     return [r for r in explore(data, q) if r.compared == "Higher"]
 
 
-def _first(candidates: Iterable[T], fits: Callable[[T], bool], what: str) -> T:
-    found = next((c for c in candidates if fits(c)), None)
-    if found is None:
-        raise ValueError(f"stats: no {what} fits this seed; widen the candidate lists")
-    return found
-
-
 def choose(data: StatsData) -> Chosen:
     """The first candidate table (in a fixed order) whose answer has the size and the traps the task needs;
     each task uses a different state."""
@@ -319,17 +310,17 @@ def choose(data: StatsData) -> Chosen:
         counties = explore(data, q)[1:]
         return q.geo != higher_query.geo and len(counties) <= 20 and small(q, counties) >= 2
 
-    higher_query = _first((TableQuery("acs5", vintage, f"county:{code}", "T101")
-                           for code in STATES for vintage in (2021, 2020, 2022, 2019)), fits_higher, "income table")
-    poverty_query = _first((TableQuery("acs5", 2022, f"county:{code}", "T102") for code in STATES),
-                           fits_poverty, "poverty table")
+    higher_query = first_fit((TableQuery("acs5", vintage, f"county:{code}", "T101")
+                           for code in STATES for vintage in (2021, 2020, 2022, 2019)), fits_higher, "stats income table")
+    poverty_query = first_fit((TableQuery("acs5", 2022, f"county:{code}", "T102") for code in STATES),
+                           fits_poverty, "stats poverty table")
     used = {higher_query.geo, poverty_query.geo}
-    births_query = _first((BirthQuery(group_by="age", state=code, year_from=2018, year_to=2021, totals=False)
-                           for code in STATES), lambda q: f"county:{q.state}" not in used, "natality query")
+    births_query = first_fit((BirthQuery(group_by="age", state=code, year_from=2018, year_to=2021, totals=False)
+                           for code in STATES), lambda q: f"county:{q.state}" not in used, "stats natality query")
     return Chosen(higher_query, poverty_query, births_query)
 
 
-def tasks(data: StatsData) -> list[dict]:
+def tasks(data: StatsData) -> list[dict[str, Any]]:
     c = choose(data)
     hq, pq, bq = c.higher_query, c.poverty_query, c.births_query
     h_state, p_state = STATES[hq.geo.removeprefix("county:")], STATES[pq.geo.removeprefix("county:")]

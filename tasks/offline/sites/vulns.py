@@ -9,9 +9,9 @@ references and a dated change history (score revisions, identifier remaps).
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
+from typing import Any
 from urllib.parse import urlencode
 
 from starlette.requests import Request
@@ -20,6 +20,7 @@ from starlette.routing import Route
 
 from tasks.offline.app import render
 from tasks.offline.registry import PLACEHOLDER_ORIGIN, Site, Step
+from tasks.offline.sites._first_fit import first_fit
 from tasks.offline.sites._record_pair import TaskDraft, record_pair
 
 PREFIX = "vulns"
@@ -330,13 +331,6 @@ def _windows() -> list[tuple[str, str]]:
     return out
 
 
-def _first(candidates: Iterable[Query], fits: Callable[[Query], bool], what: str) -> Query:
-    found = next((q for q in candidates if fits(q)), None)
-    if found is None:
-        raise ValueError(f"vulns: no {what} search fits this seed; widen the candidate windows")
-    return found
-
-
 def choose(data: VulnData) -> Chosen:
     """The first candidate search (in a fixed order) whose answer has the size and the trap the task needs."""
 
@@ -348,25 +342,25 @@ def choose(data: VulnData) -> Chosen:
 
     renamed = sorted(p.replaced_by for p in data.products.values() if p.replaced_by)
     renamed_vendors = {p.vendor for p in data.products.values() if p.deprecated}
-    deprecated_query = _first(
+    deprecated_query = first_fit(
         (Query(severity=severity, date_type="published", start=start, end=end, product=product,
                include_deprecated=True)
          for product in renamed for severity in ("HIGH", "CRITICAL") for start, end in _windows()),
         lambda q: 11 <= len(ids(q)) <= 20 and len(ids(q) - ids(replace(q, include_deprecated=False))) >= 2,
-        "deprecated-product",
+        "vulns deprecated-product search",
     )
-    history_query = _first(
+    history_query = first_fit(
         (Query(date_type="published", start=start, end=end, vendor=vendor)
          for vendor in sorted(set(data.vendors) - renamed_vendors) for start, end in _windows()),
         lambda q: 11 <= len(ids(q)) <= 20 and 3 <= revised(q) <= 8,
-        "score-history",
+        "vulns score-history search",
     )
-    date_type_query = _first(
+    date_type_query = first_fit(
         (Query(keyword=actor, severity=severity, date_type="published", start=start, end=end)
          for actor in ("local user", "adjacent attacker", "authenticated user")
          for severity in ("MEDIUM", "HIGH") for start, end in _windows()),
         lambda q: 11 <= len(ids(q)) <= 18 and ids(q) != ids(replace(q, date_type="modified")),
-        "date-type",
+        "vulns date-type search",
     )
     return Chosen(deprecated_query, history_query, date_type_query)
 
@@ -390,7 +384,7 @@ def _oracle_date_type(data: VulnData, q: Query) -> list[tuple[str, ...]]:
     return [(v.id, v.published.isoformat(), v.weakness) for v in rows]
 
 
-def tasks(data: VulnData) -> list[dict]:
+def tasks(data: VulnData) -> list[dict[str, Any]]:
     c = choose(data)
     dq, hq, tq = c.deprecated_query, c.history_query, c.date_type_query
     product = data.products[dq.product]
