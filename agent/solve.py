@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import time
 from contextlib import AsyncExitStack
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -74,6 +75,12 @@ async def _resume_input(graph, config: dict[str, Any], browser: Browser) -> dict
         result = await browser.act(Goto(url=url))
         observation = result.observation or await browser.observe()
         update.update(observation=observation.model_dump(), last_action=None, last_result=None, last_read=None)
+    usage = values.get("usage")
+    if usage:  # downtime between the kill and the resume is not the agent's time
+        stopped_at = datetime.fromisoformat(snapshot.created_at).timestamp() if snapshot.created_at else time.time()
+        now = time.time()
+        update["usage"] = {**usage, "started_at": now, "last_progress_at": now,
+                           "elapsed_before_resume": usage["elapsed_before_resume"] + stopped_at - usage["started_at"]}
     pending = values.get("pending")
     if pending:
         update["messages"] = [ToolMessage(f"interrupted; the page was re-opened at {url}", tool_call_id=pending["id"])]

@@ -157,3 +157,18 @@ async def test_a_killed_run_resumes_from_its_checkpoint(offline_server, chromium
     assert min(e["step"] for e in events if e["node"] == "actor") > 1  # no restart from the first step
     assert outcome.steps > len(before) - 1
     assert score_answer(outcome.answer, task.oracle_answer, task.output_spec).exact_match
+
+
+async def test_step_budget_still_composes_the_rows_read_so_far(offline_server, chromium_worker, tmp_path):
+    task = offline_task("offline_vulns_001", offline_server.origin)
+    chat = ScriptedChatModel(steps=load_walkthrough(task.task_id, origin=offline_server.origin))
+    finish_at = len(chat.steps)  # the walkthrough's last step is finish: stop just before it
+    protocol = ProtocolConfig(budgets={"max_steps": finish_at - 1})
+    async with chromium_worker.task_browser(str(tmp_path), [offline_server.origin]) as browser:
+        outcome = await solve_task(task, browser=browser, model=SCRIPTED, variant=FULL, protocol=protocol,
+                                   out_dir=tmp_path, chat_model=chat)
+    assert outcome.stop_reason == "max_steps" and outcome.steps == finish_at - 1
+    assert "verifier" not in outcome.nodes_run and outcome.nodes_run[-1] == "composer"
+    score = score_answer(outcome.answer, task.oracle_answer, task.output_spec)
+    assert score.item_f1 == 1.0  # every row was read before the budget ran out
+    assert (tmp_path / "answer.txt").read_text() == outcome.answer
