@@ -341,9 +341,11 @@ def report(totals: Totals, budget: int) -> str:
          f"({len(cycles)} steps)"),
         ("act cycle ratio to plain (median of per-step)",
          f"{_median([c.act_ms / max(1.0, c.plain_ms or 1.0) for c in cycles]):.2f}x"),
-        ("Chromium RSS: idle browser / peak per task context (median, max)",
-         f"{totals.rss_idle_mb:.0f} MB / {_median(totals.rss_peak_mb) - totals.rss_idle_mb:.0f} MB, "
-         f"{max(totals.rss_peak_mb, default=0) - totals.rss_idle_mb:.0f} MB above idle"),
+        ("Chromium RSS (all processes): idle browser / task peak (median, max)",
+         f"{totals.rss_idle_mb:.0f} MB / {_median(totals.rss_peak_mb):.0f} MB, "
+         f"{max(totals.rss_peak_mb, default=0):.0f} MB"),
+        ("memory per task context: task peak minus idle (median)",
+         f"{_median(totals.rss_peak_mb) - totals.rss_idle_mb:.0f} MB"),
     ]
     width = max(len(r[0]) for r in rows)
     lines = [f"| {'metric'.ljust(width)} | value |", f"|{'-' * (width + 2)}|-------|"]
