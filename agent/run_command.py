@@ -2,7 +2,8 @@
 
 For the offline suite the local sites are started on a free loopback port first. The run folder gets
 `answer.txt`, `score.json` (shared evaluator), `outcome.json`, `steps.jsonl`, `retrieval_state.json`,
-the browser trace, and `checkpoints.sqlite` (rerunning the same command resumes an interrupted run).
+the browser trace, and `checkpoints.sqlite`: rerunning the same command resumes an interrupted run and
+re-reports a finished one; `--fresh` starts over.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -28,6 +30,7 @@ _CONFIG = typer.Option(None, "--config", help="Benchmark YAML: models, protocol 
 _ABLATE = typer.Option("", "--ablate", help="Comma-separated nodes to switch off: planner,state_tracker,verifier,"
                                            "provenance.")
 _OUT = typer.Option(Path("runs"), "--out", help="Parent folder; the run goes to OUT/<task>/<model>/<variant>.")
+_FRESH = typer.Option(False, "--fresh", help="Start over instead of resuming (or re-reporting) an earlier run.")
 
 
 class RunSetupError(ValueError):
@@ -102,7 +105,7 @@ async def run_one(*, task_id: str, source: str, model: ModelConfig, variant: Age
 
 
 def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASKS, model: str | None = _MODEL,
-        config: Path | None = _CONFIG, ablate: str = _ABLATE, out: Path = _OUT) -> None:
+        config: Path | None = _CONFIG, ablate: str = _ABLATE, out: Path = _OUT, fresh: bool = _FRESH) -> None:
     """Run the agent on one task and score it."""
     console = Console(stderr=True, soft_wrap=True)
     try:
@@ -119,6 +122,8 @@ def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASK
     protocol = bench.protocol if bench else ProtocolConfig()
     agent = bench.agent if bench else AgentConfig()
     out_dir = out / task / chosen.name / variant.name
+    if fresh and out_dir.exists():
+        shutil.rmtree(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     try:
         outcome, score = asyncio.run(run_one(task_id=task, source=tasks or "offline", model=chosen, variant=variant,

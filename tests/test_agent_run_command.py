@@ -45,3 +45,9 @@ def test_sgr_run_offline_task_with_an_ablation(tmp_path: Path):
     for name in ("steps.jsonl", "retrieval_state.json", "checkpoints.sqlite"):
         assert (run_dir / name).is_file()
     assert json.loads((run_dir / "retrieval_state.json").read_text())["final"]["url"].startswith("http://127.0.0.1:")
+
+    browsed = (run_dir / "steps.jsonl").read_text().count('"node": "executor"')
+    again = CliRunner().invoke(app, ["run", "--task", "offline_water_001", "--model", "scripted", "--ablate", "verifier",
+                                     "--out", str(tmp_path)])
+    assert again.exit_code == 0 and (run_dir / "answer.txt").read_text() in again.output
+    assert (run_dir / "steps.jsonl").read_text().count('"node": "executor"') == browsed  # finished: re-reported
