@@ -9,6 +9,16 @@ from pathlib import Path
 from typing import Any
 
 
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+# mkstemp creates 0600 files; results are meant to be read by others (a host user, a web server).
+FILE_MODE = 0o666 & ~_current_umask()
+
+
 def fsync_dir(path: Path) -> None:
     """Make a rename inside `path` durable (POSIX needs the directory entry flushed too)."""
     fd = os.open(path, os.O_RDONLY)
@@ -23,6 +33,7 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, FILE_MODE)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()

@@ -274,7 +274,12 @@ class BenchRunner:
 
     def _finish(self, cell: Cell, staging: Path, outcome: TaskOutcome, attempts: list[Attempt],
                 timed_out: bool, started_at: str) -> CellRecord:
+        from browser.trace import Redactor
+
+        redactor = Redactor.from_environment()  # error texts can quote a request: never let a key through
+        attempts = [a.model_copy(update={"error": redactor.text(a.error)}) for a in attempts]
         outcome = outcome.model_copy(update={
+            "error": redactor.text(outcome.error) if outcome.error else None,
             "task_id": cell.key.task_id, "model": cell.model.name, "variant": cell.variant.name,
             "ablated": list(cell.variant.ablate), "cost_usd": round(_cost(outcome, cell.model), 6),
         })
