@@ -10,6 +10,7 @@
 #   --out DIR         host folder for the results (default: results/container-smoke)
 #   --config PATH     config inside the image (default: /configs/offline.yaml)
 #   --limit N         run a reproducible sample of N tasks (default: the whole suite)
+#   --no-cache        rebuild every layer (what a fresh CI machine pays; the base image stays cached)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,6 +31,7 @@ while [ $# -gt 0 ]; do
     --out) OUT="$2"; shift 2 ;;
     --config) CONFIG="$2"; shift 2 ;;
     --limit) LIMIT=(--limit "$2"); shift 2 ;;
+    --no-cache) BUILD_MOUNTS+=(--no-cache); shift ;;
     *) echo "unknown option: $1" >&2; exit 2 ;;
   esac
 done
