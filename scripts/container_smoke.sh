@@ -20,18 +20,18 @@ OUT=results/container-smoke
 CONFIG=/configs/offline.yaml
 MIRROR=""
 LIMIT=()
-BUILD_MOUNTS=()
+BUILD_OPTS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --mount-certs)  # beside the image's own bundle (apt must still write /etc/ssl/certs), used by pip only
-      BUILD_MOUNTS+=(-v /etc/ssl/certs/ca-certificates.crt:/run/host-ca.crt:ro --build-arg PIP_CERT=/run/host-ca.crt)
+      BUILD_OPTS+=(-v /etc/ssl/certs/ca-certificates.crt:/run/host-ca.crt:ro --build-arg PIP_CERT=/run/host-ca.crt)
       shift ;;
-    --mount-pip-conf) BUILD_MOUNTS+=(-v /etc/pip.conf:/etc/pip.conf:ro); shift ;;
+    --mount-pip-conf) BUILD_OPTS+=(-v /etc/pip.conf:/etc/pip.conf:ro); shift ;;
     --mirror) MIRROR="$2"; shift 2 ;;
     --out) OUT="$2"; shift 2 ;;
     --config) CONFIG="$2"; shift 2 ;;
     --limit) LIMIT=(--limit "$2"); shift 2 ;;
-    --no-cache) BUILD_MOUNTS+=(--no-cache); shift ;;
+    --no-cache) BUILD_OPTS+=(--no-cache); shift ;;
     *) echo "unknown option: $1" >&2; exit 2 ;;
   esac
 done
@@ -57,7 +57,7 @@ if ! podman image exists "$BASE"; then
 fi
 
 echo "== podman build $IMAGE"
-podman build --pull=never --isolation=chroot "${BUILD_MOUNTS[@]}" -t "$IMAGE" . 
+podman build --pull=never --isolation=chroot "${BUILD_OPTS[@]}" -t "$IMAGE" . 
 BUILT=$(date +%s)
 
 echo "== sgr bench $CONFIG (inside the container; results in $OUT)"
