@@ -1,0 +1,95 @@
+"""Helpers of the LLM nodes: calling the model, counting usage and cost, budgets, the history window."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from langchain_core.messages import AIMessage, AnyMessage
+
+from agent.llm import step_cost
+from browser.types import ActionResult
+from graph.nodes.deps import Deps
+from graph.state import AgentState, ErrorRecord, Usage
+
+
+class LLMCallError(Exception):
+    """The model API failed after the SDK's own retries (429/5xx/connection): infrastructure, not the agent."""
+
+    def __init__(self, cause: Exception):
+        super().__init__(f"{type(cause).__name__}: {cause}")
+        self.cause = cause
+
+
+MAX_INVALID_STREAK = 3
+HISTORY_TURNS = 12
+
+
+def usage_after(deps: Deps, usage: Usage, ai: AIMessage) -> tuple[Usage, dict[str, Any]]:
+    meta = ai.usage_metadata or {}
+    prompt, completion = int(meta.get("input_tokens", 0)), int(meta.get("output_tokens", 0))
+    cost = step_cost(deps.model_config, prompt, completion)
+    new = Usage(**{**usage, "llm_calls": usage["llm_calls"] + 1, "prompt_tokens": usage["prompt_tokens"] + prompt,
+                   "completion_tokens": usage["completion_tokens"] + completion,
+                   "cost_usd": round(usage["cost_usd"] + cost, 6)})
+    return new, {"prompt_tokens": prompt, "completion_tokens": completion, "cost_usd": round(cost, 6)}
+
+
+async def call_model(model, messages: list[AnyMessage]) -> tuple[AIMessage, float]:
+    started = time.perf_counter()
+    try:
+        ai = await model.ainvoke(messages)
+    except Exception as exc:  # classified by the caller: every API failure is infrastructure
+        raise LLMCallError(exc) from exc
+    return ai, (time.perf_counter() - started) * 1000
+
+
+def error_record(state: AgentState, node: str, kind: str, error_class: str, message: str) -> ErrorRecord:
+    return ErrorRecord(step=state.get("step", 0), node=node, kind=kind, error_class=error_class, message=message)
+
+
+def history_window(messages: list[AnyMessage], turns: int = HISTORY_TURNS) -> list[AnyMessage]:
+    """The last `turns` actor exchanges, cut at an AI message so every tool result keeps its call."""
+    starts = [i for i, m in enumerate(messages) if isinstance(m, AIMessage)]
+    if len(starts) <= turns:
+        return list(messages[starts[0]:]) if starts else []
+    return list(messages[starts[-turns]:])
+
+
+def budget_stop(deps: Deps, state: AgentState) -> str | None:
+    usage, b, now = state["usage"], deps.budgets, deps.clock()
+    if state.get("step", 0) >= b.max_steps:
+        return "max_steps"
+    if usage["prompt_tokens"] + usage["completion_tokens"] >= b.max_tokens:
+        return "max_tokens"
+    if usage["elapsed_before_resume"] + (now - usage["started_at"]) >= b.wall_seconds:
+        return "wall_time"
+    if now - usage["last_progress_at"] >= b.no_progress_seconds:
+        return "no_progress"
+    return None
+
+
+def summarize_result(result: ActionResult) -> str:
+    """What the actor learns from one browser action (the full page comes in the next observation)."""
+    parts = [f"ok={result.ok}"]
+    if result.error:
+        parts.append(f"error={result.error}: {result.message}")
+    elif result.message:
+        parts.append(result.message)
+    if result.readback is not None:
+        parts.append(f"readback={result.readback!r}")
+    delta = result.delta
+    if not delta.empty:
+        if delta.url_after and delta.url_after != delta.url_before:
+            parts.append(f"url -> {delta.url_after}")
+        for label, (before, after) in delta.controls_changed.items():
+            parts.append(f"{label}: {before!r} -> {after!r}")
+        if delta.count_before != delta.count_after:
+            parts.append(f"results {delta.count_before} -> {delta.count_after}")
+    if result.table is not None:
+        t = result.table
+        parts.append(f"table: {len(t.rows)} rows of {t.total_rows}; headers {t.headers}")
+        parts += [" | ".join(r) for r in t.rows[:3]]
+    if result.pdf_pages:
+        parts.append(f"pdf: {len(result.pdf_pages)} page(s) read")
+    return "\n".join(parts)

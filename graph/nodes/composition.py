@@ -1,0 +1,27 @@
+"""Composer node: the answer in the exact output format, also when a budget stopped the run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graph.composer import compose, live_rows
+from graph.nodes.common import error_record
+from graph.nodes.deps import Deps
+from graph.state import AgentState, ErrorRecord
+
+
+def make_composer(deps: Deps):
+    async def composer(state: AgentState) -> dict[str, Any]:
+        rows = live_rows(state.get("rows") or [], state.get("discarded") or [])
+        errors: list[ErrorRecord] = []
+        try:
+            answer = compose(rows, deps.spec, state.get("order_by") or [])
+        except ValueError as exc:  # ordering keys that no longer fit: keep the rows, say why
+            answer = compose(rows, deps.spec, [])
+            errors.append(error_record(state, "composer", "agent", "order_by", str(exc)))
+        stop = state.get("stop_reason") or "finished"
+        deps.log.write({"node": "composer", "step": state.get("step", 0), "rows": len(rows), "stop_reason": stop,
+                        "answer_lines": answer.count(deps.spec.record_separator) + 1})
+        return {"answer": answer, "stop_reason": stop, "pending": None, "nodes_run": ["composer"], "errors": errors}
+
+    return composer

@@ -1,0 +1,54 @@
+"""What every node shares: the browser, the chat model, the budgets, the prompts and the step log."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+
+from agent.config import Budgets, ModelConfig
+from browser.interface import Browser
+from graph.render import Prompts
+from graph.toolset import plan_tool, tool_schemas
+from tasks.spec import OutputSpec
+
+
+class StepLog:
+    """steps.jsonl, appended and flushed per event so an interrupted run keeps its trace."""
+
+    def __init__(self, path=None):
+        self.path = path
+        self.events: list[dict[str, Any]] = []
+
+    def write(self, event: dict[str, Any]) -> None:
+        event = {"t": round(time.time(), 3), **event}
+        self.events.append(event)
+        if self.path is not None:
+            with open(self.path, "a", encoding="utf-8") as fh:
+                fh.write(json.dumps(event, default=str) + "\n")
+
+
+@dataclass
+class Deps:
+    browser: Browser
+    model: BaseChatModel
+    model_config: ModelConfig
+    spec: OutputSpec
+    budgets: Budgets = field(default_factory=Budgets)
+    search_enabled: bool = False
+    search: Callable[[str], Any] | None = None  # async query -> list of results
+    provenance: bool = True
+    verifier: bool = True
+    state_tracker: bool = True
+    token_budget: int = 1500
+    prompts: Prompts = field(default_factory=Prompts.load)
+    log: StepLog = field(default_factory=StepLog)
+    clock: Callable[[], float] = time.time
+
+    def __post_init__(self) -> None:
+        self.actor_model = self.model.bind_tools(tool_schemas(search=self.search_enabled))
+        self.planner_model = self.model.bind_tools([plan_tool()], tool_choice="Plan")

@@ -1,0 +1,94 @@
+"""Executor: runs a browser action (or a web search) through the `Browser` interface."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from langchain_core.messages import ToolMessage
+from pydantic import TypeAdapter
+
+from browser.interface import BrowserError
+from browser.types import BrowserAction
+from graph.nodes.common import error_record, summarize_result
+from graph.nodes.deps import Deps
+from graph.state import AgentState, PendingCall
+from graph.tools import WebSearch
+
+PASSIVE_KINDS = frozenset({"scroll", "wait_for"})  # do not invalidate what was just read
+
+_ACTION = TypeAdapter(BrowserAction)
+
+
+def make_executor(deps: Deps):
+    async def executor(state: AgentState) -> dict[str, Any]:
+        pending = state["pending"]
+        assert pending is not None
+        step = state.get("step", 0)
+        if pending["name"] == "web_search":
+            return await _search(deps, state, pending)
+        action = _ACTION.validate_python(pending["args"])
+        started = time.perf_counter()
+        try:
+            result = await deps.browser.act(action)
+            observation = result.observation or await deps.browser.observe()
+        except BrowserError as exc:
+            return _browser_failure(deps, state, pending, exc.error_class, str(exc))
+        except Exception as exc:  # a dead page / browser: infrastructure, the runner may retry the task
+            return _browser_failure(deps, state, pending, "crashed", f"{type(exc).__name__}: {exc}")
+        browser_ms = (time.perf_counter() - started) * 1000
+        deps.log.write({"node": "executor", "step": step, "action": action.kind, "ok": result.ok, "error": result.error,
+                        "message": result.message, "url": observation.url, "browser_ms": browser_ms,
+                        "observation_tokens": observation.tokens})
+        update: dict[str, Any] = {
+            "observation": observation.model_dump(),
+            "last_action": action.model_dump(),
+            "last_result": result.model_dump(exclude={"observation"}),
+            "messages": [ToolMessage(summarize_result(result), tool_call_id=pending["id"])],
+            "pending": None,
+            "nodes_run": ["executor"],
+        }
+        if result.table is not None:
+            downloaded = action.kind == "download"  # an export holds the whole result set, not one page
+            update["last_read"] = {"table": result.table.model_dump(), "table_index": getattr(action, "table", None),
+                                   "all_pages": downloaded or bool(getattr(action, "all_pages", False)),
+                                   "url": observation.url}
+        elif result.pdf_pages:
+            update["last_read"] = {"pdf_pages": [p.model_dump() for p in result.pdf_pages], "url": observation.url}
+        elif action.kind not in PASSIVE_KINDS:
+            update["last_read"] = None
+        if not result.delta.empty or result.table is not None or result.pdf_pages:
+            update["usage"] = {**state["usage"], "last_progress_at": deps.clock()}
+        if result.error == "crashed":
+            update["stop_reason"] = "error"
+            update["errors"] = [error_record(state, "executor", "infra", "crashed", result.message)]
+        return update
+
+    return executor
+
+
+def _browser_failure(deps: Deps, state: AgentState, pending: PendingCall, error_class: str, message: str) -> dict:
+    deps.log.write({"node": "executor", "step": state.get("step", 0), "action": pending["name"],
+                    "error": error_class, "message": message})
+    fatal = error_class == "crashed"
+    update: dict[str, Any] = {
+        "messages": [ToolMessage(f"ok=False error={error_class}: {message}", tool_call_id=pending["id"])],
+        "pending": None, "nodes_run": ["executor"],
+        "errors": [error_record(state, "executor", "infra" if fatal else "agent", error_class, message)],
+    }
+    if fatal:
+        update["stop_reason"] = "error"
+    return update
+
+
+async def _search(deps: Deps, state: AgentState, pending: PendingCall) -> dict[str, Any]:
+    query = WebSearch.model_validate(pending["args"]).query
+    started = time.perf_counter()
+    try:
+        results = await deps.search(query) if deps.search else []
+        text = "\n".join(f"- {r['title']} {r['url']}\n  {r.get('snippet', '')}" for r in results) or "no results"
+    except Exception as exc:  # search is a convenience; its failure is reported to the model, not fatal
+        text = f"search failed: {type(exc).__name__}: {exc}"
+    deps.log.write({"node": "executor", "step": state.get("step", 0), "action": "web_search", "query": query,
+                    "browser_ms": (time.perf_counter() - started) * 1000})
+    return {"messages": [ToolMessage(text, tool_call_id=pending["id"])], "pending": None, "nodes_run": ["executor"]}

@@ -1,0 +1,38 @@
+"""Verifier node: checks the evidence before finishing; sends the actor back with a repair goal."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import ToolMessage
+
+from graph.composer import live_rows
+from graph.nodes.deps import Deps
+from graph.state import AgentState, Plan
+from graph.verifier import verify
+
+
+def make_verifier(deps: Deps):
+    async def verifier(state: AgentState) -> dict[str, Any]:
+        pending = state["pending"]
+        assert pending is not None
+        plan = Plan.model_validate(state["plan"]) if state.get("plan") else None
+        rows = live_rows(state.get("rows") or [], state.get("discarded") or [])
+        report = verify(plan=plan, columns=deps.spec.columns, rows=rows, reads=state.get("reads") or [],
+                        step=state.get("step", 0))
+        repairs = state.get("repairs", 0)
+        send_back = not report["ok"] and repairs < deps.budgets.max_repairs
+        deps.log.write({"node": "verifier", "step": state.get("step", 0), "ok": report["ok"],
+                        "failures": report["failures"], "send_back": send_back})
+        reply = ("verified: composing the answer" if report["ok"] else
+                 f"VERIFICATION FAILED, REPAIR GOAL: {report['repair_goal']}" if send_back else
+                 f"verification failed but the repair budget is spent; composing: {report['repair_goal']}")
+        update: dict[str, Any] = {"reports": [report], "nodes_run": ["verifier"],
+                                  "messages": [ToolMessage(reply, tool_call_id=pending["id"])]}
+        if send_back:
+            update.update(pending=None, repair_goal=report["repair_goal"], repairs=repairs + 1)
+        else:
+            update["repair_goal"] = None
+        return update
+
+    return verifier
