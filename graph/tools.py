@@ -8,6 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from graph.state import Plan
+
 
 class ExtractRows(BaseModel):
     """Turn what the browser last read into schema rows, deterministically, with provenance.
@@ -57,7 +59,7 @@ class RevisePlan(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     kind: Literal["revise_plan"] = "revise_plan"
-    plan: dict = Field(description="The full new plan, same shape as the current plan.")
+    plan: Plan = Field(description="The full new plan.")
     reason: str
 
 

@@ -21,7 +21,7 @@ from graph.nodes.deps import Deps
 from graph.render import observation_text
 from graph.state import AgentState, PendingCall
 from graph.tools import DiscardRows, Finish, RevisePlan
-from graph.toolset import ToolCallError, parse_plan, parse_tool_call
+from graph.toolset import ToolCallError, parse_tool_call
 
 
 def make_actor(deps: Deps):
@@ -55,8 +55,6 @@ def make_actor(deps: Deps):
             tool = parse_tool_call(call["name"], call["args"], search=deps.search_enabled)
             if isinstance(tool, Finish):
                 parse_order(tool.order_by, deps.spec.columns)
-            if isinstance(tool, RevisePlan):
-                parse_plan(tool.plan)
         except (ToolCallError, ValueError) as exc:
             reply = ToolMessage(f"INVALID TOOL CALL: {exc}", tool_call_id=call["id"])
             return {**update, **_invalid(deps, state, step, [ai, reply, *ignored], str(exc), llm_ms, spent)}
@@ -89,8 +87,7 @@ def _invalid(deps: Deps, state: AgentState, step: int, messages: list[AnyMessage
 def _bookkeeping(state: AgentState, tool: BaseModel, call_id: str) -> dict[str, Any]:
     """revise_plan and discard_rows change only the agent's own state: no browser, no extra node."""
     if isinstance(tool, RevisePlan):
-        plan = parse_plan(tool.plan)
-        return {"plan": plan.model_dump(), "messages": [ToolMessage(f"plan revised: {tool.reason}", tool_call_id=call_id)]}
+        return {"plan": tool.plan.model_dump(), "messages": [ToolMessage(f"plan revised: {tool.reason}", tool_call_id=call_id)]}
     assert isinstance(tool, DiscardRows)
     rows = live_rows(state.get("rows") or [], state.get("discarded") or [])
     gone = [r for r in rows if tool.all_rows
