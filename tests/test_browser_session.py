@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import time
@@ -11,7 +12,7 @@ import pytest
 
 from browser.interface import Browser, BrowserWorker
 from browser.session import ChromiumWorker, PageDriver, SessionTimeouts
-from browser.types import Click, Fill, Goto, Target, WaitFor
+from browser.types import Click, Fill, Goto, Select, Target, WaitFor
 
 pytestmark = pytest.mark.slow
 
@@ -96,3 +97,36 @@ async def test_observe_reports_dialogs_and_keeps_page_id(task_browser, fixture_s
     assert any("Session expires soon" in notice for notice in noted.notices)
     reloaded = await task_browser.act(Goto(url=fixture_site.url("act_form.html")))
     assert reloaded.observation.page_id > again.page_id  # a reload is a new document
+
+
+async def test_crashed_tab_is_replaced(task_browser, fixture_site):
+    await task_browser.act(Goto(url=fixture_site.url("act_form.html")))
+    cdp = await task_browser.context.new_cdp_session(task_browser.page)
+    crash = asyncio.ensure_future(cdp.send("Page.crash"))  # never answers: the renderer is gone
+    await asyncio.wait([crash], timeout=2)
+    crash.cancel()
+    crashed = await task_browser.act(Fill(target=Target(label="Keyword"), value="x"))
+    assert crashed.error == "crashed"
+    again = await task_browser.act(Fill(target=Target(label="Keyword"), value="y"))
+    assert again.ok and again.readback == "y"
+
+
+async def test_concurrent_tasks_are_isolated(chromium_worker, fixture_site, tmp_path: Path):
+    async def task(name: str, region: str) -> tuple[str, str | None]:
+        async with chromium_worker.task_browser(tmp_path / name, [fixture_site.origin],
+                                                start_url=fixture_site.url("act_form.html")) as browser:
+            await browser.page.evaluate("n => localStorage.setItem('who', n)", name)
+            chosen = await browser.act(Select(target=Target(label="Region"), option=region))
+            await browser.act(Click(target=Target(text="Apply filters")))
+            return chosen.readback or "", await browser.page.evaluate("() => localStorage.getItem('who')")
+
+    results = await asyncio.gather(task("one", "Asia"), task("two", "Europe"))
+    assert results == [("Asia", "one"), ("Europe", "two")]
+    assert (tmp_path / "one" / "steps.jsonl").read_text().count("\n") == 3  # goto, select, click
+
+
+async def test_blank_page_observes(chromium_worker, tmp_path: Path):
+    """The runner's preflight observes a fresh task browser before any navigation."""
+    async with chromium_worker.task_browser(tmp_path, []) as browser:
+        observation = await browser.observe()
+        assert observation.url == "about:blank" and observation.controls == []
