@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qs, urlencode, urljoin, urlsplit, urlunsplit
+from urllib.parse import parse_qs, unquote, urlencode, urljoin, urlsplit, urlunsplit
 
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Locator
@@ -559,7 +559,15 @@ async def _link_url(driver: PageDriver, target: Target) -> str:
     return urljoin(driver.page.url, href)
 
 
-async def _fetch_capped(driver: PageDriver, url: str) -> bytes:
+@dataclass
+class _Fetched:
+    url: str
+    body: bytes
+    content_type: str
+    disposition: str
+
+
+async def _fetch_capped(driver: PageDriver, url: str) -> _Fetched:
     """GET through the context (its cookies), following redirects only within the policy, size-capped."""
     limit = driver.limits.download_bytes
     for _hop in range(6):
@@ -567,20 +575,35 @@ async def _fetch_capped(driver: PageDriver, url: str) -> bytes:
         if refusal:
             raise BrowserError("blocked_by_policy", f"not fetching {url}: {refusal}")
         response = await driver.context.request.get(url, max_redirects=0, timeout=driver.timeouts.navigation_ms)
-        location = response.headers.get("location")
-        if 300 <= response.status < 400 and location:
-            url = urljoin(url, location)
-            continue
-        if not response.ok:
-            raise BrowserError("not_found", f"{url} answered HTTP {response.status}")
-        declared = int(response.headers.get("content-length") or 0)
-        if declared > limit:
-            raise BrowserError("download_too_large", f"{url} is {declared} bytes; the cap is {limit}")
-        body = await response.body()
-        if len(body) > limit:
-            raise BrowserError("download_too_large", f"{url} is {len(body)} bytes; the cap is {limit}")
-        return body
+        try:
+            location = response.headers.get("location")
+            if 300 <= response.status < 400 and location:
+                url = urljoin(url, location)
+                continue
+            if not response.ok:
+                raise BrowserError("not_found", f"{url} answered HTTP {response.status}")
+            declared = int(response.headers.get("content-length") or 0)
+            if declared > limit:
+                raise BrowserError("download_too_large", f"{url} is {declared} bytes; the cap is {limit}")
+            body = await response.body()
+            if len(body) > limit:
+                raise BrowserError("download_too_large", f"{url} is {len(body)} bytes; the cap is {limit}")
+            return _Fetched(url, body, response.headers.get("content-type", ""),
+                            response.headers.get("content-disposition", ""))
+        finally:
+            await response.dispose()
     raise BrowserError("not_found", f"{url} redirects too many times")
+
+
+_DISPOSITION_NAME = re.compile(r"filename\*?=(?:UTF-8'')?\"?([^\";]+)", re.I)
+
+
+def _file_name(fetched: _Fetched) -> str:
+    if match := _DISPOSITION_NAME.search(fetched.disposition):
+        name = unquote(match.group(1))
+    else:
+        name = unquote(urlsplit(fetched.url).path.rsplit("/", 1)[-1])
+    return Path(name).name or "download.bin"  # never a path out of the downloads folder
 
 
 async def _read_pdf(driver: PageDriver, action: ReadPdf) -> _Outcome:
@@ -592,7 +615,7 @@ async def _read_pdf(driver: PageDriver, action: ReadPdf) -> _Outcome:
         url = await _link_url(driver, action.target)
     else:
         url = driver.page.url
-    data = await _fetch_capped(driver, url)
+    data = (await _fetch_capped(driver, url)).body
     if not data.startswith(b"%PDF"):
         raise BrowserError("invalid_action", f"{url} is not a PDF (it starts with {data[:20]!r})")
     max_pages = min(action.max_pages, driver.limits.pdf_pages)
@@ -601,29 +624,42 @@ async def _read_pdf(driver: PageDriver, action: ReadPdf) -> _Outcome:
 
 
 async def _download(driver: PageDriver, action: Download) -> _Outcome:
-    from browser.csvdata import parse_csv
-
+    """A link is fetched through the context (policy and size cap apply before anything is saved); a
+    script-made download (blob, POST export) goes through the browser's own download."""
     locator = await _locate(driver, action.target)
+    href = await locator.get_attribute("href")
+    url = urljoin(driver.page.url, href) if href else ""
+    if urlsplit(url).scheme in ("http", "https"):
+        fetched = await _fetch_capped(driver, url)
+        path = driver.downloads_dir / _file_name(fetched)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(fetched.body)
+        return _saved_file(driver, path, is_csv="csv" in fetched.content_type)
     try:
-        async with driver.page.expect_download(timeout=driver.timeouts.navigation_ms) as info:
+        async with driver.page.expect_download(timeout=driver.timeouts.action_ms * 2) as info:
             await locator.click()
         download = await info.value
     except PlaywrightTimeout as exc:
         raise BrowserError("no_effect", f"clicking {action.target.describe()} started no download; "
                                         "use read_pdf for PDFs or click for pages") from exc
-    name = Path(download.suggested_filename or "download.bin").name
-    driver.downloads_dir.mkdir(parents=True, exist_ok=True)
-    path = driver.downloads_dir / name
+    path = driver.downloads_dir / (Path(download.suggested_filename or "download.bin").name or "download.bin")
+    path.parent.mkdir(parents=True, exist_ok=True)
     await download.save_as(path)
+    return _saved_file(driver, path, is_csv=False)
+
+
+def _saved_file(driver: PageDriver, path: Path, *, is_csv: bool) -> _Outcome:
+    from browser.csvdata import parse_csv
+
     size = path.stat().st_size
     if size > driver.limits.download_bytes:
         path.unlink()
-        raise BrowserError("download_too_large", f"{name} is {size} bytes; the cap is "
+        raise BrowserError("download_too_large", f"{path.name} is {size} bytes; the cap is "
                                                  f"{driver.limits.download_bytes} (file discarded)")
-    outcome = _Outcome(f"downloaded {name} ({size} bytes)", download_path=str(path))
-    if path.suffix.lower() in (".csv", ".tsv", ".txt"):
+    outcome = _Outcome(f"downloaded {path.name} ({size} bytes)", download_path=str(path))
+    if is_csv or path.suffix.lower() in (".csv", ".tsv"):
         outcome.table = parse_csv(path.read_bytes(), max_rows=driver.limits.table_rows)
-        outcome.message += f"; {len(outcome.table.rows)} rows"
+        outcome.message += f"; {len(outcome.table.rows)} rows" + (" (row cap reached)" if outcome.table.truncated else "")
     return outcome
 
 

@@ -79,7 +79,9 @@ async def dom_quiet_ms(page: Page) -> float:
         try:
             quiet = min(quiet, float(await frame.evaluate(_FRAME_QUIET_JS)))
         except PlaywrightError:
-            continue  # frame detached or navigating: the next poll sees its successor
+            if frame is page.main_frame:
+                return 0.0  # the main document is being replaced: certainly not quiet
+            continue  # a child frame detached or navigating: the next poll sees its successor
     return quiet
 
 

@@ -248,3 +248,17 @@ async def test_loose_and_aria_radio_groups(task_browser, fixture_site):
     assert await task_browser.page.get_attribute("[role=radio]:nth-child(2)", "aria-checked") == "true"
     missing = await task_browser.act(Select(target=Target(label="Frequency"), option="Weekly"))
     assert missing.error == "option_not_found" and "'Annual'" in missing.message
+
+
+async def test_inline_csv_link_and_script_made_download(task_browser, fixture_site, tmp_path: Path):
+    await _open(task_browser, fixture_site, "act_links.html")
+    inline = await task_browser.act(Download(target=Target(text="Inline data")))  # served without attachment
+    assert inline.ok, inline.message
+    assert Path(inline.download_path) == tmp_path / "downloads" / "inline.csv"
+    assert inline.table.rows[2] == ["Italy", "2021", "7"]
+    exported = await task_browser.act(Download(target=Target(text="Export selection")))  # a blob: URL download
+    assert exported.ok, exported.message
+    assert Path(exported.download_path).read_text() == "name,score\nAlpha,3\nBeta,5\n"
+    assert exported.table.rows == [["Alpha", "3"], ["Beta", "5"]]
+    page = await task_browser.act(Download(target=Target(text="Back to the form")))  # saved as is, no table
+    assert page.ok and page.table is None and Path(page.download_path).name == "act_form.html"
