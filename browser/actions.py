@@ -726,9 +726,21 @@ def describe_delta(delta: StateDelta) -> str:
     return ", ".join(parts)
 
 
+def value_matches(expected: str, shown: str) -> bool:
+    """Did the control keep the requested value? Tolerates what sites do to a value without refusing it:
+    case, spacing, separators ('1000' -> '1,000') and date re-ordering ('2020-01-05' -> '01/05/2020')."""
+    wanted, got = _norm(expected), _norm(shown)
+    if wanted == got or (wanted and wanted in got):
+        return True
+    if re.sub(r"[\W_]+", "", wanted) == re.sub(r"[\W_]+", "", got):
+        return True
+    digits_wanted, digits_got = re.findall(r"\d+", wanted), re.findall(r"\d+", got)
+    return bool(digits_wanted) and not re.search(r"[^\W\d_]", wanted + got) and (
+        sorted(int(d) for d in digits_wanted) == sorted(int(d) for d in digits_got))
+
+
 def _matches(expected: str, shown: _Readback) -> bool:
-    wanted = _norm(expected)
-    return wanted in (_norm(shown.value), _norm(shown.label)) or (bool(wanted) and wanted in _norm(shown.label))
+    return value_matches(expected, shown.value) or value_matches(expected, shown.label)
 
 
 async def _verify(outcome: _Outcome, after: Observation, locator: Locator | None, label: str | None,

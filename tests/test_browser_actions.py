@@ -262,3 +262,37 @@ async def test_inline_csv_link_and_script_made_download(task_browser, fixture_si
     assert exported.table.rows == [["Alpha", "3"], ["Beta", "5"]]
     page = await task_browser.act(Download(target=Target(text="Back to the form")))  # saved as is, no table
     assert page.ok and page.table is None and Path(page.download_path).name == "act_form.html"
+
+
+def test_value_matches_tolerates_formatting_not_refusal():
+    from browser.actions import value_matches
+
+    assert value_matches("Asia", " asia ")
+    assert value_matches("1000", "1,000") and value_matches("2020-01-05", "05/01/2020")
+    assert value_matches("Germ", "Germany")  # an autocomplete completed what was typed
+    assert not value_matches("2023", "2024")
+    assert not value_matches("USD", "EUR")
+    assert not value_matches("2020-01-05", "2020-01-06")
+    assert not value_matches("Q1 2020", "Q2 2020")
+
+
+def test_state_delta_by_hand():
+    from browser.actions import describe_delta, state_delta
+    from browser.types import Control, Observation
+
+    before = Observation(url="http://x/s?a=1&b=2", query_state={"a": ["1"], "b": ["2"]}, result_count=40, controls=[
+        Control(ref="e1", kind="select", label="Region", value="Any"),
+        Control(ref="e2", kind="checkbox", label="Final", checked=False),
+        Control(ref="e3", kind="button", label="Go")])
+    after = Observation(url="http://x/s?a=3&c=4", query_state={"a": ["3"], "c": ["4"]}, result_count=7, controls=[
+        Control(ref="e1", kind="select", label="Region", value="Asia"),
+        Control(ref="e2", kind="checkbox", label="Final", checked=True),
+        Control(ref="e3", kind="button", label="Go")])
+    delta = state_delta(before, after)
+    assert delta.params_added == {"c": ["4"]} and delta.params_removed == {"b": ["2"]}
+    assert delta.params_changed == {"a": (["1"], ["3"])}
+    assert delta.controls_changed == {"Region": ("Any", "Asia"), "Final": ("unchecked", "checked")}
+    assert (delta.count_before, delta.count_after) == (40, 7)
+    assert describe_delta(delta) == ("URL a: 1 -> 3; -b; +c=4, controls Region: 'Any' -> 'Asia'; "
+                                     "Final: 'unchecked' -> 'checked', results 40 -> 7")
+    assert state_delta(after, after).empty
