@@ -7,11 +7,12 @@ Requests to other origins are aborted at the context's router (not silently foll
 from __future__ import annotations
 
 import contextlib
+import re
 import time
 from dataclasses import dataclass, field
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
-from playwright.async_api import BrowserContext, Route
+from playwright.async_api import BrowserContext, Route, WebSocketRoute
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 from pydantic import BaseModel, ConfigDict, Field
@@ -82,6 +83,17 @@ class OriginPolicy:
 
     async def install(self, context: BrowserContext) -> None:
         await context.route("**/*", self._route)
+        await context.route_web_socket(re.compile(".*"), self._route_web_socket)
+
+    async def _route_web_socket(self, socket: WebSocketRoute) -> None:
+        """WebSockets bypass `context.route`; an unconnected route keeps a refused socket off the network."""
+        parts = urlsplit(socket.url)
+        http_url = urlunsplit(parts._replace(scheme={"ws": "http", "wss": "https"}.get(parts.scheme, parts.scheme)))
+        if self.request_allowed(http_url):
+            socket.connect_to_server()
+            return
+        self.blocked.append(BlockedRequest(socket.url, "websocket", False, time.time()))
+        await socket.close(code=1008, reason="refused by policy")
 
     async def _route(self, route: Route) -> None:
         request = route.request
