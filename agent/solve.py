@@ -22,6 +22,7 @@ from agent.config import AgentVariant, ModelConfig, ProtocolConfig
 from agent.llm import MissingApiKey, make_chat_model
 from agent.outcome import TaskOutcome
 from browser.interface import Browser
+from browser.trace import Redactor
 from browser.types import Goto
 from graph.build import build_graph
 from graph.composer import compose, live_rows
@@ -181,5 +182,6 @@ def _finish(outcome: TaskOutcome, out_dir: Path, state: dict[str, Any] | None, s
         "drift_flags": state.get("drift_log") or [], "verifier_reports": state.get("reports") or [],
         "errors": errors, "nodes_run": nodes_run, "stop_reason": stop_reason,
     }
-    (out_dir / "retrieval_state.json").write_text(json.dumps(retrieval, indent=2, default=str), encoding="utf-8")
+    retrieval = Redactor.from_environment().json(json.loads(json.dumps(retrieval, default=str)))
+    (out_dir / "retrieval_state.json").write_text(json.dumps(retrieval, indent=2), encoding="utf-8")
     return outcome

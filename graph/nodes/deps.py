@@ -6,26 +6,31 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
 from agent.config import Budgets, ModelConfig
 from browser.interface import Browser
+from browser.trace import Redactor
 from graph.render import Prompts
 from graph.toolset import plan_tool, tool_schemas
 from tasks.spec import OutputSpec
 
 
 class StepLog:
-    """steps.jsonl, appended and flushed per event so an interrupted run keeps its trace."""
+    """steps.jsonl, appended and flushed per event so an interrupted run keeps its trace. The browser's
+    tracer writes its action lines to the same file (they have no `node`), giving one timeline; both redact
+    secrets with the same `Redactor`."""
 
-    def __init__(self, path=None):
+    def __init__(self, path: Path | None = None):
         self.path = path
         self.events: list[dict[str, Any]] = []
+        self.redactor = Redactor.from_environment()
 
     def write(self, event: dict[str, Any]) -> None:
-        event = {"t": round(time.time(), 3), **event}
+        event = self.redactor.json({"t": round(time.time(), 3), **event})
         self.events.append(event)
         if self.path is not None:
             with open(self.path, "a", encoding="utf-8") as fh:
