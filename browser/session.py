@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import re
+import signal
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -62,6 +64,7 @@ class ChromiumWorker:
         self.launches = 0
         self._playwright: Playwright | None = None
         self._browser: PlaywrightBrowser | None = None
+        self._pid: int | None = None
         self._lock = asyncio.Lock()
 
     async def browser(self) -> PlaywrightBrowser:
@@ -74,18 +77,26 @@ class ChromiumWorker:
                     timeout_ms=self.timeouts.launch_ms,
                 )
                 self.launches += 1
+                self._pid = await _process_id(self._browser)
             return self._browser
 
     async def browser_pid(self) -> int:
-        """The Chromium browser process id (for diagnostics and crash tests)."""
-        browser = await self.browser()
-        cdp = await browser.new_browser_cdp_session()
-        try:
-            info = await cdp.send("SystemInfo.getProcessInfo")
-        finally:
-            with contextlib.suppress(PlaywrightError):
-                await cdp.detach()
-        return next(int(p["id"]) for p in info["processInfo"] if p["type"] == "browser")
+        """The Chromium browser process id (recorded at launch, so a frozen browser can still be killed)."""
+        await self.browser()
+        if self._pid is None:
+            raise BrowserError("crashed", "the browser's process id is unknown")
+        return self._pid
+
+    async def discard_browser(self) -> None:
+        """Kill a browser that no longer answers (alive but hung); the next `browser()` launches anew."""
+        async with self._lock:
+            browser, pid, self._browser, self._pid = self._browser, self._pid, None, None
+        if pid is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        if browser is not None:
+            with contextlib.suppress(PlaywrightError, TimeoutError):
+                await asyncio.wait_for(browser.close(), self.timeouts.close_seconds)
 
     @contextlib.asynccontextmanager
     async def task_browser(self, task_dir: str | Path, allowed_origins: list[str], *, trace: bool = False,
@@ -212,7 +223,14 @@ class PageDriver:
         if old is not None:
             with contextlib.suppress(PlaywrightError, asyncio.TimeoutError):
                 await asyncio.wait_for(old.close(), self.timeouts.close_seconds)
-        await self.open()
+        try:
+            await asyncio.wait_for(self.open(), self.timeouts.launch_ms / 1000)
+        except (TimeoutError, PlaywrightError):  # the browser itself is hung: replace it, once
+            await self.worker.discard_browser()
+            try:
+                await asyncio.wait_for(self.open(), self.timeouts.launch_ms / 1000)
+            except (TimeoutError, PlaywrightError) as exc:  # the next action tries again
+                return f"nothing: the browser could not be relaunched ({str(exc).splitlines()[0] if str(exc) else exc!r})"
         if not self._last_good_url:
             return "a fresh blank page"
         try:
@@ -248,20 +266,22 @@ class PageDriver:
     # ------------------------------------------------------------------ Browser protocol
 
     async def observe(self) -> Observation:
-        from browser.observe import observe_page
-
         if not self.is_alive():
             where = await self.recover()
             raise BrowserError("crashed", f"the browser had crashed; relaunched at {where}. Observe again.")
-        page_id = await self.sync_page_id()
         try:
-            observation = await asyncio.wait_for(
-                observe_page(self.page, page_id=page_id, token_budget=self.worker.token_budget),
-                self.timeouts.observe_seconds,
-            )
+            return await asyncio.wait_for(self._observe(), self.timeouts.observe_seconds)
         except TimeoutError as exc:
-            raise BrowserError("timeout", f"observing the page took over {self.timeouts.observe_seconds:.0f}s; "
-                                          "wait_for the page or go back") from exc
+            message = f"observing the page took over {self.timeouts.observe_seconds:.0f}s"
+            if not await self._responds():
+                message += f"; the page was hung and was reopened at {await self.recover()}"
+            raise BrowserError("timeout", message + ". Observe again or go back.") from exc
+
+    async def _observe(self) -> Observation:
+        from browser.observe import observe_page
+
+        page_id = await self.sync_page_id()
+        observation = await observe_page(self.page, page_id=page_id, token_budget=self.worker.token_budget)
         if self.dialogs:
             observation.notices.extend(f"dialog {text}" for text in self.dialogs)
             self.dialogs.clear()
@@ -297,6 +317,13 @@ class PageDriver:
         await self._record(result, [b.url for b in self.policy.blocked[blocked_before:]])
         return result
 
+    async def _responds(self) -> bool:
+        try:
+            await asyncio.wait_for(self.page.evaluate("1"), 3.0)
+            return True
+        except (PlaywrightError, TimeoutError, BrowserError):
+            return False
+
     async def _observe_quietly(self) -> Observation | None:
         """A fresh observation after recovery, or None: the typed error matters more than the view."""
         try:
@@ -307,10 +334,9 @@ class PageDriver:
     async def _after_timeout(self, action: Any) -> ActionResult:
         """A whole action overran its ceiling: probe the page; replace it if it is hung."""
         message = f"{action.kind} did not finish within {self.timeouts.act_seconds:.0f}s"
-        try:
-            await asyncio.wait_for(self.page.evaluate("1"), 3.0)
+        if await self._responds():
             message += "; the page still responds. Observe, then try a smaller step."
-        except (TimeoutError, PlaywrightError, BrowserError):
+        else:
             where = await self.recover()
             message += f"; the page was hung and was reopened at {where}. Check the observation."
         return ActionResult(ok=False, action=action.model_dump(), error="timeout", message=message,
@@ -327,6 +353,16 @@ class PageDriver:
             except PlaywrightError:
                 screenshot = None
         self.tracer.record(result, result.observation, screenshot=screenshot, blocked=blocked)
+
+
+async def _process_id(browser: PlaywrightBrowser) -> int | None:
+    try:
+        cdp = await browser.new_browser_cdp_session()
+        info = await asyncio.wait_for(cdp.send("SystemInfo.getProcessInfo"), 10)
+        await cdp.detach()
+    except (PlaywrightError, TimeoutError):
+        return None
+    return next((int(p["id"]) for p in info["processInfo"] if p["type"] == "browser"), None)
 
 
 def _unexpected_failure(action: Any, exc: Exception, observation: Observation | None) -> ActionResult:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import time
@@ -130,3 +131,26 @@ async def test_blank_page_observes(chromium_worker, tmp_path: Path):
     async with chromium_worker.task_browser(tmp_path, []) as browser:
         observation = await browser.observe()
         assert observation.url == "about:blank" and observation.controls == []
+
+
+async def test_frozen_browser_is_killed_and_relaunched(fixture_site, tmp_path: Path):
+    worker = ChromiumWorker(timeouts=SessionTimeouts(act_seconds=4, launch_ms=6_000, close_seconds=2,
+                                                     observe_seconds=4))
+    try:
+        async with worker.task_browser(tmp_path, [fixture_site.origin],
+                                       start_url=fixture_site.url("act_form.html")) as browser:
+            frozen_pid = await worker.browser_pid()
+            os.kill(frozen_pid, signal.SIGSTOP)  # alive but answering nothing: the worst kind of hang
+            try:
+                started = time.monotonic()
+                stuck = await browser.act(Fill(target=Target(label="Keyword"), value="x"))
+                assert time.monotonic() - started < 60
+                assert stuck.error == "timeout" and "reopened" in stuck.message
+                assert worker.launches == 2 and await worker.browser_pid() != frozen_pid
+                works = await browser.act(Fill(target=Target(label="Keyword"), value="thawed"))
+                assert works.ok and works.readback == "thawed"
+            finally:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(frozen_pid, signal.SIGKILL)
+    finally:
+        await worker.close()
