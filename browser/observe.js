@@ -1,5 +1,5 @@
 // One pass over a frame's DOM (open shadow roots included) that finds what sets retrieval state.
-// Called as `frame.evaluate(SOURCE, {prefix, maxText})`; returns plain JSON for browser/observe.py.
+// Called as `frame.evaluate(SOURCE, args)` (see browser/observe.py); returns a JSON string.
 // Elements get a `data-sgr-ref` attribute once and keep it, so refs are stable for the life of a page;
 // members of a grouped control (radios, options, link lists) also get `data-sgr-group` = the control ref.
 (args) => {
@@ -504,7 +504,16 @@
     if (el.parentElement && closestDeep(el.parentElement, "table,[role=table],[role=grid]")) continue;
     if (!visible(el)) continue;
     if (!el.querySelector("td,[role=cell],[role=gridcell]")) continue;
-    tables.push({ kind: "table", html: el.outerHTML.slice(0, args.maxTableHtml), order: all.indexOf(el) });
+    // Long tables: only the first rows travel (serialising and parsing 5,000 rows costs seconds).
+    const rows = tag(el) === "table" ? [...el.rows] : [];
+    let html = el.outerHTML;
+    if (rows.length > args.maxRows + 5) {
+      const kept = rows.slice(0, args.maxRows + 5).map((r) =>
+        tag(r.parentElement) === "thead" ? `<thead>${r.outerHTML}</thead>` : r.outerHTML);
+      html = `<table>${el.caption ? el.caption.outerHTML : ""}${kept.join("")}</table>`;
+    }
+    tables.push({ kind: "table", html: html.slice(0, args.maxTableHtml), total: rows.length || null,
+                  order: all.indexOf(el) });
   }
   const NOT_CARDS = "nav,header,footer,form,aside,select,table,[role=listbox],[role=navigation],[role=tablist]";
   const leafCount = (el) => {
@@ -530,7 +539,13 @@
     if (rich.length < 0.6 * kids.length) continue;
     if (cardBoxes.some((b) => b.contains(el))) continue;
     cardBoxes.push(el);
-    tables.push({ kind: "cards", html: el.outerHTML.slice(0, args.maxTableHtml), order: all.indexOf(el) });
+    let html = el.outerHTML;
+    if (el.children.length > args.maxRows + 5) {
+      const shell = el.cloneNode(false);
+      shell.innerHTML = [...el.children].slice(0, args.maxRows + 5).map((c) => c.outerHTML).join("");
+      html = shell.outerHTML;
+    }
+    tables.push({ kind: "cards", html: html.slice(0, args.maxTableHtml), total: n, order: all.indexOf(el) });
   }
   tables.sort((a, b) => a.order - b.order);
 
@@ -602,17 +617,18 @@
   }));
 
   const body = document.body;
-  return {
+  // One JSON string: Playwright validates a returned object field by field, which costs more than the walk.
+  return JSON.stringify({
     prefix: P,
     url: location.href,
     title: document.title || "",
     controls,
     chips,
-    tables: tables.map(({ kind, html }) => ({ kind, html })),
+    tables: tables.map(({ kind, html, total }) => ({ kind, html, total })),
     notices,
     outline,
     links,
     iframes,
     text: body ? body.innerText.slice(0, args.maxText) : "",
-  };
+  });
 };

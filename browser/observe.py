@@ -8,6 +8,7 @@ compact text within the token budget.
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import weakref
 from functools import lru_cache
@@ -46,12 +47,13 @@ def _prefix_for(page: Page, frame: Frame) -> str:
     return prefixes[frame]
 
 
-async def _observe_frame(page: Page, frame: Frame) -> dict[str, Any] | str:
+async def _observe_frame(page: Page, frame: Frame, max_rows: int) -> dict[str, Any] | str:
     """The JS result for one frame, or an error note (a detached or crashed frame must not sink the page)."""
     args = {"prefix": _prefix_for(page, frame), "maxText": MAX_TEXT, "maxTableHtml": MAX_TABLE_HTML,
+            "maxRows": max_rows,
             "maxOutline": MAX_OUTLINE, "maxLinks": MAX_LINKS}
     try:
-        return await asyncio.wait_for(frame.evaluate(observe_script(), args), FRAME_TIMEOUT_S)
+        return json.loads(await asyncio.wait_for(frame.evaluate(observe_script(), args), FRAME_TIMEOUT_S))
     except (PlaywrightError, TimeoutError) as exc:
         return f"frame {frame.name or frame.url} not observed: {str(exc).splitlines()[0]}"
 
@@ -164,6 +166,16 @@ def _pagination(text: str, controls: list[Control]) -> tuple[Pagination | None, 
 # ---------------------------------------------------------------- assembly
 
 
+def _apply_total(table: TableData, total: int) -> None:
+    """observe.js sends only the first rows of a long table or card list, with the full count."""
+    if table.source == "table":
+        header_rows = 1 if any(table.headers) else 0
+        total -= header_rows
+    if total > table.total_rows:
+        table.total_rows = total
+        table.truncated = True
+
+
 def _frame_label(frame: Frame, prefix: str) -> str:
     return f"{prefix}:{frame.name}" if frame.name else f"{prefix}:{frame.url}"
 
@@ -172,7 +184,7 @@ async def observe_page(page: Page, *, page_id: int, token_budget: int = 1500,
                        max_table_rows: int = MAX_TABLE_ROWS) -> Observation:
     """Observe every frame of `page` at once; refs are unique across frames and stable per page."""
     frames = list(page.frames)
-    results = await asyncio.gather(*(_observe_frame(page, f) for f in frames))
+    results = await asyncio.gather(*(_observe_frame(page, f, max_table_rows) for f in frames))
     controls: list[Control] = []
     chips: list[str] = []
     fragments: list[dict[str, str]] = []
@@ -202,6 +214,8 @@ async def observe_page(page: Page, *, page_id: int, token_budget: int = 1500,
     tables: list[TableData] = []
     for fragment in fragments:
         table = parse_fragment(fragment["html"], fragment["kind"], index=len(tables), max_rows=max_table_rows)
+        if table is not None and fragment.get("total"):
+            _apply_total(table, int(fragment["total"]))
         if table is not None and table.rows:
             tables.append(table)
     pagination, count = _pagination("\n".join(texts), controls)

@@ -302,3 +302,15 @@ async def test_offline_site_pages_show_every_control(page: Page, offline_server:
         hrefs = [ln.href for ln in obs.links]
         assert all(h.startswith(("http://", "https://")) for h in hrefs)
         assert f"-> /{site.prefix}/" in obs.text or not any(f"/{site.prefix}/" in h for h in hrefs)
+
+
+async def test_long_card_list_sends_only_the_first_rows_but_counts_all(page: Page) -> None:
+    cards = "".join(
+        f"<div class='hit'><h3 class='name'>Gauging station {i}</h3><span class='river'>River Avon {i % 7}</span></div>"
+        for i in range(300)
+    )
+    await page.set_content(f"<main><div id='hits'>{cards}</div></main>")
+    obs = await observe_page(page, page_id=1, max_table_rows=50)
+    (table,) = obs.tables
+    assert (table.source, table.total_rows, len(table.rows), table.truncated) == ("cards", 300, 50, True)
+    assert table.rows[49] == ["Gauging station 49", "River Avon 0"]
