@@ -133,7 +133,7 @@
   };
   const withLegend = (el, label) => {
     const lg = legendOf(el);
-    if (!lg || lg === label) return label;
+    if (!lg || label.toLowerCase().includes(lg.toLowerCase())) return label;
     return label ? `${lg}: ${label}` : lg;
   };
   const formOf = (el) => {
