@@ -32,6 +32,7 @@ WALKTHROUGH_DIR = Path(__file__).resolve().parent.parent / "tasks" / "offline" /
 SETTERS = frozenset({"select", "fill", "check", "set_range", "set_url_params"})
 APPLY_WORDS = re.compile(r"search|apply|filter|update|submit|go\b|show|refresh", re.IGNORECASE)
 LOSS_RULES = ("navigation_reset", "gate_lost", "cascade_reset")
+_DETAIL_URLS = re.compile(r"https?://[^\s,;]+")
 _FLAG_LINE = re.compile(
     r'^- \[(?P<rule>\w+)\] gate=(?P<gate>\S+) label="(?P<label>[^"]*)" before=(?P<before>.*?) after=', re.MULTILINE)
 
@@ -113,7 +114,34 @@ def plan_from_walkthrough(steps: list[Step]) -> Plan:
     unique = {(g.kind, gate_key(g.name)): g for g in gates}
     paged = any(s["tool"] == "read_table" and s["args"].get("all_pages") for s in steps)
     return Plan(source="offline site", gates=list(unique.values()), all_pages=True,
+                detail_pages=_detail_visits(steps) >= 2,
                 stopping_rule="every result page read" if paged else "the gated result set is read")
+
+
+def _detail_template(steps: list[Step]) -> list[Step]:
+    """What the walkthrough does on one result's own page: the steps after opening it, up to its extraction."""
+    start = None
+    for i, step in enumerate(steps):
+        if step["tool"] == "click" and not _is_apply(step):
+            start = i
+        elif step["tool"] == "extract_rows" and start is not None:
+            return steps[start + 1: i + 1]
+        elif step["tool"] in ("back", "goto", "finish"):
+            start = None
+    return []
+
+
+def _detail_visits(steps: list[Step]) -> int:
+    """Clicks on a result (not an apply button) that lead to an extraction before leaving the page."""
+    visits, opened = 0, False
+    for step in steps:
+        if step["tool"] == "click" and not _is_apply(step):
+            opened = True
+        elif step["tool"] == "extract_rows" and opened:
+            visits, opened = visits + 1, False
+        elif step["tool"] in ("back", "goto", "finish"):
+            opened = False
+    return visits
 
 
 # ---------------------------------------------------------------- the policy
@@ -262,6 +290,11 @@ class ScriptedChatModel(BaseChatModel):
             steps += restore_steps(self.steps, self._cursor, [])
             if last_read:
                 steps.append(copy.deepcopy(last_read))
+        elif "[details]" in goal:
+            template = _detail_template(self.steps)
+            for url in _DETAIL_URLS.findall(goal.split("were not opened:", 1)[-1].split("; open each", 1)[0]):
+                steps += [{"tool": "goto", "args": {"url": url}}, *copy.deepcopy(template)]
+            last_extract = None  # the template already extracts on each page
         elif "[pages]" in goal or "[count]" in goal:
             table = (last_read or {"args": {}})["args"].get("table", 0)
             steps.append({"tool": "read_table", "args": {"table": table, "all_pages": True}})

@@ -74,6 +74,8 @@ def extract(
     pagination = observation.get("pagination") or {}
     page, pages = pagination.get("page"), pagination.get("pages")
     site_total = observation.get("result_count") or pagination.get("total")
+    if not pagination and args.table != 0:
+        site_total = None  # a count shown on a page of several tables need not be this table's
 
     records: list[tuple[dict[str, str], str]]  # (column/header -> value, locator)
     pages_covered = [page or 1]
@@ -142,5 +144,6 @@ def extract(
             locator=locator + locator_suffix, result_set=result_set_key(url), page=page, pages=pages, step=step,
         )))
     record = ReadRecord(step=step, result_set=result_set_key(url), pages_covered=pages_covered, pages=pages,
-                        site_total=site_total, rows=len(rows), filtered=bool(args.where) or args.source != "table", complete=complete)
+                        site_total=site_total, rows=len(rows), filtered=bool(args.where) or args.source != "table",
+                        complete=complete)
     return Extraction(rows=rows, record=record)

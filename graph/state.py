@@ -46,6 +46,8 @@ class Plan(BaseModel):
         default_factory=dict, description="schema column -> value every answer row must have (exact, case-insensitive)"
     )
     all_pages: bool = Field(True, description="Whether every result page must be read.")
+    detail_pages: bool = Field(False, description="Whether each listed result's own page must be opened "
+                                                  "(values only shown there).")
     stopping_rule: str = "all matching rows of the gated result set are read"
 
 
@@ -105,6 +107,15 @@ class ReadRecord(TypedDict):
     rows: int
     filtered: bool  # `where` was used, so counts cannot be compared with site totals
     complete: bool  # the read covered the whole result set (all pages, or an export)
+
+
+class Listing(TypedDict):
+    """A result list that was read, with the link of each row (the detail pages a plan may need)."""
+
+    step: int
+    url: str
+    result_set: str
+    row_links: list[str]  # the first link of each row, absolute
 
 
 class DriftFlag(TypedDict):
@@ -173,6 +184,8 @@ class AgentState(TypedDict, total=False):
     rows: Annotated[list[EvidenceRow], operator.add]
     discarded: Annotated[list[EvidenceRow], operator.add]
     reads: Annotated[list[ReadRecord], operator.add]
+    listings: Annotated[list[Listing], operator.add]
+    visited: Annotated[list[str], operator.add]  # every URL the browser showed, in order
     drift_flags: list[DriftFlag]  # currently active
     drift_log: Annotated[list[DriftFlag], operator.add]
     reports: Annotated[list[VerifierReport], operator.add]

@@ -8,8 +8,9 @@ sees when agents re-answer without new evidence.
 from __future__ import annotations
 
 from collections import defaultdict
+from urllib.parse import urlsplit
 
-from graph.state import EvidenceRow, Failure, Plan, ReadRecord, VerifierReport
+from graph.state import EvidenceRow, Failure, Listing, Plan, ReadRecord, VerifierReport
 from graph.tracker import find_gate_value, values_match
 
 STATE_GATES = ("source", "scope", "filter", "view", "sort")
@@ -66,6 +67,27 @@ def check_pages(plan: Plan | None, reads: list[ReadRecord]) -> list[Failure]:
     return failures
 
 
+def check_details(plan: Plan | None, listings: list[Listing], visited: list[str]) -> list[Failure]:
+    """A plan that needs each result's own page: every row link of the latest list must have been opened."""
+    if plan is None or not plan.detail_pages or not listings:
+        return []
+    result_set = listings[-1]["result_set"]  # every page of the latest list
+    links = list(dict.fromkeys(link for item in listings if item["result_set"] == result_set
+                               for link in item["row_links"]))
+    seen = {_page_key(u) for u in visited}
+    missing = [link for link in links if _page_key(link) not in seen]
+    if not missing:
+        return []
+    shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+    return [Failure(check="details", message=(
+        f"{len(missing)} of {len(links)} listed result(s) were not opened: {shown}; open each and extract_rows there"))]
+
+
+def _page_key(url: str) -> str:
+    parts = urlsplit(url)
+    return parts.netloc + parts.path.rstrip("/") + ("?" + parts.query if parts.query else "")
+
+
 def check_counts(rows: list[EvidenceRow], reads: list[ReadRecord]) -> list[Failure]:
     """Where the site shows a total for an unfiltered table read, the rows kept must not fall short of it."""
     failures: list[Failure] = []
@@ -105,7 +127,7 @@ def check_schema(columns: tuple[str, ...], rows: list[EvidenceRow], extracted: b
 
 
 def verify(*, plan: Plan | None, columns: tuple[str, ...], rows: list[EvidenceRow], reads: list[ReadRecord],
-           step: int) -> VerifierReport:
+           step: int, listings: list[Listing] | None = None, visited: list[str] | None = None) -> VerifierReport:
     extracted = bool(reads)
     # reads whose rows were all discarded (a drifted state, a wrong page) no longer speak for the answer
     kept_sets = {r["provenance"]["result_set"] for r in rows}
@@ -114,6 +136,7 @@ def verify(*, plan: Plan | None, columns: tuple[str, ...], rows: list[EvidenceRo
         check_schema(columns, rows, extracted=extracted)
         + check_gates(plan, rows)
         + check_pages(plan, reads)
+        + check_details(plan, listings or [], visited or [])
         + check_counts(rows, reads)
         + check_criteria(plan, rows)
     )

@@ -172,3 +172,19 @@ async def test_step_budget_still_composes_the_rows_read_so_far(offline_server, c
     score = score_answer(outcome.answer, task.oracle_answer, task.output_spec)
     assert score.item_f1 == 1.0  # every row was read before the budget ran out
     assert (tmp_path / "answer.txt").read_text() == outcome.answer
+
+
+async def test_verifier_sends_the_agent_to_a_skipped_detail_page(offline_server, chromium_worker, tmp_path):
+    task_id = "offline_vulns_002"
+    steps = load_walkthrough(task_id, origin=offline_server.origin)
+    opened = [i for i, s in enumerate(steps) if s["tool"] == "click" and s["args"]["target"]["text"].startswith("OVR-")]
+    skipped = steps[opened[-1]]["args"]["target"]["text"]
+    perturbed = steps[: opened[-1]] + steps[opened[-1] + 4:]  # drop the last record's click, read, extract, back
+    assert perturbed[-1]["tool"] == "finish"
+
+    task, outcome, _ = await run(task_id, offline_server, chromium_worker, tmp_path, steps=perturbed)
+    first = outcome.verifier_reports[0]
+    assert [f["check"] for f in first["failures"]] == ["details"]
+    assert f"/vulns/detail/{skipped}" in first["failures"][0]["message"]
+    assert outcome.verifier_reports[-1]["ok"]
+    assert score_answer(outcome.answer, task.oracle_answer, task.output_spec).exact_match

@@ -85,3 +85,13 @@ def test_provenance_ablation_drops_the_state_snapshot():
 def test_mapping_errors_tell_the_actor_what_exists(args: ExtractRows, message: str):
     with pytest.raises(ExtractionError, match=message):
         run(args, columns=("id",))
+
+
+def test_a_page_count_is_not_a_second_tables_total():
+    observation = {**OBSERVATION, "pagination": None, "tables": [
+        OBSERVATION["tables"][0], {**OBSERVATION["tables"][0], "index": 1, "rows": [["Z9", "EPA", "2022"]]}]}
+    result = extract(ExtractRows(table=1, columns={"id": "ID", "agency": "Agency", "year": "Year"}),
+                     columns=("id", "agency", "year"), observation=observation, last_read=None, retrieval=RETRIEVAL,
+                     drift_flags=[], provenance=True, step=5)
+    assert result.record["site_total"] is None
+    assert run(ExtractRows(columns={"id": "ID", "agency": "Agency", "year": "Year"})).record["site_total"] == 3

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from graph.state import EvidenceRow, Gate, Plan, Provenance, ReadRecord
+from graph.state import EvidenceRow, Gate, Listing, Plan, Provenance, ReadRecord
 from graph.verifier import verify
 
 COLUMNS = ("id", "agency")
@@ -93,3 +93,20 @@ def test_reads_whose_rows_were_all_discarded_no_longer_count():
 def test_a_complete_read_covers_every_page_even_when_the_last_page_hides_the_pagination():
     reads = [read([1], pages=2), read([1], pages=None, complete=True)]
     assert verify(plan=None, columns=COLUMNS, rows=[row("1"), row("2")], reads=reads, step=9)["ok"]
+
+
+def test_detail_pages_the_plan_needs_must_all_be_opened():
+    plan = Plan(detail_pages=True)
+    page1 = Listing(step=2, url="http://x/r?q=a", result_set="/r?q=a", row_links=["http://x/d/1", "http://x/d/2"])
+    page2 = Listing(step=6, url="http://x/r?q=a&page=2", result_set="/r?q=a", row_links=["http://x/d/3"])
+    visited = ["http://x/r?q=a", "http://x/d/1/", "http://x/d/3"]
+    report = verify(plan=plan, columns=COLUMNS, rows=[row("1")], reads=[read([1, 2])], step=9,
+                    listings=[page1, page2], visited=visited)
+    assert checks(report) == ["details"]
+    assert "1 of 3 listed result(s) were not opened: http://x/d/2;" in report["repair_goal"]
+    done = verify(plan=plan, columns=COLUMNS, rows=[row("1")], reads=[read([1, 2])], step=9,
+                  listings=[page1, page2], visited=[*visited, "http://x/d/2"])
+    assert done["ok"]
+    not_needed = verify(plan=Plan(), columns=COLUMNS, rows=[row("1")], reads=[read([1, 2])], step=9,
+                        listings=[page1], visited=[])
+    assert not_needed["ok"]

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import time
 from typing import Any
+from urllib.parse import urljoin
 
 from langchain_core.messages import ToolMessage
 from pydantic import TypeAdapter
 
 from browser.interface import BrowserError
-from browser.types import BrowserAction
+from browser.types import ActionResult, BrowserAction, Observation
 from graph.nodes.common import error_record, summarize_result
 from graph.nodes.deps import Deps
-from graph.state import AgentState, PendingCall
+from graph.state import AgentState, Listing, PendingCall
 from graph.tools import WebSearch
+from graph.tracker import result_set_key
 
 PASSIVE_KINDS = frozenset({"scroll", "wait_for"})  # do not invalidate what was just read
 
@@ -48,6 +50,10 @@ def make_executor(deps: Deps):
             "pending": None,
             "nodes_run": ["executor"],
         }
+        update["visited"] = [observation.url]
+        listing = _listing(observation, result, step)
+        if listing and listing["url"] not in {item["url"] for item in state.get("listings") or []}:
+            update["listings"] = [listing]
         if result.table is not None:
             downloaded = action.kind == "download"  # an export holds the whole result set, not one page
             update["last_read"] = {"table": result.table.model_dump(), "table_index": getattr(action, "table", None),
@@ -92,3 +98,19 @@ async def _search(deps: Deps, state: AgentState, pending: PendingCall) -> dict[s
     deps.log.write({"node": "executor", "step": state.get("step", 0), "action": "web_search", "query": query,
                     "browser_ms": (time.perf_counter() - started) * 1000})
     return {"messages": [ToolMessage(text, tool_call_id=pending["id"])], "pending": None, "nodes_run": ["executor"]}
+
+
+def _listing(observation: Observation, result: ActionResult, step: int) -> Listing | None:
+    """A result list on screen (or read whole by read_table): the link of each row, for the detail check."""
+    if result.table is not None and result.action.get("kind") == "read_table" and any(result.table.row_links):
+        table = result.table
+        url = observation.url + ("#all-pages" if result.action.get("all_pages") else "")
+    elif observation.result_count is not None or observation.pagination is not None:
+        table = next((t for t in observation.tables if any(t.row_links)), None)
+        url = observation.url
+    else:
+        return None
+    if table is None:
+        return None
+    links = [urljoin(observation.url, row[0]) for row in table.row_links if row]
+    return Listing(step=step, url=url, result_set=result_set_key(observation.url), row_links=links)

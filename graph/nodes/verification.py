@@ -19,7 +19,8 @@ def make_verifier(deps: Deps):
         plan = Plan.model_validate(state["plan"]) if state.get("plan") else None
         rows = live_rows(state.get("rows") or [], state.get("discarded") or [])
         report = verify(plan=plan, columns=deps.spec.columns, rows=rows, reads=state.get("reads") or [],
-                        step=state.get("step", 0))
+                        step=state.get("step", 0), listings=state.get("listings") or [],
+                        visited=state.get("visited") or [])
         repairs = state.get("repairs", 0)
         send_back = not report["ok"] and repairs < deps.budgets.max_repairs
         deps.log.write({"node": "verifier", "step": state.get("step", 0), "ok": report["ok"],
