@@ -128,7 +128,7 @@ def main() -> None:
         table.add_row(str(r["concurrency"]), str(r["tasks"]), str(r["failed"]), f"{r['seconds']:.1f}",
                       f"{r['tasks_per_minute']:.1f}", f"{100 * r['item_f1']:.1f}", f"{r['peak_worker_mb']:.0f}",
                       f"{r['peak_all_workers_mb']:.0f}")
-    Console().print(table)
+    Console(width=140).print(table)
 
 
 if __name__ == "__main__":
