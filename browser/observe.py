@@ -92,7 +92,7 @@ _RANGE_OF = re.compile(
 _COUNT = re.compile(
     rf"{_NUM}\s+(?:total\s+)?(?:results?|items?|records?|matches|hits|entries|documents|datasets|papers|"
     r"publications|articles|rows|studies|trials|products|jobs|patents|books|filings|reports|listings|"
-    r"companies|series|observations|actions|complaints|taxa|stations|vulnerabilities|cves)\b",
+    r"companies|series|observations|actions|complaints|stations|vulnerabilities|cves)\b",
     re.I,
 )
 _FOUND = re.compile(rf"\b(?:found|total(?: results)?|results?)\s*:?\s+{_NUM}\b", re.I)
