@@ -607,7 +607,7 @@ def _file_name(fetched: _Fetched) -> str:
 
 
 async def _read_pdf(driver: PageDriver, action: ReadPdf) -> _Outcome:
-    from browser.pdf import read_pdf_bytes
+    from browser.pdf import NotAPdfError, read_pdf_bytes
 
     if action.url:
         url = urljoin(driver.page.url, action.url)
@@ -616,10 +616,11 @@ async def _read_pdf(driver: PageDriver, action: ReadPdf) -> _Outcome:
     else:
         url = driver.page.url
     data = (await _fetch_capped(driver, url)).body
-    if not data.startswith(b"%PDF"):
-        raise BrowserError("invalid_action", f"{url} is not a PDF (it starts with {data[:20]!r})")
     max_pages = min(action.max_pages, driver.limits.pdf_pages)
-    pages = read_pdf_bytes(data, max_pages=max_pages, max_chars=driver.limits.pdf_chars)
+    try:
+        pages = read_pdf_bytes(data, max_pages=max_pages, max_chars=driver.limits.text_chars)
+    except NotAPdfError as exc:
+        raise BrowserError("invalid_action", f"{url}: {exc}") from exc
     return _Outcome(f"read {len(pages)} page(s) of {url}", pdf_pages=pages)
 
 

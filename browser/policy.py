@@ -28,10 +28,9 @@ class BrowserLimits(BaseModel):
 
     download_bytes: int = Field(20_000_000, gt=0, description="Largest download or fetched PDF, in bytes.")
     pdf_pages: int = Field(50, gt=0, description="Most PDF pages read per read_pdf.")
-    pdf_chars: int = Field(200_000, gt=0, description="Most characters of PDF text returned.")
     table_rows: int = Field(2_000, gt=0, description="Most rows read_table/download return.")
     table_pages: int = Field(100, gt=0, description="Most pagination pages read_table follows.")
-    text_chars: int = Field(100_000, gt=0, description="Most characters of any page text kept.")
+    text_chars: int = Field(100_000, gt=0, description="Most characters of document text one read returns (PDF).")
 
 
 def origin_of(url: str) -> str:

@@ -186,7 +186,8 @@ async def test_csv_download_parsed_into_rows(task_browser, fixture_site, tmp_pat
 async def test_download_over_the_cap(chromium_worker, fixture_site, tmp_path: Path):
     from browser.session import ChromiumWorker
 
-    small = ChromiumWorker(limits=chromium_worker.limits.model_copy(update={"download_bytes": 10_000}))
+    small = ChromiumWorker(limits=chromium_worker.limits.model_copy(update={"download_bytes": 10_000,
+                                                                            "text_chars": 50}))
     try:
         async with small.task_browser(tmp_path, [fixture_site.origin]) as browser:
             await _open(browser, fixture_site, "act_links.html")
@@ -194,7 +195,11 @@ async def test_download_over_the_cap(chromium_worker, fixture_site, tmp_path: Pa
             assert result.error == "download_too_large"
             assert not (tmp_path / "downloads" / "big.csv").exists()
             pdf = await browser.act(ReadPdf(url="/doc.pdf"))
-            assert pdf.ok  # a 2 kB PDF is under the cap
+            assert pdf.ok  # a 2 kB PDF is under the byte cap, but its text is cut at 50 characters
+            assert pdf.pdf_pages[0].text.startswith("Annual report 2024")
+            assert 0 < sum(len(page.text) for page in pdf.pdf_pages) <= 50
+            not_pdf = await browser.act(ReadPdf(url="/data.csv"))
+            assert not_pdf.error == "invalid_action" and "not a PDF" in not_pdf.message
     finally:
         await small.close()
 
