@@ -8,6 +8,7 @@ compact text within the token budget.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import weakref
@@ -29,6 +30,7 @@ MAX_TEXT = 40_000
 MAX_OUTLINE = 80
 MAX_LINKS = 300
 FRAME_TIMEOUT_S = 10.0
+RETRY_WAIT_MS = 5_000
 
 # Page -> {Frame: ref prefix}. Prefixes are handed out once per frame so refs stay unique across frames.
 _frame_prefixes: weakref.WeakKeyDictionary[Page, dict[Frame, str]] = weakref.WeakKeyDictionary()
@@ -184,7 +186,12 @@ async def observe_page(page: Page, *, page_id: int, token_budget: int = 1500,
                        max_table_rows: int = MAX_TABLE_ROWS) -> Observation:
     """Observe every frame of `page` at once; refs are unique across frames and stable per page."""
     frames = list(page.frames)
-    results = await asyncio.gather(*(_observe_frame(page, f, max_table_rows) for f in frames))
+    results = list(await asyncio.gather(*(_observe_frame(page, f, max_table_rows) for f in frames)))
+    main = frames.index(page.main_frame)
+    if isinstance(results[main], str):  # usually a navigation replaced the document mid-walk: wait, retry once
+        with contextlib.suppress(PlaywrightError):
+            await page.wait_for_load_state("domcontentloaded", timeout=RETRY_WAIT_MS)
+        results[main] = await _observe_frame(page, page.main_frame, max_table_rows)
     controls: list[Control] = []
     chips: list[str] = []
     fragments: list[dict[str, str]] = []
@@ -198,6 +205,8 @@ async def observe_page(page: Page, *, page_id: int, token_budget: int = 1500,
         is_main = frame is page.main_frame
         if isinstance(result, str):
             frame_notes.append(result)
+            if is_main:  # the caller must see that this observation is empty for a reason, not a bare page
+                notices.append(f"[observer] page not observed: {result}; wait_for the page, then observe again")
             continue
         label = None if is_main else _frame_label(frame, result["prefix"])
         if is_main:

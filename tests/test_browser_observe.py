@@ -314,3 +314,15 @@ async def test_long_card_list_sends_only_the_first_rows_but_counts_all(page: Pag
     (table,) = obs.tables
     assert (table.source, table.total_rows, len(table.rows), table.truncated) == ("cards", 300, 50, True)
     assert table.rows[49] == ["Gauging station 49", "River Avon 0"]
+
+
+async def test_a_frame_that_cannot_be_observed_is_reported(page: Page, fixture_site: Any,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    import browser.observe as observe_module
+
+    await page.goto(fixture_site.url("obs_select.html"))
+    monkeypatch.setattr(observe_module, "observe_script", lambda: "() => { throw new Error('walk failed'); }")
+    obs = await observe_page(page, page_id=1)
+    assert obs.controls == []
+    assert any(n.startswith("[observer] page not observed") and "walk failed" in n for n in obs.notices)
+    assert "walk failed" in obs.text
