@@ -8,6 +8,7 @@ changed nothing visible is `no_effect`: both are the silent failures that derail
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Awaitable, Callable
@@ -771,7 +772,6 @@ async def perform(driver: PageDriver, action: Any) -> ActionResult:
         before = await driver.observe()  # the page changed since the agent last saw it: diff against now
         before_print = driver.last_fingerprint
     blocked_mark = len(driver.policy.blocked)
-    pages_before = len(driver.context.pages)
     try:
         outcome = await _HANDLERS[action.kind](driver, action)
     except BrowserError as exc:
@@ -779,9 +779,11 @@ async def perform(driver: PageDriver, action: Any) -> ActionResult:
             return ActionResult(ok=False, action=action.model_dump(), error=exc.error_class,  # type: ignore[arg-type]
                                 message=str(exc), observation=before)
         outcome = _Outcome(str(exc), error=exc.error_class)
-    await _adopt_popups(driver, pages_before)
     await settle(driver.page, driver.network, quiet_ms=driver.timeouts.settle_quiet_ms,
                  timeout_ms=driver.timeouts.settle_max_ms)
+    if await _adopt_popups(driver):
+        await settle(driver.page, driver.network, quiet_ms=driver.timeouts.settle_quiet_ms,
+                     timeout_ms=driver.timeouts.settle_max_ms)
     refused_navigation = [b.url for b in driver.policy.blocked[blocked_mark:] if b.navigation]
     if driver.page.url.startswith("chrome-error://") and refused_navigation:
         await _leave_error_page(driver)
@@ -814,19 +816,21 @@ async def perform(driver: PageDriver, action: Any) -> ActionResult:
                         pdf_pages=outcome.pdf_pages, download_path=outcome.download_path)
 
 
-async def _adopt_popups(driver: PageDriver, pages_before: int) -> None:
+async def _adopt_popups(driver: PageDriver) -> bool:
     """Keep one tab: a link that opened a new tab is followed in the current tab (if policy allows)."""
-    for popup in driver.context.pages[pages_before:]:
-        if popup is driver.page:
-            continue
+    followed = False
+    for popup in [p for p in driver.context.pages if p is not driver.page]:
         try:
             await popup.wait_for_load_state("commit", timeout=driver.timeouts.action_ms)
             url = popup.url
         except PlaywrightError:
             url = "about:blank"
-        await popup.close()
+        with contextlib.suppress(PlaywrightError):
+            await popup.close()
         if url.startswith(("http://", "https://")):
             await _navigate(driver, url)
+            followed = True
+    return followed
 
 
 async def _leave_error_page(driver: PageDriver) -> None:

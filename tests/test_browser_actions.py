@@ -301,3 +301,11 @@ def test_state_delta_by_hand():
     assert describe_delta(delta) == ("URL a: 1 -> 3; -b; +c=4, controls Region: 'Any' -> 'Asia'; "
                                      "Final: 'unchecked' -> 'checked', results 40 -> 7")
     assert state_delta(after, after).empty
+
+
+async def test_new_tab_link_is_followed_in_the_same_tab(task_browser, fixture_site):
+    await _open(task_browser, fixture_site, "act_links.html")
+    result = await task_browser.act(Click(target=Target(text="Asia in a new tab")))
+    assert result.ok, result.message
+    assert result.observation.query_state == {"region": ["as"]} and result.observation.result_count == 2
+    assert len(task_browser.context.pages) == 1 and task_browser.page.url.endswith("act_form.html?region=as")
