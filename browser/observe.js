@@ -322,12 +322,19 @@
     (el.parentElement && ACTIVE_RE.test(cls(el.parentElement)) && el.parentElement.children.length === 1);
 
   // ------------------------------------------------------------------ main control pass
+  // Form fields that exist but are not rendered (collapsed panel, another tab, or the native element
+  // behind a custom widget): not controls one can use now, but the caller should know they exist.
+  const hiddenControls = [];
+  const noteHidden = (el) => {
+    if (attr(el, "aria-hidden") === "true" || el.disabled) return;
+    hiddenControls.push(labelOf(el) || attr(el, "name") || tag(el));
+  };
   for (const el of all) {
     if (consumed.has(el)) continue;
     const t = tag(el);
     const role = attr(el, "role");
     if (t === "select") {
-      if (!shown(el)) continue;
+      if (!shown(el)) { noteHidden(el); continue; }
       const options = [...el.options].map((o) => ({
         label: norm(o.label || o.textContent),
         value: o.value,
@@ -342,7 +349,8 @@
     }
     if (t === "input") {
       const type = (attr(el, "type") || "text").toLowerCase();
-      if (type === "hidden" || !shown(el)) continue;
+      if (type === "hidden") continue;
+      if (!shown(el)) { noteHidden(el); continue; }
       if (type === "radio") {
         radioGroup(el);
         continue;
@@ -382,7 +390,7 @@
       continue;
     }
     if (t === "textarea") {
-      if (!shown(el)) continue;
+      if (!shown(el)) { noteHidden(el); continue; }
       add(el, { kind: "textarea", label: withLegend(el, labelOf(el)), name: attr(el, "name"), value: el.value });
       continue;
     }
@@ -572,6 +580,13 @@
     const kind = role === "dialog" || role === "alertdialog" || t === "dialog" || attr(el, "aria-modal") === "true"
       ? "dialog" : role || "notice";
     notices.push(`[${kind}] ${cut(text, 240)}` + (buttons.length ? ` — buttons: ${buttons.join(", ")}` : ""));
+  }
+
+  if (hiddenControls.length) {
+    const names = hiddenControls.slice(0, 8).map((n) => `"${cut(n, 40)}"`).join(", ");
+    const more = hiddenControls.length > 8 ? ` and ${hiddenControls.length - 8} more` : "";
+    notices.push(`[hidden controls] ${hiddenControls.length} form field(s) not visible (collapsed panel, other ` +
+                 `tab, or behind a custom widget): ${names}${more}`);
   }
 
   // ------------------------------------------------------------------ outline and plain links

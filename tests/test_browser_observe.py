@@ -107,6 +107,8 @@ async def test_form_controls_with_labels_states_and_values(page: Page, fixture_s
     assert _by_label(obs, "Radius (km) (range 0..500)").kind == "range"
     assert _by_label(obs, "Industry funded").kind == "checkbox"  # inside a closed <details>
     assert _by_label(obs, "Search").kind == "submit"
+    assert "Sponsor" not in {c.label for c in obs.controls}  # in a hidden panel: reported, not offered
+    assert any(n.startswith("[hidden controls] 1 form field(s)") and '"Sponsor"' in n for n in obs.notices)
     await page.check("input[name=children]")
     await page.fill("#from", "2021-05-01")
     after = await observe_page(page, page_id=1)
@@ -241,7 +243,8 @@ async def test_every_control_and_option_is_in_the_text(page: Page, fixture_site:
             assert all(o.label in line for o in control.options if o.selected)
     # each control element carries its ref; grouped members point at their control
     counts = await page.evaluate("""() => {
-        const els = [...document.querySelectorAll('select, input:not([type=hidden]), textarea, [role=option]')];
+        const els = [...document.querySelectorAll('select, input:not([type=hidden]), textarea, [role=option]')]
+          .filter(e => e.checkVisibility() || e.closest('details:not([open]), [role=listbox]'));
         return els.map(e => e.getAttribute('data-sgr-ref') && (e.getAttribute('data-sgr-group') || e.getAttribute('data-sgr-ref')));
     }""")
     refs = {c.ref for c in obs.controls}
