@@ -27,25 +27,22 @@ from graph.toolset import BROWSER_KINDS
 
 def build_graph(ablate: list[str] | frozenset[str], deps: Deps, *, checkpointer: Any = None) -> CompiledStateGraph:
     ablated = frozenset(ablate)
-    deps.provenance = "provenance" not in ablated
-    deps.verifier = "verifier" not in ablated
-    deps.state_tracker = "state_tracker" not in ablated
-    use_planner = "planner" not in ablated
+    use_planner, use_tracker, use_verifier = (node not in ablated for node in ("planner", "state_tracker", "verifier"))
 
     graph = StateGraph(AgentState)
     if use_planner:
         graph.add_node("planner", make_planner(deps))
     graph.add_node("actor", make_actor(deps))
     graph.add_node("executor", make_executor(deps))
-    graph.add_node("extractor", make_extractor(deps))
+    graph.add_node("extractor", make_extractor(deps, provenance="provenance" not in ablated))
     graph.add_node("composer", make_composer(deps))
-    if deps.state_tracker:
+    if use_tracker:
         graph.add_node("state_tracker", make_tracker(deps))
-    if deps.verifier:
+    if use_verifier:
         graph.add_node("verifier", make_verifier(deps))
 
-    after_finish = "verifier" if deps.verifier else "composer"
-    after_browser = "state_tracker" if deps.state_tracker else "actor"
+    after_finish = "verifier" if use_verifier else "composer"
+    after_browser = "state_tracker" if use_tracker else "actor"
 
     def route_actor(state: AgentState) -> str:
         if state.get("stop_reason"):
@@ -73,10 +70,10 @@ def build_graph(ablate: list[str] | frozenset[str], deps: Deps, *, checkpointer:
     graph.add_conditional_edges("actor", route_actor, sorted({"actor", "extractor", "executor", "composer",
                                                               after_finish}))
     graph.add_conditional_edges("executor", route_browser, sorted({"composer", after_browser}))
-    if deps.state_tracker:
+    if use_tracker:
         graph.add_edge("state_tracker", "actor")
     graph.add_edge("extractor", "actor")
-    if deps.verifier:
+    if use_verifier:
         graph.add_conditional_edges("verifier", lambda s: "actor" if s.get("pending") is None else "composer",
                                     ["actor", "composer"])
     graph.add_edge("composer", END)

@@ -46,9 +46,6 @@ class Deps:
     budgets: Budgets = field(default_factory=Budgets)
     search_enabled: bool = False
     search: Callable[[str], Any] | None = None  # async query -> list of results
-    provenance: bool = True
-    verifier: bool = True
-    state_tracker: bool = True
     token_budget: int = 1500
     prompts: Prompts = field(default_factory=Prompts.load)
     log: StepLog = field(default_factory=StepLog)

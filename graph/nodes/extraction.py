@@ -14,7 +14,9 @@ from graph.state import AgentState
 from graph.tools import ExtractRows
 
 
-def make_extractor(deps: Deps):
+def make_extractor(deps: Deps, *, provenance: bool = True):
+    """`provenance=False` is the ablation: rows keep their values but not the state they were read in."""
+
     async def extractor(state: AgentState) -> dict[str, Any]:
         pending = state["pending"]
         assert pending is not None
@@ -23,7 +25,7 @@ def make_extractor(deps: Deps):
         try:
             extraction = extract(args, columns=deps.spec.columns, observation=state.get("observation") or {},
                                  last_read=state.get("last_read"), retrieval=state.get("retrieval"),
-                                 drift_flags=state.get("drift_flags") or [], provenance=deps.provenance, step=step)
+                                 drift_flags=state.get("drift_flags") or [], provenance=provenance, step=step)
         except ExtractionError as exc:
             deps.log.write({"node": "extractor", "step": step, "error": str(exc)})
             return {"messages": [ToolMessage(f"extract_rows failed: {exc}", tool_call_id=pending["id"])],

@@ -1,0 +1,22 @@
+"""Ablated nodes are absent from the compiled graph (not skipped at run time)."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent.config import ABLATABLE_NODES, ModelConfig
+from agent.scripted import ScriptedChatModel
+from graph.build import build_graph
+from graph.nodes import Deps
+from tasks.spec import OutputSpec
+
+ALWAYS = {"actor", "executor", "extractor", "composer"}
+
+
+@pytest.mark.parametrize("ablate", [[], *([n] for n in ABLATABLE_NODES), list(ABLATABLE_NODES)])
+def test_compiled_graph_has_exactly_the_enabled_nodes(ablate):
+    deps = Deps(browser=None, model=ScriptedChatModel(steps=[]), model_config=ModelConfig(name="s"),
+                spec=OutputSpec(columns=("a",)))
+    nodes = set(build_graph(ablate, deps).get_graph().nodes) - {"__start__", "__end__"}
+    optional = {"planner", "state_tracker", "verifier"} - set(ablate)
+    assert nodes == ALWAYS | optional
