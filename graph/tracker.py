@@ -88,7 +88,8 @@ def read_values(obs: Observation, result: ActionResult | None = None) -> dict[st
             found[key] = (value, control.label, ["control"])
     chips = [norm_value(c) for c in obs.chips]
     for key, (value, label, evidence) in found.items():
-        if value and any(norm_value(value) in chip for chip in chips):
+        shown = {norm_value(value), norm_value(value.split(" [", 1)[0])} - {""}  # 'EPA [epa]' shows as 'EPA'
+        if any(s in chip for s in shown for chip in chips):
             evidence.append("chip")
         if result is not None and result.readback is not None and values_match(result.readback, value):
             target = (result.action or {}).get("target") or {}

@@ -104,6 +104,17 @@ def test_same_page_click_that_clears_a_filter_is_gate_lost():
     assert [(f["rule"], f["after"]) for f in flags] == [("gate_lost", "Any agency [any]")]
 
 
+def test_chip_evidence_matches_the_option_label():
+    o = obs("/results?agency=fda", agency="fda", chips=["Agency: FDA"])
+    o.controls[0].options[2].label = "Food and Drug Administration"
+    state, _ = step(o, 1, {"kind": "goto", "url": "x"})
+    assert state["values"]["agency"]["value"] == "Food and Drug Administration [fda]"
+    assert "chip" not in state["values"]["agency"]["evidence"]
+    o.chips = ["Agency: Food and Drug Administration"]
+    state, _ = step(o, 1, {"kind": "goto", "url": "x"})
+    assert "chip" in state["values"]["agency"]["evidence"]
+
+
 def test_page_parameters_are_not_gates():
     s1, _ = step(obs("/results?agency=epa&page=1", agency="epa", pages=(1, 3)), 1, {"kind": "goto", "url": "x"})
     s2, flags = step(obs("/results?agency=epa&page=2", agency="epa", pages=(2, 3)), 2,
