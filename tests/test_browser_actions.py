@@ -270,7 +270,7 @@ async def test_inline_csv_link_and_script_made_download(task_browser, fixture_si
 
 
 def test_value_matches_tolerates_formatting_not_refusal():
-    from browser.actions import value_matches
+    from browser.readback import value_matches
 
     assert value_matches("Asia", " asia ")
     assert value_matches("1000", "1,000") and value_matches("2020-01-05", "05/01/2020")
@@ -282,7 +282,7 @@ def test_value_matches_tolerates_formatting_not_refusal():
 
 
 def test_state_delta_by_hand():
-    from browser.actions import describe_delta, state_delta
+    from browser.delta import describe_delta, state_delta
     from browser.types import Control, Observation
 
     before = Observation(url="http://x/s?a=1&b=2", query_state={"a": ["1"], "b": ["2"]}, result_count=40, controls=[

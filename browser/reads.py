@@ -1,0 +1,209 @@
+"""Actions that read data rather than set state: whole tables across pages, PDFs, downloads (CSV as rows).
+
+Fetches go through the task context (its cookies) but never around the policy: every redirect hop is
+checked, and the size cap applies before anything is saved or parsed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import unquote, urljoin, urlsplit
+
+from playwright.async_api import Locator
+from playwright.async_api import TimeoutError as PlaywrightTimeout
+
+from browser.interface import BrowserError
+from browser.readback import Outcome
+from browser.settle import settle
+from browser.targets import resolve_target
+from browser.types import Download, ReadPdf, ReadTable, TableData, Target
+
+if TYPE_CHECKING:
+    from browser.session import PageDriver
+
+_NEXT_PAGE = re.compile(r"^\s*(next|next page|more results|›|»|→|>|>>)\s*[›»→>]?\s*$", re.I)
+
+
+async def _next_page_control(driver: PageDriver) -> Locator | None:
+    page = driver.page
+    candidates = [page.locator("a[rel~=next], [rel~=next]"),
+                  page.get_by_role("link", name=_NEXT_PAGE), page.get_by_role("button", name=_NEXT_PAGE),
+                  page.locator("[aria-label*='next' i]")]
+    for locator in candidates:
+        for index in range(min(await locator.count(), 5)):
+            candidate = locator.nth(index)
+            if not await candidate.is_visible() or await candidate.is_disabled():
+                continue
+            if await candidate.get_attribute("aria-disabled") == "true":
+                continue
+            return candidate
+    return None
+
+
+async def read_table(driver: PageDriver, action: ReadTable) -> Outcome:
+    from browser.observe import observe_page
+
+    cap = min(action.max_rows, driver.limits.table_rows)
+    merged: TableData | None = None
+    pages_read = 0
+    seen: set[str] = set()
+    while True:
+        page_id = await driver.sync_page_id()
+        observation = await observe_page(driver.page, page_id=page_id, token_budget=driver.worker.token_budget,
+                                         max_table_rows=cap)
+        if action.table >= len(observation.tables):
+            if merged is None:
+                raise BrowserError("not_found", f"there is no table {action.table} on the page "
+                                                f"({len(observation.tables)} tables found)")
+            break
+        table = observation.tables[action.table]
+        signature = repr(table.rows[:3])
+        if signature in seen:
+            break  # the 'next' control did not move to a new page
+        seen.add(signature)
+        pages_read += 1
+        if merged is None:
+            merged = table.model_copy(deep=True)
+        else:
+            merged.rows += table.rows
+            merged.row_links += table.row_links
+        if len(merged.rows) >= cap:
+            merged.truncated = True
+            break
+        if not action.all_pages or pages_read >= driver.limits.table_pages:
+            merged.truncated = merged.truncated or table.truncated
+            break
+        next_control = await _next_page_control(driver)
+        if next_control is None:
+            break
+        await next_control.click()
+        await settle(driver.page, driver.network, quiet_ms=driver.timeouts.settle_quiet_ms,
+                     timeout_ms=driver.timeouts.settle_max_ms)
+    assert merged is not None
+    merged.rows, merged.row_links = merged.rows[:cap], merged.row_links[:cap]
+    merged.total_rows = len(merged.rows)
+    cut = " (row cap reached; narrow the filters)" if merged.truncated else ""
+    return Outcome(f"read {len(merged.rows)} rows from table {action.table} over {pages_read} page(s){cut}",
+                    table=merged, navigated=pages_read > 1)
+
+
+async def _link_url(driver: PageDriver, target: Target) -> str:
+    locator = await _locate(driver, target)
+    href = await locator.get_attribute("href")
+    if not href:
+        raise BrowserError("invalid_action", f"{target.describe()} is not a link with an address")
+    return urljoin(driver.page.url, href)
+
+
+@dataclass
+class _Fetched:
+    url: str
+    body: bytes
+    content_type: str
+    disposition: str
+
+
+async def _fetch_capped(driver: PageDriver, url: str) -> _Fetched:
+    """GET through the context (its cookies), following redirects only within the policy, size-capped."""
+    limit = driver.limits.download_bytes
+    for _hop in range(6):
+        refusal = driver.policy.navigation_refusal(url)
+        if refusal:
+            raise BrowserError("blocked_by_policy", f"not fetching {url}: {refusal}")
+        response = await driver.context.request.get(url, max_redirects=0, timeout=driver.timeouts.navigation_ms)
+        try:
+            location = response.headers.get("location")
+            if 300 <= response.status < 400 and location:
+                url = urljoin(url, location)
+                continue
+            if not response.ok:
+                raise BrowserError("not_found", f"{url} answered HTTP {response.status}")
+            declared = int(response.headers.get("content-length") or 0)
+            if declared > limit:
+                raise BrowserError("download_too_large", f"{url} is {declared} bytes; the cap is {limit}")
+            body = await response.body()
+            if len(body) > limit:
+                raise BrowserError("download_too_large", f"{url} is {len(body)} bytes; the cap is {limit}")
+            return _Fetched(url, body, response.headers.get("content-type", ""),
+                            response.headers.get("content-disposition", ""))
+        finally:
+            await response.dispose()
+    raise BrowserError("not_found", f"{url} redirects too many times")
+
+
+_DISPOSITION_NAME = re.compile(r"filename\*?=(?:UTF-8'')?\"?([^\";]+)", re.I)
+
+
+def _file_name(fetched: _Fetched) -> str:
+    if match := _DISPOSITION_NAME.search(fetched.disposition):
+        name = unquote(match.group(1))
+    else:
+        name = unquote(urlsplit(fetched.url).path.rsplit("/", 1)[-1])
+    return Path(name).name or "download.bin"  # never a path out of the downloads folder
+
+
+async def read_pdf(driver: PageDriver, action: ReadPdf) -> Outcome:
+    from browser.pdf import NotAPdfError, read_pdf_bytes
+
+    if action.url:
+        url = urljoin(driver.page.url, action.url)
+    elif action.target:
+        url = await _link_url(driver, action.target)
+    else:
+        url = driver.page.url
+    data = (await _fetch_capped(driver, url)).body
+    max_pages = min(action.max_pages, driver.limits.pdf_pages)
+    try:
+        pages = read_pdf_bytes(data, max_pages=max_pages, max_chars=driver.limits.text_chars)
+    except NotAPdfError as exc:
+        raise BrowserError("invalid_action", f"{url}: {exc}") from exc
+    return Outcome(f"read {len(pages)} page(s) of {url}", pdf_pages=pages)
+
+
+async def download(driver: PageDriver, action: Download) -> Outcome:
+    """A link is fetched through the context (policy and size cap apply before anything is saved); a
+    script-made download (blob, POST export) goes through the browser's own download."""
+    locator = await _locate(driver, action.target)
+    href = await locator.get_attribute("href")
+    url = urljoin(driver.page.url, href) if href else ""
+    if urlsplit(url).scheme in ("http", "https"):
+        fetched = await _fetch_capped(driver, url)
+        path = driver.downloads_dir / _file_name(fetched)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(fetched.body)
+        return _saved_file(driver, path, is_csv="csv" in fetched.content_type)
+    try:
+        async with driver.page.expect_download(timeout=driver.timeouts.action_ms * 2) as info:
+            await locator.click()
+        download = await info.value
+    except PlaywrightTimeout as exc:
+        raise BrowserError("no_effect", f"clicking {action.target.describe()} started no download; "
+                                        "use read_pdf for PDFs or click for pages") from exc
+    path = driver.downloads_dir / (Path(download.suggested_filename or "download.bin").name or "download.bin")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    await download.save_as(path)
+    return _saved_file(driver, path, is_csv=False)
+
+
+def _saved_file(driver: PageDriver, path: Path, *, is_csv: bool) -> Outcome:
+    from browser.csvdata import parse_csv
+
+    size = path.stat().st_size
+    if size > driver.limits.download_bytes:
+        path.unlink()
+        raise BrowserError("download_too_large", f"{path.name} is {size} bytes; the cap is "
+                                                 f"{driver.limits.download_bytes} (file discarded)")
+    outcome = Outcome(f"downloaded {path.name} ({size} bytes)", download_path=str(path))
+    if is_csv or path.suffix.lower() in (".csv", ".tsv"):
+        outcome.table = parse_csv(path.read_bytes(), max_rows=driver.limits.table_rows)
+        outcome.message += f"; {len(outcome.table.rows)} rows" + (" (row cap reached)" if outcome.table.truncated else "")
+    return outcome
+
+
+
+
+async def _locate(driver: PageDriver, target: Target) -> Locator:
+    return await resolve_target(driver.page, target, ref_is_stale=driver.ref_is_stale)
