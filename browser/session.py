@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from browser.interface import BrowserError
 from browser.launch import launch_chromium
-from browser.policy import BrowserLimits, OriginPolicy
+from browser.policy import BrowserLimits, OriginPolicy, origin_of
 from browser.settle import INIT_SCRIPT, NetworkMonitor, fingerprint
 from browser.trace import StepTracer
 from browser.types import ActionResult, BrowserAction, Goto, Observation
@@ -114,11 +114,11 @@ class ChromiumWorker:
 
     async def close(self) -> None:
         if self._browser is not None:
-            with contextlib.suppress(PlaywrightError, asyncio.TimeoutError):
+            with contextlib.suppress(PlaywrightError, TimeoutError):
                 await asyncio.wait_for(self._browser.close(), self.timeouts.close_seconds)
             self._browser = None
         if self._playwright is not None:
-            with contextlib.suppress(PlaywrightError, asyncio.TimeoutError):
+            with contextlib.suppress(PlaywrightError, TimeoutError):
                 await asyncio.wait_for(self._playwright.stop(), self.timeouts.close_seconds)
             self._playwright = None
 
@@ -146,6 +146,7 @@ class PageDriver:
         self._issued_refs: dict[int, set[str]] = {}
         self._crashed = False
         self._last_good_url: str | None = None
+        self._blocked_noted = 0
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -214,14 +215,14 @@ class PageDriver:
                 self.tracer.redactor.zip_file(trace_path)
             except (TimeoutError, PlaywrightError) as exc:
                 self.dialogs.append(f"trace not saved: {exc}")
-        with contextlib.suppress(PlaywrightError, asyncio.TimeoutError):
+        with contextlib.suppress(PlaywrightError, TimeoutError):
             await asyncio.wait_for(context.close(), self.timeouts.close_seconds)
 
     async def recover(self) -> str:
         """Replace a dead or hung context (relaunching Chromium if it died); back to the last good URL."""
         old, self._context, self._page = self._context, None, None
         if old is not None:
-            with contextlib.suppress(PlaywrightError, asyncio.TimeoutError):
+            with contextlib.suppress(PlaywrightError, TimeoutError):
                 await asyncio.wait_for(old.close(), self.timeouts.close_seconds)
         try:
             await asyncio.wait_for(self.open(), self.timeouts.launch_ms / 1000)
@@ -279,12 +280,19 @@ class PageDriver:
 
     async def _observe(self) -> Observation:
         from browser.observe import observe_page
+        from browser.render import render
 
         page_id = await self.sync_page_id()
         observation = await observe_page(self.page, page_id=page_id, token_budget=self.worker.token_budget)
-        if self.dialogs:
-            observation.notices.extend(f"dialog {text}" for text in self.dialogs)
-            self.dialogs.clear()
+        notices = [f"dialog {text}" for text in self.dialogs]
+        self.dialogs.clear()
+        if refused := self.policy.blocked[self._blocked_noted:]:
+            origins = sorted({origin_of(blocked.url) for blocked in refused})
+            notices.append(f"policy refused {len(refused)} request(s) to {', '.join(origins[:5])}")
+            self._blocked_noted = len(self.policy.blocked)
+        if notices:  # events the page itself cannot show: add them to the text the agent reads, too
+            observation.notices.extend(notices)
+            observation.text, observation.tokens = render(observation, token_budget=self.worker.token_budget)
         if observation.url.startswith(("http://", "https://")):
             self._last_good_url = observation.url
         self._remember_refs(observation)

@@ -74,6 +74,8 @@ async def test_sub_request_to_other_host_refused_and_reported(task_browser, fixt
     assert result.ok, result.message  # the page itself is allowed
     assert "request(s) to other origins refused" in result.message
     assert await task_browser.page.text_content("#status") == "pixel refused"
+    notice = f"policy refused 1 request(s) to {fixture_site.foreign_origin}"
+    assert notice in result.observation.notices and notice in result.observation.text
     assert fixture_site.foreign_url("foreign-pixel.gif") in task_browser.blocked_requests
     assert len(fixture_site.foreign_hits()) == before
 
