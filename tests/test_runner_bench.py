@@ -26,15 +26,14 @@ def sgr(*args: str, env: dict[str, str] | None = None, timeout: float = 900) -> 
                           timeout=timeout, env={**os.environ, **(env or {})})
 
 
-def write_config(path: Path, out: Path, *, limit: int, extra_variant: bool = False, max_steps: int = 60) -> Path:
-    variants = "[{name: full}, {name: no-verifier, ablate: [verifier]}]" if extra_variant else "[{name: full}]"
+def write_config(path: Path, out: Path, *, limit: int) -> Path:
     path.write_text(
         "models:\n"
         "  - {name: needs-a-key, provider: openai, model: gpt-4.1-mini, api_key_env: SGR_TEST_UNSET_KEY}\n"
         "  - {name: walkthrough, provider: scripted, api_key_env: SGR_TEST_API_KEY}\n"
         "datasets: [{suite: offline}]\n"
-        f"protocol: {{budgets: {{wall_seconds: 300, max_steps: {max_steps}}}}}\n"
-        f"agent: {{variants: {variants}, trace: true, screenshots: true}}\n"
+        "protocol: {budgets: {wall_seconds: 300}}\n"
+        "agent: {trace: true, screenshots: true}\n"
         f"run: {{output_dir: '{out}', concurrency: 2, demo_mode: true, demo_limit: {limit}}}\n"
     )
     return path
