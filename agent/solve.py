@@ -179,7 +179,7 @@ def _finish(outcome: TaskOutcome, out_dir: Path, state: dict[str, Any] | None, s
         "final": state.get("retrieval"), "visited": state.get("history") or [], "plan": state.get("plan"),
         "rows": live_rows(state.get("rows") or [], state.get("discarded") or []),
         "discarded": state.get("discarded") or [], "reads": state.get("reads") or [],
-        "listings": state.get("listings") or [], "visited": state.get("visited") or [],
+        "listings": state.get("listings") or [], "urls_opened": state.get("visited") or [],
         "drift_flags": state.get("drift_log") or [], "verifier_reports": state.get("reports") or [],
         "errors": errors, "nodes_run": nodes_run, "stop_reason": stop_reason,
     }
