@@ -62,6 +62,10 @@ el => {
 }
 """
 
+_USE_INSTEAD = {"select": "use select with one of its options", "radio_group": "use select with one of its choices",
+                "radio": "use select with one of its choices", "checkbox": "use check",
+                "combobox": "use select", "text": "use fill", "other": "use click"}
+
 # ------------------------------------------------------------------ helpers
 
 
@@ -180,6 +184,10 @@ async def _fill(driver: PageDriver, action: Fill) -> Outcome:
     locator = await _locate(driver, action.target)
     await _ensure_enabled(locator, action.target.describe())
     label = await _control_label(driver, locator, action.target)
+    kind = await locator.evaluate(_KIND_JS)
+    if kind in ("select", "radio_group", "radio", "checkbox"):
+        raise BrowserError("invalid_action", f"{label!r} is a {kind.replace('_', ' ')}, not a text field; "
+                                             f"{_USE_INSTEAD[kind]}")
     try:
         await locator.fill(action.value)
         await locator.evaluate("el => el.blur()")  # many sites apply a field on `change`, fired on blur
@@ -304,11 +312,16 @@ async def _check(driver: PageDriver, action: Check) -> Outcome:
     locator = await _locate(driver, action.target)
     await _ensure_enabled(locator, action.target.describe())
     label = await _control_label(driver, locator, action.target)
+    kind = await locator.evaluate(_KIND_JS)
     try:
-        if await locator.evaluate("el => el.tagName === 'INPUT'"):
+        if kind in ("checkbox", "radio"):
             await locator.set_checked(action.checked)
-        elif (await locator.get_attribute("aria-checked") == "true") != action.checked:
-            await locator.click()  # ARIA switches/checkboxes toggle on click
+        elif await locator.get_attribute("aria-checked") is not None:
+            if (await locator.get_attribute("aria-checked") == "true") != action.checked:
+                await locator.click()  # ARIA switches/checkboxes toggle on click
+        else:
+            raise BrowserError("invalid_action", f"{label!r} is not a checkbox or switch ({kind}); "
+                                                 f"{_USE_INSTEAD.get(kind, 'use click')}")
     except PlaywrightError as exc:
         raise _interaction_error(exc, f"{'checking' if action.checked else 'unchecking'} {label!r}") from exc
     return Outcome(f"{'checked' if action.checked else 'unchecked'} {label!r}", control=locator,
@@ -407,10 +420,10 @@ _HANDLERS: dict[str, Callable[[Any, Any], Awaitable[Outcome]]] = {
 async def perform(driver: PageDriver, action: Any) -> ActionResult:
     page_id = await driver.sync_page_id()
     before = driver.last_observation
-    before_print = await fingerprint(driver.page)
-    if before is None or before.page_id != page_id or before_print != driver.last_fingerprint:
+    if before is None or before.page_id != page_id or await fingerprint(driver.page) != driver.last_fingerprint:
         before = await driver.observe()  # the page changed since the agent last saw it: diff against now
-        before_print = driver.last_fingerprint
+    keyboard = action.kind == "press"
+    before_print = await fingerprint(driver.page, with_focus=keyboard)
     blocked_mark = len(driver.policy.blocked)
     try:
         outcome = await _HANDLERS[action.kind](driver, action)
@@ -443,7 +456,7 @@ async def perform(driver: PageDriver, action: Any) -> ActionResult:
     elif problem and error is None:
         error, message = "value_reverted", problem
     elif (error is None and outcome.expect_change and after.page_id == before.page_id
-          and await fingerprint(driver.page) == before_print):
+          and await fingerprint(driver.page, with_focus=keyboard) == before_print):
         error, message = "no_effect", f"{outcome.message} but nothing on the page changed; try another control"
     refused_other = driver.policy.blocked[blocked_mark:]
     if refused_other and not refused_navigation:

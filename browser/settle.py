@@ -32,7 +32,7 @@ _FRAME_QUIET_JS = "() => window.__sgrLastChange === undefined ? 1e9 : performanc
 
 # A cheap digest of what a user could see or submit, over all frames: text, control values, URL.
 FINGERPRINT_JS = """
-() => {
+(withFocus) => {
   const values = [];
   for (const el of document.querySelectorAll('input, select, textarea')) {
     values.push(el.type === 'checkbox' || el.type === 'radio' ? String(el.checked) : String(el.value));
@@ -41,8 +41,10 @@ FINGERPRINT_JS = """
     .map(el => (el.getAttribute('aria-expanded') || '') + (el.getAttribute('aria-selected') || '')
                + (el.getAttribute('aria-checked') || ''));
   const text = document.body ? document.body.innerText : '';
+  const active = document.activeElement;
+  const focus = withFocus && active ? active.tagName + '#' + (active.id || active.getAttribute('name') || '') : '';
   return location.href + '\\u0001' + text.length + ':' + text + '\\u0001' + values.join('\\u0002')
-         + '\\u0001' + expanded.join('');
+         + '\\u0001' + expanded.join('') + '\\u0001' + focus;
 }
 """
 
@@ -101,11 +103,12 @@ async def settle(page: Page, network: NetworkMonitor | None, *, quiet_ms: int = 
     return False
 
 
-async def fingerprint(page: Page) -> str:
+async def fingerprint(page: Page, *, with_focus: bool = False) -> str:
+    """`with_focus` counts a focus move as a change (keyboard actions), not for clicks, which always focus."""
     parts = [page.url]
     for frame in page.frames:
         try:
-            parts.append(await frame.evaluate(FINGERPRINT_JS))
+            parts.append(await frame.evaluate(FINGERPRINT_JS, with_focus))
         except PlaywrightError:
             parts.append("<unavailable>")
     return "\u0003".join(parts)

@@ -309,3 +309,18 @@ async def test_new_tab_link_is_followed_in_the_same_tab(task_browser, fixture_si
     assert result.ok, result.message
     assert result.observation.query_state == {"region": ["as"]} and result.observation.result_count == 2
     assert len(task_browser.context.pages) == 1 and task_browser.page.url.endswith("act_form.html?region=as")
+
+
+async def test_wrong_action_for_the_control_says_which_to_use(task_browser, fixture_site):
+    await _open(task_browser, fixture_site, "act_form.html")
+    filled = await task_browser.act(Fill(target=Target(label="Region"), value="Asia"))
+    assert filled.error == "invalid_action" and "use select" in filled.message
+    checked = await task_browser.act(Check(target=Target(label="Region")))
+    assert checked.error == "invalid_action" and "use select" in checked.message
+    selected = await task_browser.act(Select(target=Target(label="Keyword"), option="x"))
+    assert selected.error == "invalid_action" and "fill" in selected.message
+    assert task_browser.page.url == fixture_site.url("act_form.html")  # nothing was touched
+    slider = await task_browser.act(Fill(target=Target(label="Detail level"), value="7"))
+    assert slider.ok and slider.readback == "7"
+    tabbed = await task_browser.act(Press(key="Tab"))  # moving focus is an effect for a key press
+    assert tabbed.ok, tabbed.message
