@@ -26,8 +26,9 @@ from rich.console import Console
 from agent.atomic import replace_dir_atomic, write_json_atomic, write_text_atomic
 from agent.bench_errors import classify_exception
 from agent.bench_models import resolve_models
-from agent.bench_tasks import load_bench_tasks
+from agent.bench_tasks import cell_task_id, load_bench_tasks
 from agent.cells import (
+    METRICS,
     STAGING_DIR,
     Attempt,
     CellKey,
@@ -48,6 +49,7 @@ from agent.manifest import (
 )
 from agent.outcome import TaskOutcome
 from agent.progress import BenchProgress
+from tasks.models import Task
 
 SolveFn = Callable[..., Awaitable[TaskOutcome]]
 WorkerFactory = Callable[[], Awaitable[Any]]
@@ -58,7 +60,7 @@ CLOSE_TIMEOUT_SECONDS = 30.0
 @dataclass(frozen=True)
 class Cell:
     key: CellKey
-    task: Any
+    task: Task
     model: ModelConfig
     variant: AgentVariant
 
@@ -114,9 +116,9 @@ def run_lock(run_dir: Path) -> Iterator[None]:
         handle.close()
 
 
-def plan_cells(config: BenchConfig, tasks: list[Any]) -> list[Cell]:
+def plan_cells(config: BenchConfig, tasks: list[Task]) -> list[Cell]:
     cells = [
-        Cell(CellKey(model.name, variant.name, task.task_id), task, model, variant)
+        Cell(CellKey(model.name, variant.name, cell_task_id(task)), task, model, variant)
         for model in config.models for variant in config.agent.variants for task in tasks
     ]
     folders: dict[Path, CellKey] = {}
@@ -254,16 +256,22 @@ class BenchRunner:
     async def _solve_in_browser(self, cell: Cell, slot: WorkerSlot, staging: Path) -> TaskOutcome:
         worker = await slot.get()
         origins = list(self.allowed_origins)
-        start_url = getattr(cell.task, "start_url", None)
-        if start_url:
-            origins.append(start_url)
+        if cell.task.start_url:
+            origins.append(cell.task.start_url)
         async with worker.task_browser(str(staging), origins, trace=self.config.agent.trace,
                                        screenshots=self.config.agent.screenshots) as browser:
             return await self.solve(
                 cell.task, browser=browser, model=cell.model, variant=cell.variant,
                 protocol=self.config.protocol, out_dir=staging,
                 token_budget=self.config.agent.token_budget_per_observation,
+                checkpoint_db=self._checkpoint_path(cell),
             )
+
+    def _checkpoint_path(self, cell: Cell) -> Path:
+        """Outside the staging folder, so a retried or resumed cell continues where it stopped."""
+        path = cell_dir(self.run_dir / "checkpoints", cell.key).with_suffix(".sqlite")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path
 
     def _failed_outcome(self, cell: Cell, staging: Path, kind: str, message: str) -> TaskOutcome:
         partial = staging / "answer.txt"
@@ -290,9 +298,8 @@ class BenchRunner:
         task = cell.task
         record = CellRecord(
             model=cell.model.name, variant=cell.variant.name, task_id=cell.key.task_id,
-            base_id=str(getattr(task, "base_id", "") or ""), split=str(getattr(task, "variant", "") or ""),
-            domain=str(getattr(task, "domain", "") or ""), family=str(getattr(task, "family", "") or ""),
-            language=str(getattr(task, "language", "") or ""), gold=str(getattr(task, "oracle_answer", "") or ""),
+            base_id=task.base_id, split=task.variant, domain=task.domain, family=task.family,
+            language=task.language, gold=task.oracle_answer,
             outcome=outcome, metrics=metrics, score=score, timed_out=timed_out, attempts=attempts,
             started_at=started_at, finished_at=now_iso(),
             files=sorted(str(p.relative_to(staging)) for p in staging.rglob("*") if p.is_file()) + ["cell.json"],
@@ -303,32 +310,18 @@ class BenchRunner:
         return record
 
 
-def score_cell(task: Any, answer: str) -> tuple[dict[str, float], dict[str, Any]]:
-    """The evaluator's verdict; a scoring failure is recorded in the cell (zero metrics), never raised."""
+def score_cell(task: Task, answer: str) -> tuple[dict[str, float | None], dict[str, Any]]:
+    """The evaluator's verdict. A parse failure keeps null metrics (reported apart, never zero); a scoring
+    failure (e.g. a broken gold answer) is recorded in the cell, never raised."""
     from eval.score import score_answer
 
     try:
         score = score_answer(answer, task.oracle_answer, task.output_spec)
     except Exception as exc:  # recorded: a broken gold or spec must not lose the agent's answer
-        return {"em": 0.0, "item_f1": 0.0, "row_f1": 0.0, "poa": 0.0}, {"error": _describe(exc)}
-    dumped = score.model_dump(mode="json") if hasattr(score, "model_dump") else dict(vars(score))
-    return metrics_of(dumped), dumped
-
-
-_METRIC_ALIASES = {
-    "em": ("em", "exact_match"),
-    "item_f1": ("item_f1",),
-    "row_f1": ("row_f1",),
-    "poa": ("poa", "pairwise_order_accuracy", "order_accuracy"),
-}
-
-
-def metrics_of(score: dict[str, Any]) -> dict[str, float]:
-    metrics = {}
-    for name, aliases in _METRIC_ALIASES.items():
-        value = next((score[a] for a in aliases if a in score and score[a] is not None), 0.0)
-        metrics[name] = float(value)
-    return metrics
+        return dict.fromkeys(METRICS), {"error": _describe(exc)}
+    exact = None if score.exact_match is None else float(score.exact_match)
+    metrics = {"em": exact, "item_f1": score.item_f1, "row_f1": score.row_f1, "poa": score.poa}
+    return metrics, score.model_dump(mode="json")
 
 
 def _describe(exc: BaseException) -> str:

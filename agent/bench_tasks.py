@@ -5,15 +5,20 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
-from typing import Any
 
 from agent.config import BenchConfig, ConfigError
+from tasks.models import Task
 
 
-def load_bench_tasks(config: BenchConfig, config_path: Path, offline_origin: str | None) -> list[Any]:
+def cell_task_id(task: Task) -> str:
+    """A run-unique id: the English record keeps its task id, other languages get a suffix (`arxiv_001@zh`)."""
+    return task.task_id if task.language == "en" else f"{task.task_id}@{task.language}"
+
+
+def load_bench_tasks(config: BenchConfig, config_path: Path, offline_origin: str | None) -> list[Task]:
     from tasks.loaders import load_tasks
 
-    by_id: dict[str, Any] = {}
+    by_id: dict[str, Task] = {}
     for index, dataset in enumerate(config.datasets):
         if dataset.suite == "offline":
             source = "offline"
@@ -30,10 +35,10 @@ def load_bench_tasks(config: BenchConfig, config_path: Path, offline_origin: str
         except (OSError, ValueError) as exc:
             raise ConfigError(f"{config_path}: datasets.{index}: cannot load tasks: {exc}") from exc
         for task in loaded:
-            by_id.setdefault(task.task_id, task)
-    tasks = sorted(by_id.values(), key=lambda t: t.task_id)
+            by_id.setdefault(cell_task_id(task), task)  # datasets may overlap: each record runs once
+    tasks = [by_id[key] for key in sorted(by_id)]
     if not tasks:
         raise ConfigError(f"{config_path}: datasets: the filters select no task")
     if config.run.demo_mode and len(tasks) > config.run.demo_limit:
-        tasks = sorted(random.Random(config.run.seed).sample(tasks, config.run.demo_limit), key=lambda t: t.task_id)
+        tasks = sorted(random.Random(config.run.seed).sample(tasks, config.run.demo_limit), key=cell_task_id)
     return tasks

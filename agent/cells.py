@@ -54,6 +54,9 @@ class Attempt(BaseModel):
     seconds: float
 
 
+METRICS = ("em", "item_f1", "row_f1", "poa")
+
+
 class CellRecord(BaseModel):
     """`cell.json`: everything the reports need about one finished cell, in one file."""
 
@@ -68,13 +71,19 @@ class CellRecord(BaseModel):
     language: str = ""
     gold: str = ""
     outcome: TaskOutcome
-    metrics: dict[str, float] = Field(default_factory=dict, description="em, item_f1, row_f1, poa (0..1)")
+    metrics: dict[str, float | None] = Field(
+        default_factory=dict, description="em, item_f1, row_f1, poa (0..1); null when the answer did not parse"
+    )
     score: dict[str, Any] = Field(default_factory=dict, description="The evaluator's full score with evidence.")
     timed_out: bool = False
     attempts: list[Attempt] = Field(default_factory=list)
     started_at: str = ""
     finished_at: str = ""
     files: list[str] = Field(default_factory=list)
+
+    @property
+    def parse_failure(self) -> bool:
+        return bool(self.score.get("parse_failure"))
 
     @property
     def key(self) -> CellKey:

@@ -15,7 +15,7 @@ class TaskOutcome(BaseModel):
     answer: str = ""
     stop_reason: str = Field("finished", description="finished | max_steps | max_tokens | wall_time | no_progress | error")
     error: str | None = None
-    error_kind: str | None = Field(None, description="infra (retryable: browser crash, 5xx, rate limit) | agent")
+    error_kind: str | None = Field(None, description="infra (retryable: browser crash, 5xx, rate limit) | agent | timeout (cancelled by the runner)")
     steps: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0

@@ -112,7 +112,9 @@ async def solve_task(
                "variant": variant.name, "ablated": variant.ablate})
     try:
         chat = chat_model or make_chat_model(model, view.task_id, origin=_origin(task.start_url))
-    except (MissingApiKey, LookupError, OSError) as exc:
+    except (MissingApiKey, LookupError) as exc:  # a configuration problem: retrying cannot help
+        return _finish(outcome, out_dir, None, started, error=f"{type(exc).__name__}: {exc}", error_kind="agent")
+    except OSError as exc:
         return _finish(outcome, out_dir, None, started, error=f"{type(exc).__name__}: {exc}", error_kind="infra")
 
     search = None

@@ -17,10 +17,9 @@ from typing import Any
 
 from agent.atomic import write_json_atomic, write_text_atomic
 from agent.bench_models import SCRIPTED_MODEL
-from agent.cells import CellRecord, load_records
+from agent.cells import METRICS, CellRecord, load_records
 from agent.manifest import read_manifest
 
-METRICS = ("em", "item_f1", "row_f1", "poa")
 METRIC_LABELS = {"em": "EM", "item_f1": "Item-F1", "row_f1": "Row-F1", "poa": "P.O.A.",
                  "item_row_gap": "Item-Row gap"}
 
@@ -33,6 +32,7 @@ class GroupStats:
     group: str
     n: int
     failed: int
+    parse_failures: int
     em: float
     item_f1: float
     row_f1: float
@@ -45,16 +45,17 @@ class GroupStats:
     steps_per_task: float
 
 
-def _mean(values: Iterable[float]) -> float:
-    items = list(values)
+def _mean(values: Iterable[float | None]) -> float:
+    """Macro mean over the values present: parse failures (None) are counted apart, never as zero."""
+    items = [v for v in values if v is not None]
     return sum(items) / len(items) if items else 0.0
 
 
 def group_stats(view: str, model: str, variant: str, group: str, records: list[CellRecord]) -> GroupStats:
-    metric = {m: _mean(r.metrics.get(m, 0.0) for r in records) for m in METRICS}
+    metric = {m: _mean(r.metrics.get(m) for r in records) for m in METRICS}
     return GroupStats(
         view=view, model=model, variant=variant, group=group, n=len(records),
-        failed=sum(r.failed for r in records), **metric,
+        failed=sum(r.failed for r in records), parse_failures=sum(r.parse_failure for r in records), **metric,
         item_row_gap=metric["item_f1"] - metric["row_f1"],
         tokens_per_task=_mean(r.outcome.prompt_tokens + r.outcome.completion_tokens for r in records),
         cost_per_task_usd=_mean(r.outcome.cost_usd for r in records),
@@ -123,11 +124,11 @@ def _pct(value: float) -> str:
 
 def _table(rows: list[GroupStats], group_title: str | None) -> list[str]:
     head = ["Model", "Variant", *([group_title] if group_title else []), "n", "EM", "Item-F1", "Row-F1",
-            "P.O.A.", "Item-Row gap", "Failed"]
+            "P.O.A.", "Item-Row gap", "Parse failures", "Failed"]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for r in rows:
         cells = [r.model, r.variant, *([r.group] if group_title else []), str(r.n), _pct(r.em), _pct(r.item_f1),
-                 _pct(r.row_f1), _pct(r.poa), _pct(r.item_row_gap), str(r.failed)]
+                 _pct(r.row_f1), _pct(r.poa), _pct(r.item_row_gap), str(r.parse_failures), str(r.failed)]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
@@ -168,7 +169,7 @@ def render_csv(rows: list[dict[str, Any]]) -> str:
 def cell_rows(records: list[CellRecord]) -> list[dict[str, Any]]:
     return [
         {"model": r.model, "variant": r.variant, "task_id": r.task_id, "base_id": r.base_id, "split": r.split,
-         "family": r.family, "domain": r.domain, **{m: round(r.metrics.get(m, 0.0), 6) for m in METRICS},
+         "family": r.family, "domain": r.domain, **{m: None if r.metrics.get(m) is None else round(r.metrics[m], 6) for m in METRICS},
          "stop_reason": r.outcome.stop_reason, "error_kind": r.outcome.error_kind or "", "timed_out": r.timed_out,
          "retries": len(r.attempts), "steps": r.outcome.steps,
          "tokens": r.outcome.prompt_tokens + r.outcome.completion_tokens, "cost_usd": r.outcome.cost_usd,

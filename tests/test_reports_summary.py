@@ -66,7 +66,20 @@ def test_summary_views_are_macro_averages(run_dir: Path) -> None:
     assert summary.stop_reasons["m1 / full"] == {"error": 1, "finished": 2}
     assert not summary.scripted
     markdown = render_markdown(summary)
-    assert "| m1 | full | 3 | 33.33 | 63.33 | 41.67 | 50.00 | 21.67 | 1 |" in markdown
+    assert "| m1 | full | 3 | 33.33 | 63.33 | 41.67 | 50.00 | 21.67 | 0 | 1 |" in markdown
+
+
+def test_parse_failures_are_counted_apart_not_as_zero(tmp_path: Path) -> None:
+    scored = _record("full", "a", "Scholarly", "constraint", 1.0, 0.8, 0.5, 1.0)
+    unparsed = _record("full", "b", "Scholarly", "constraint", 0.0, 0.0, 0.0, 0.0).model_copy(update={
+        "metrics": {"em": None, "item_f1": None, "row_f1": None, "poa": None},
+        "score": {"parse_failure": True},
+    })
+    for record in (scored, unparsed):
+        write_json_atomic(cell_dir(tmp_path, record.key) / "cell.json", record.model_dump(mode="json"))
+    full = _row(summarize(tmp_path).overall, "full", "all")
+    assert (full.n, full.parse_failures) == (2, 1)
+    assert (full.item_f1, full.row_f1) == (pytest.approx(0.8), pytest.approx(0.5))  # the scored task only
 
 
 def test_ablation_deltas_against_the_full_agent(run_dir: Path) -> None:
