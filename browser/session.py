@@ -4,6 +4,12 @@ The driver owns everything that must survive a crash: the task's policy, the tra
 counter and the last good URL. When the page or the whole browser dies (or hangs past the act
 ceiling) the caller gets a typed `ActionResult(error="crashed"|"timeout")`, and the driver relaunches
 Chromium if needed, opens a new context and returns to the last good URL.
+
+    worker = ChromiumWorker(token_budget=1500)          # lazily launches one Chromium
+    async with worker.task_browser(run_dir, [origin], start_url=url, trace=True) as browser:
+        obs = await browser.observe()
+        result = await browser.act(Select(target=Target(label="Region"), option="Asia"))
+    await worker.close()
 """
 
 from __future__ import annotations
