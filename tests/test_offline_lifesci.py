@@ -3,16 +3,14 @@ from urllib.parse import urlencode
 
 import pytest
 from bs4 import BeautifulSoup
-from pydantic import TypeAdapter
 from starlette.applications import Starlette
 from starlette.routing import Mount
 from starlette.testclient import TestClient
 
-from browser.types import BrowserAction
-from graph.tools import ExtractRows, Finish
 from tasks.offline.app import DEFAULT_SEED
 from tasks.offline.registry import PLACEHOLDER_ORIGIN
 from tasks.offline.sites import lifesci
+from tests.fixtures.walkthroughs import validate_steps
 
 DATA = lifesci.build(DEFAULT_SEED)
 CHOSEN = lifesci.choose(DATA)
@@ -155,18 +153,10 @@ def test_answers_absent_from_default_pages(client):
 
 
 def test_walkthrough_steps_validate():
-    action = TypeAdapter(BrowserAction)
     steps_by_task = lifesci.walkthroughs(DATA)
     assert set(steps_by_task) == set(list(RECORDS)[::2])
     for steps in steps_by_task.values():
-        assert steps[-1]["tool"] == "finish"
-        for step in steps:
-            if step["tool"] == "extract_rows":
-                ExtractRows.model_validate(step["args"])
-            elif step["tool"] == "finish":
-                Finish.model_validate(step["args"])
-            else:
-                action.validate_python({"kind": step["tool"], **step["args"]})
+        validate_steps(steps)
 
 
 @pytest.mark.parametrize("seed", [1, 7, 99])

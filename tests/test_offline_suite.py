@@ -9,17 +9,13 @@ import json
 import re
 from collections import Counter, deque
 from functools import lru_cache
-from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import httpx
 import pytest
 from bs4 import BeautifulSoup
-from pydantic import TypeAdapter
 from pypdf import PdfReader
 
-from browser.types import BrowserAction
-from graph.tools import ExtractRows, Finish
 from tasks.models import Task
 from tasks.offline.app import DEFAULT_SEED, discover_sites, site_data
 from tasks.offline.registry import PLACEHOLDER_ORIGIN
@@ -32,6 +28,7 @@ from tasks.offline.suite import (
     task_sites,
 )
 from tasks.output_spec import derive_output_spec
+from tests.fixtures.walkthroughs import replay, validate_steps
 
 ISSUE_MECHANICS = (
     "state in URL query parameters", "state only in a POSTed form", "client-side rendering after a delayed fetch",
@@ -108,16 +105,9 @@ def test_serialisations_vary():
 def test_every_base_task_has_a_valid_walkthrough():
     walks = build_walkthroughs()
     assert set(walks) == {r["task_id"] for r in CONSTRAINT_RECORDS}
-    action = TypeAdapter(BrowserAction)
     for base_id, steps in walks.items():
-        assert steps[0]["tool"] == "goto" and steps[-1]["tool"] == "finish", base_id
-        for step in steps:
-            if step["tool"] == "extract_rows":
-                ExtractRows.model_validate(step["args"])
-            elif step["tool"] == "finish":
-                Finish.model_validate(step["args"])
-            else:
-                action.validate_python({"kind": step["tool"], **step["args"]})
+        assert steps[0]["tool"] == "goto", base_id
+        validate_steps(steps)
         assert sum(s["tool"] == "extract_rows" for s in steps) >= 1, base_id
 
 
@@ -256,42 +246,10 @@ def test_crawl_does_see_default_state_rows(offline_server):
     assert _visible_together([doc.respondent, f"${doc.penalty:,}"], texts)  # read from a default PDF
 
 
-# ---------------------------------------------------------------- walkthroughs in real Chromium (sites A)
+# ---------------------------------------------------------------- walkthroughs in real Chromium (all sites)
 
-SITES_A = ("scholar", "water", "regulatory")
-WALK_CASES = [(s.prefix, base_id) for s in discover_sites() if s.prefix in SITES_A
+WALK_CASES = [(s.prefix, base_id) for s in discover_sites()
               for base_id in s.walkthroughs(site_data(s.prefix, DEFAULT_SEED))]
-
-
-async def replay(driver: Any, steps: list[dict[str, Any]], task: Task, origin: str) -> str:
-    """Browser steps through the browser layer; extract_rows / finish through the graph's own extractor and
-    composer, so the answer is read from the pages exactly as the agent would read it."""
-    from graph.composer import compose
-    from graph.extractor import extract
-
-    observation: dict[str, Any] = {}
-    last_read: dict[str, Any] | None = None
-    rows: list[Any] = []
-    for index, step in enumerate(steps):
-        kind, args = step["tool"], json.loads(json.dumps(step["args"]).replace(PLACEHOLDER_ORIGIN, origin))
-        if kind == "extract_rows":
-            rows += extract(ExtractRows.model_validate(args), columns=task.output_spec.columns,
-                            observation=observation, last_read=last_read, retrieval=None, drift_flags=[],
-                            provenance=False, step=index).rows
-            continue
-        if kind == "finish":
-            return compose(rows, task.output_spec, Finish.model_validate(args).order_by)
-        result = await driver.act({"kind": kind, **args})
-        assert result.ok, f"step {index} {kind} {args}: {result.error} {result.message}"
-        observation = (result.observation or await driver.observe()).model_dump()
-        if result.table is not None:
-            last_read = {"table": result.table.model_dump(), "table_index": args.get("table"),
-                         "all_pages": bool(args.get("all_pages")), "url": observation["url"]}
-        elif result.pdf_pages:
-            last_read = {"pdf_pages": [p.model_dump() for p in result.pdf_pages], "url": observation["url"]}
-        elif kind not in ("wait_for", "scroll"):
-            last_read = None
-    raise AssertionError("walkthrough has no finish step")
 
 
 @pytest.mark.slow

@@ -3,16 +3,15 @@ import re
 
 import pytest
 from bs4 import BeautifulSoup
-from pydantic import TypeAdapter
 from starlette.applications import Starlette
 from starlette.routing import Mount
 from starlette.testclient import TestClient
 
-from browser.types import BrowserAction
-from graph.tools import ExtractRows, Finish
-from tasks.offline.app import DEFAULT_SEED
+from browser.types import Check, Click, Goto, Select, Target
+from tasks.offline.app import DEFAULT_SEED, site_data
 from tasks.offline.registry import PLACEHOLDER_ORIGIN
 from tasks.offline.sites import vulns
+from tests.fixtures.walkthroughs import validate_steps
 
 DATA = vulns.build(DEFAULT_SEED)
 
@@ -163,18 +162,10 @@ def test_answers_absent_from_default_pages(client):
 
 
 def test_walkthrough_steps_validate():
-    action = TypeAdapter(BrowserAction)
     steps_by_task = vulns.walkthroughs(DATA)
     assert set(steps_by_task) == {t["task_id"] for t in vulns.tasks(DATA)[::2]}
     for steps in steps_by_task.values():
-        assert steps[-1]["tool"] == "finish"
-        for step in steps:
-            if step["tool"] == "extract_rows":
-                ExtractRows.model_validate(step["args"])
-            elif step["tool"] == "finish":
-                Finish.model_validate(step["args"])
-            else:
-                action.validate_python({"kind": step["tool"], **step["args"]})
+        validate_steps(steps)
 
 
 @pytest.mark.parametrize("seed", [1, 7, 99])
@@ -192,3 +183,27 @@ def test_first_fit_names_what_it_could_not_find():
     assert first_fit([1, 5, 9], lambda n: n > 3, "number") == 5
     with pytest.raises(ValueError, match="no vulns date-type search fits"):
         first_fit([], lambda q: True, "vulns date-type search")
+
+
+@pytest.mark.slow
+async def test_deprecated_products_appear_only_after_ticking_the_box(offline_server, chromium_worker, tmp_path):
+    data = site_data("vulns", DEFAULT_SEED)
+    old = next(p for p in data.products.values() if p.deprecated)
+
+    def product_options(observation) -> list[str]:
+        control = next(c for c in observation.controls if c.label.endswith("Product"))
+        return [o.label for o in control.options]
+
+    async with chromium_worker.task_browser(str(tmp_path), [offline_server.origin]) as driver:
+        opened = await driver.act(Goto(url=f"{offline_server.origin}/vulns/search"))
+        assert f"{old.id} (deprecated)" not in product_options(opened.observation)
+        missing = await driver.act(Select(target=Target(label="Product"), option=old.id))
+        assert not missing.ok and missing.error == "option_not_found"
+        ticked = await driver.act(Check(target=Target(label="Include deprecated product identifiers")))
+        assert ticked.ok and f"{old.id} (deprecated)" in product_options(ticked.observation)
+        chosen = await driver.act(Select(target=Target(label="Product"), option=f"{old.id} (deprecated)"))
+        assert chosen.ok, chosen.message
+        searched = await driver.act(Click(target=Target(text="Search")))
+        assert searched.ok and searched.observation is not None
+        [table] = searched.observation.tables
+        assert table.rows and {row[table.headers.index("Product")] for row in table.rows} == {old.id}
