@@ -279,8 +279,9 @@
   };
   const ariaRadioGroup = (box) => {
     const radios = [...box.querySelectorAll("[role=radio]")];
+    // A div radio's own text is its label; labelOf would fall back to nearby text (the previous option's).
     const options = radios.map((r) => ({
-      label: labelOf(r) || ownText(r),
+      label: norm(attr(r, "aria-label")) || ownText(r) || labelOf(r),
       value: attr(r, "data-value") || ownText(r),
       selected: attr(r, "aria-checked") === "true",
     }));

@@ -144,6 +144,14 @@ async def test_shadow_dom_control(page: Page, fixture_site: Any) -> None:
     assert locator is not None and await locator.evaluate("el => el.getRootNode() instanceof ShadowRoot")
 
 
+async def test_aria_radio_options_are_labelled_by_their_own_text(page: Page, fixture_site: Any) -> None:
+    obs = await _observe(page, fixture_site.url("act_radios.html"))
+    frequency = next(c for c in obs.controls if c.label == "Frequency")
+    assert frequency.kind == "radio_group" and frequency.value == "Annual"
+    assert [(o.label, o.selected) for o in frequency.options] == [("Annual", True), ("Monthly", False)]
+    assert "{Annual | Monthly}" in obs.text
+
+
 async def test_table_rendered_after_delayed_fetch(page: Page, fixture_site: Any) -> None:
     before = await _observe(page, fixture_site.url("obs_delayed_table.html"))
     assert before.tables == []
