@@ -21,7 +21,7 @@ def scripted_notice(replaced: list[ModelConfig]) -> str:
 
 def resolve_models(config: BenchConfig, config_path: Path) -> tuple[BenchConfig, list[str]]:
     """The effective config (models with keys, or the scripted stand-in) and the notices to show."""
-    missing = [m for m in config.models if m.provider != "scripted" and m.api_key() is None]
+    missing = [m for m in config.models if m.needs_key and m.api_key() is None]
     if not missing:
         return config, []
     offline_only = all(ds.suite == "offline" for ds in config.datasets)

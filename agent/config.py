@@ -22,16 +22,23 @@ class ModelConfig(_Strict):
     provider: Literal["openai", "scripted"] = "openai"
     model: str = Field("", description="Model id at the endpoint, e.g. 'gpt-4.1-mini' or 'openai/gpt-4o'.")
     base_url: str | None = None
-    api_key_env: str = Field("OPENAI_API_KEY", description="NAME of the environment variable holding the key.")
+    api_key_env: str | None = Field(
+        "OPENAI_API_KEY",
+        description="NAME of the environment variable holding the key; null for a local server that needs none.",
+    )
     temperature: float = 0.0
     timeout: float = 120.0
     max_retries: int = 4
     price_per_1k_prompt: float = 0.0
     price_per_1k_completion: float = 0.0
 
+    @property
+    def needs_key(self) -> bool:
+        return self.provider != "scripted" and self.api_key_env is not None
+
     def api_key(self) -> str | None:
         """Read at call time, never kept on the model (so dumps of the config never hold it)."""
-        return os.environ.get(self.api_key_env) or None
+        return os.environ.get(self.api_key_env) or None if self.api_key_env else None
 
 
 class DatasetConfig(_Strict):

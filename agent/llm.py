@@ -26,12 +26,12 @@ def make_chat_model(model: ModelConfig, task_id: str, *, origin: str | None = No
 
         return ScriptedChatModel.for_task(task_id, origin=origin)
     key = model.api_key()
-    if key is None:
+    if key is None and model.needs_key:
         raise MissingApiKey(f"model {model.name!r}: environment variable {model.api_key_env} is not set")
     return ChatOpenAI(
         model=model.model or model.name,
         base_url=model.base_url,
-        api_key=SecretStr(key),
+        api_key=SecretStr(key or "not-needed"),  # a local server without auth still wants a header value
         temperature=model.temperature,
         timeout=model.timeout,
         max_retries=model.max_retries,

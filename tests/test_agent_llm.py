@@ -120,6 +120,17 @@ async def test_planner_is_forced_to_the_plan_tool(fake_openai, model_config):
     assert fake_openai.requests[0]["tool_choice"] == {"type": "function", "function": {"name": "Plan"}}
 
 
+async def test_local_server_without_a_key(fake_openai, monkeypatch):
+    """`api_key_env: null` (vLLM / llama.cpp without auth) needs no variable and is never a 'missing key'."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    local = ModelConfig(name="vllm", model="local-test", base_url=fake_openai.origin + "/v1", api_key_env=None)
+    assert not local.needs_key and local.api_key() is None
+    fake_openai.reply = queue((200, completion("back", {})))
+    ai = await make_chat_model(local, "t-1").bind_tools(tool_schemas(search=False)).ainvoke([HumanMessage("go")])
+    assert ai.tool_calls[0]["name"] == "back"
+    assert fake_openai.auth == ["Bearer not-needed"]
+
+
 def test_missing_key_names_the_variable_and_never_the_value(monkeypatch):
     monkeypatch.delenv(KEY_ENV, raising=False)
     with pytest.raises(MissingApiKey, match=KEY_ENV):

@@ -69,6 +69,15 @@ def test_key_present_runs_the_configured_model(monkeypatch: pytest.MonkeyPatch) 
     assert [m.name for m in config.models] == ["gpt-4.1-mini"] and notices == []
 
 
+def test_keyless_local_endpoint_is_run_not_replaced(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    base = load_config(CONFIGS / "offline.yaml")
+    local = base.models[0].model_copy(update={"name": "vllm", "base_url": "http://127.0.0.1:8000/v1",
+                                              "api_key_env": None})
+    config, notices = resolve_models(base.model_copy(update={"models": [local]}), CONFIGS / "offline.yaml")
+    assert [m.name for m in config.models] == ["vllm"] and notices == []
+
+
 def test_missing_key_without_fallback_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENROUTER_API_KEY", raising=False)
     path = CONFIGS / "openrouter-example.yaml"
