@@ -35,11 +35,23 @@ def norm_value(value: str | None) -> str:
     return " ".join(re.sub(r"[^\w\s.:-]", " ", (value or "").casefold()).split())
 
 
+def _value_forms(value: str) -> set[str]:
+    """A value and the forms it may be named by: 'Label [code]' -> label and code; 'a,b' -> each item."""
+    forms = {value}
+    labelled = re.fullmatch(r"(.*?)\s*\[([^\]]*)\]", value)
+    if labelled:
+        forms |= {labelled.group(1), labelled.group(2)}
+    forms |= {part for part in value.split(",") if part}
+    return {norm_value(form) for form in forms} - {""}
+
+
 def values_match(actual: str | None, target: str | None) -> bool:
+    """Equal after normalisation, or the target names one form of the actual value. Never a substring
+    match: 'Home' must not satisfy 'Home intended' (the paper's criterion-mismatch trap)."""
     a, t = norm_value(actual), norm_value(target)
     if not a or not t:
         return a == t
-    return a == t or t in a or a in t
+    return a == t or t in _value_forms(actual or "") or a in _value_forms(target or "")
 
 
 def result_set_key(url: str) -> str:

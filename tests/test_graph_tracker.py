@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from urllib.parse import parse_qs, urlsplit
 
+import pytest
+
 from browser.types import ActionResult, Control, Observation, Option, Pagination
 from graph.state import Gate, Plan
-from graph.tracker import gate_key, result_set_key, track
+from graph.tracker import gate_key, result_set_key, track, values_match
 
 ORIGIN = "http://127.0.0.1:9"
 
@@ -144,3 +146,19 @@ def test_default_window_narrower_than_the_plan_is_flagged():
                      {"kind": "set_range", "start_target": {"label": "From date"}, "end_target": {"label": "To date"}},
                      previous=s1, plan=plan)
     assert flags == []
+
+
+@pytest.mark.parametrize(
+    ("actual", "target", "match"),
+    [
+        ("Home intended", "Home", False),  # the paper's near-miss criterion must not pass as set
+        ("Closed with non-monetary relief", "Closed with monetary relief", False),
+        ("Environmental Protection Agency [epa]", "epa", True),
+        ("Environmental Protection Agency [epa]", "environmental protection agency", True),
+        ("cs.AI,cs.LG", "cs.LG", True),
+        ("2016-01-01", "2016-01-01", True),
+        ("", "x", False),
+    ],
+)
+def test_values_match_is_exact_up_to_named_forms(actual, target, match):
+    assert values_match(actual, target) is match
