@@ -280,10 +280,33 @@ async def _select_custom(driver: PageDriver, locator: Locator, option: str, labe
                                            f"{_options_hint([n.strip() for n in names])}")
 
 
+async def _select_link(locator: Locator, option: str, label: str) -> None:
+    """A group of links that set one query parameter (facets, sort, page size) is a choice too: follow the
+    link whose text (or query string, the observation's option value) is the option."""
+    links = locator.locator("a[href]")
+    texts = [norm(t) for t in await links.all_inner_texts()]
+    hrefs = [await links.nth(i).get_attribute("href") or "" for i in range(len(texts))]
+    wanted = norm(option)
+    index = next((i for i, t in enumerate(texts) if t == wanted), None)
+    index = index if index is not None else next((i for i, h in enumerate(hrefs) if option and h.endswith(option)), None)
+    index = index if index is not None else next((i for i, t in enumerate(texts) if wanted and wanted in t), None)
+    if index is None:
+        raise BrowserError("option_not_found", f"{label!r} has no link {option!r}; {_options_hint(texts)}")
+    await links.nth(index).click()
+
+
 async def _select(driver: PageDriver, action: Select) -> Outcome:
     locator = await _locate(driver, action.target)
     await _ensure_enabled(locator, action.target.describe())
     label = await _control_label(driver, locator, action.target)
+    ref = await locator.get_attribute("data-sgr-ref")
+    observed = _control_for(driver.last_observation, ref)
+    if observed is not None and observed.kind == "link":
+        try:
+            await _select_link(locator, action.option, label)
+        except PlaywrightError as exc:
+            raise _interaction_error(exc, f"following {action.option!r} in {label!r}") from exc
+        return Outcome(f"followed {action.option!r} in {label!r}", expect_change=True)
     kind = await locator.evaluate(_KIND_JS)
     control = locator
     try:

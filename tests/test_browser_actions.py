@@ -50,6 +50,17 @@ async def test_missing_option_lists_the_available_ones(task_browser, fixture_sit
     assert "'Europe'" in result.message and "'Americas'" in result.message
 
 
+async def test_select_on_a_link_group_follows_the_link(task_browser, fixture_site):
+    opened = await _open(task_browser, fixture_site, "obs_cards.html?q=soil&type=article&page=3")
+    facet = next(c for c in opened.observation.controls if c.kind == "link" and c.label == "Document type")
+    result = await task_browser.act(Select(target=Target(ref=facet.ref), option="Review"))
+    assert result.ok, result.message
+    assert result.delta.params_changed["type"] == (["article"], ["review"])
+    facet = next(c for c in result.observation.controls if c.kind == "link" and c.label == "Document type")
+    missing = await task_browser.act(Select(target=Target(ref=facet.ref), option="Patent"))
+    assert not missing.ok and missing.error == "option_not_found" and "'thesis'" in missing.message.lower()
+
+
 async def test_radio_group_by_fieldset_legend(task_browser, fixture_site):
     await _open(task_browser, fixture_site, "act_form.html")
     result = await task_browser.act(Select(target=Target(label="Period"), option="Quarterly"))
