@@ -10,9 +10,9 @@ from tasks.align import align_pairs
 from tasks.answer_check import check_reference_answer
 from tasks.families import FAMILIES
 from tasks.loaders import load_tasks
+from tasks.offline import suite
 from tasks.offline.registry import PLACEHOLDER_ORIGIN
 
-suite = pytest.importorskip("tasks.offline.suite")
 pytestmark = pytest.mark.slow  # builds every offline site
 
 
