@@ -39,6 +39,9 @@ class TaskDraft:
     intra_chain: bool = True
     inter_chain: bool = False
     freeze: str = "synthetic offline data, fixed by the suite seed"
+    shape: str = "copy"  # "copy": answer cells are table cells; "derived": selected, joined or computed
+    mirrors: str = ""  # the released SGR-Bench task shape a derived task models
+    phases: tuple[str, ...] = ()  # the dependent retrieval phases, in order (derived tasks)
 
 
 def output_spec(draft: TaskDraft) -> OutputSpec:
@@ -87,7 +90,12 @@ def record_pair(draft: TaskDraft) -> list[dict[str, Any]]:
         "answer_type": "multi-row ordered table",
         "family": draft.family,
         "traps": list(draft.traps),
+        "task_shape": draft.shape,
     }
+    if draft.mirrors:
+        metadata["mirrors"] = draft.mirrors
+    if draft.phases:
+        metadata["phases"] = list(draft.phases)
     rubric = {
         "inclusion_conditions": list(draft.inclusion),
         "exclusion_conditions": list(draft.exclusion),
