@@ -159,8 +159,14 @@ def suite_readme(records: list[dict[str, Any]]) -> str:
             if record["start_url"].startswith(f"{PLACEHOLDER_ORIGIN}/{site.prefix}/") and \
                     not record["task_id"].endswith(GOAL_SUFFIX):
                 meta = record["metadata"]
-                lines.append(f"- `{record['task_id']}` ({record['oracle_output_cardinality']} rows): "
+                shape = meta.get("task_shape", "copy")
+                lines.append(f"- `{record['task_id']}` ({record['oracle_output_cardinality']} rows, {shape}): "
                              + "; ".join(meta["State-Gated Retrieval"]))
+                if meta.get("mirrors"):
+                    lines.append(f"  - mirrors: {meta['mirrors']}")
+                lines += [f"  - phase {i}: {phase}" for i, phase in enumerate(meta.get("phases", []), 1)]
+                derived = {k: v for k, v in record["rubric"]["normalization"].items() if k in meta.get("derived", [])}
+                lines += [f"  - derived `{k}`: {v}" for k, v in derived.items()]
                 lines += [f"  - trap: {trap}" for trap in meta.get("traps", [])]
         lines.append("")
     lines += ["## Page mechanics", ""]

@@ -42,6 +42,7 @@ class TaskDraft:
     shape: str = "copy"  # "copy": answer cells are table cells; "derived": selected, joined or computed
     mirrors: str = ""  # the released SGR-Bench task shape a derived task models
     phases: tuple[str, ...] = ()  # the dependent retrieval phases, in order (derived tasks)
+    derived: tuple[str, ...] = ()  # columns computed, judged, ranked or chosen (each explained in column_notes)
 
 
 def output_spec(draft: TaskDraft) -> OutputSpec:
@@ -96,6 +97,11 @@ def record_pair(draft: TaskDraft) -> list[dict[str, Any]]:
         metadata["mirrors"] = draft.mirrors
     if draft.phases:
         metadata["phases"] = list(draft.phases)
+    if draft.derived:
+        missing = [c for c in draft.derived if c not in draft.column_notes]
+        if missing:
+            raise ValueError(f"{draft.task_id}: derived column(s) {missing} need a rule in column_notes")
+        metadata["derived"] = list(draft.derived)
     rubric = {
         "inclusion_conditions": list(draft.inclusion),
         "exclusion_conditions": list(draft.exclusion),
