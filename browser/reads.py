@@ -113,11 +113,10 @@ async def _fetch_capped(driver: PageDriver, url: str) -> _Fetched:
         refusal = driver.policy.navigation_refusal(url)
         if refusal:
             raise BrowserError("blocked_by_policy", f"not fetching {url}: {refusal}")
-        response = await driver.context.request.get(url, max_redirects=0, timeout=driver.timeouts.navigation_ms)
+        response, location = await driver.http_get(url)
         try:
-            location = response.headers.get("location")
-            if 300 <= response.status < 400 and location:
-                url = urljoin(url, location)
+            if location:
+                url = location
                 continue
             if not response.ok:
                 raise BrowserError("not_found", f"{url} answered HTTP {response.status}")

@@ -23,15 +23,17 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urljoin
 
+from playwright.async_api import APIResponse, BrowserContext, Dialog, Page, Playwright, async_playwright
 from playwright.async_api import Browser as PlaywrightBrowser
-from playwright.async_api import BrowserContext, Dialog, Page, Playwright, async_playwright
 from playwright.async_api import Error as PlaywrightError
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from browser.interface import BrowserError
 from browser.launch import launch_chromium
 from browser.policy import BrowserLimits, OriginPolicy, origin_of
+from browser.routing import EnvironmentRouter, OriginMap
 from browser.settle import INIT_SCRIPT, NetworkMonitor, fingerprint
 from browser.trace import StepTracer
 from browser.types import ActionResult, BrowserAction, Goto, Observation
@@ -106,10 +108,13 @@ class ChromiumWorker:
 
     @contextlib.asynccontextmanager
     async def task_browser(self, task_dir: str | Path, allowed_origins: list[str], *, trace: bool = False,
-                           screenshots: bool = False, start_url: str | None = None) -> AsyncIterator[PageDriver]:
-        """A `PageDriver` on a fresh context. `start_url`'s origin is allowed and the page opens there."""
+                           screenshots: bool = False, start_url: str | None = None,
+                           routes: OriginMap | None = None) -> AsyncIterator[PageDriver]:
+        """A `PageDriver` on a fresh context. `start_url`'s origin is allowed and the page opens there.
+        With `routes`, live origins are served from local environments (`browser.routing`)."""
         policy = OriginPolicy.for_task(allowed_origins, start_url)
-        driver = PageDriver(self, Path(task_dir), policy, trace=trace, screenshots=screenshots)
+        router = EnvironmentRouter(routes, policy) if routes else None
+        driver = PageDriver(self, Path(task_dir), policy, trace=trace, screenshots=screenshots, router=router)
         await driver.open()
         try:
             if start_url:
@@ -133,8 +138,9 @@ class PageDriver:
     """Implements `browser.interface.Browser` for one task: observe, act with read-back, close."""
 
     def __init__(self, worker: ChromiumWorker, task_dir: Path, policy: OriginPolicy, *, trace: bool = False,
-                 screenshots: bool = False):
+                 screenshots: bool = False, router: EnvironmentRouter | None = None):
         self.worker = worker
+        self.router = router
         self.task_dir = task_dir
         self.policy = policy
         self.limits = worker.limits
@@ -177,6 +183,15 @@ class PageDriver:
         """URLs the policy refused so far in this task (navigations and sub-requests)."""
         return [blocked.url for blocked in self.policy.blocked]
 
+    async def http_get(self, url: str) -> tuple[APIResponse, str | None]:
+        """GET through the context (its cookies) without following redirects: the response and the
+        absolute target of a redirect. Mapped live URLs are fetched from their environment."""
+        if self.router is not None:
+            return await self.router.get(self.context, url, self.timeouts.navigation_ms)
+        response = await self.context.request.get(url, max_redirects=0, timeout=self.timeouts.navigation_ms)
+        location = response.headers.get("location")
+        return response, urljoin(url, location) if location and 300 <= response.status < 400 else None
+
     async def open(self) -> None:
         self.task_dir.mkdir(parents=True, exist_ok=True)
         browser = await self.worker.browser()
@@ -186,6 +201,8 @@ class PageDriver:
         context.set_default_navigation_timeout(self.timeouts.navigation_ms)
         self.policy.fetch_timeout_ms = self.timeouts.navigation_ms
         await self.policy.install(context)
+        if self.router is not None:
+            await self.router.install(context)
         await context.add_init_script(INIT_SCRIPT)
         if self.trace:
             await context.tracing.start(screenshots=True, snapshots=True)
