@@ -40,6 +40,7 @@ from agent.cells import (
 )
 from agent.config import AgentVariant, BenchConfig, ConfigError, ModelConfig, load_config
 from agent.manifest import (
+    MANIFEST_FILE,
     config_fingerprints,
     end_session,
     fingerprint_conflicts,
@@ -181,6 +182,7 @@ class BenchRunner:
         self.progress = progress
         self.ran = 0
         self.failed = 0
+        self.webenv: Any = None  # agent.webenv.WebEnvPlan: live origins served from local environments
 
     @property
     def hard_limit(self) -> float:
@@ -258,8 +260,12 @@ class BenchRunner:
         origins = list(self.allowed_origins)
         if cell.task.start_url:
             origins.append(cell.task.start_url)
+        routes = self.webenv.routes_for(cell.task) if self.webenv is not None else None
+        extra = {"routes": routes} if routes else {}
+        if routes:
+            origins.extend(routes.pairs)  # every live origin of the task's environment
         async with worker.task_browser(str(staging), origins, trace=self.config.agent.trace,
-                                       screenshots=self.config.agent.screenshots) as browser:
+                                       screenshots=self.config.agent.screenshots, **extra) as browser:
             return await self.solve(
                 cell.task, browser=browser, model=cell.model, variant=cell.variant,
                 protocol=self.config.protocol, out_dir=staging,
@@ -372,7 +378,11 @@ async def run_bench(
             )
         shutil.rmtree(run_dir / STAGING_DIR, ignore_errors=True)  # leftovers of a killed run
         with _offline_server(config) as origin:
-            tasks = load_bench_tasks(config, config_path, origin)
+            membership: dict[str, int] = {}
+            tasks = load_bench_tasks(config, config_path, origin, membership)
+            webenv = _webenv_plan(config, config_path, tasks, membership, console)
+            if webenv is not None:
+                tasks = webenv.runnable
             cells = plan_cells(config, tasks)
             todo = [c for c in cells if not is_finished(run_dir, c.key)]
             result = BenchResult(run_dir, planned=len(cells), skipped=len(cells) - len(todo), notices=notices)
@@ -385,12 +395,18 @@ async def run_bench(
             if todo:
                 await preflight_browser(factory)
             manifest = start_session(run_dir, config, config_path, notices, len(cells), result.skipped)
+            if webenv is not None:
+                from agent.webenv import record_in_manifest
+
+                record_in_manifest(manifest, webenv)
+                write_json_atomic(run_dir / MANIFEST_FILE, manifest)
             status = "interrupted"
             progress = BenchProgress(len(cells), result.skipped, console)
             runner = BenchRunner(config, run_dir, [origin, *config.protocol.allowed_origins] if origin
                                  else list(config.protocol.allowed_origins),
                                  solve=solve or _default_solve(), worker_factory=factory,
                                  progress=progress)
+            runner.webenv = webenv
             try:
                 with progress:
                     await runner.run(todo, config.run.concurrency)
@@ -406,6 +422,17 @@ async def run_bench(
             write_run_reports(run_dir, html=config.run.html_report)
             console.print(f"reports: {run_dir / 'summary.md'}", highlight=False)
     return result
+
+
+def _webenv_plan(config: BenchConfig, config_path: Path, tasks: list[Task], membership: dict[str, int],
+                 console: Console) -> Any:
+    """Datasets with `webenv`: check the environments first and say which tasks will run."""
+    from agent.webenv import prepare_bench
+
+    try:
+        return prepare_bench(config.datasets, tasks, membership, lambda line: console.print(line, highlight=False))
+    except ValueError as exc:
+        raise ConfigError(f"{config_path}: datasets: {exc}") from exc
 
 
 @contextlib.contextmanager

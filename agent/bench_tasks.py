@@ -15,7 +15,9 @@ def cell_task_id(task: Task) -> str:
     return task.task_id if task.language == "en" else f"{task.task_id}@{task.language}"
 
 
-def load_bench_tasks(config: BenchConfig, config_path: Path, offline_origin: str | None) -> list[Task]:
+def load_bench_tasks(config: BenchConfig, config_path: Path, offline_origin: str | None,
+                     membership: dict[str, int] | None = None) -> list[Task]:
+    """`membership`, when given, receives each task's dataset index (the first dataset that selects it)."""
     from tasks.loaders import load_tasks
 
     by_id: dict[str, Task] = {}
@@ -36,6 +38,8 @@ def load_bench_tasks(config: BenchConfig, config_path: Path, offline_origin: str
             raise ConfigError(f"{config_path}: datasets.{index}: cannot load tasks: {exc}") from exc
         for task in loaded:
             by_id.setdefault(cell_task_id(task), task)  # datasets may overlap: each record runs once
+            if membership is not None:
+                membership.setdefault(cell_task_id(task), index)
     tasks = [by_id[key] for key in sorted(by_id)]
     if not tasks:
         raise ConfigError(f"{config_path}: datasets: the filters select no task")

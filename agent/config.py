@@ -49,6 +49,20 @@ class DatasetConfig(_Strict):
     domains: list[str] | None = None
     families: list[str] | None = None
     task_ids: list[str] | None = None
+    webenv: dict[str, str] | None = Field(
+        None, description="Serve the tasks' live sites from local SGR-WebEnv environments: {site: origin}, where "
+                          "site is an environment name (arxiv, census, wonder, wateroffice, cellosaurus, noaa) or a "
+                          "live origin (https://host). Tasks whose site is not mapped are skipped with the reason.")
+    webenv_release: str = Field("v0.1.3", description="The sgr-webenv release named in start commands.")
+
+    @field_validator("webenv")
+    @classmethod
+    def _webenv_entries(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        if value is not None:
+            from agent.webenv import validate_webenv
+
+            validate_webenv(value)
+        return value
 
 
 class Budgets(_Strict):

@@ -19,7 +19,15 @@ from urllib.parse import urlsplit
 import typer
 from rich.console import Console
 
-from agent.config import AgentConfig, AgentVariant, ConfigError, ModelConfig, ProtocolConfig, load_config
+from agent.config import (
+    AgentConfig,
+    AgentVariant,
+    BenchConfig,
+    ConfigError,
+    ModelConfig,
+    ProtocolConfig,
+    load_config,
+)
 from agent.outcome import TaskOutcome
 
 _TASK = typer.Option(..., "--task", help="Task id, e.g. offline_vulns_001 or offline_vulns_001-g.")
@@ -31,6 +39,9 @@ _ABLATE = typer.Option("", "--ablate", help="Comma-separated nodes to switch off
                                            "provenance.")
 _OUT = typer.Option(Path("runs"), "--out", help="Parent folder; the run goes to OUT/<task>/<model>/<variant>.")
 _FRESH = typer.Option(False, "--fresh", help="Start over instead of resuming (or re-reporting) an earlier run.")
+_WEBENV = typer.Option(None, "--webenv", help="SITE=ORIGIN (repeatable): serve the task's live site from a local "
+                                             "SGR-WebEnv environment, e.g. arxiv=http://127.0.0.1:8083 or "
+                                             "https://arxiv.org=http://127.0.0.1:8083. Adds to the config's webenv.")
 
 
 class RunSetupError(ValueError):
@@ -71,6 +82,20 @@ def _suite_origin(offline: bool) -> Iterator[str | None]:
         yield server.origin
 
 
+def _webenv_mapping(bench: BenchConfig | None, pairs: list[str]) -> tuple[dict[str, str] | None, str]:
+    """The config's `webenv` mappings (every dataset's) plus `--webenv` options; None when there are none."""
+    from agent.webenv import mapped_sites, parse_pairs
+
+    datasets = [d for d in (bench.datasets if bench else []) if d.webenv]
+    mapping: dict[str, str] = {k: v for d in datasets for k, v in (d.webenv or {}).items()}
+    try:
+        mapping.update(parse_pairs(pairs))
+        mapped_sites(mapping)
+    except ValueError as exc:
+        raise RunSetupError(str(exc)) from exc
+    return mapping or None, datasets[0].webenv_release if datasets else "v0.1.3"
+
+
 def _origin(url: str | None) -> list[str]:
     if not url:
         return []
@@ -79,7 +104,8 @@ def _origin(url: str | None) -> list[str]:
 
 
 async def run_one(*, task_id: str, source: str, model: ModelConfig, variant: AgentVariant, protocol: ProtocolConfig,
-                  agent: AgentConfig, out_dir: Path) -> tuple[TaskOutcome, dict]:
+                  agent: AgentConfig, out_dir: Path, webenv: dict[str, str] | None = None,
+                  webenv_release: str = "v0.1.3") -> tuple[TaskOutcome, dict]:
     from agent.bench import score_cell
     from agent.solve import solve_task
     from browser.session import ChromiumWorker
@@ -88,11 +114,19 @@ async def run_one(*, task_id: str, source: str, model: ModelConfig, variant: Age
     with _suite_origin(source == "offline") as origin:
         tasks = load_tasks(source, task_ids=[task_id], origin=origin)
         task = tasks[0]
+        routes = None
+        if webenv:  # raises TaskSkipped / EnvironmentDown before any browser starts
+            from agent.webenv import routes_for_task
+
+            site, status = routes_for_task(webenv, webenv_release, task)
+            routes = site.routes
+            (out_dir / "webenv.json").write_text(json.dumps(status.as_json(), indent=2), encoding="utf-8")
         worker = ChromiumWorker(token_budget=agent.token_budget_per_observation)
         try:
-            origins = sorted(set(protocol.allowed_origins + _origin(task.start_url) + ([origin] if origin else [])))
+            origins = sorted(set(protocol.allowed_origins + _origin(task.start_url) + ([origin] if origin else [])
+                                 + (list(routes.pairs) if routes else [])))
             async with worker.task_browser(str(out_dir), origins, trace=agent.trace,
-                                           screenshots=agent.screenshots) as browser:
+                                           screenshots=agent.screenshots, routes=routes) as browser:
                 outcome = await solve_task(task, browser=browser, model=model, variant=variant, protocol=protocol,
                                            out_dir=out_dir, checkpoint_db=out_dir / "checkpoints.sqlite",
                                            token_budget=agent.token_budget_per_observation)
@@ -105,7 +139,8 @@ async def run_one(*, task_id: str, source: str, model: ModelConfig, variant: Age
 
 
 def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASKS, model: str | None = _MODEL,
-        config: Path | None = _CONFIG, ablate: str = _ABLATE, out: Path = _OUT, fresh: bool = _FRESH) -> None:
+        config: Path | None = _CONFIG, ablate: str = _ABLATE, out: Path = _OUT, fresh: bool = _FRESH,
+        webenv: list[str] | None = _WEBENV) -> None:
     """Run the agent on one task and score it."""
     console = Console(stderr=True, soft_wrap=True)
     try:
@@ -116,6 +151,7 @@ def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASK
         bench = load_config(config) if config else None
         chosen = pick_model(model, bench.models if bench else [])
         variant = make_variant(ablate)
+        mapping, release = _webenv_mapping(bench, webenv or [])
     except (RunSetupError, ConfigError) as exc:
         console.print(f"[red]error:[/] {exc}", highlight=False)
         raise typer.Exit(2) from exc
@@ -125,9 +161,18 @@ def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASK
     if fresh and out_dir.exists():
         shutil.rmtree(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    from agent.webenv import EnvironmentDown, TaskSkipped
+
     try:
         outcome, score = asyncio.run(run_one(task_id=task, source=tasks or "offline", model=chosen, variant=variant,
-                                             protocol=protocol, agent=agent, out_dir=out_dir))
+                                             protocol=protocol, agent=agent, out_dir=out_dir, webenv=mapping,
+                                             webenv_release=release))
+    except TaskSkipped as exc:  # the task's site has no environment: a listed skip, not a failure
+        console.print(str(exc), highlight=False)
+        return
+    except EnvironmentDown as exc:
+        console.print(f"[red]error:[/] the task's environment does not answer\n{exc}", highlight=False)
+        raise typer.Exit(2) from exc
     except (LookupError, ValueError, OSError) as exc:  # unknown task id, unreadable source
         console.print(f"[red]error:[/] {exc}", highlight=False)
         raise typer.Exit(2) from exc
