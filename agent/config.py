@@ -10,6 +10,8 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from agent.webenv_sites import DEFAULT_RELEASE
+
 ABLATABLE_NODES = ("planner", "state_tracker", "verifier", "provenance")
 
 
@@ -53,7 +55,7 @@ class DatasetConfig(_Strict):
         None, description="Serve the tasks' live sites from local SGR-WebEnv environments: {site: origin}, where "
                           "site is an environment name (arxiv, census, wonder, wateroffice, cellosaurus, noaa) or a "
                           "live origin (https://host). Tasks whose site is not mapped are skipped with the reason.")
-    webenv_release: str = Field("v0.1.3", description="The sgr-webenv release named in start commands.")
+    webenv_release: str = Field(DEFAULT_RELEASE, description="The sgr-webenv release named in start commands.")
 
     @field_validator("webenv")
     @classmethod

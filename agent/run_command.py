@@ -29,6 +29,7 @@ from agent.config import (
     load_config,
 )
 from agent.outcome import TaskOutcome
+from agent.webenv_sites import DEFAULT_RELEASE
 
 _TASK = typer.Option(..., "--task", help="Task id, e.g. offline_vulns_001 or offline_vulns_001-g.")
 _SUITE = typer.Option(None, "--suite", help="'offline' (the bundled local sites; the default without --tasks).")
@@ -93,7 +94,7 @@ def _webenv_mapping(bench: BenchConfig | None, pairs: list[str]) -> tuple[dict[s
         mapped_sites(mapping)
     except ValueError as exc:
         raise RunSetupError(str(exc)) from exc
-    return mapping or None, datasets[0].webenv_release if datasets else "v0.1.3"
+    return mapping or None, datasets[0].webenv_release if datasets else DEFAULT_RELEASE
 
 
 def _origin(url: str | None) -> list[str]:
@@ -105,7 +106,7 @@ def _origin(url: str | None) -> list[str]:
 
 async def run_one(*, task_id: str, source: str, model: ModelConfig, variant: AgentVariant, protocol: ProtocolConfig,
                   agent: AgentConfig, out_dir: Path, webenv: dict[str, str] | None = None,
-                  webenv_release: str = "v0.1.3") -> tuple[TaskOutcome, dict]:
+                  webenv_release: str = DEFAULT_RELEASE) -> tuple[TaskOutcome, dict]:
     from agent.bench import score_cell
     from agent.solve import solve_task
     from browser.session import ChromiumWorker
@@ -169,6 +170,8 @@ def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASK
                                              webenv_release=release))
     except TaskSkipped as exc:  # the task's site has no environment: a listed skip, not a failure
         console.print(str(exc), highlight=False)
+        if not any(out_dir.iterdir()):
+            out_dir.rmdir()
         return
     except EnvironmentDown as exc:
         console.print(f"[red]error:[/] the task's environment does not answer\n{exc}", highlight=False)
