@@ -43,6 +43,10 @@ class MappedSite:
     def routes(self) -> OriginMap:
         return OriginMap.build(dict.fromkeys(self.live_origins, self.environment))
 
+    @property
+    def live_hosts(self) -> list[str]:
+        return list(dict.fromkeys(origin.split("://", 1)[1] for origin in self.live_origins))
+
     def serves(self, url: str | None) -> bool:
         return bool(url) and origin_key(url) in self.live_origins
 
@@ -146,7 +150,7 @@ def status_lines(statuses: list[SiteStatus], release: str) -> list[str]:
         if status.up:
             version = ", ".join(f"{k} {v}" for k, v in status.version.items()) or "version not exposed"
             lines.append(f"  {site.name:<{width}}  {site.environment}  UP    HTTP {status.http_status}, "
-                         f"{status.seconds:.2f} s, {version}; serves {', '.join(site.live_origins)}")
+                         f"{status.seconds:.2f} s, {version}; serves {', '.join(site.live_hosts)}")
         else:
             lines.append(f"  {site.name:<{width}}  {site.environment}  DOWN  {status.error}")
             if site.start_command:

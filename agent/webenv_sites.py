@@ -4,7 +4,7 @@ Facts from that repository (README, docs/OPERATIONS.md, tools/env.py, releases/*
 runner bridges): each environment serves one site's live paths unchanged; in `--mode preview` it is
 published on loopback only, on a fixed port; `tools/env.py verify` asks the web service for `/health`
 (arXiv: `/`), and some answer with their release (NOAA: `{"status", "release", "implementation"}`).
-The live hosts are the ones the environments' own browsers accept; each is mapped with `https`.
+The live hosts are the ones the environments' own browsers accept; each is mapped with `https` and `http`.
 Paths an environment serves under another prefix (web.expasy.org/cellosaurus/...) are not mapped.
 """
 
@@ -28,7 +28,8 @@ class WebEnvSite:
 
     @property
     def live_origins(self) -> list[str]:
-        return [f"https://{host}" for host in self.live_hosts]
+        """https first; plain-http links to the same hosts (old pages have them) go to the environment too."""
+        return [f"https://{host}" for host in self.live_hosts] + [f"http://{host}" for host in self.live_hosts]
 
     @property
     def preview_origin(self) -> str:

@@ -40,11 +40,12 @@ def live_records(folder: Path) -> Path:
 
 def test_catalogue_sites_expand_to_their_live_hosts():
     sites = {s.name: s for s in mapped_sites({"arxiv": "http://127.0.0.1:8083", "census": "http://127.0.0.1:8081/"})}
-    assert sites["arxiv"].live_origins == ("https://arxiv.org", "https://export.arxiv.org", "https://info.arxiv.org")
+    assert sites["arxiv"].live_origins == ("https://arxiv.org", "https://export.arxiv.org", "https://info.arxiv.org",
+                                           "http://arxiv.org", "http://export.arxiv.org", "http://info.arxiv.org")
     assert sites["arxiv"].routes.to_environment("https://export.arxiv.org/api/query?q=1") == \
         "http://127.0.0.1:8083/api/query?q=1"
-    assert sites["census"].serves("https://data.census.gov/table?q=B28002") and \
-        not sites["census"].serves("http://data.census.gov/")
+    assert sites["census"].serves("https://data.census.gov/table?q=B28002")
+    assert not sites["census"].serves("https://www2.census.gov/") and not sites["arxiv"].serves("https://www.arxiv.org/")
     assert sites["census"].start_command == "python3 tools/env.py start census --release v0.1.3 --mode preview"
     assert [s.preview_port for s in SITES.values()] == [8080, 8081, 8082, 8083, 8084, 8086]
     assert parse_pairs(["https://arxiv.example=http://127.0.0.1:9"]) == {"https://arxiv.example": "http://127.0.0.1:9"}
