@@ -14,6 +14,10 @@ runs after the same origin policy as every other request:
   redirects not followed) and fulfilled as the live response: a `Location` pointing at the
   environment is rewritten back to the live name, and so are environment addresses written into
   HTML/CSS/JS/JSON bodies, so links, redirects, form posts and downloads all stay on live names;
+- Chromium does not route the hop after a fulfilled redirect (it would go to the real network), so a
+  page navigation's redirect is answered with a tiny page (the redirect's cookies kept) that replaces
+  itself with the live target, a new navigation that is routed again; sub-resource redirects are
+  followed here hop by hop, each hop checked by the policy;
 - request `Origin`/`Referer` are rewritten to the environment's origin (the environment sees itself);
 - WebSockets to mapped origins are refused (the environments do not use them; a socket cannot be
   re-pointed by a route without leaving the policy).
@@ -44,8 +48,6 @@ _TEXT_TYPES = re.compile(r"text/|javascript|json|xml|ecmascript", re.I)
 _REWRITE_MAX_BYTES = 20_000_000
 _HOP_HEADERS = {"host", "content-length", "connection", "transfer-encoding", "keep-alive", "upgrade"}
 _DROPPED_RESPONSE_HEADERS = {"content-length", "content-encoding", "transfer-encoding", "connection", "keep-alive"}
-
-
 _MAX_HOPS = 8
 
 
@@ -171,6 +173,7 @@ class EnvironmentRouter:
     unmapped_allowed: list[str] = field(default_factory=list)
     failures: list[EnvironmentFailure] = field(default_factory=list)
     served: int = 0
+    _noted: int = 0
 
     def __post_init__(self) -> None:
         """Only mapped live origins stay allowed: anything else would leave the offline environment."""
@@ -235,6 +238,13 @@ class EnvironmentRouter:
             return None
         live_headers, location = self.response_headers(response, live_url)
         return response, live_headers, location
+
+    def take_failure_notices(self) -> list[str]:
+        """One notice per environment that failed since the last call (the agent reads it as a page event)."""
+        fresh, self._noted = self.failures[self._noted:], len(self.failures)
+        by_origin = {origin_key(f.url): f for f in fresh}
+        return [f"the local environment serving {origin} did not answer ({failure.error})"
+                for origin, failure in by_origin.items()]
 
     async def _refuse_socket(self, socket: WebSocketRoute) -> None:
         self.policy.blocked.append(BlockedRequest(socket.url, "websocket", False, time.time()))

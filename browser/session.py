@@ -313,6 +313,8 @@ class PageDriver:
             origins = sorted({origin_of(blocked.url) for blocked in refused})
             notices.append(f"policy refused {len(refused)} request(s) to {', '.join(origins[:5])}")
             self._blocked_noted = len(self.policy.blocked)
+        if self.router is not None:
+            notices.extend(self.router.take_failure_notices())
         if notices:  # events the page itself cannot show: add them to the text the agent reads, too
             observation.notices.extend(notices)
             observation.text, observation.tokens = render(observation, token_budget=self.worker.token_budget)

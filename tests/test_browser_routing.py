@@ -112,3 +112,6 @@ async def test_environment_down_is_a_failed_load_not_a_live_request(chromium_wor
         result = await browser.act(Goto(url=f"{LIVE}/"))
         assert not result.ok and result.error == "not_found"
         assert browser.router.failures and browser.router.failures[0].environment_url == "http://127.0.0.1:9/"
+        observation = await browser.observe()
+        assert any(n.startswith(f"the local environment serving {LIVE} did not answer") for n in
+                   result.observation.notices + observation.notices)
