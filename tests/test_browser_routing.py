@@ -9,6 +9,7 @@ import pytest
 
 from browser.routing import OriginMap, RoutingError, canonical_origin
 from browser.types import Click, Download, Fill, Goto, Submit, Target
+from tests.fixtures.webenv import CSV_TEXT
 
 LIVE = "https://site.example"
 
@@ -88,8 +89,12 @@ async def test_form_post_cookies_and_download(live_browser, standin_environment)
     await live_browser.act(Goto(url=f"{LIVE}/"))
     downloaded = await live_browser.act(Download(target=Target(text="Export CSV")))
     assert downloaded.ok, downloaded.message
-    assert Path(downloaded.download_path).read_text() == "station,year,flow\nA1,1973,12.5\nB2,2018,7.25\n"
+    assert Path(downloaded.download_path).read_text() == CSV_TEXT
     assert [row for row in downloaded.table.rows] == [["A1", "1973", "12.5"], ["B2", "2018", "7.25"]]
+    exported = await live_browser.act(Download(target=Target(text="Export selection")))  # a POSTed download
+    assert exported.ok, exported.message
+    assert Path(exported.download_path).name == "selection.csv"
+    assert Path(exported.download_path).read_text() == CSV_TEXT
 
 
 @pytest.mark.slow
