@@ -15,6 +15,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from browser.tokens import count_tokens, encoding
 from graph.state import AgentState, Plan, TaskView
 from graph.tracker import find_gate_value
+from graph.workspace import schemas
 
 DEFAULT_PROMPT_DIR = Path(__file__).resolve().parent.parent / "agent" / "prompts"
 LAST_ROWS_SHOWN = 3
@@ -47,6 +48,7 @@ class Prompts:
             drift_flags=state.get("drift_flags") or [], repair_goal=state.get("repair_goal"),
             rows_count=len(rows), last_rows=[[r["values"].get(c, "") for c in columns] for r in rows[-LAST_ROWS_SHOWN:]],
             step=state.get("step", 0), max_steps=max_steps, observation=observation_text,
+            tables=schemas(state["tables"]) if state.get("tables") else "",
         )
 
 

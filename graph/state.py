@@ -166,6 +166,12 @@ class PendingCall(TypedDict):
     args: dict[str, Any]
 
 
+def merge_tables(old: dict[str, Any] | None, new: dict[str, Any] | None) -> dict[str, Any]:
+    """Workspace tables by name: a node returns the tables it wrote, whole; a name maps to None to drop it."""
+    merged = {**(old or {}), **(new or {})}
+    return {k: v for k, v in merged.items() if v is not None}
+
+
 def new_usage(now: float) -> Usage:
     return Usage(steps=0, llm_calls=0, prompt_tokens=0, completion_tokens=0, cost_usd=0.0,
                  started_at=now, elapsed_before_resume=0.0, last_progress_at=now)
@@ -183,6 +189,8 @@ class AgentState(TypedDict, total=False):
     last_read: dict[str, Any] | None  # latest read_table/download/read_pdf payload, for the extractor
     rows: Annotated[list[EvidenceRow], operator.add]
     discarded: Annotated[list[EvidenceRow], operator.add]
+    tables: Annotated[dict[str, Any], merge_tables]  # evidence workspace: name -> graph.workspace.TableRecord
+    navigated_at: int | None  # step at which a workspace read opened a page (the state tracker runs next)
     reads: Annotated[list[ReadRecord], operator.add]
     listings: Annotated[list[Listing], operator.add]
     visited: Annotated[list[str], operator.add]  # every URL the browser showed, in order

@@ -8,6 +8,7 @@ sees when agents re-answer without new evidence.
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Any
 from urllib.parse import urlsplit
 
 from graph.state import EvidenceRow, Failure, Listing, Plan, ReadRecord, VerifierReport
@@ -140,5 +141,47 @@ def verify(*, plan: Plan | None, columns: tuple[str, ...], rows: list[EvidenceRo
         + check_counts(rows, reads)
         + check_criteria(plan, rows)
     )
+    goal = " ; ".join(f"[{f['check']}] {f['message']}" for f in failures) or None
+    return VerifierReport(step=step, ok=not failures, failures=failures, repair_goal=goal)
+
+
+def input_tables(tables: dict[str, Any], name: str) -> list[str]:
+    """The evidence tables a derived table was computed from, following derived inputs back (lineage)."""
+    seen: list[str] = []
+    todo = [name]
+    while todo:
+        table = tables.get(todo.pop())
+        if table is None:
+            continue
+        for source in table["inputs"]:
+            if source not in seen:
+                seen.append(source)
+                todo.append(source)
+    return [n for n in seen if n in tables and not tables[n]["derived"]]
+
+
+def check_inputs_drift(tables: dict[str, Any], inputs: list[str]) -> list[Failure]:
+    failures: list[Failure] = []
+    for name in inputs:
+        drifted = [r for r in tables[name]["rows"] if r.get("_drift")]
+        if drifted:
+            flags = sorted({f for r in drifted for f in str(r["_drift"]).split(",") if f})
+            steps = sorted({r.get("_step") for r in drifted if r.get("_step") is not None})
+            failures.append(Failure(check="drift", message=(
+                f"table {name}: {len(drifted)} row(s) were read while drift was active ({', '.join(flags)}) at "
+                f"step(s) {steps}: restore the gates, discard_rows (table={name!r}) those rows, read them again "
+                "and derive again")))
+    return failures
+
+
+def verify_derived(*, tables: dict[str, Any], columns: tuple[str, ...], step: int) -> VerifierReport:
+    """A derived answer: it has rows in the schema's columns, and every evidence table it was computed from
+    was read without drift."""
+    answer = tables["answer"]
+    failures: list[Failure] = []
+    if not answer["rows"]:
+        failures.append(Failure(check="schema", message=(
+            f"the derived answer has no rows: check the inputs ({answer['inputs']}) and the SQL")))
+    failures += check_inputs_drift(tables, input_tables(tables, "answer"))
     goal = " ; ".join(f"[{f['check']}] {f['message']}" for f in failures) or None
     return VerifierReport(step=step, ok=not failures, failures=failures, repair_goal=goal)
