@@ -142,7 +142,9 @@ def discard_from(args: DiscardRows, table: TableRecord) -> tuple[TableRecord, in
         return all(cell_text(row.get(k)).casefold() == v.casefold() for k, v in args.where.items())
 
     kept = [r for r in table["rows"] if not goes(r)]
-    return TableRecord(**{**table, "rows": kept}), len(table["rows"]) - len(kept)
+    steps = {r.get("_step") for r in kept}
+    reads = [r for r in table["reads"] if r["step"] in steps]  # a read whose rows are all gone no longer counts
+    return TableRecord(**{**table, "rows": kept, "reads": reads}), len(table["rows"]) - len(kept)
 
 
 def derived_answer(tables: dict[str, TableRecord] | None) -> TableRecord | None:

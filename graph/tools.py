@@ -12,10 +12,9 @@ from graph.state import Plan
 
 
 class ExtractRows(BaseModel):
-    """Read rows of the last read table / PDF / page text into table `into` (default answer: keys = output
-    columns; else your own column names), appending. columns: column -> a header, or "re:<regex>" (1st group
-    over the page text), "url:<param>", "fact:<label>" (a labelled value, as read_facts): same for all rows.
-    source pdf/page_text: `pattern` with named groups."""
+    """Rows of the last read table/PDF/page text, appended to table `into` (answer: keys = output columns).
+    columns: column -> a header, or for all rows "re:<regex>" (1st group, page text), "url:<param>",
+    "fact:<label>". source pdf/page_text: `pattern` with named groups."""
 
     model_config = ConfigDict(extra="forbid")
     kind: Literal["extract_rows"] = "extract_rows"
@@ -25,7 +24,7 @@ class ExtractRows(BaseModel):
     pattern: str | None = None
     where: dict[str, str] = Field(default_factory=dict, description="column/header -> exact value to keep")
     into: str = "answer"
-    section: str | None = Field(None, description="Use the table under this heading/caption instead of `table`.")
+    section: str | None = Field(None, description="The table under this heading/caption.")
     note: str = ""
 
 
@@ -38,15 +37,14 @@ class ReadFacts(BaseModel):
     into: str
     fields: dict[str, str]
     section: str | None = Field(None, description="Only labels under this heading.")
-    url: str | None = Field(None, description="Open this page first (one call per detail page).")
+    url: str | None = Field(None, description="Open first (one call per detail page).")
     allow_missing: bool = False
     note: str = ""
 
 
 class Derive(BaseModel):
-    """One read-only DuckDB SELECT over the evidence tables -> table `into` (answer: the schema's columns, in
-    answer order). Tables have provenance columns _url,_step,_page,_state,_drift. Helpers: num(text) -> DOUBLE,
-    iso_date(text) -> 'YYYY-MM-DD', year_of(text) -> INTEGER."""
+    """One read-only DuckDB SELECT over the tables -> table `into` (answer: the output columns, in answer
+    order). Also columns _url,_step,_state,_drift. Helpers: num(text), iso_date(text), year_of(text)."""
 
     model_config = ConfigDict(extra="forbid")
     kind: Literal["derive"] = "derive"

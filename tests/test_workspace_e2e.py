@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 
 from agent.config import AgentVariant, ModelConfig, ProtocolConfig
-from agent.scripted import ScriptedChatModel
+from agent.scripted import ScriptedChatModel, load_walkthrough
 from agent.solve import solve_task
 from eval.score import score_answer
+from tasks.loaders import load_tasks
 from tasks.models import Task
 from tasks.offline.app import DEFAULT_SEED, site_data
 from tasks.offline.sites.water import StationQuery, grid_window, search_stations
@@ -139,3 +140,59 @@ async def test_graph_run_answers_with_derive_and_records_lineage(offline_server,
     assert all(r["_url"].startswith(f"{offline_server.origin}/water/stations/") for r in records)
     stations = saved["tables"]["stations"]["rows"]
     assert all(json.loads(r["_state"])["status"].startswith("All stations") for r in stations), stations[0]["_state"]
+
+
+def _drifted_derived_steps(origin: str) -> list[dict]:
+    """The regulatory task read into a table after a detour that resets the filters ("Back to results"), then
+    derived; a careless policy reads through the drift flag."""
+    steps = load_walkthrough("offline_regulatory_002", origin=origin)
+    apply_at = next(i for i, s in enumerate(steps) if s["args"].get("target", {}).get("text") == "Apply filters")
+    extract_at = next(i for i, s in enumerate(steps) if s["tool"] == "extract_rows")
+    first_id = offline_task("offline_regulatory_002", origin).oracle_answer.split(",")[1].split("|")[0]
+    detour = [{"tool": "click", "args": {"target": {"text": first_id}}},
+              {"tool": "click", "args": {"target": {"text": "Back to results"}}}]
+    extract = {"tool": "extract_rows", "args": {**steps[extract_at]["args"], "into": "complaints"}}
+    derive = {"tool": "derive", "args": {"sql": "SELECT complaint_id, iso_date(date_received) AS date_received, "
+                                                "product, issue FROM complaints ORDER BY complaint_id"}}
+    return [*steps[: apply_at + 1], *detour, *steps[apply_at + 1: extract_at], extract, derive,
+            {"tool": "finish", "args": {}}]
+
+
+def offline_task(task_id: str, origin: str) -> Task:
+    return load_tasks("offline", origin=origin, task_ids=[task_id])[0]
+
+
+async def _solve(task: Task, chat, out: Path, server, worker, variant=None):
+    async with worker.task_browser(str(out), [server.origin]) as browser:
+        return await solve_task(task, browser=browser, model=ModelConfig(name="scripted", provider="scripted"),
+                                variant=variant or AgentVariant(name="full"), protocol=ProtocolConfig(),
+                                out_dir=out, chat_model=chat)
+
+
+async def test_a_derived_answer_read_in_a_drifted_state_is_caught_and_repaired(offline_server, chromium_worker,
+                                                                               tmp_path):
+    task = offline_task("offline_regulatory_002", offline_server.origin)
+    chat = ScriptedChatModel(steps=_drifted_derived_steps(offline_server.origin), ignore_drift=True)
+    outcome = await _solve(task, chat, tmp_path, offline_server, chromium_worker)
+    first, last = outcome.verifier_reports[0], outcome.verifier_reports[-1]
+    assert not first["ok"] and first["failures"][0]["check"] == "drift", first
+    assert "table complaints" in first["failures"][0]["message"]
+    assert last["ok"] and len(outcome.verifier_reports) == 2
+    assert score_answer(outcome.answer, task.oracle_answer, task.output_spec).exact_match, outcome.answer
+    events = [json.loads(line) for line in (tmp_path / "steps.jsonl").read_text().splitlines()]
+    tools = [e["tool"] for e in events if e.get("node") == "actor" and "tool" in e]
+    assert tools.count("derive") == 2 and "discard_rows" in tools
+    saved = json.loads((tmp_path / "retrieval_state.json").read_text())
+    rows = saved["tables"]["complaints"]["rows"]
+    assert rows and not any(r["_drift"] for r in rows)  # only rows read in the restored state remain
+
+
+@pytest.mark.parametrize("ablate", [["verifier"], ["provenance"]])
+async def test_derived_answers_survive_ablations(ablate, offline_server, chromium_worker, tmp_path):
+    task = derived_task(offline_server.origin)
+    chat = ScriptedChatModel(steps=derived_steps(offline_server.origin))
+    outcome = await _solve(task, chat, tmp_path, offline_server, chromium_worker,
+                           AgentVariant(name="no-" + ablate[0], ablate=ablate))
+    assert score_answer(outcome.answer, task.oracle_answer, task.output_spec).exact_match, outcome.answer
+    rows = json.loads((tmp_path / "retrieval_state.json").read_text())["tables"]["stations"]["rows"]
+    assert all((r["_state"] is None) == ("provenance" in ablate) for r in rows)
