@@ -29,6 +29,7 @@ from graph.composer import compose, live_rows
 from graph.evidence import compose_derived, derived_answer
 from graph.nodes import Deps, StepLog
 from graph.state import AgentState, TaskView, new_usage
+from graph.workspace import lineage
 
 if TYPE_CHECKING:
     from tasks.models import Task
@@ -187,7 +188,7 @@ def _finish(outcome: TaskOutcome, out_dir: Path, state: dict[str, Any] | None, s
         "listings": state.get("listings") or [], "urls_opened": state.get("visited") or [],
         "drift_flags": state.get("drift_log") or [], "verifier_reports": state.get("reports") or [],
         "errors": errors, "nodes_run": nodes_run, "stop_reason": stop_reason,
-        "tables": state.get("tables") or {},
+        "tables": state.get("tables") or {}, "lineage": lineage(state.get("tables") or {}),
     }
     retrieval = Redactor.from_environment().json(json.loads(json.dumps(retrieval, default=str)))
     (out_dir / "retrieval_state.json").write_text(json.dumps(retrieval, indent=2), encoding="utf-8")

@@ -297,6 +297,8 @@ def _plan_flags(plan: Plan, state: RetrievalState, step: int) -> list[DriftFlag]
         if not found:
             continue
         key, value = found
+        if any(f["gate"] == key for f in flags):
+            continue  # several phases name this gate: one flag
         planned = [g.target for g in gates if find_gate_value(state, g.name) == found]  # any phase's value
         if state["values"][key]["set_at_step"] is not None and value and not any(
                 values_match(value, target) for target in planned):

@@ -240,3 +240,32 @@ def preview(table: TableRecord, limit: int = 5) -> str:
     if len(table["rows"]) > limit:
         lines.append(f"... {len(table['rows']) - limit} more")
     return "\n".join(lines)
+
+
+def lineage(tables: dict[str, TableRecord], name: str = "answer") -> dict[str, Any] | None:
+    """How a derived table came to be: its SQL and, for every table it read (followed back through derived
+    ones), where, when and in which retrieval state those rows were read. None if `name` is not derived."""
+    table = tables.get(name)
+    if table is None or not table["derived"]:
+        return None
+    inputs = []
+    for source in table["inputs"]:
+        used = tables.get(source)
+        if used is None:
+            inputs.append({"table": source, "missing": True})
+        elif used["derived"]:
+            inputs.append({"table": source, "derived": lineage(tables, source)})
+        else:
+            rows = used["rows"]
+            urls = list(dict.fromkeys(r.get("_url") or "" for r in rows))
+            states = list(dict.fromkeys(r.get("_state") or "null" for r in rows))
+            inputs.append({
+                "table": source, "rows": len(rows), "columns": used["columns"], "steps": used["steps"],
+                "urls": urls[:10], "url_count": len(urls),
+                "states": [json.loads(s) for s in states[:5]], "state_count": len(states),
+                "pages_read": [{"result_set": r["result_set"], "pages": r["pages"], "covered": r["pages_covered"],
+                                "complete": r["complete"]} for r in used["reads"]][:20],
+                "drifted_rows": sum(1 for r in rows if r.get("_drift")),
+            })
+    return {"table": name, "sql": table["sql"], "rows": len(table["rows"]), "columns": table["columns"],
+            "step": table["steps"][-1] if table["steps"] else None, "inputs": inputs}

@@ -138,6 +138,10 @@ async def test_graph_run_answers_with_derive_and_records_lineage(offline_server,
     records = saved["tables"]["records"]["rows"]
     assert len(records) == len(_stations())
     assert all(r["_url"].startswith(f"{offline_server.origin}/water/stations/") for r in records)
+    lin = saved["lineage"]
+    assert lin["sql"] == answer["sql"] and {i["table"] for i in lin["inputs"]} == {"flow", "records", "stations"}
+    listed = next(i for i in lin["inputs"] if i["table"] == "stations")
+    assert listed["pages_read"][0]["complete"] and listed["drifted_rows"] == 0
     stations = saved["tables"]["stations"]["rows"]
     assert all(json.loads(r["_state"])["status"].startswith("All stations") for r in stations), stations[0]["_state"]
 
