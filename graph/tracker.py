@@ -21,6 +21,7 @@ STATE_CONTROL_KINDS = frozenset(
      "range", "page_size", "tab"}
 )
 TARGETED_SETTERS = frozenset({"fill", "select", "check", "set_range"})
+NAVIGATIONS = frozenset({"goto", "page_facts"})  # opening a URL on purpose (read_facts with url is one per page)
 WINDOW_START_WORDS = ("from", "start", "min", "begin", "since", "after")
 WINDOW_END_WORDS = ("to", "end", "max", "until", "before")
 
@@ -173,7 +174,7 @@ def track(
     )
 
     flags = _carry_flags(active_flags, state, kind, targets)
-    if same_path_before is not None and kind != "goto":
+    if same_path_before is not None and kind not in NAVIGATIONS:
         flags += _lost_gates(same_path_before, state, kind, targets, moved=previous is None or previous["path"] != path,
                              step=step)
     flags = _dedupe(flags)
@@ -205,7 +206,7 @@ def _carry_flags(flags: list[DriftFlag], state: RetrievalState, kind: str | None
             continue
         now = state["values"].get(flag["gate"])
         restored = now is not None and values_match(now["value"], flag["before"])
-        deliberate = kind == "goto" or (now is not None and now["set_at_step"] == state["step"]
+        deliberate = kind in NAVIGATIONS or (now is not None and now["set_at_step"] == state["step"]
                                         and _key_matches(flag["gate"], now["label"], targets))
         if not (restored or deliberate):
             kept.append(flag)

@@ -97,3 +97,13 @@ def test_the_scripted_plan_has_one_phase_per_table():
         ("groups", {"scope": "all"}, False),  # Group took two values in this table: no single gate to check
         ("facts", {"scope": "all", "Group": "B"}, True)]
     assert plan.gates == [] and plan.derivation == "SELECT g FROM groups"
+
+
+def test_read_facts_opening_a_url_is_a_deliberate_navigation():
+    s1, _ = step(obs("/results?agency=epa", agency="epa"), 1, {"kind": "goto", "url": "x"})
+    s2, flags = step(obs("/results?agency=fda", agency="fda"), 2,
+                     {"kind": "page_facts", "url": "/results?agency=fda"}, previous=s1, history=[s1])
+    assert flags == [] and s2["values"]["agency"]["set_at_step"] == 2
+    _, lost = step(obs("/results?agency=fda", agency="fda"), 2, {"kind": "click", "target": {"text": "x"}},
+                   previous=s1, history=[s1])
+    assert [f["rule"] for f in lost] == ["navigation_reset"]  # the same change by a click is drift
