@@ -107,5 +107,32 @@ def test_history_walkthrough_pattern_reads_record_pages(client, data):
 def test_other_seeds_still_give_tasks_with_effective_traps(seed):
     data = scholar.build(seed)
     records = scholar.tasks(data)
-    assert len(records) == 6 and all(2 <= r["oracle_output_cardinality"] <= 20 for r in records)
+    assert len(records) == 8 and all(2 <= r["oracle_output_cardinality"] <= 20 for r in records)
     assert set(scholar.walkthroughs(data)) == {r["task_id"] for r in records if not r["task_id"].endswith("-g")}
+
+
+def test_trail_oracle_recomputed_from_served_pages(data, client):
+    """004's answer follows from the pages alone: every result page under the v1 window, then each record page's
+    primary category, submission history and DOI; and the traps change it."""
+    q = scholar.choose(data).trail_query
+    year = int(q.start[:4])
+    ids: list[str] = []
+    for page in (1, 2):
+        ids += result_ids(client.get(f"/scholar/search?{q.params(page=page)}").text)
+    assert len(ids) > q.size, "the results must span two pages"
+    rows = []
+    for pid in sorted(ids):
+        html = client.get(f"/scholar/abs/{pid}").text
+        primary = re.search(r"<dt>Primary category</dt><dd>([^<]+)</dd>", html).group(1)
+        if primary != q.category:
+            continue
+        history = re.findall(r"\[v(\d+)\] (\d{4}-\d{2}-\d{2})", html)
+        nxt = next(((f"v{n}", day) for n, day in history if int(day[:4]) == year + 1), ("NONE", "NONE"))
+        doi = re.search(r"<dt>DOI</dt><dd>([^<]+)</dd>", html)
+        rows.append("|".join((pid, *nxt, doi.group(1) if doi else "NONE")))
+    record = next(r for r in scholar.tasks(data) if r["task_id"] == "offline_scholar_004")
+    assert record["oracle_answer"] == "\n".join(rows)
+    assert len(rows) < len(ids), "cross-listed near misses must be among the results"
+    assert any(r.split("|")[1] == "NONE" for r in rows) and any(r.split("|")[1] != "NONE" for r in rows)
+    latest_basis = result_ids(client.get(f"/scholar/search?{q.params(basis='latest')}").text)
+    assert set(latest_basis) != set(ids[: len(latest_basis)]), "the default date basis lists other papers"

@@ -1,5 +1,8 @@
 import json
 import re
+from dataclasses import replace
+from datetime import date
+from urllib.parse import urlencode
 
 import pytest
 from bs4 import BeautifulSoup
@@ -179,3 +182,31 @@ async def test_deprecated_products_appear_only_after_ticking_the_box(offline_ser
         assert searched.ok and searched.observation is not None
         [table] = searched.observation.tables
         assert table.rows and {row[table.headers.index("Product")] for row in table.rows} == {old.id}
+
+
+def test_remap_oracle_recomputed_from_served_pages(client):
+    """004's answer follows from the pages: every result page (Next), each record's change history, and the
+    'before X.Y.Z' of every listed summary; leaving deprecated identifiers out moves the common bound."""
+    q = vulns.choose(DATA).remap_query
+
+    def listed(query: vulns.Query) -> list[dict[str, str]]:
+        return read_all_pages(client, "/vulns/search?" + urlencode(params_of(query)))
+
+    def bound(rows: list[dict[str, str]]) -> str:
+        versions = [re.search(r"before (\d+\.\d+\.\d+)", r["Summary"]).group(1) for r in rows]
+        return "before " + min(versions, key=lambda v: tuple(map(int, v.split("."))))
+
+    records = listed(q)
+    assert len(records) > vulns.PAGE_SIZE, "the results must continue after Next"
+    rows = []
+    for record in records:
+        headers, history = table_rows(client.get(f"/vulns/detail/{record['ID']}").text, 4)
+        for change in (dict(zip(headers, h, strict=True)) for h in history):
+            if change["Action"] == "Identifier remapped":
+                days = (date.fromisoformat(change["Date"]) - date.fromisoformat(record["Published"])).days
+                rows.append((change["Date"], record["ID"], change["Old value"], str(days)))
+    expected = [f"{rid}|{old}|{day}|{days}|{bound(records)}" for day, rid, old, days in sorted(rows)]
+    record = next(r for r in vulns.tasks(DATA) if r["task_id"] == "offline_vulns_004")
+    assert record["oracle_answer"] == "\n".join(expected)
+    assert 0 < len(rows) < len(records), "never-remapped filings are near misses"
+    assert bound(listed(replace(q, include_deprecated=False))) != bound(records)

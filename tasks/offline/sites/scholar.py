@@ -313,6 +313,7 @@ class Chosen:
     primary_query: Query  # 001: primary only, original-submission dates
     paged_query: Query  # 002: abstract terms, cross-listed included, two result pages
     history_query: Query  # 003: detail pages for the v1 date
+    trail_query: Query  # 004: v1 window, record pages, next-year version and publication trail (derived)
 
 
 def _first_fit(candidates, fits) -> Query:
@@ -351,11 +352,47 @@ def choose(data: ScholarData) -> Chosen:
     used = {primary.category, paged.category}
     history = _first_fit((Query(terms=t, field="title", category=c, start=s, end=e)
                           for s, e, c in grid if c not in used for t in METHODS), history_fits)
+    used.add(history.category)
+    trail = _first_fit((Query(terms=t, field="all", category=c, basis="original", start=f"{y}-01-01",
+                              end=f"{y}-12-31")
+                        for y in (2021, 2020, 2022) for c in CATEGORIES if c not in used for t in METHODS),
+                       lambda q: _trail_fits(data, q))
     newest_ids = _ids(list(data.papers[:5]))
-    for q in (primary, paged, history):
+    for q in (primary, paged, history, trail):
         if _ids(search(data, q)) & newest_ids:
             raise ValueError("scholar: a task answer overlaps the home page's newest papers")
-    return Chosen(primary, paged, history)
+    return Chosen(primary, paged, history, trail)
+
+
+def _next_year_version(paper: Paper) -> Version | None:
+    """The first version submitted in the calendar year after v1 (None when there is none)."""
+    return next((v for v in paper.versions if v.day.year == paper.first_day.year + 1), None)
+
+
+def _trail_fits(data: ScholarData, q: Query) -> bool:
+    """Two result pages; cross-listed near misses; next-year versions for some, later-only revisions for
+    others; a different set under the default (latest-version) date basis or a title-only search."""
+    found = search(data, q)
+    primaries = [p for p in found if p.primary == q.category]
+    with_next = [p for p in primaries if _next_year_version(p)]
+    later_only = [p for p in primaries if not _next_year_version(p) and len(p.versions) > 1]
+    latest = search(data, Query(terms=q.terms, field=q.field, category=q.category, start=q.start, end=q.end))
+    title_only = search(data, Query(terms=q.terms, field="title", category=q.category, basis=q.basis,
+                                    start=q.start, end=q.end))
+    return (11 <= len(found) <= 14 and 5 <= len(primaries) <= 9 and len(with_next) >= 2 and len(later_only) >= 1
+            and any(p.doi for p in primaries) and any(not p.doi for p in primaries)
+            and _ids(latest) != _ids(found) and len(title_only) < len(found))
+
+
+def trail_rows(data: ScholarData, q: Query) -> list[tuple[str, str, str, str]]:
+    rows = []
+    for paper in sorted(search(data, q), key=lambda p: p.id):
+        if paper.primary != q.category:
+            continue
+        version = _next_year_version(paper)
+        rows.append((paper.id, f"v{version.number}" if version else "NONE",
+                     version.day.isoformat() if version else "NONE", paper.doi or "NONE"))
+    return rows
 
 
 def tasks(data: ScholarData) -> list[dict]:
@@ -450,8 +487,59 @@ def tasks(data: ScholarData) -> list[dict]:
                    "dependency not closed: the v1 date is only on record pages"],
             column_notes={"v1_date": "ISO date YYYY-MM-DD of [v1]", "versions": "integer count of versions"},
         ),
+        _trail_draft(data, c.trail_query),
     ]
     return [record for draft in drafts for record in record_pair(draft)]
+
+
+def _trail_draft(data: ScholarData, tq: Query) -> TaskDraft:
+    year, cat = int(tq.start[:4]), f"{tq.category} ({CATEGORIES[tq.category]})"
+    return TaskDraft(
+        task_id="offline_scholar_004", domain=DOMAIN, family=FAMILY, start_url=SEARCH_URL,
+        constraint_instruction=(
+            f"In the advanced search, search \"{tq.terms}\" in both titles and abstracts (All fields), category "
+            f"{cat}, with the date filter on 'Original submission (v1)' and the range {tq.start} to {tq.end} (the "
+            f"default filters on the latest version's date). Read every result page. Open each result's record page: "
+            f"keep only papers whose Primary category is {tq.category} (papers merely cross-listed in it are "
+            f"excluded). From each kept record's submission history take the FIRST version submitted in {year + 1} "
+            f"(the year after v1) and its date (NONE and NONE if no version was submitted in {year + 1}, even if "
+            f"later versions exist); publication_trail is the DOI shown on the record page, NONE if there is none."
+        ),
+        goal_instruction=(
+            f"For the papers with primary category {tq.category} that mention \"{tq.terms}\" in their title or "
+            f"abstract and were originally submitted in {year}: which revision, if any, did each receive first in "
+            f"{year + 1}, on what date, and has it a DOI?"
+        ),
+        columns=("arxiv_id", "next_year_version", "next_year_date", "publication_trail"),
+        rows=trail_rows(data, tq),
+        sorting="arxiv_id ascending",
+        gates=[f"All fields contain \"{tq.terms}\"", f"category = {tq.category} (cross-listed may be listed)",
+               f"date basis = original submission (v1), {tq.start}..{tq.end}", "all result pages",
+               "every listed record page (primary category, submission history, DOI)"],
+        data_dependency="The result list (all pages) supplies the records; each record page supplies the primary "
+                        "category, the submission history and the DOI the answer is computed from.",
+        control_dependency="The v1 criterion decides the date basis; the primary-category criterion is only "
+                           "checkable on record pages.",
+        inclusion=[f"v1 submitted in {year}", f"primary category {tq.category}",
+                   f"\"{tq.terms}\" in title or abstract"],
+        exclusion=[f"papers only cross-listed in {tq.category}", "versions submitted two or more years after v1"],
+        traps=["drift: the date filter defaults to the latest version's date",
+               "criterion mismatch: cross-listed papers appear in the category's results",
+               "near miss: papers revised only in a later year get NONE, not their next version",
+               "dependency not closed: results continue on page 2; history only on record pages"],
+        column_notes={
+            "next_year_version": "'v<N>' of the first version dated in the year after v1, else NONE",
+            "next_year_date": "ISO date of that version, else NONE",
+            "publication_trail": "the record's DOI, else NONE",
+        },
+        shape="derived",
+        mirrors="Scholarly: term family over title and abstract, v1 window; per record the first version of the "
+                "following year and its date, primary category (cross-lists excluded), a publication-trail column",
+        phases=("search the term over all fields with the v1 date window and read every result page",
+                "open each listed record page: primary category, DOI and the submission history",
+                "derive: keep primary-category papers; first version dated in the next year; DOI or NONE"),
+        derived=("next_year_version", "next_year_date", "publication_trail"),
+    )
 
 
 def _search_steps(q: Query) -> list[Step]:
@@ -491,7 +579,40 @@ def walkthroughs(data: ScholarData) -> dict[str, list[Step]]:
              "why": "v1 date from the submission history, not the header date"},
             {"tool": "back", "args": {}, "why": "return to the results"},
         ]
+    identifier = r"re:Identifier: (\d{4}\.\d{5})"
+    trail_steps: list[Step] = []
+    for paper in search(data, c.trail_query):
+        trail_steps += [
+            {"tool": "read_facts", "args": {
+                "url": f"{PLACEHOLDER_ORIGIN}/{PREFIX}/abs/{paper.id}", "into": "records", "allow_missing": True,
+                "fields": {"arxiv_id": identifier, "primary_cat": "Primary category", "doi": "DOI"}},
+             "why": "record page: primary category and DOI (absent when unpublished)"},
+            {"tool": "extract_rows", "args": {
+                "into": "versions", "source": "page_text",
+                "pattern": r"\[v(?P<version>\d+)\] (?P<day>\d{4}-\d{2}-\d{2})",
+                "columns": {"arxiv_id": identifier, "version": "version", "day": "day"}},
+             "why": "every version of the submission history"},
+        ]
+    trail_sql = (
+        "WITH first AS (SELECT arxiv_id, year_of(day) AS y FROM versions WHERE version = '1'), "
+        "next AS (SELECT v.arxiv_id, 'v' || v.version AS ver, v.day FROM versions v JOIN first f USING (arxiv_id) "
+        "WHERE year_of(v.day) = f.y + 1 QUALIFY row_number() OVER (PARTITION BY v.arxiv_id "
+        "ORDER BY CAST(v.version AS INTEGER)) = 1) "
+        "SELECT r.arxiv_id, coalesce(n.ver, 'NONE') AS next_year_version, coalesce(n.day, 'NONE') AS next_year_date, "
+        "CASE WHEN r.doi = '' THEN 'NONE' ELSE r.doi END AS publication_trail "
+        f"FROM records r LEFT JOIN next n USING (arxiv_id) WHERE r.primary_cat = '{c.trail_query.category}' "
+        "ORDER BY r.arxiv_id"
+    )
     return {
+        "offline_scholar_004": [
+            *_search_steps(c.trail_query),
+            {"tool": "read_table", "args": {"table": 0, "all_pages": True}, "why": "results span two pages"},
+            {"tool": "extract_rows", "args": {"into": "candidates", "columns": {"arxiv_id": "Identifier"}},
+             "why": "the records to open"},
+            *trail_steps,
+            {"tool": "derive", "args": {"sql": trail_sql}, "why": "primary only; next-year version; DOI or NONE"},
+            {"tool": "finish", "args": {}, "why": "answer derived from every record page"},
+        ],
         "offline_scholar_001": [
             *_search_steps(c.primary_query),
             {"tool": "read_table", "args": {"table": 0}, "why": "single page of results"},

@@ -9,6 +9,7 @@ references and a dated change history (score revisions, identifier remaps).
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from typing import Any
@@ -318,6 +319,7 @@ class Chosen:
     deprecated_query: Query
     history_query: Query
     date_type_query: Query
+    remap_query: Query  # 004: a product incl. deprecated ids, every record's change history (derived)
 
 
 def _windows() -> list[tuple[str, str]]:
@@ -362,7 +364,54 @@ def choose(data: VulnData) -> Chosen:
         lambda q: 11 <= len(ids(q)) <= 18 and ids(q) != ids(replace(q, date_type="modified")),
         "vulns date-type search",
     )
-    return Chosen(deprecated_query, history_query, date_type_query)
+    others_first = sorted(renamed, key=lambda product: product == deprecated_query.product)
+    remap_query = first_fit(
+        (Query(date_type="published", start=start, end=end, product=product, include_deprecated=True)
+         for product in others_first for start, end in _quarters()),
+        lambda q: _remap_fits(data, q), "vulns remap-history search",
+    )
+    return Chosen(deprecated_query, history_query, date_type_query, remap_query)
+
+
+def _quarters() -> list[tuple[str, str]]:
+    return [(f"{y}-{a}", f"{y}-{b}") for y in (2021, 2022, 2023)
+            for a, b in (("01-01", "06-30"), ("07-01", "12-31"), ("01-01", "03-31"), ("04-01", "06-30"),
+                         ("07-01", "09-30"), ("10-01", "12-31"))]
+
+
+def fixed_before(vuln: Vuln) -> tuple[int, ...]:
+    """The summary's 'before X.Y.Z': the first unaffected version, as a comparable tuple."""
+    match = re.search(r"before (\d+\.\d+\.\d+)", vuln.summary)
+    assert match, vuln.summary
+    return tuple(int(part) for part in match.group(1).split("."))
+
+
+def remap_event(vuln: Vuln) -> Change | None:
+    return next((c for c in vuln.history if c.action == "Identifier remapped"), None)
+
+
+def _remap_fits(data: VulnData, q: Query) -> bool:
+    """Two result pages; 3-8 remapped records; records still filed under the old identifier (only listed with
+    deprecated identifiers included) must move the common bound; the default date type lists another set."""
+    found = search(data, q)
+    current_only = search(data, replace(q, include_deprecated=False))
+    remapped = [v for v in found if remap_event(v)]
+    if not (PAGE_SIZE < len(found) <= 16 and 2 <= len(remapped) <= 10 and current_only):
+        return False
+    moved = min(map(fixed_before, found)) != min(map(fixed_before, current_only))
+    by_modified = {v.id for v in search(data, replace(q, date_type="modified"))}
+    return moved and by_modified != {v.id for v in found}
+
+
+def _oracle_remaps(data: VulnData, q: Query) -> list[tuple[str, ...]]:
+    found = search(data, q)
+    bound = "before " + ".".join(map(str, min(map(fixed_before, found))))
+    rows = []
+    for vuln in found:
+        event = remap_event(vuln)
+        if event:
+            rows.append((event.on, vuln.id, event.old, str((event.on - vuln.published).days)))
+    return [(vid, old, on.isoformat(), days, bound) for on, vid, old, days in sorted(rows)]
 
 
 def _oracle_deprecated(data: VulnData, q: Query) -> list[tuple[str, ...]]:
@@ -477,7 +526,58 @@ def tasks(data: VulnData) -> list[dict[str, Any]]:
             column_notes={"weakness": "CWE id as shown, e.g. CWE-79"},
         ),
     ]
+    drafts.append(_remap_draft(data, c.remap_query))
     return [record for draft in drafts for record in record_pair(draft)]
+
+
+def _remap_draft(data: VulnData, q: Query) -> TaskDraft:
+    old = next(p.id for p in data.products.values() if p.replaced_by == q.product)
+    return TaskDraft(
+        task_id="offline_vulns_004", domain=DOMAIN, family=FAMILY, start_url=SEARCH_URL,
+        constraint_instruction=(
+            f"In the vulnerability search, tick 'Include deprecated product identifiers', choose product {q.product}, "
+            f"set Date type to Published (the default is Last modified) and the range {q.start} to {q.end}; follow "
+            f"Next through every result page. Open every listed record's detail page and read its Change history. "
+            f"Report the records whose history has an 'Identifier remapped' event: the record id, the old (remapped) "
+            f"identifier, the remap date, days_to_remap = days from publication to the remap, and "
+            f"common_affected_bound = the intersection of the affected version ranges of ALL listed records (each "
+            f"summary says 'before X.Y.Z'; the intersection is 'before' the lowest such version), the same on every row."
+        ),
+        goal_instruction=(
+            f"Records on {q.product} published between {q.start} and {q.end}, including those filed under its "
+            f"retired identifier: which were later remapped from the old identifier, when, and how many days after "
+            f"publication? Also give the version bound below which every one of these records (remapped or not) "
+            f"applies."
+        ),
+        columns=("record_id", "old_identifier", "remapped_on", "days_to_remap", "common_affected_bound"),
+        rows=_oracle_remaps(data, q),
+        sorting="remapped_on ascending, then record_id",
+        gates=[f"product = {q.product} with deprecated identifiers included", "date type = Published",
+               f"published {q.start}..{q.end}", "every result page (Next)", "every record's change history"],
+        data_dependency="The result list supplies the records and their summaries; each detail page's change "
+                        "history supplies the remap events; the bound is computed over all listed records.",
+        control_dependency=f"Records still filed under {old} are only listed with deprecated identifiers included.",
+        inclusion=["records with an 'Identifier remapped' history event", "bound over every listed record"],
+        exclusion=["records never remapped (current or still-deprecated filings)", "score or reference changes"],
+        traps=["drift: the date type defaults to Last modified, which lists another set",
+               f"criterion mismatch: without deprecated identifiers the records still filed under {old} are "
+               "missing, and the common bound changes",
+               "near miss: records filed under the old identifier but never remapped",
+               "dependency not closed: results continue after Next; remaps only in each change history"],
+        column_notes={
+            "days_to_remap": "integer days from the Published date to the remap date",
+            "common_affected_bound": "'before ' + the lowest 'before X.Y.Z' version among all listed records "
+                                     "(numeric comparison of each part)",
+            "remapped_on": "ISO date of the remap event",
+        },
+        shape="derived",
+        mirrors="Vulnerabilities: a product searched including deprecated identifiers; remap events (old -> new) "
+                "with timestamps from each record's change history; affected version range intersected across records",
+        phases=("search the product with deprecated identifiers, published window, every result page",
+                "open every listed record: change history table",
+                "derive: remap rows, days to remap, bound over all records"),
+        derived=("days_to_remap", "common_affected_bound"),
+    )
 
 
 def _search_steps(q: Query, vendors: dict[str, str]) -> list[Step]:
@@ -525,7 +625,35 @@ def walkthroughs(data: VulnData) -> dict[str, list[Step]]:
                             "old_score": "Old value", "new_score": "New value"}}, "why": "score revisions only"},
             {"tool": "back", "args": {}, "why": "return to the result list"},
         ]
+    remap_steps: list[Step] = []
+    for vuln in search(data, c.remap_query):
+        remap_steps += [
+            {"tool": "goto", "args": {"url": f"{PLACEHOLDER_ORIGIN}/{PREFIX}/detail/{vuln.id}"},
+             "why": "the record's detail page"},
+            {"tool": "extract_rows", "args": {
+                "into": "history", "section": "Change history",
+                "columns": {"record_id": r"re:Record (OVR-\d{4}-\d{5})", "day": "Date", "action": "Action",
+                            "old": "Old value", "new": "New value"}}, "why": "every change of the record"},
+        ]
+    version = "CAST(split_part(v, '.', {}) AS INTEGER)"
+    remap_sql = (
+        "WITH vers AS (SELECT regexp_extract(summary, 'before ([0-9]+[.][0-9]+[.][0-9]+)', 1) AS v FROM records), "
+        f"low AS (SELECT v FROM vers ORDER BY {version.format(1)}, {version.format(2)}, {version.format(3)} LIMIT 1) "
+        "SELECT h.record_id, h.old AS old_identifier, h.day AS remapped_on, "
+        "CAST(date_diff('day', CAST(r.published AS DATE), CAST(h.day AS DATE)) AS VARCHAR) AS days_to_remap, "
+        "'before ' || (SELECT v FROM low) AS common_affected_bound "
+        "FROM history h JOIN records r USING (record_id) WHERE h.action = 'Identifier remapped' "
+        "ORDER BY h.day, h.record_id"
+    )
     return {
+        "offline_vulns_004": [
+            *_search_steps(c.remap_query, data.vendors), read_all,
+            {"tool": "extract_rows", "args": {"into": "records", "columns": {
+                "record_id": "ID", "published": "Published", "summary": "Summary"}}, "why": "every listed record"},
+            *remap_steps,
+            {"tool": "derive", "args": {"sql": remap_sql}, "why": "remap rows, days, common bound"},
+            {"tool": "finish", "args": {}, "why": "every record's history read"},
+        ],
         "offline_vulns_001": [
             *_search_steps(c.deprecated_query, data.vendors), read_all,
             {"tool": "extract_rows", "args": {"columns": {"id": "ID", "published": "Published", "score": "Score"}},
