@@ -500,6 +500,9 @@ async def _adopt_popups(driver: PageDriver) -> bool:
     for popup in [p for p in driver.context.pages if p is not driver.page]:
         try:
             await popup.wait_for_load_state("commit", timeout=driver.timeouts.action_ms)
+            if popup.url == "about:blank":  # a busy machine: the tab exists before its navigation commits
+                await popup.wait_for_url(lambda u: u != "about:blank", wait_until="commit",
+                                         timeout=driver.timeouts.action_ms)
             url = popup.url
         except PlaywrightError:
             url = "about:blank"
