@@ -828,8 +828,8 @@ def _quality_draft(data: WaterData) -> TaskDraft:
     return TaskDraft(
         task_id="offline_water_005", domain=DOMAIN, family=FAMILY, start_url=LOCATIONS_URL,
         constraint_instruction=(
-            f"In the monitoring-location search choose, one at a time, the basin units {named} with site type "
-            f"Stream. Open every Stream location listed. Its period of record is shown for all characteristic groups "
+            f"In the monitoring-location search set site type Stream and read every result page; the candidates "
+            f"are the Stream locations of the basin units {named}. Open each candidate's page. Its period of record is shown for all characteristic groups "
             f"together by default: choose each characteristic group ({groups}) separately and read that group's Start "
             f"year and End year. Keep the locations where every one of the four groups starts in or before {first} "
             f"and ends in or after {last}. common_start_year is the latest of the four group start years and "
@@ -847,12 +847,14 @@ def _quality_draft(data: WaterData) -> TaskDraft:
                  "microbiological_start", "nutrient_start", "physical_start"),
         rows=quality_rows(data),
         sorting="huc ascending",
-        gates=[f"basin unit = each of {', '.join(units)} (one search per unit)", "site type = Stream",
+        gates=["site type = Stream", "every result page of the location search",
+               f"candidates: basin units {', '.join(units)}",
                "characteristic group = each of the four groups, on every location page (default: all groups)"],
-        data_dependency=("The per-unit location searches supply the candidate locations; each location page, "
+        data_dependency=("The location search supplies the candidates and their basin units; each location page, "
                          "once per characteristic group, supplies that group's start and end years; the common "
                          "period, the window filter and the per-unit winner are computed from them."),
-        control_dependency=("Each unit needs its own search; each group needs its own state of the location page; "
+        control_dependency=("The basin units decide which location pages are opened; each group needs its own state "
+                            "of the location page; "
                             "a location is kept only after all four groups are read for it."),
         inclusion=[f"Stream locations of basin units {', '.join(units)}",
                    f"every group starting in or before {first} and ending in or after {last}"],
@@ -860,7 +862,8 @@ def _quality_draft(data: WaterData) -> TaskDraft:
                    "all but the earliest common start per unit"],
         traps=["criterion mismatch: the default 'All groups' period starts at the EARLIEST group, not the common "
                "start; a location with the earliest overall start loses on its late Microbiological record",
-               f"near-miss: a location with an earlier common start whose Physical record stops before {last}",
+               f"near-miss (two of the units): a location with an earlier common start whose Physical record stops "
+               f"before {last}",
                "near-miss: a spring in the same unit has the earliest common start (wrong site type)",
                "drift: every location page opens on 'All groups' again"],
         column_notes={
@@ -873,7 +876,7 @@ def _quality_draft(data: WaterData) -> TaskDraft:
         mirrors=("WATER_QUALITY_PORTAL waterquality_003: HUC|MonitoringLocationIdentifier|common_start_year|"
                  "<group>_start..., groups searched separately, common start = latest group start, one station "
                  "per HUC"),
-        phases=("location search per basin unit (site type Stream) -> candidate locations",
+        phases=("location search (site type Stream, every page) -> candidate locations of the basin units",
                 "each candidate's page once per characteristic group -> start and end years",
                 "derive: common start/end, window filter, earliest common start per unit"),
         derived=("location_id", "common_start_year", "common_end_year"),
@@ -988,16 +991,12 @@ def _quality_walkthrough(data: WaterData) -> list[Step]:
     steps: list[Step] = [
         {"tool": "goto", "args": {"url": LOCATIONS_URL}, "why": "open the location search"},
         {"tool": "select", "args": {"target": {"label": "Site type"}, "option": "Stream"}, "why": "streams only"},
+        {"tool": "click", "args": {"target": {"text": "Find locations"}}, "why": "run the search"},
+        {"tool": "read_table", "args": {"table": 0, "all_pages": True}, "why": "every stream location, all pages"},
+        {"tool": "extract_rows", "args": {"into": "locations", "columns": {
+            "location_id": "Location ID", "site_type": "Site type", "huc": "Basin unit"}},
+         "why": "candidate locations with their basin unit"},
     ]
-    for unit in units:
-        steps += [
-            {"tool": "select", "args": {"target": {"label": "Basin unit"}, "option": f"{unit} {UNIT_NAMES[unit]}"},
-             "why": "one basin unit per search"},
-            {"tool": "click", "args": {"target": {"text": "Find locations"}}, "why": "run the search"},
-            {"tool": "extract_rows", "args": {"into": "locations", "columns": {
-                "location_id": "Location ID", "site_type": "Site type", "huc": "Basin unit"}},
-             "why": "candidate locations of the unit"},
-        ]
     for unit in units:
         for loc in search_locations(data, LocationQuery(huc=unit, site_type="Stream", submitted=True)):
             steps += [{"tool": "read_facts", "args": {
@@ -1011,7 +1010,8 @@ def _quality_walkthrough(data: WaterData) -> list[Step]:
         f"per AS (SELECT location_id, max(s) AS common_start, min(e) AS common_end, count(DISTINCT grp) AS n, "
         f"bool_and(s <= {first} AND e >= {last}) AS covers, {starts} FROM p GROUP BY location_id), "
         "c AS (SELECT DISTINCT l.huc, per.* FROM locations l JOIN per ON per.location_id = l.location_id "
-        f"WHERE l.site_type = 'Stream' AND per.n = {len(GROUPS)} AND per.covers) "
+        f"WHERE l.site_type = 'Stream' AND l.huc IN ({', '.join(repr(u) for u in units)}) "
+        f"AND per.n = {len(GROUPS)} AND per.covers) "
         "SELECT huc, location_id, CAST(common_start AS VARCHAR) AS common_start_year, "
         "CAST(common_end AS VARCHAR) AS common_end_year, "
         + ", ".join(f"{g.lower()}_start" for g in GROUPS)
