@@ -16,6 +16,7 @@ import asyncio
 import csv
 import io
 import random
+import re
 from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
 from urllib.parse import urlencode
@@ -454,9 +455,15 @@ class LocationQuery:
                    submitted=any(k in params for k in ("area", "huc", "siteType")))
 
 
+    @property
+    def hucs(self) -> set[str]:
+        """Basin-unit codes: the field takes several, separated by ';' (or commas/spaces), like the real portal."""
+        return set(re.findall(r"\d{8}", self.huc))
+
+
 def search_locations(data: WaterData, q: LocationQuery) -> list[Location]:
     return sorted((loc for loc in data.locations
-                   if (not q.area or loc.region == q.area) and (not q.huc or loc.huc == q.huc)
+                   if (not q.area or loc.region == q.area) and (not q.hucs or loc.huc in q.hucs)
                    and (not q.site_type or loc.site_type == q.site_type)), key=lambda loc: loc.id)
 
 
@@ -828,8 +835,9 @@ def _quality_draft(data: WaterData) -> TaskDraft:
     return TaskDraft(
         task_id="offline_water_005", domain=DOMAIN, family=FAMILY, start_url=LOCATIONS_URL,
         constraint_instruction=(
-            f"In the monitoring-location search set site type Stream and read every result page; the candidates "
-            f"are the Stream locations of the basin units {named}. Open each candidate's page. Its period of record is shown for all characteristic groups "
+            f"In the monitoring-location search enter the basin units {named} (codes separated by ';') with site "
+            f"type Stream; the candidates are the Stream locations listed. Open each candidate's page (it confirms "
+            f"the site type and basin unit). Its period of record is shown for all characteristic groups "
             f"together by default: choose each characteristic group ({groups}) separately and read that group's Start "
             f"year and End year. Keep the locations where every one of the four groups starts in or before {first} "
             f"and ends in or after {last}. common_start_year is the latest of the four group start years and "
@@ -847,8 +855,7 @@ def _quality_draft(data: WaterData) -> TaskDraft:
                  "microbiological_start", "nutrient_start", "physical_start"),
         rows=quality_rows(data),
         sorting="huc ascending",
-        gates=["site type = Stream", "every result page of the location search",
-               f"candidates: basin units {', '.join(units)}",
+        gates=[f"basin units = {';'.join(units)}", "site type = Stream",
                "characteristic group = each of the four groups, on every location page (default: all groups)"],
         data_dependency=("The location search supplies the candidates and their basin units; each location page, "
                          "once per characteristic group, supplies that group's start and end years; the common "
@@ -876,7 +883,7 @@ def _quality_draft(data: WaterData) -> TaskDraft:
         mirrors=("WATER_QUALITY_PORTAL waterquality_003: HUC|MonitoringLocationIdentifier|common_start_year|"
                  "<group>_start..., groups searched separately, common start = latest group start, one station "
                  "per HUC"),
-        phases=("location search (site type Stream, every page) -> candidate locations of the basin units",
+        phases=("location search: the basin units, site type Stream -> candidate locations",
                 "each candidate's page once per characteristic group -> start and end years",
                 "derive: common start/end, window filter, earliest common start per unit"),
         derived=("location_id", "common_start_year", "common_end_year"),
@@ -990,15 +997,21 @@ def _quality_walkthrough(data: WaterData) -> list[Step]:
     units, (first, last) = data.quality.units, data.quality.window
     steps: list[Step] = [
         {"tool": "goto", "args": {"url": LOCATIONS_URL}, "why": "open the location search"},
+        {"tool": "fill", "args": {"target": {"label": "Basin unit (HUC)"}, "value": ";".join(units)},
+         "why": "the three basin units in one search"},
         {"tool": "select", "args": {"target": {"label": "Site type"}, "option": "Stream"}, "why": "streams only"},
         {"tool": "click", "args": {"target": {"text": "Find locations"}}, "why": "run the search"},
-        {"tool": "read_table", "args": {"table": 0, "all_pages": True}, "why": "every stream location, all pages"},
+        {"tool": "read_table", "args": {"table": 0, "all_pages": True}, "why": "every candidate location"},
         {"tool": "extract_rows", "args": {"into": "locations", "columns": {
             "location_id": "Location ID", "site_type": "Site type", "huc": "Basin unit"}},
          "why": "candidate locations with their basin unit"},
     ]
     for unit in units:
         for loc in search_locations(data, LocationQuery(huc=unit, site_type="Stream", submitted=True)):
+            steps.append({"tool": "read_facts", "args": {
+                "url": f"{LOCATIONS_URL}/{loc.id}", "into": "sites",
+                "fields": {"location_id": "Location ID", "site_type": "Site type", "huc": "Basin unit"}},
+                "why": f"{loc.id}'s own page confirms its site type and unit"})
             steps += [{"tool": "read_facts", "args": {
                 "url": f"{LOCATIONS_URL}/{loc.id}?{urlencode({'group': group})}", "into": "periods",
                 "fields": {"location_id": "Location ID", "grp": "url:group", "start_year": "Start year",
@@ -1009,8 +1022,9 @@ def _quality_walkthrough(data: WaterData) -> list[Step]:
         "FROM periods), "
         f"per AS (SELECT location_id, max(s) AS common_start, min(e) AS common_end, count(DISTINCT grp) AS n, "
         f"bool_and(s <= {first} AND e >= {last}) AS covers, {starts} FROM p GROUP BY location_id), "
-        "c AS (SELECT DISTINCT l.huc, per.* FROM locations l JOIN per ON per.location_id = l.location_id "
-        f"WHERE l.site_type = 'Stream' AND l.huc IN ({', '.join(repr(u) for u in units)}) "
+        "c AS (SELECT DISTINCT s.huc, per.* FROM locations l JOIN sites s ON s.location_id = l.location_id "
+        "JOIN per ON per.location_id = l.location_id "
+        f"WHERE s.site_type = 'Stream' AND s.huc IN ({', '.join(repr(u) for u in units)}) "
         f"AND per.n = {len(GROUPS)} AND per.covers) "
         "SELECT huc, location_id, CAST(common_start AS VARCHAR) AS common_start_year, "
         "CAST(common_end AS VARCHAR) AS common_end_year, "
