@@ -69,7 +69,7 @@ def test_custom_company_dropdown_is_aria_listbox(client):
     html = client.get("/regulatory/complaints").text
     assert 'role="combobox"' in html and 'role="listbox"' in html
     assert '<select id="company"' not in html and 'type="hidden" name="company"' in html
-    assert html.count('role="option"') == len(reg.COMPANIES) + 1
+    assert html.count('role="option"') == len(reg.ALL_COMPANIES) + 1
 
 
 def test_cookie_banner_until_consent(client):
@@ -120,8 +120,105 @@ def test_pdf_bytes_are_deterministic(data):
 def test_other_seeds_still_give_tasks_with_effective_traps(seed):
     data = reg.build(seed)
     records = reg.tasks(data)
-    assert len(records) == 6 and all(2 <= r["oracle_output_cardinality"] <= 20 for r in records)
+    assert len(records) == 10 and all(2 <= r["oracle_output_cardinality"] <= 20 for r in records)
     assert set(reg.walkthroughs(data)) == {r["task_id"] for r in records if not r["task_id"].endswith("-g")}
+
+
+# ---------------------------------------------------------------- derived tasks 004 (enforcement) and 005 (cohort)
+
+
+def _record(data, task_id: str) -> dict:
+    return next(r for r in reg.tasks(data) if r["task_id"] == task_id)
+
+
+def _action_slugs(html: str) -> list[str]:
+    return re.findall(r'<td><a href="/regulatory/enforcement/([\w-]+)">', html)
+
+
+def test_enforcement_dates_filter_last_updated_by_default(client, data):
+    start, end = reg.choose_action_window(data)
+    default = client.get("/regulatory/enforcement").text
+    assert len(_action_slugs(default)) == reg.ACTION_PAGE_SIZE and 'rel="next"' in default
+    assert '<option value="updated" selected>Last updated</option>' in default
+    by_update = _action_slugs(client.get("/regulatory/enforcement", params={
+        "from": start, "to": end, "status": "Terminated"}).text)
+    by_filing = _action_slugs(client.get("/regulatory/enforcement", params={
+        "date_field": "filed", "from": start, "to": end, "status": "Terminated"}).text)
+    wanted = [a.slug for a in reg.search_actions(data, reg.ActionQuery("filed", start, end, status="Terminated"))]
+    assert by_filing == wanted and set(by_update) != set(by_filing)  # the date-field trap changes the set
+    assert not set(wanted) & set(_action_slugs(default))
+    page = client.get(f"/regulatory/enforcement/{wanted[0]}").text
+    assert '<a href="/regulatory/enforcement">Back to enforcement actions</a>' in page  # resets every filter
+
+
+def _pages(body: bytes) -> list[str]:
+    return [p.extract_text() for p in PdfReader(io.BytesIO(body)).pages]
+
+
+def test_consent_order_pages_give_the_oracle(client, data):
+    """Redress and penalty pages of 004 are the first pages of the served consent order that print the amounts."""
+    start, end = reg.choose_action_window(data)
+    rows = []
+    for action in sorted(reg.search_actions(data, reg.ActionQuery("filed", start, end, status="Terminated")),
+                         key=lambda a: (a.filed, a.docket)):
+        detail = client.get(f"/regulatory/enforcement/{action.slug}").text
+        assert "Consent Order (PDF)" in detail and "Stipulation (PDF)" in detail
+        pages = _pages(client.get(f"/regulatory/enforcement/{action.slug}/consent-order.pdf").content)
+        assert all(f"Page {i} of {len(pages)}" in text for i, text in enumerate(pages, 1))
+
+        def first(amount: str, texts: list[str]) -> str:
+            return next((str(i) for i, text in enumerate(texts, 1) if amount in text), "NONE")
+
+        redress = reg.money(action.redress) if action.redress else "NONE"
+        penalty = reg.money(action.penalty)
+        rows.append("|".join([action.respondent, action.docket, action.filed.isoformat(), redress,
+                              first(redress, pages) if action.redress else "NONE", penalty, first(penalty, pages)]))
+        assert sum(reg.money(action.redress) in t for t in pages) >= (2 if action.redress else 0)  # printed again
+        stipulation = _pages(client.get(f"/regulatory/enforcement/{action.slug}/stipulation.pdf").content)
+        assert first(penalty, stipulation) == "1" != first(penalty, pages)  # the look-alike document
+    record = _record(data, "offline_regulatory_004")
+    assert record["oracle_answer"].split("\n")[1:] == rows
+    assert any("|NONE|NONE|" in row for row in rows)
+
+
+def test_cohort_stages_recomputed_from_the_csv_export(client, data):
+    """Hand-rolled recount of 005 over the served CSV: peak month, its top state/company, earliest complaint,
+    then the top company removed from the whole cohort, twice."""
+    plan = data.cohort
+    text = client.get("/regulatory/complaints.csv", params={
+        "product": plan.product, "date_received_min": plan.start, "date_received_max": plan.end}).text
+    cohort = list(csv.DictReader(io.StringIO(text)))
+    assert cohort and all(plan.start <= r["Date received"] <= plan.end for r in cohort)
+    excluded: list[str] = []
+    rows = []
+    for stage in (1, 2, 3):
+        rest = [r for r in cohort if r["Company"] not in excluded]
+        months: dict[str, int] = {}
+        for r in rest:
+            months[r["Date received"][:7]] = months.get(r["Date received"][:7], 0) + 1
+        month = max(sorted(months), key=lambda m: months[m])
+        in_month = [r for r in rest if r["Date received"].startswith(month)]
+        states = {r["State"]: sum(x["State"] == r["State"] for x in in_month) for r in in_month}
+        companies = {r["Company"]: sum(x["Company"] == r["Company"] for x in in_month) for r in in_month}
+        state = max(sorted(states), key=lambda k: states[k])
+        company = max(sorted(companies), key=lambda k: companies[k])
+        earliest = min((r for r in in_month if r["Company"] == company),
+                       key=lambda r: (r["Date received"], int(r["Complaint ID"])))
+        rows.append("|".join([str(stage), "; ".join(excluded) or "NONE", month, str(months[month]), state,
+                              str(states[state]), company, str(companies[company]), earliest["Complaint ID"],
+                              earliest["Date received"]]))
+        excluded.append(company)
+    assert _record(data, "offline_regulatory_005")["oracle_answer"].split("\n")[1:] == rows
+    default = client.get("/regulatory/complaints.csv", params={"product": plan.product}).text
+    assert not {r["Complaint ID"] for r in csv.DictReader(io.StringIO(default))} & {r["Complaint ID"] for r in cohort}
+
+
+def test_old_complaint_tasks_keep_their_companies(data):
+    """The credit-reporting cohort uses its own companies, so the old tasks' searches are unchanged by it."""
+    chosen = reg.choose(data)
+    for q in (chosen.history_query, chosen.relief_query):
+        assert all(c.product != reg.CREDIT_PRODUCT for c in reg.search_complaints(data, q))
+    assert not set(reg.BUREAUS) & set(reg.COMPANIES)
 
 
 # ---------------------------------------------------------------- the same mechanics in real Chromium

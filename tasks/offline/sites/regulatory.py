@@ -6,7 +6,12 @@ only the last three years of the data (older complaints silently dropped); a pag
 by default) with page-number pagination; CSV export of the filtered set; a cookie banner that blocks clicks
 until dismissed; complaint pages whose "Back to results" / "New search" links RESET all filters. The
 document library filters by year, topic, status and type through a POSTed form (the URL never changes);
-detail pages link generated PDF orders whose relief table holds the answer-bearing amounts.
+detail pages link generated PDF orders whose relief table holds the answer-bearing amounts. An enforcement
+actions list filters by a date range applied to "Last updated" by default (or to the initial filing date),
+status and product, ten actions per page; each action page links a multi-page consent order PDF (page
+header "File No. ... | Page i of n") and a look-alike stipulation PDF, and its "Back to enforcement actions"
+link resets the filters. The complaint database also holds a credit-reporting product bucket whose
+monthly volume has spikes driven by single companies.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import csv
 import io
 import math
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from functools import lru_cache
 from urllib.parse import urlencode
@@ -26,6 +31,7 @@ from starlette.routing import Route
 
 from tasks.offline.app import render
 from tasks.offline.registry import PLACEHOLDER_ORIGIN, Site, Step
+from tasks.offline.sites._first_fit import first_fit
 from tasks.offline.sites._record_pair import TaskDraft, record_pair
 
 PREFIX = "regulatory"
@@ -108,6 +114,11 @@ class Document:
 class RegulatoryData:
     complaints: tuple[Complaint, ...]  # newest first
     documents: tuple[Document, ...]  # newest first
+    actions: tuple[Action, ...] = ()  # enforcement actions, most recently updated first
+    cohort: CohortPlan | None = None  # 005's product bucket and window
+
+    def action(self, slug: str) -> Action | None:
+        return next((a for a in self.actions if a.slug == slug), None)
 
     def complaint(self, cid: str) -> Complaint | None:
         return next((c for c in self.complaints if c.id == cid), None)
@@ -164,7 +175,320 @@ def build(seed: int) -> RegulatoryData:
             redress=redress, summary=summary,
         ))
     documents.sort(key=lambda d: (d.issued, d.slug), reverse=True)
-    return RegulatoryData(tuple(complaints), tuple(documents))
+    # Everything below draws from its own generators, so the data of tasks 001-003 stays as it was.
+    actions = _actions(random.Random(seed * 13 + 7))
+    cohort, credit = _credit_cohort(seed)
+    merged = sorted([*complaints, *credit], key=lambda c: c.received, reverse=True)  # stable: old order kept
+    return RegulatoryData(tuple(merged), tuple(documents), actions, cohort)
+
+
+# ---------------------------------------------------------------- enforcement actions (task 004)
+
+ACTION_STATUSES = ["Active", "Expired", "Terminated", "Pending litigation"]
+ACTION_PRODUCTS = ["Mortgages", "Deposits", "Credit cards", "Debt collection", "Prepaid cards", "Student loans",
+                   "Payday loans", "Credit reporting"]
+FORUMS = ["Administrative proceeding", "Federal district court"]
+DATE_FIELDS = {"updated": "Last updated", "filed": "Initial filing date"}
+ACTION_PAGE_SIZE = 10
+ACTION_COUNT = 80
+ACTION_WORDS = ["Allied", "Bayview", "Crescent", "Dominion", "Emerald", "Frontier", "Gateway", "Heritage", "Imperial",
+                "Jubilee", "Keystone", "Landmark", "Monarch", "Northgate", "Oakmont", "Pioneer", "Regent", "Sterling"]
+ACTION_KINDS = ["Bank, N.A.", "Lending, LLC", "Servicing, Inc.", "Payments Corp.", "Financial Group", "Credit Co."]
+
+
+@dataclass(frozen=True)
+class Action:
+    slug: str
+    respondent: str
+    docket: str
+    filed: date
+    updated: date
+    status: str
+    products: tuple[str, ...]
+    forum: str
+    redress: int  # 0: the order requires no consumer redress
+    penalty: int
+    decoy: int  # fees found charged (an amount in the findings that is not relief)
+    layout: tuple[str, ...]  # section key per consent-order page
+
+    @property
+    def redress_text(self) -> str:
+        return money(self.redress) if self.redress else "NONE"
+
+    def first_page(self, section: str) -> int | None:
+        """The consent-order page where the amount of `section` ('redress'/'penalty') is first printed."""
+        return next((i for i, key in enumerate(self.layout, 1) if key == section), None)
+
+
+def _actions(rng: random.Random) -> tuple[Action, ...]:
+    firms = sorted({f"{a} {b}" for a in ACTION_WORDS for b in ACTION_KINDS})
+    rng.shuffle(firms)
+    actions = []
+    for i in range(ACTION_COUNT):
+        filed = date(2012, 1, 1) + timedelta(days=rng.randrange((LAST_DAY - date(2012, 1, 1)).days - 400))
+        updated = min(LAST_DAY, filed + timedelta(days=rng.randrange(30, 2600)))
+        forum = rng.choices(FORUMS, weights=[75, 25])[0]
+        docket = "" if forum == FORUMS[0] else f"1:{filed.year % 100:02d}-cv-{rng.randrange(1000, 9999)}"
+        redress = 0 if rng.random() < 0.25 else rng.randrange(4, 900) * 25_000
+        penalty = rng.randrange(2, 400) * 25_000
+        penalty += 25_000 if penalty == redress else 0  # each amount printed is distinct
+        layout = ["caption"] + ["background"] * rng.randrange(1, 3) + ["findings"] * rng.randrange(1, 3)
+        if redress:
+            layout += ["redress"] + ["conduct"] * rng.randrange(0, 2)
+        layout += ["penalty"] + (["administration"] if redress else []) + ["conduct"] * rng.randrange(0, 2)
+        layout += ["signatures"]
+        actions.append(Action(
+            slug=f"{rng.choice(ACTION_WORDS).lower()}-{i + 1:03d}", respondent=firms[i], docket=docket, filed=filed,
+            updated=updated, status=rng.choices(ACTION_STATUSES, weights=[30, 25, 35, 10])[0],
+            products=tuple(sorted(rng.sample(ACTION_PRODUCTS, rng.choice((1, 1, 1, 2))))), forum=forum,
+            redress=redress, penalty=penalty, decoy=rng.randrange(40, 900) * 1_000 + 500, layout=tuple(layout),
+        ))
+    numbers: dict[int, int] = {}
+    for i, a in sorted(enumerate(actions), key=lambda ia: (ia[1].filed, ia[1].slug)):
+        if not a.docket:  # administrative dockets are numbered per year in filing order
+            numbers[a.filed.year] = numbers.get(a.filed.year, 0) + 1
+            actions[i] = replace(a, docket=f"{a.filed.year}-CFPB-{numbers[a.filed.year]:04d}")
+    actions.sort(key=lambda a: (a.updated, a.slug), reverse=True)
+    return tuple(actions)
+
+
+@dataclass(frozen=True)
+class ActionQuery:
+    date_field: str = "updated"
+    start: str = ""
+    end: str = ""
+    status: str = ""
+    product: str = ""
+    page: int = 1
+
+    @classmethod
+    def from_params(cls, params: dict[str, str]) -> ActionQuery:
+        page = params.get("page", "")
+        return cls(date_field=params.get("date_field", "updated") if params.get("date_field") in DATE_FIELDS
+                   else "updated", start=params.get("from", ""), end=params.get("to", ""),
+                   status=params.get("status", ""), product=params.get("product", ""),
+                   page=max(1, int(page)) if page.isdigit() else 1)
+
+    def params(self, **changes: object) -> dict[str, str]:
+        values = {"date_field": self.date_field, "from": self.start, "to": self.end, "status": self.status,
+                  "product": self.product, "page": str(self.page)}
+        values.update({k: str(v) for k, v in changes.items()})
+        return values
+
+
+def search_actions(data: RegulatoryData, q: ActionQuery) -> list[Action]:
+    found = []
+    for a in data.actions:
+        day = (a.filed if q.date_field == "filed" else a.updated).isoformat()
+        if q.start and day < q.start or q.end and day > q.end:
+            continue
+        if q.status and a.status != q.status or q.product and q.product not in a.products:
+            continue
+        found.append(a)
+    return found
+
+
+def _page_sections(a: Action, styles: object) -> list[list[object]]:
+    from reportlab.platypus import Paragraph, Spacer
+
+    s = styles  # type: ignore[assignment]
+    r, topic = a.respondent, ", ".join(a.products).lower()
+    text = {
+        "caption": [Paragraph("UNITED STATES OFFLINE CONSUMER BUREAU", s["Title"]),
+                    Paragraph(f"In the matter of: {r}", s["Heading2"]), Paragraph("CONSENT ORDER", s["Heading1"]),
+                    Paragraph(f"The Bureau has reviewed the practices of {r} in {topic} and has identified "
+                              "violations of Federal consumer financial law. Respondent consents to this Order.",
+                              s["Normal"])],
+        "background": [Paragraph("Jurisdiction and definitions", s["Heading2"]),
+                       Paragraph("The Bureau has jurisdiction over this matter. Terms used in this Order have the "
+                                 "meanings given in the Consumer Financial Protection Act. " * 3, s["Normal"])],
+        "findings": [Paragraph("Bureau findings and conclusions", s["Heading2"]),
+                     Paragraph(f"Respondent charged affected consumers {money(a.decoy)} in fees that were not "
+                               "disclosed as required. " + "Respondent's systems did not prevent the practice. " * 3,
+                               s["Normal"])],
+        "redress": [Paragraph("Order to pay redress", s["Heading2"]),
+                    Paragraph(f"Within 30 days of the Effective Date, Respondent must pay {money(a.redress)} for "
+                              "consumer redress to affected consumers, as set out in the redress plan.", s["Normal"])],
+        "conduct": [Paragraph("Conduct provisions", s["Heading2"]),
+                    Paragraph("Respondent and its officers must not misrepresent the terms of any product. " * 4,
+                              s["Normal"])],
+        "penalty": [Paragraph("Civil money penalty", s["Heading2"]),
+                    Paragraph(f"Under section 1055(c) of the CFPA, Respondent must pay a civil money penalty of "
+                              f"{money(a.penalty)} to the Bureau within 10 days of the Effective Date.", s["Normal"])],
+        "administration": [Paragraph("Administration of redress", s["Heading2"]),
+                           Paragraph(f"The {money(a.redress)} for consumer redress will be distributed by a "
+                                     "redress administrator approved by the Bureau.", s["Normal"])],
+        "signatures": [Paragraph("Summary of monetary provisions", s["Heading2"]),
+                       Paragraph(f"Consumer redress: {money(a.redress) if a.redress else 'none'}. "
+                                 f"Penalty: {money(a.penalty)}. Total relief: {money(a.redress + a.penalty)}.",
+                                 s["Normal"]), Spacer(1, 24),
+                       Paragraph("IT IS SO ORDERED. Director, Offline Consumer Bureau.", s["Normal"])],
+    }
+    return [text[key] for key in a.layout]
+
+
+def _pdf(pages: list[list[object]], header: str, title: str) -> bytes:
+    from reportlab.lib.pagesizes import letter
+    from reportlab.platypus import PageBreak, SimpleDocTemplate
+
+    buffer = io.BytesIO()
+    total = len(pages)
+
+    def draw_header(canvas: object, doc: object) -> None:
+        canvas.saveState()  # type: ignore[attr-defined]
+        canvas.setFont("Helvetica", 8)  # type: ignore[attr-defined]
+        canvas.drawString(72, 750, f"{header} | Page {doc.page} of {total}")  # type: ignore[attr-defined]
+        canvas.restoreState()  # type: ignore[attr-defined]
+
+    pdf = SimpleDocTemplate(buffer, pagesize=letter, title=title, author="Offline Bureau", creator="sgr offline",
+                            producer="sgr offline", invariant=1)
+    story: list[object] = []
+    for i, flowables in enumerate(pages):
+        story += [*flowables, *([PageBreak()] if i < total - 1 else [])]
+    pdf.build(story, onFirstPage=draw_header, onLaterPages=draw_header)
+    return buffer.getvalue()
+
+
+@lru_cache(maxsize=256)
+def consent_order_pdf(a: Action) -> bytes:
+    from reportlab.lib.styles import getSampleStyleSheet
+
+    return _pdf(_page_sections(a, getSampleStyleSheet()), f"File No. {a.docket}", f"{a.respondent}: consent order")
+
+
+@lru_cache(maxsize=256)
+def stipulation_pdf(a: Action) -> bytes:
+    """The look-alike document: the same amounts, printed on its first page."""
+    from reportlab.lib.styles import getSampleStyleSheet
+    from reportlab.platypus import Paragraph
+
+    s = getSampleStyleSheet()
+    redress = f"{money(a.redress)} for consumer redress and " if a.redress else ""
+    pages = [[Paragraph("STIPULATION AND CONSENT TO THE ISSUANCE OF A CONSENT ORDER", s["Title"]),
+              Paragraph(f"{a.respondent} consents to pay {redress}a civil money penalty of {money(a.penalty)}, "
+                        "as set out in the Consent Order.", s["Normal"])],
+             [Paragraph("Waivers", s["Heading2"]), Paragraph("Respondent waives all rights to seek judicial review. " * 3,
+                                                             s["Normal"])]]
+    return _pdf(pages, f"File No. {a.docket}", f"{a.respondent}: stipulation")
+
+
+# ---------------------------------------------------------------- credit-reporting complaints (task 005)
+
+CREDIT_PRODUCT = "Credit reporting or other personal consumer reports"
+CREDIT_SUB_PRODUCTS = ["Credit reporting", "Other personal consumer report"]
+CREDIT_ISSUES = ["Incorrect information on your report", "Improper use of your report",
+                 "Problem with a company's investigation"]
+BUREAUS = ["Northstar Credit Bureau", "Veritas Data Reporting", "Pinnacle Consumer Reports",
+           "Clearpath Tenant Screening", "Summit Check Services"]
+ALL_PRODUCTS = {**PRODUCTS, CREDIT_PRODUCT: CREDIT_SUB_PRODUCTS}
+ALL_ISSUES = {**ISSUES, CREDIT_PRODUCT: CREDIT_ISSUES}
+ALL_COMPANIES = [*COMPANIES, *BUREAUS]
+STAGES = 3  # the peak, then two rounds of removing the peak month's top company from the whole cohort
+
+
+@dataclass(frozen=True)
+class CohortPlan:
+    product: str
+    start: str
+    end: str
+
+
+def _month_days(year: int, month: int) -> int:
+    return ((date(year + month // 12, month % 12 + 1, 1)) - date(year, month, 1)).days
+
+
+def _credit_cohort(seed: int) -> tuple[CohortPlan, list[Complaint]]:
+    """Background volume all through the data, plus spikes inside the cohort window, each driven by one company
+    and one state, so the peak moves when its company is removed; a larger spike just after the window."""
+    for variant in range(40):
+        rng = random.Random(seed * 13 + 11 + variant * 101)
+        first_year = rng.randrange(2016, 2019)
+        plan = CohortPlan(CREDIT_PRODUCT, f"{first_year}-01-01", f"{first_year + 2}-06-30")
+        complaints = _credit_complaints(rng, first_year)
+        if _stages_are_unique(complaints, plan):
+            return plan, complaints
+    raise ValueError("regulatory: no credit-reporting cohort with unique peaks for this seed")
+
+
+def _credit_complaints(rng: random.Random, first_year: int) -> list[Complaint]:
+    weights = [38, 16, 14, 12, 20]  # Northstar leads the whole cohort, never a spike month
+    months = [(y, m) for y in range(2016, 2025) for m in range(1, 13)]
+    window = [(y, m) for (y, m) in months if (first_year, 1) <= (y, m) <= (first_year + 2, 6)]
+    spike_months = rng.sample(window, 3)
+    spikes = {spike_months[0]: (1, 22), spike_months[1]: (2, 16), spike_months[2]: (3, 11)}
+    spikes[(first_year + 2, 7 + rng.randrange(2))] = (4, 34)  # the near-miss just outside the window
+    drafts: list[tuple[date, str, str]] = []  # (day, state, company)
+    for (y, m) in months:
+        days = _month_days(y, m)
+        for _ in range(rng.randrange(6, 12)):
+            drafts.append((date(y, m, rng.randrange(1, days + 1)), rng.choice(STATES),
+                           rng.choices(BUREAUS, weights=weights)[0]))
+        if (y, m) in spikes:
+            company_index, size = spikes[(y, m)]
+            state = rng.choice(STATES)
+            for _ in range(size):
+                company = BUREAUS[company_index] if rng.random() < 0.75 else rng.choice(BUREAUS[2:])
+                drafts.append((date(y, m, rng.randrange(1, days + 1)),
+                               state if rng.random() < 0.6 else rng.choice(STATES), company))
+    drafts.sort()
+    complaints, number = [], 3_100_000
+    for day, state, company in drafts:
+        number += rng.randrange(20, 90)
+        complaints.append(Complaint(
+            id=str(number), received=day, product=CREDIT_PRODUCT, sub_product=rng.choice(CREDIT_SUB_PRODUCTS),
+            issue=rng.choice(CREDIT_ISSUES), state=state, company=company,
+            response=rng.choices(RESPONSES, weights=[60, 5, 20, 8, 7])[0],
+            tags=rng.choices(["", *TAGS], weights=[75, 12, 10, 3])[0], timely=rng.choices(["Yes", "No"], [93, 7])[0],
+            narrative="Consumer did not consent to publish a narrative.",
+        ))
+    return complaints
+
+
+@dataclass(frozen=True)
+class Stage:
+    excluded: tuple[str, ...]
+    month: str
+    month_count: int
+    state: str
+    state_count: int
+    company: str
+    company_count: int
+    earliest: Complaint
+
+
+def _top(counts: dict[str, int]) -> tuple[str, int, bool]:
+    """(value, count, unique) of the largest count; ties resolved by the smaller value."""
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return ranked[0][0], ranked[0][1], len(ranked) == 1 or ranked[1][1] < ranked[0][1]
+
+
+def cohort_stages(complaints: list[Complaint] | tuple[Complaint, ...], plan: CohortPlan) -> list[tuple[Stage, bool]]:
+    """The iterative exclusion of task 005: each stage's peak month (count), its top state and top company
+    (counts) and that company's earliest complaint in the month; the company is then removed from the whole
+    cohort. The flag says every maximum was unique."""
+    cohort = [c for c in complaints if c.product == plan.product and plan.start <= c.received.isoformat() <= plan.end]
+    excluded: tuple[str, ...] = ()
+    stages = []
+    for _ in range(STAGES):
+        rest = [c for c in cohort if c.company not in excluded]
+        by_month: dict[str, int] = {}
+        for c in rest:
+            by_month[c.received.isoformat()[:7]] = by_month.get(c.received.isoformat()[:7], 0) + 1
+        month, month_count, u1 = _top(by_month)
+        in_month = [c for c in rest if c.received.isoformat()[:7] == month]
+        state, state_count, u2 = _top({s: sum(c.state == s for c in in_month) for s in {c.state for c in in_month}})
+        company, company_count, u3 = _top({k: sum(c.company == k for c in in_month)
+                                           for k in {c.company for c in in_month}})
+        earliest = min((c for c in in_month if c.company == company), key=lambda c: (c.received, int(c.id)))
+        stages.append((Stage(excluded, month, month_count, state, state_count, company, company_count, earliest),
+                       u1 and u2 and u3))
+        excluded = (*excluded, company)
+    return stages
+
+
+def _stages_are_unique(complaints: list[Complaint], plan: CohortPlan) -> bool:
+    stages = cohort_stages(complaints, plan)
+    return all(ok for _, ok in stages) and len({s.month for s, _ in stages}) == STAGES
 
 
 # ---------------------------------------------------------------- complaint search
@@ -227,8 +551,8 @@ def search_complaints(data: RegulatoryData, q: ComplaintQuery) -> list[Complaint
 
 def facet_counts(data: RegulatoryData, q: ComplaintQuery) -> dict[str, list[tuple[str, int]]]:
     """Counts per option under every other active filter (the facet's own choice does not narrow it)."""
-    options = {"product": list(PRODUCTS), "sub_product": sorted({s for v in PRODUCTS.values() for s in v}),
-               "issue": sorted({i for v in ISSUES.values() for i in v}), "state": STATES, "company": COMPANIES,
+    options = {"product": list(ALL_PRODUCTS), "sub_product": sorted({s for v in ALL_PRODUCTS.values() for s in v}),
+               "issue": sorted({i for v in ALL_ISSUES.values() for i in v}), "state": STATES, "company": ALL_COMPANIES,
                "response": RESPONSES, "tag": TAGS[:2]}
     counts: dict[str, list[tuple[str, int]]] = {}
     for facet, values in options.items():
@@ -330,7 +654,7 @@ def routes(data: RegulatoryData) -> list[Route]:
             "regulatory/complaints.html", site_title="Complaint database", banner=not _consented(request),
             query=query, rows=shown, total=len(results), page=page, pages=pages, page_links=page_links,
             first=(page - 1) * query.size + 1, counts=facet_counts(data, query), labels=FACET_LABELS,
-            products=PRODUCTS, issues=ISSUES, states=STATES, companies=COMPANIES, responses=RESPONSES,
+            products=ALL_PRODUCTS, issues=ALL_ISSUES, states=STATES, companies=ALL_COMPANIES, responses=RESPONSES,
             tags=TAGS[:2], sizes=PAGE_SIZES, default_window=DEFAULT_WINDOW, all_from=ALL_DATES_FROM,
             csv_href="complaints.csv?" + urlencode(query.params()),
             next_href=page_links[page][1] if page < pages else None,
@@ -377,8 +701,39 @@ def routes(data: RegulatoryData) -> list[Route]:
         return Response(document_pdf(doc), media_type="application/pdf",
                         headers={"Content-Disposition": f'inline; filename="{doc.slug}.pdf"'})
 
+    async def actions_page(request: Request) -> HTMLResponse:
+        query = ActionQuery.from_params(dict(request.query_params))
+        results = search_actions(data, query)
+        pages = max(1, math.ceil(len(results) / ACTION_PAGE_SIZE))
+        page = min(query.page, pages)
+        shown = results[(page - 1) * ACTION_PAGE_SIZE: page * ACTION_PAGE_SIZE]
+        page_links = [(n, "?" + urlencode(query.params(page=n))) for n in range(1, pages + 1)]
+        return render("regulatory/actions.html", site_title="Enforcement actions", banner=not _consented(request),
+                      query=query, rows=shown, total=len(results), page=page, pages=pages, page_links=page_links,
+                      first=(page - 1) * ACTION_PAGE_SIZE + 1, date_fields=DATE_FIELDS, statuses=ACTION_STATUSES,
+                      products=ACTION_PRODUCTS, next_href=page_links[page][1] if page < pages else None)
+
+    async def action_page(request: Request) -> HTMLResponse:
+        action = data.action(request.path_params["slug"])
+        if action is None:
+            return render("regulatory/missing.html", status_code=404, what=request.path_params["slug"])
+        return render("regulatory/action.html", site_title=action.respondent, a=action, money=money,
+                      banner=not _consented(request))
+
+    async def action_pdf(request: Request) -> Response:
+        action = data.action(request.path_params["slug"])
+        kind = request.path_params["kind"]
+        if action is None or kind not in ("consent-order", "stipulation"):
+            return Response("not found", status_code=404)
+        body = consent_order_pdf(action) if kind == "consent-order" else stipulation_pdf(action)
+        return Response(body, media_type="application/pdf",
+                        headers={"Content-Disposition": f'inline; filename="{action.slug}-{kind}.pdf"'})
+
     return [
         Route("/", home),
+        Route("/enforcement", actions_page),
+        Route("/enforcement/{slug}/{kind}.pdf", action_pdf),
+        Route("/enforcement/{slug}", action_page),
         Route("/complaints", complaints_page),
         Route("/complaints.csv", complaints_csv),
         Route("/complaints/{cid}", complaint_page),
@@ -530,8 +885,189 @@ def tasks(data: RegulatoryData) -> list[dict]:
                    "dependency not closed: the penalty is only in the linked PDF, not on the detail page"],
             column_notes={"civil_money_penalty": "US dollars as printed, e.g. $1,250,000"},
         ),
+        _actions_draft(data),
+        _cohort_draft(data),
     ]
     return [record for draft in drafts for record in record_pair(draft)]
+
+
+ENFORCEMENT_URL = f"{PLACEHOLDER_ORIGIN}/{PREFIX}/enforcement"
+ACTION_STATUS = "Terminated"
+
+
+def choose_action_window(data: RegulatoryData) -> tuple[str, str]:
+    """A two-year initial-filing window whose terminated actions are 4-7, include an order without redress,
+    are all off the default first page, and sit next to both near-misses (an Expired action filed in the
+    window; a Terminated action filed before it but updated inside it)."""
+    default_page = {a.slug for a in data.actions[:ACTION_PAGE_SIZE]}
+
+    def fits(window: tuple[str, str]) -> bool:
+        found = search_actions(data, ActionQuery("filed", *window, status=ACTION_STATUS))
+        by_update = search_actions(data, ActionQuery("updated", *window, status=ACTION_STATUS))
+        expired = search_actions(data, ActionQuery("filed", *window, status="Expired"))
+        return (4 <= len(found) <= 7 and any(not a.redress for a in found) and any(a.redress for a in found)
+                and not {a.slug for a in found} & default_page and bool(expired)
+                and bool({a.slug for a in by_update} - {a.slug for a in found}))
+
+    windows = [(f"{y}-{m:02d}-01", f"{y + 2}-{m:02d}-01") for y in range(2013, 2021) for m in (1, 4, 7, 10)]
+    return first_fit(windows, fits, "enforcement-action filing window")
+
+
+def action_rows(data: RegulatoryData) -> list[tuple[str, ...]]:
+    start, end = choose_action_window(data)
+    found = sorted(search_actions(data, ActionQuery("filed", start, end, status=ACTION_STATUS)),
+                   key=lambda a: (a.filed, a.docket))
+    return [(a.respondent, a.docket, a.filed.isoformat(), a.redress_text, str(a.first_page("redress") or "NONE"),
+             money(a.penalty), str(a.first_page("penalty"))) for a in found]
+
+
+def _actions_draft(data: RegulatoryData) -> TaskDraft:
+    start, end = choose_action_window(data)
+    return TaskDraft(
+        task_id="offline_regulatory_004", domain=DOMAIN, family=FAMILY, start_url=ENFORCEMENT_URL,
+        constraint_instruction=(
+            f"In the enforcement actions list (accept the cookie banner first) set 'Filter dates by' to 'Initial "
+            f"filing date' (the default filters by Last updated), the dates {start} to {end} and Status "
+            f"'{ACTION_STATUS}' (not Expired), and apply the filters. For every listed action open its page and its "
+            f"Consent Order PDF (not the Stipulation). From the consent order report the consumer redress amount and "
+            f"the civil money penalty amount and, for each, the number of the PDF page (as printed in the page "
+            f"header 'Page i of n') where that amount first appears; an order without consumer redress gets NONE in "
+            f"both redress fields. Report respondent, docket number, initial filing date, redress amount, redress "
+            f"page, penalty amount and penalty page."
+        ),
+        goal_instruction=(
+            f"For the enforcement actions initially filed between {start} and {end} that are now terminated, how "
+            f"much consumer redress and what civil money penalty did each consent order impose, and on which page "
+            f"of the consent order does each amount first appear? Give respondent, docket number and initial filing "
+            f"date too, and NONE where an order imposes no redress."
+        ),
+        columns=("respondent", "docket", "initial_filing_date", "redress_usd", "redress_page", "penalty_usd",
+                 "penalty_page"),
+        rows=action_rows(data),
+        header=True,
+        sorting="initial_filing_date ascending, then docket",
+        gates=["cookie banner dismissed", "date filter applied to the initial filing date (not Last updated)",
+               f"initial filing date {start}..{end}", f"status = {ACTION_STATUS}",
+               "each action's Consent Order PDF, every page"],
+        data_dependency=("The filtered list supplies the actions; each action page supplies its documents; each "
+                         "consent order's pages supply the amounts and the page of their first appearance."),
+        control_dependency=("The date field and status decide the action set; only the consent order (not the "
+                            "stipulation) counts, and only the first page an amount appears on."),
+        inclusion=[f"actions initially filed {start}..{end}", f"status {ACTION_STATUS}"],
+        exclusion=["actions selected by their Last updated date", "Expired actions",
+                   "amounts or pages read from the Stipulation PDF", "the fee amount in the findings"],
+        traps=["criterion mismatch: 'Filter dates by' defaults to Last updated; a terminated action filed before the "
+               "window but updated inside it is a near-miss",
+               "criterion mismatch: status 'Expired' is a look-alike of 'Terminated'",
+               "in-page misreading: the findings print an unrelated fee amount; the redress amount is printed "
+               "again on a later page; the Stipulation PDF prints both amounts on its first page",
+               "drift: 'Back to enforcement actions' on an action page resets every filter"],
+        column_notes={
+            "redress_usd": "US dollars as printed in the consent order, e.g. $1,250,000; NONE without redress",
+            "redress_page": "the consent-order page (header 'Page i of n') where the redress amount first appears; "
+                            "NONE without redress",
+            "penalty_page": "the consent-order page where the civil money penalty amount first appears",
+            "initial_filing_date": "ISO date YYYY-MM-DD",
+        },
+        dedup_key=("docket",),
+        inter_chain=True,
+        shape="derived",
+        mirrors=("CFPB_REPORTS consumerfinance_008: Respondent|Docket|FilingDate|RedressUSD|RedressPage|PenaltyUSD|"
+                 "PenaltyPage from the enforcement-actions list, each action page and its consent-order PDF"),
+        phases=("enforcement list: initial filing date window and status -> actions",
+                "each action's page -> its Consent Order PDF (not the Stipulation)",
+                "each consent order, page by page -> amounts and the page each first appears on",
+                "derive: first page per amount, NONE where there is no redress, join to the actions"),
+        derived=("redress_page", "penalty_page", "redress_usd"),
+    )
+
+
+def cohort_rows(data: RegulatoryData) -> list[tuple[str, ...]]:
+    assert data.cohort is not None
+    rows = []
+    for k, (st, _) in enumerate(cohort_stages(data.complaints, data.cohort), 1):
+        rows.append((str(k), "; ".join(st.excluded) or "NONE", st.month, str(st.month_count), st.state,
+                     str(st.state_count), st.company, str(st.company_count), st.earliest.id,
+                     st.earliest.received.isoformat()))
+    return rows
+
+
+def _cohort_draft(data: RegulatoryData) -> TaskDraft:
+    plan = data.cohort
+    assert plan is not None
+    cohort = [c for c in data.complaints if c.product == plan.product and plan.start <= c.received.isoformat() <= plan.end]
+    overall = max(BUREAUS, key=lambda b: sum(c.company == b for c in cohort))
+    stages = cohort_stages(data.complaints, plan)
+    after = [c for c in data.complaints if c.product == plan.product and c.received.isoformat() > plan.end]
+    months_after = {c.received.isoformat()[:7] for c in after}
+    spike_after = max(sum(c.received.isoformat()[:7] == m for c in after) for m in months_after)
+    if overall == stages[0][0].company or spike_after <= stages[0][0].month_count:
+        raise ValueError("regulatory: the credit-reporting cohort lacks its traps for this seed")
+    return TaskDraft(
+        task_id="offline_regulatory_005", domain=DOMAIN, family=FAMILY, start_url=COMPLAINTS_URL,
+        constraint_instruction=(
+            f"In the complaint database (accept the cookie banner first) choose product \"{plan.product}\" and "
+            f"Date received {plan.start} to {plan.end} (the default covers only the last three years), apply, and "
+            f"export the CSV of every matching complaint. Stage 1: the peak month is the calendar month with the "
+            f"most complaints (tie: the earlier month); in that month find the state with the most complaints and "
+            f"the company with the most complaints (ties: alphabetical), and that company's earliest complaint in "
+            f"the month (earliest date, then smaller complaint id). Stage 2: remove every complaint of stage 1's top "
+            f"company from the WHOLE cohort (not only from the peak month) and recompute everything; stage 3: also "
+            f"remove stage 2's top company and recompute again. Report per stage: stage number, the companies "
+            f"excluded so far (NONE, or names joined by '; '), peak month (YYYY-MM), its complaint count, top "
+            f"state and its count, top company and its count, the earliest complaint's id and date received."
+        ),
+        goal_instruction=(
+            f"Among complaints about credit reporting or other personal consumer reports received from "
+            f"{plan.start} to {plan.end}, in which month did they peak, and in which state and against which "
+            f"company did that peak concentrate, starting with which complaint? Then set aside every complaint "
+            f"against the company that drove the peak and find the next peak the same way, and do it once more: "
+            f"three rounds, each with the month and its volume, the leading state and company with their counts, "
+            f"and the leading company's first complaint of that month (id and date)."
+        ),
+        columns=("stage", "excluded_companies", "peak_month", "month_complaints", "top_state", "state_complaints",
+                 "top_company", "company_complaints", "earliest_complaint_id", "earliest_date"),
+        rows=cohort_rows(data),
+        header=True,
+        sorting="stage ascending",
+        gates=["cookie banner dismissed", f"product = {plan.product}",
+               f"date received {plan.start}..{plan.end} (not the default last three years)",
+               "every matching complaint (CSV export or all pages)"],
+        data_dependency=("The filtered complaints supply the monthly counts; the peak month's complaints supply "
+                         "the top state, top company and earliest complaint; each stage's top company is removed "
+                         "from the whole cohort before the next stage is computed."),
+        control_dependency=("Each stage depends on the previous stage's top company; the product bucket and "
+                            "window decide the cohort."),
+        inclusion=[f"product {plan.product}", f"received {plan.start}..{plan.end}"],
+        exclusion=["complaints outside the window", "other products",
+                   "complaints of companies removed in earlier stages (from every month)"],
+        traps=["near-miss: the month just after the window has a larger spike than the peak inside it",
+               f"criterion mismatch: the Counts panel's top company for the whole cohort ({overall}) is not the "
+               f"peak month's top company",
+               "dependency not closed: removing a company only from the peak month gives wrong later stages",
+               "drift: the date range defaults to the last three years; a complaint page's 'Back to results' "
+               "resets every filter"],
+        column_notes={
+            "peak_month": "YYYY-MM with the most complaints among those not excluded (tie: earlier month)",
+            "month_complaints": "number of complaints in the peak month",
+            "top_state": "state with the most complaints in the peak month (tie: alphabetical)",
+            "state_complaints": "that state's complaints in the peak month",
+            "top_company": "company with the most complaints in the peak month (tie: alphabetical)",
+            "company_complaints": "that company's complaints in the peak month",
+            "earliest_complaint_id": "the top company's earliest complaint in the peak month (date, then id)",
+            "excluded_companies": "top companies of the earlier stages, removed from the whole cohort; NONE first",
+        },
+        inter_chain=True,
+        shape="derived",
+        mirrors=("CFPB_COMPLAINT_DATABASE consumerfinance_013/014: Cluster|Month|MonthComplaints|Excluded...|"
+                 "TopState|StateComplaints|TopCompany|CompanyComplaints|EarliestComplaintID|EarliestDate, "
+                 "iterative removal of the dominant company from the whole cohort"),
+        phases=(f"complaint search: {plan.product}, {plan.start}..{plan.end} -> every complaint (CSV)",
+                "stage 1: peak month -> its top state, top company and that company's earliest complaint",
+                "stages 2 and 3: remove the previous top company from the whole cohort and recompute"),
+        derived=("excluded_companies", "peak_month", "month_complaints", "top_state", "state_complaints",
+                 "top_company", "company_complaints", "earliest_complaint_id"),
+    )
 
 
 def _complaint_steps(q: ComplaintQuery) -> list[Step]:
@@ -600,7 +1136,108 @@ def walkthroughs(data: RegulatoryData) -> dict[str, list[Step]]:
             *filter_steps, *pdf_steps,
             {"tool": "finish", "args": {"order_by": ["respondent"]}, "why": "every PDF read"},
         ],
+        "offline_regulatory_004": _actions_walkthrough(data),
+        "offline_regulatory_005": _cohort_walkthrough(data),
     }
+
+
+REDRESS_PATTERN = (r"File No\. (?P<docket>\S+) \| Page (?P<page>\d+) of \d+[\s\S]*?"
+                   r"(?P<amount>\$[\d,]+)\s+for\s+consumer\s+redress")
+PENALTY_PATTERN = (r"File No\. (?P<docket>\S+) \| Page (?P<page>\d+) of \d+[\s\S]*?"
+                   r"civil\s+money\s+penalty\s+of\s+(?P<amount>\$[\d,]+)")
+
+
+def _actions_walkthrough(data: RegulatoryData) -> list[Step]:
+    start, end = choose_action_window(data)
+    found = search_actions(data, ActionQuery("filed", start, end, status=ACTION_STATUS))
+    steps: list[Step] = [
+        {"tool": "goto", "args": {"url": ENFORCEMENT_URL}, "why": "open the enforcement actions"},
+        {"tool": "click", "args": {"target": {"text": "Accept all cookies"}}, "why": "the banner blocks clicks"},
+        {"tool": "select", "args": {"target": {"label": "Filter dates by"}, "option": DATE_FIELDS["filed"]},
+         "why": "the window is on the initial filing date, not Last updated"},
+        {"tool": "set_range", "args": {"start_target": {"label": "Date from"}, "end_target": {"label": "Date to"},
+                                       "start": start, "end": end}, "why": "filing window"},
+        {"tool": "select", "args": {"target": {"label": "Status"}, "option": ACTION_STATUS}, "why": "status"},
+        {"tool": "click", "args": {"target": {"text": "Apply filters"}}, "why": "apply"},
+        {"tool": "read_table", "args": {"table": 0, "all_pages": True}, "why": "every matching action"},
+        {"tool": "extract_rows", "args": {"into": "actions", "columns": {
+            "respondent": "Respondent", "docket": "Docket number", "filed": "Initial filing date"}},
+         "why": "the candidate actions"},
+    ]
+    for action in sorted(found, key=lambda a: (not a.redress, a.docket)):  # a redress-bearing order first
+        steps += [
+            {"tool": "read_facts", "args": {"url": f"{ENFORCEMENT_URL}/{action.slug}", "into": "details",
+                                            "fields": {"docket": "Docket number", "status": "Status"}},
+             "why": f"action page of {action.docket}"},
+            {"tool": "read_pdf", "args": {"target": {"text": "Consent Order (PDF)"}}, "why": "the consent order"},
+            {"tool": "extract_rows", "args": {"into": "redress_hits", "source": "pdf", "pattern": REDRESS_PATTERN,
+                                              "columns": {"docket": "docket", "page": "page", "amount": "amount"}},
+             "why": "every page that prints the redress amount"},
+            {"tool": "extract_rows", "args": {"into": "penalty_hits", "source": "pdf", "pattern": PENALTY_PATTERN,
+                                              "columns": {"docket": "docket", "page": "page", "amount": "amount"}},
+             "why": "every page that prints the penalty amount"},
+        ]
+    sql = (
+        "WITH r AS (SELECT docket, arg_min(amount, CAST(page AS INTEGER)) AS amount, min(CAST(page AS INTEGER)) "
+        "AS page FROM redress_hits GROUP BY docket), "
+        "p AS (SELECT docket, arg_min(amount, CAST(page AS INTEGER)) AS amount, min(CAST(page AS INTEGER)) AS page "
+        "FROM penalty_hits GROUP BY docket) "
+        "SELECT a.respondent, a.docket, a.filed AS initial_filing_date, coalesce(r.amount, 'NONE') AS redress_usd, "
+        "coalesce(CAST(r.page AS VARCHAR), 'NONE') AS redress_page, p.amount AS penalty_usd, "
+        "CAST(p.page AS VARCHAR) AS penalty_page "
+        "FROM actions a JOIN details d ON d.docket = a.docket AND d.status = 'Terminated' "
+        "LEFT JOIN r ON r.docket = a.docket LEFT JOIN p ON p.docket = a.docket "
+        "ORDER BY a.filed, a.docket"
+    )
+    return [*steps, {"tool": "derive", "args": {"sql": sql}, "why": "first page per amount, NONE without redress"},
+            {"tool": "finish", "args": {}, "why": "answer = the derived table"}]
+
+
+def _stage_sql(k: int) -> str:
+    prior = [f"stage{i}" for i in range(1, k)]
+    where = ("WHERE company NOT IN (" + " UNION ALL ".join(f"SELECT top_company FROM {t}" for t in prior) + ")"
+             if prior else "")
+    excluded = " || '; ' || ".join(f"(SELECT top_company FROM {t})" for t in prior) or "'NONE'"
+    return (
+        "WITH base AS (SELECT complaint_id, date_received, substr(date_received, 1, 7) AS month, state, company "
+        f"FROM complaints {where}), "
+        "peak AS (SELECT month, count(*) AS n FROM base GROUP BY month ORDER BY n DESC, month LIMIT 1), "
+        "m AS (SELECT * FROM base WHERE month = (SELECT month FROM peak)), "
+        "ts AS (SELECT state, count(*) AS n FROM m GROUP BY state ORDER BY n DESC, state LIMIT 1), "
+        "tc AS (SELECT company, count(*) AS n FROM m GROUP BY company ORDER BY n DESC, company LIMIT 1), "
+        "e AS (SELECT complaint_id, date_received FROM m WHERE company = (SELECT company FROM tc) "
+        "ORDER BY date_received, CAST(complaint_id AS BIGINT) LIMIT 1) "
+        f"SELECT '{k}' AS stage, {excluded} AS excluded_companies, peak.month AS peak_month, "
+        "CAST(peak.n AS VARCHAR) AS month_complaints, ts.state AS top_state, CAST(ts.n AS VARCHAR) AS state_complaints, "
+        "tc.company AS top_company, CAST(tc.n AS VARCHAR) AS company_complaints, "
+        "e.complaint_id AS earliest_complaint_id, e.date_received AS earliest_date FROM peak, ts, tc, e"
+    )
+
+
+def _cohort_walkthrough(data: RegulatoryData) -> list[Step]:
+    plan = data.cohort
+    assert plan is not None
+    steps: list[Step] = [
+        {"tool": "goto", "args": {"url": COMPLAINTS_URL}, "why": "open the complaint database"},
+        {"tool": "click", "args": {"target": {"text": "Accept all cookies"}}, "why": "the banner blocks clicks"},
+        {"tool": "select", "args": {"target": {"label": "Product"}, "option": plan.product}, "why": "product bucket"},
+        {"tool": "set_range", "args": {"start_target": {"label": "Date received from"},
+                                       "end_target": {"label": "Date received to"}, "start": plan.start,
+                                       "end": plan.end}, "why": "the default is only the last three years"},
+        {"tool": "click", "args": {"target": {"text": "Apply filters"}}, "why": "apply"},
+        {"tool": "download", "args": {"target": {"text": "Export CSV"}}, "why": "every complaint of the cohort"},
+        {"tool": "extract_rows", "args": {"into": "complaints", "columns": {
+            "complaint_id": "Complaint ID", "date_received": "Date received", "state": "State", "company": "Company"}},
+         "why": "the cohort"},
+    ]
+    for k in range(1, STAGES + 1):
+        steps.append({"tool": "derive", "args": {"sql": _stage_sql(k), "into": f"stage{k}"},
+                      "why": f"stage {k}: peak month, top state/company, earliest complaint"})
+    columns = ("stage, excluded_companies, peak_month, month_complaints, top_state, state_complaints, top_company, "
+               "company_complaints, earliest_complaint_id, earliest_date")
+    union = " UNION ALL ".join(f"SELECT {columns} FROM stage{k}" for k in range(1, STAGES + 1))
+    return [*steps, {"tool": "derive", "args": {"sql": f"{union} ORDER BY stage"}, "why": "the three stages"},
+            {"tool": "finish", "args": {}, "why": "answer = the derived table"}]
 
 
 SITE = Site(
