@@ -10,7 +10,7 @@ import json
 import time
 import traceback
 from contextlib import AsyncExitStack
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -40,10 +40,11 @@ NODES_PER_STEP = 4  # actor, executor, state_tracker, plus verifier/extractor he
 def initial_state(view: Any, now: float) -> AgentState:
     """The solver view only: no metadata, rubric, oracle answer or cardinality ever enters the state."""
     task = TaskView(task_id=view.task_id, instruction=view.instruction, output_format=view.output_format,
-                    start_url=view.start_url, output_spec=view.output_spec.model_dump(mode="json"))
+                    start_url=view.start_url, output_spec=view.output_spec.model_dump(mode="json"),
+                    today=datetime.fromtimestamp(now, tz=UTC).date().isoformat())
     return AgentState(task=task, plan=None, messages=[], retrieval=None, observation=None, last_action=None,
                       last_result=None, last_read=None, drift_flags=[], repair_goal=None, repairs=0, pending=None,
-                      invalid_streak=0, usage=new_usage(now), step=0, order_by=[], stop_reason=None, answer=None)
+                      invalid_streak=0, invalid_calls=0, context_trims=0, usage=new_usage(now), step=0, order_by=[], stop_reason=None, answer=None)
 
 
 def _origin(url: str | None) -> str | None:
