@@ -103,6 +103,12 @@ def make_actor(deps: Deps):
     return actor
 
 
+def _structured(state: AgentState) -> dict[str, Any]:
+    """What the turn says, as data on the message (not sent over the wire: only a policy in process reads it)."""
+    return {"drift_flags": list(state.get("drift_flags") or []), "repair_goal": state.get("repair_goal"),
+            "repairs": state.get("repairs", 0)}
+
+
 def _prompt(deps: Deps, state: AgentState, tools: list[dict[str, Any]]) -> tuple[list[AnyMessage], bool]:
     """System prompt, the earlier exchanges that fit the model's context window, and the current turn (its
     observation cut further only if even the bare turn would not fit)."""
@@ -110,7 +116,8 @@ def _prompt(deps: Deps, state: AgentState, tools: list[dict[str, Any]]) -> tuple
     budget = deps.token_budget
     while True:
         turn = HumanMessage(deps.prompts.actor_turn(
-            state, observation_text=observation_text(state.get("observation"), budget), max_steps=deps.budgets.max_steps))
+            state, observation_text=observation_text(state.get("observation"), budget), max_steps=deps.budgets.max_steps),
+            additional_kwargs={"sgr_state": _structured(state)})
         window = fit_window(history_window(state.get("messages") or []), head=[system], turn=turn, tools=tools,
                             context_tokens=deps.model_config.context_tokens)
         if window.limit is None or window.tokens <= window.limit or budget <= MIN_OBSERVATION_TOKENS:
