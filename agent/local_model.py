@@ -88,7 +88,9 @@ class LocalModelServer:
                  startup_timeout: float = 120.0, log_path: Path | None = None):
         self.port = port or _free_port()
         self.context_tokens = context_tokens
-        self.threads = threads or min(2, os.cpu_count() or 1)
+        # One thread by default: llama.cpp's worker threads spin, and on a shared 2-core machine two of them
+        # were slower than one (measured: README); SGR_LOCAL_THREADS overrides.
+        self.threads = threads or int(os.environ.get("SGR_LOCAL_THREADS", "1"))
         self.startup_timeout = startup_timeout
         self.log_path = log_path
         self.process: subprocess.Popen[bytes] | None = None

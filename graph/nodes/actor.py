@@ -49,7 +49,7 @@ def make_actor(deps: Deps):
         tools = actor_tools(deps, state)
         prompt, trimmed = _prompt(deps, state, tools)
         try:
-            ai, llm_ms = await call_model(deps.model.bind_tools(tools), prompt)
+            ai, llm_ms = await call_model(deps.model.bind_tools(tools, tool_choice="auto"), prompt)
         except LLMCallError as exc:
             deps.log.write({"node": "actor", "step": step, "error": str(exc), "kind": exc.kind})
             return {"stop_reason": "error", "pending": None, "nodes_run": ["actor"], "step": step,
