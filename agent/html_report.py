@@ -122,6 +122,7 @@ class TaskView:
     answer: str
     evidence: dict[str, Any]
     has_trace_zip: bool
+    lineage: dict[str, Any] | None = None
 
 
 def _task_view(run_dir: Path, record: CellRecord) -> TaskView:
@@ -134,7 +135,17 @@ def _task_view(run_dir: Path, record: CellRecord) -> TaskView:
         record=record, anchor=rel.replace("/", "--"), folder=rel, events=events, trace_problems=problems,
         screenshots=shots, answer=answer_file.read_text(encoding="utf-8") if answer_file.is_file() else record.outcome.answer,
         evidence=record.score.get("evidence") or {}, has_trace_zip=(folder / "trace.zip").is_file(),
+        lineage=_lineage(folder),
     )
+
+
+def _lineage(folder: Path) -> dict[str, Any] | None:
+    """The derived answer's SQL and inputs, from retrieval_state.json (None for copied answers)."""
+    path = folder / "retrieval_state.json"
+    try:
+        return json.loads(path.read_text(encoding="utf-8")).get("lineage") if path.is_file() else None
+    except (OSError, ValueError):
+        return None
 
 
 def render_html_report(run_dir: Path, summary: RunSummary, records: list[CellRecord]) -> str:

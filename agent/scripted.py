@@ -24,7 +24,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import PrivateAttr
 
 from browser.tokens import count_tokens
-from graph.state import Gate, Plan
+from graph.state import Gate, Phase, Plan
 from graph.tracker import PAGE_PARAMS, gate_key
 from tasks.offline.registry import PLACEHOLDER_ORIGIN, Step
 
@@ -41,6 +41,7 @@ def agent_state(messages: list[BaseMessage]) -> dict[str, Any]:
     data, never to prompt wording, so editing a prompt cannot change what it does."""
     return next((dict(m.additional_kwargs[STATE_KEY]) for m in reversed(messages)
                  if isinstance(m, HumanMessage) and STATE_KEY in m.additional_kwargs), {})
+_TABLE_FAILURE = re.compile(r"\[(?:drift|gate|pages|details)\] table (\w+):")
 
 
 class WalkthroughNotFound(LookupError):
@@ -92,36 +93,66 @@ def _target_name(args: dict[str, Any], field: str = "target") -> str:
     return target.get("label") or target.get("text") or target.get("selector") or target.get("ref") or ""
 
 
+def _step_gates(step: Step) -> list[Gate]:
+    """The gates one walkthrough step sets."""
+    tool, args = step["tool"], step["args"]
+    gates: list[Gate] = []
+    if tool == "select":
+        gates.append(Gate(kind="filter", name=_target_name(args), target=args["option"]))
+    elif tool == "fill":
+        name = _target_name(args)
+        kind = "search" if re.search(r"search|query|term|keyword", name, re.IGNORECASE) else "filter"
+        gates.append(Gate(kind=kind, name=name, target=args["value"]))
+    elif tool == "check":
+        gates.append(Gate(kind="filter", name=_target_name(args), target="on" if args.get("checked", True) else "off"))
+    elif tool == "set_range":
+        gates.append(Gate(kind="window", name=_target_name(args, "start_target"),
+                          target=f"{args['start']}..{args['end']}"))
+    elif tool == "set_url_params":
+        for key, value in (args.get("params") or {}).items():
+            if key.casefold() not in PAGE_PARAMS:
+                gates.append(Gate(kind="filter", name=key, target=",".join(value) if isinstance(value, list)
+                                  else str(value)))
+    elif tool == "goto":
+        for key, value in parse_qsl(urlsplit(args["url"]).query):
+            if key.casefold() not in PAGE_PARAMS:
+                gates.append(Gate(kind="scope", name=key, target=value))
+    return gates
+
+
 def plan_from_walkthrough(steps: list[Step]) -> Plan:
     """The gates a careful reader of the instruction would list: what the walkthrough sets."""
-    gates: list[Gate] = []
-    for step in steps:
-        tool, args = step["tool"], step["args"]
-        if tool == "select":
-            gates.append(Gate(kind="filter", name=_target_name(args), target=args["option"]))
-        elif tool == "fill":
-            name = _target_name(args)
-            kind = "search" if re.search(r"search|query|term|keyword", name, re.IGNORECASE) else "filter"
-            gates.append(Gate(kind=kind, name=name, target=args["value"]))
-        elif tool == "check":
-            gates.append(Gate(kind="filter", name=_target_name(args), target="on" if args.get("checked", True) else "off"))
-        elif tool == "set_range":
-            gates.append(Gate(kind="window", name=_target_name(args, "start_target"),
-                              target=f"{args['start']}..{args['end']}"))
-        elif tool == "set_url_params":
-            for key, value in (args.get("params") or {}).items():
-                if key.casefold() not in PAGE_PARAMS:
-                    gates.append(Gate(kind="filter", name=key, target=",".join(value) if isinstance(value, list)
-                                      else str(value)))
-        elif tool == "goto":
-            for key, value in parse_qsl(urlsplit(args["url"]).query):
-                if key.casefold() not in PAGE_PARAMS:
-                    gates.append(Gate(kind="scope", name=key, target=value))
+    gates = [g for step in steps for g in _step_gates(step)]
     unique = {(g.kind, gate_key(g.name)): g for g in gates}
     paged = any(s["tool"] == "read_table" and s["args"].get("all_pages") for s in steps)
-    return Plan(source="offline site", gates=list(unique.values()), all_pages=True,
-                detail_pages=_detail_visits(steps) >= 2,
+    phases = _phases(steps)
+    derivation = next((s["args"]["sql"] for s in reversed(steps) if s["tool"] == "derive"), "")
+    return Plan(source="offline site", gates=[] if phases else list(unique.values()), all_pages=True,
+                detail_pages=_detail_visits(steps) >= 2, phases=phases, derivation=derivation,
                 stopping_rule="every result page read" if paged else "the gated result set is read")
+
+
+def _phases(steps: list[Step]) -> list[Phase]:
+    """Walkthroughs that read into named tables: one phase per table, under the gates set before its reads
+    (a gate set to different values for the same table is left out: the phase cannot name one)."""
+    gates: dict[str, str] = {}
+    by_table: dict[str, dict[str, set[str]]] = {}
+    details: dict[str, int] = {}
+    for step in steps:
+        tool, args = step["tool"], step["args"]
+        if tool == "goto":
+            gates = {k: v for k, v in parse_qsl(urlsplit(args["url"]).query) if k.casefold() not in PAGE_PARAMS}
+        elif tool in SETTERS:
+            gates.update({g.name: g.target for g in _step_gates(step)})
+        into = args.get("into", "answer") if tool in ("extract_rows", "read_facts") else "answer"
+        if into != "answer":
+            seen = by_table.setdefault(into, {})
+            for name, target in gates.items():
+                seen.setdefault(name, set()).add(target)
+            details[into] = details.get(into, 0) + (1 if tool == "read_facts" and args.get("url") else 0)
+    return [Phase(read=f"rows into {name}", into=name, detail_pages=details[name] >= 2,
+                  gates={g: next(iter(v)) for g, v in seen.items() if len(v) == 1})
+            for name, seen in by_table.items()]
 
 
 def _detail_template(steps: list[Step]) -> list[Step]:
@@ -198,6 +229,7 @@ class ScriptedChatModel(BaseChatModel):
 
     steps: list[dict[str, Any]]
     model_name: str = "scripted"
+    ignore_drift: bool = False  # a careless policy: reads through drift flags, only the verifier brings it back
 
     _cursor: int = PrivateAttr(default=0)
     _queue: list[tuple[str, Step]] = PrivateAttr(default_factory=list)
@@ -255,7 +287,7 @@ class ScriptedChatModel(BaseChatModel):
         if not self._queue and state.get("repairs", 0) > self._verifier_rounds:
             self._verifier_rounds = state["repairs"]
             self._plan_verifier_repair(state.get("repair_goal") or "")
-        if not self._queue:
+        if not self._queue and not self.ignore_drift:
             self._plan_drift_repair(state.get("drift_flags") or [])
         if self._queue:
             return self._queue.pop(0)
@@ -282,11 +314,38 @@ class ScriptedChatModel(BaseChatModel):
         if steps:
             self._enqueue(steps)
 
+    def _table_repair(self, tables: list[str], goal: str, last_read: Step | None) -> list[Step]:
+        """Discard each failed table, restore the state it was read in, read and extract it again (or reopen its
+        detail pages), then rerun the walkthrough's derivations."""
+        done = self.steps[: self._cursor]
+        steps: list[Step] = []
+        for table in tables:
+            reads = [s for s in done if s["tool"] in ("extract_rows", "read_facts") and s["args"].get("into") == table]
+            steps.append({"tool": "discard_rows", "args": {"table": table, "all_rows": True}})
+            if any(s["tool"] == "read_facts" and s["args"].get("url") for s in reads):
+                steps += copy.deepcopy(reads)  # one call per detail page, each opening its page
+                continue
+            first = next(i for i, s in enumerate(done) if s in reads)
+            steps += restore_steps(self.steps, first, [])
+            source = next((s for s in reversed(done[:first]) if s["tool"] in ("read_table", "download")), last_read)
+            if source:
+                source = copy.deepcopy(source)
+                if "[pages]" in goal and source["tool"] == "read_table":
+                    source["args"]["all_pages"] = True
+                steps.append(source)
+            steps.append(copy.deepcopy(reads[-1]))
+        steps += [copy.deepcopy(s) for s in done if s["tool"] == "derive"]
+        return steps
+
     def _plan_verifier_repair(self, goal: str) -> None:
         done = self.steps[: self._cursor]
         last_read = next((s for s in reversed(done) if s["tool"] == "read_table"), None)
         last_extract = next((s for s in reversed(done) if s["tool"] == "extract_rows"), None)
         steps: list[Step] = []
+        tables = list(dict.fromkeys(_TABLE_FAILURE.findall(goal)))
+        if tables:  # a derived answer: redo the failed input tables, then every derivation, then finish
+            self._enqueue([*self._table_repair(tables, goal, last_read), self._finish_step()])
+            return
         if "[drift]" in goal or "[gate]" in goal:
             steps.append({"tool": "discard_rows", "args": {"all_rows": True, "note": "read in a wrong state"}})
             steps += restore_steps(self.steps, self._cursor, [])

@@ -28,8 +28,10 @@ from browser.trace import Redactor
 from browser.types import Goto
 from graph.build import build_graph
 from graph.composer import compose, live_rows
+from graph.evidence import compose_derived, derived_answer
 from graph.nodes import Deps, StepLog
 from graph.state import AgentState, TaskView, new_usage
+from graph.workspace import lineage
 
 if TYPE_CHECKING:
     from tasks.models import Task
@@ -172,7 +174,9 @@ def _finish(outcome: TaskOutcome, out_dir: Path, state: dict[str, Any] | None, s
     state = state or {}
     answer = state.get("answer")
     if answer is None and spec is not None:  # the composer did not run: compose the best answer so far
-        answer = compose(live_rows(state.get("rows") or [], state.get("discarded") or []), spec, [])
+        derived = derived_answer(state.get("tables"))
+        answer = compose_derived(derived, spec, []) if derived else compose(
+            live_rows(state.get("rows") or [], state.get("discarded") or []), spec, [])
     errors = state.get("errors") or []
     stop_reason = state.get("stop_reason") or ("error" if error else "finished")
     if error is None and stop_reason == "error" and errors:
@@ -198,6 +202,7 @@ def _finish(outcome: TaskOutcome, out_dir: Path, state: dict[str, Any] | None, s
         "listings": state.get("listings") or [], "urls_opened": state.get("visited") or [],
         "drift_flags": state.get("drift_log") or [], "verifier_reports": state.get("reports") or [],
         "errors": errors, "nodes_run": nodes_run, "stop_reason": stop_reason,
+        "tables": state.get("tables") or {}, "lineage": lineage(state.get("tables") or {}),
     }
     retrieval = Redactor.from_environment().json(json.loads(json.dumps(retrieval, default=str)))
     (out_dir / "retrieval_state.json").write_text(json.dumps(retrieval, indent=2), encoding="utf-8")

@@ -4,7 +4,8 @@ Every offline task is solved end to end (real Chromium, the scripted walkthrough
 `steps.jsonl`, time inside the LLM (planner/actor calls) and inside the browser (executor act + observe) is
 subtracted from the task's wall time; the rest is the framework: LangGraph, state tracking, extraction,
 verification, prompt rendering, checkpointing, artefact writing. Also prints prompt tokens per LLM call
-(the scripted model counts with cl100k: messages plus tool schemas, as an API would bill them).
+(the scripted model counts with cl100k: messages plus tool schemas, as an API would bill them), and the
+tool schemas' own share of every actor call (total and per tool), so a new tool's cost is visible.
 
 It ends with `prompt tokens per actor call: mean N, max M` (every actor call of every task, tool schemas
 included) and, with `--local TASKS`, the packaged local model's seconds per call on those tasks (extra `local`).
@@ -127,6 +128,19 @@ def local_table(rows: list[TaskRow]) -> str:
     return "\n".join(lines)
 
 
+def schema_table(top: int = 8) -> str:
+    """Tokens the actor's tool schemas add to every call (cl100k), total and the largest tools."""
+    from browser.tokens import count_tokens
+    from graph.toolset import tool_schemas
+
+    tools = tool_schemas(search=False)
+    sizes = sorted(((t["function"]["name"], count_tokens(json.dumps(t))) for t in tools), key=lambda x: -x[1])
+    lines = [f"Tool schemas per actor call: {count_tokens(json.dumps(tools))} tokens ({len(tools)} tools)", "",
+             "| tool | tokens |", "|---|---:|"]
+    lines += [f"| {name} | {n} |" for name, n in sizes[:top]]
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", help="comma-separated task ids (default: every constraint task)")
@@ -134,7 +148,11 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the raw rows here")
     parser.add_argument("--local", help="also time the packaged local model on these comma-separated task ids")
     parser.add_argument("--local-steps", type=int, default=8, help="step budget per task for the local model")
+    parser.add_argument("--schemas-only", action="store_true", help="only print the tool-schema token table")
     args = parser.parse_args()
+    print(schema_table(), end="\n\n")
+    if args.schemas_only:
+        return
     rows = asyncio.run(run(args.tasks.split(",") if args.tasks else None, args.checkpoint))
     if args.json:
         args.json.write_text(json.dumps([asdict(r) for r in rows], indent=2))
@@ -147,9 +165,9 @@ def main() -> None:
             with serving(LOCAL_MODEL) as model:
                 local = local_table(asyncio.run(run(args.local.split(","), False, model,
                                                     Budgets(max_steps=args.local_steps, wall_seconds=1800))))
+    if local:  # before the main table, which ends with the prompt-token line
+        print(local, end="\n\n")
     print(table(rows, args.checkpoint))
-    if local:
-        print("\n" + local)
 
 
 if __name__ == "__main__":

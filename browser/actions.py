@@ -20,6 +20,7 @@ from playwright.async_api import Frame, Locator
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from browser.delta import describe_delta, params_diff, state_delta
+from browser.facts import read_page_facts
 from browser.interface import BrowserError
 from browser.readback import Outcome, norm, verify
 from browser.reads import download, read_pdf, read_table
@@ -434,7 +435,7 @@ _HANDLERS: dict[str, Callable[[Any, Any], Awaitable[Outcome]]] = {
     "goto": _goto, "back": _back, "set_url_params": _set_url_params, "click": _click, "fill": _fill,
     "select": _select, "check": _check, "set_range": _set_range, "submit": _submit, "press": _press,
     "scroll": _scroll, "wait_for": _wait_for, "read_table": read_table, "read_pdf": read_pdf,
-    "download": download,
+    "download": download, "page_facts": read_page_facts,
 }
 
 # ------------------------------------------------------------------ delta and verdict
@@ -489,7 +490,8 @@ async def perform(driver: PageDriver, action: Any) -> ActionResult:
         message += f"; {summary}"
     return ActionResult(ok=error is None, action=action.model_dump(), error=error,  # type: ignore[arg-type]
                         message=message, delta=delta, readback=readback, observation=after, table=outcome.table,
-                        pdf_pages=outcome.pdf_pages, download_path=outcome.download_path)
+                        pdf_pages=outcome.pdf_pages, facts=outcome.facts,
+                        download_path=outcome.download_path)
 
 
 async def _adopt_popups(driver: PageDriver) -> bool:

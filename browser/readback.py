@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Locator
 
-from browser.types import Observation, PdfPage, TableData
+from browser.types import Observation, PageFacts, PdfPage, TableData
 
 # What a control shows now: value, the visible label of the chosen option, and checked state.
 READ_VALUE_JS = """
@@ -57,6 +57,7 @@ class Outcome:
     table: TableData | None = None
     pdf_pages: list[PdfPage] = field(default_factory=list)
     download_path: str | None = None
+    facts: PageFacts | None = None
     error: str | None = None
     extra_checks: list[tuple[Locator, str, str]] = field(default_factory=list)  # (control, label, expected)
 

@@ -142,6 +142,14 @@ class Download(_Action):
     target: Target
 
 
+class ReadPageFacts(_Action):
+    """Read the page's labelled values and its tables by section (for the graph's read_facts / section
+    extraction; not offered to the model as a tool of its own). With `url`, open it first (policy applies)."""
+
+    kind: Literal["page_facts"] = "page_facts"
+    url: str | None = None
+
+
 class SetUrlParams(_Action):
     """Navigate to the current URL with some query parameters changed (same origin only)."""
 
@@ -152,7 +160,7 @@ class SetUrlParams(_Action):
 
 BrowserAction = Annotated[
     Goto | Click | Fill | Select | Check | SetRange | Submit | Press | Scroll | Back | WaitFor
-    | ReadTable | ReadPdf | Download | SetUrlParams,
+    | ReadTable | ReadPdf | Download | SetUrlParams | ReadPageFacts,
     Field(discriminator="kind"),
 ]
 
@@ -261,6 +269,29 @@ class StateDelta(BaseModel):
         )
 
 
+class PageFact(BaseModel):
+    """One labelled value as the page shows it: a dt/dd pair, a `Label: value` line, a th|td row, or a
+    form control's label and its current value."""
+
+    label: str
+    value: str
+    section: list[str] = Field(default_factory=list, description="Enclosing headings / legends, outermost first.")
+    locator: str = ""
+
+
+class SectionTable(BaseModel):
+    section: list[str] = Field(default_factory=list, description="Enclosing headings and the caption.")
+    table: TableData
+
+
+class PageFacts(BaseModel):
+    url: str = ""
+    title: str = ""
+    heading: str = ""
+    facts: list[PageFact] = Field(default_factory=list)
+    tables: list[SectionTable] = Field(default_factory=list)
+
+
 class PdfPage(BaseModel):
     page: int
     text: str
@@ -276,5 +307,6 @@ class ActionResult(BaseModel):
     observation: Observation | None = None
     table: TableData | None = Field(None, description="Set by read_table / download (CSV).")
     pdf_pages: list[PdfPage] = Field(default_factory=list)
+    facts: PageFacts | None = Field(None, description="Set by page_facts.")
     download_path: str | None = None
     elapsed_ms: float = 0.0

@@ -1,6 +1,7 @@
 """Assemble the StateGraph; ablated nodes are left out of the compiled graph, not skipped at run time.
 
 planner -> actor -> executor -> state_tracker -> actor ...; actor -> extractor -> actor;
+actor(read_facts, derive) -> workspace -> (state_tracker if it opened a page | actor);
 actor(finish) -> verifier -> (actor with a repair goal | composer) -> END.
 """
 
@@ -20,6 +21,7 @@ from graph.nodes import (
     make_planner,
     make_tracker,
     make_verifier,
+    make_workspace,
 )
 from graph.state import AgentState
 from graph.toolset import BROWSER_KINDS
@@ -36,6 +38,7 @@ def build_graph(ablate: list[str] | frozenset[str], deps: Deps, *, checkpointer:
     graph.add_node("actor", make_actor(deps))
     graph.add_node("executor", make_executor(deps))
     graph.add_node("extractor", make_extractor(deps, provenance="provenance" not in ablated))
+    graph.add_node("workspace", make_workspace(deps, provenance="provenance" not in ablated))
     graph.add_node("composer", make_composer(deps))
     if use_tracker:
         graph.add_node("state_tracker", make_tracker(deps))
@@ -53,6 +56,8 @@ def build_graph(ablate: list[str] | frozenset[str], deps: Deps, *, checkpointer:
             return "actor"  # invalid call answered, or bookkeeping tool done
         if pending["name"] == "extract_rows":
             return "extractor"
+        if pending["name"] in ("read_facts", "derive"):
+            return "workspace"
         if pending["name"] == "finish":
             return after_finish
         if pending["name"] in BROWSER_KINDS or pending["name"] == "web_search":
@@ -68,8 +73,11 @@ def build_graph(ablate: list[str] | frozenset[str], deps: Deps, *, checkpointer:
                                     ["actor", "composer"])
     else:
         graph.add_edge(START, "actor")
-    graph.add_conditional_edges("actor", route_actor, sorted({"actor", "extractor", "executor", "composer",
-                                                              after_finish}))
+    graph.add_conditional_edges("actor", route_actor, sorted({"actor", "extractor", "executor", "workspace",
+                                                              "composer", after_finish}))
+    graph.add_conditional_edges(
+        "workspace", lambda s: after_browser if s.get("navigated_at") == s.get("step", 0) else "actor",
+        sorted({"actor", after_browser}))
     graph.add_conditional_edges("executor", route_browser, sorted({"composer", after_browser}))
     if use_tracker:
         graph.add_edge("state_tracker", "actor")

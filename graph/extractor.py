@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from graph.facts import FactError, find_fact, section_table
 from graph.state import DriftFlag, EvidenceRow, Provenance, ReadRecord, RetrievalState
 from graph.tools import ExtractRows
 from graph.tracker import gate_key, norm_value, result_set_key
@@ -37,8 +38,19 @@ def _find_header(headers: list[str], name: str) -> int | None:
                 None)
 
 
-def _shared_value(source: str, page_text: str, url: str) -> str | None:
-    """'re:<regex>' and 'url:<param>' sources: one value for every row, or None if not such a source."""
+SHARED_PREFIXES = ("re:", "url:", "fact:")
+
+
+def _shared_value(source: str, page_text: str, url: str, page_facts: dict[str, Any] | None) -> str | None:
+    """'re:<regex>', 'url:<param>' and 'fact:<label>' sources: one value for every row, or None if not such a
+    source."""
+    if source.startswith("fact:"):
+        if page_facts is None:
+            raise ExtractionError("fact: sources need the page's labelled values (none were read)")
+        try:
+            return find_fact(page_facts, source[5:])[0]
+        except FactError as exc:
+            raise ExtractionError(str(exc)) from exc
     if source.startswith("url:"):
         values = parse_qs(urlsplit(url).query).get(source[4:], [])
         return ",".join(values)
@@ -58,6 +70,16 @@ def _keep(values: dict[str, str], raw: dict[str, str], where: dict[str, str]) ->
     return True
 
 
+def state_snapshot(retrieval: RetrievalState | None) -> dict[str, str]:
+    """The set gate values of a retrieval state (what a row's provenance records)."""
+    return {k: v["value"] for k, v in retrieval.get("values", {}).items() if v["value"]} if retrieval else {}
+
+
+def active_drift(drift_flags: list[DriftFlag], url: str) -> list[str]:
+    path = urlsplit(url).path
+    return [f"{f['rule']}:{f['gate']}" for f in drift_flags if f.get("path") == path]
+
+
 def extract(
     args: ExtractRows,
     *,
@@ -68,7 +90,10 @@ def extract(
     drift_flags: list[DriftFlag],
     provenance: bool,
     step: int,
+    page_facts: dict[str, Any] | None = None,
 ) -> Extraction:
+    """`columns` are the schema's columns (into "answer") or the table's own (the keys of `args.columns`);
+    `page_facts` (a browser PageFacts dump) serves `fact:` sources and `section` tables."""
     url = observation.get("url", "")
     page_text = observation.get("text", "")
     pagination = observation.get("pagination") or {}
@@ -82,7 +107,14 @@ def extract(
     complete = False
     if args.source == "table":
         table = (last_read or {}).get("table")
-        if table is None or (last_read or {}).get("table_index") not in (None, args.table):
+        table_name = f"table {args.table}"
+        if args.section:
+            try:
+                table, _ = section_table(page_facts or {}, args.section)
+            except FactError as exc:
+                raise ExtractionError(str(exc)) from exc
+            table_name, site_total, complete = f"section {args.section!r} table", None, True
+        elif table is None or (last_read or {}).get("table_index") not in (None, args.table):
             tables = observation.get("tables") or []
             if args.table >= len(tables):
                 raise ExtractionError(f"no table {args.table}: the page shows {len(tables)} table(s); use read_table")
@@ -92,11 +124,11 @@ def extract(
             pages_covered = list(range(1, (pages or 1) + 1))
         headers = table["headers"]
         records = [({norm_value(h): cell for h, cell in zip(headers, row, strict=False)},
-                    f"table {args.table} row {i + 1}") for i, row in enumerate(table["rows"])]
+                    f"{table_name} row {i + 1}") for i, row in enumerate(table["rows"])]
         sources = {col: args.columns.get(col, col) for col in columns}
         indexes: dict[str, int] = {}
         for col, source in sources.items():
-            if source.startswith(("re:", "url:")):
+            if source.startswith(SHARED_PREFIXES):
                 continue
             idx = _find_header(headers, source)
             if idx is None:
@@ -120,12 +152,10 @@ def extract(
         records = [({k: (v or "").strip() for k, v in m.groupdict().items()}, loc)
                    for text, loc in chunks for m in regex.finditer(text)]
         sources = {col: args.columns.get(col, col) for col in columns}
-        header_for = {col: src for col, src in sources.items() if not src.startswith(("re:", "url:"))}
+        header_for = {col: src for col, src in sources.items() if not src.startswith(SHARED_PREFIXES)}
 
-    shared = {col: _shared_value(src, page_text, url) for col, src in sources.items()}
-    snapshot = {k: v["value"] for k, v in (retrieval or {}).get("values", {}).items() if v["value"]} if retrieval else {}
-    path = urlsplit(url).path
-    active = [f"{f['rule']}:{f['gate']}" for f in drift_flags if f.get("path") == path]
+    shared = {col: _shared_value(src, page_text, url, page_facts) for col, src in sources.items()}
+    snapshot, active = state_snapshot(retrieval), active_drift(drift_flags, url)
     locator_suffix = f" (page {page} of {pages})" if page and pages else ""
 
     rows: list[EvidenceRow] = []

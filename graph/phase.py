@@ -7,8 +7,8 @@ without the verifier no repair-goal instructions. The turn prompt follows the st
 goal when their node is off), the system prompt follows `deps.ablated`.
 
 Phase and page decide the rest, which keeps every call's tool schemas small: before the first page only
-navigation; a tool that acts on a kind of control only when the page has one; `extract_rows` after a read;
-`discard_rows` once rows exist. A call to a valid tool that is not offered is still executed (the list is
+navigation; a tool that acts on a kind of control only when the page has one; `extract_rows` after a read
+or on a page with tables; `discard_rows` once rows or evidence tables exist. A call to a valid tool that is not offered is still executed (the list is
 advice for the model, not a trap).
 """
 
@@ -43,8 +43,8 @@ def _gates(state: AgentState) -> dict[str, bool]:
         read_table=bool(observation.get("tables") or observation.get("pagination")),
         read_pdf=str(observation.get("url", "")).lower().endswith(".pdf") or any(".pdf" in h for h in hrefs),
         download=any(marker in h for h in hrefs for marker in DOWNLOADABLE),
-        extract_rows=bool(state.get("last_read")),
-        discard_rows=bool(state.get("rows")),
+        extract_rows=bool(state.get("last_read") or observation.get("tables")),
+        discard_rows=bool(state.get("rows") or state.get("tables")),
     )
     return gates
 

@@ -14,7 +14,8 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from browser.tokens import count_tokens, encoding
 from graph.state import AgentState, Plan, TaskView
-from graph.tracker import find_gate_value
+from graph.tracker import ambiguous_gates, find_gate_value
+from graph.workspace import schemas
 
 DEFAULT_PROMPT_DIR = Path(__file__).resolve().parent.parent / "agent" / "prompts"
 LAST_ROWS_SHOWN = 3
@@ -47,6 +48,9 @@ class Prompts:
             drift_flags=state.get("drift_flags") or [], repair_goal=state.get("repair_goal"),
             rows_count=len(rows), last_rows=[[r["values"].get(c, "") for c in columns] for r in rows[-LAST_ROWS_SHOWN:]],
             step=state.get("step", 0), max_steps=max_steps, observation=observation_text,
+            tables=schemas(state["tables"]) if state.get("tables") else "",
+            phases=[(p, bool((state.get("tables") or {}).get(p.into, {}).get("rows"))) for p in plan.phases]
+            if plan else [],
         )
 
 
@@ -54,7 +58,8 @@ def _pending_gates(plan: Plan | None, retrieval: Any) -> list[str]:
     if plan is None or not retrieval:
         return []
     return [f"{g.name}={g.target}" for g in plan.gates
-            if g.kind not in ("window", "search") and not find_gate_value(retrieval, g.name)]
+            if g.kind not in ("window", "search") and not find_gate_value(retrieval, g.name)] + [
+        f"AMBIGUOUS {note}" for note in ambiguous_gates(plan, retrieval)]
 
 
 def observation_text(observation: dict[str, Any] | None, token_budget: int) -> str:

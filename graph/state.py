@@ -27,9 +27,24 @@ class Gate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kind: GateKind
-    name: str = Field(description="The control label or URL parameter as the site names it, e.g. 'Agency'.")
-    target: str = Field(description="Value to set; for a window 'START..END' (dates or years).")
+    name: str = Field(description="Control label or URL parameter as the site names it.")
+    target: str = Field(description="Value; a window as 'START..END' (dates or years).")
     required: bool = True
+
+
+class Phase(BaseModel):
+    """One read of a chained task: what, into which table, under which gates (control -> value)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    read: str
+    into: str
+    gates: dict[str, str] = Field(default_factory=dict)
+    detail_pages: bool = False
+
+    def gate_list(self) -> list[Gate]:
+        return [Gate(kind="window" if ".." in target else "filter", name=name, target=target)
+                for name, target in self.gates.items()]
 
 
 class Plan(BaseModel):
@@ -37,18 +52,22 @@ class Plan(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    source: str = Field("", description="Site / database / dataset to use.")
+    source: str = Field("", description="Site or database.")
     gates: list[Gate] = Field(default_factory=list)
     read: dict[str, str] = Field(
-        default_factory=dict, description="schema column -> where its value is read (table header, page text)"
+        default_factory=dict, description="column -> where its value is read"
     )
     row_criteria: dict[str, str] = Field(
-        default_factory=dict, description="schema column -> value every answer row must have (exact, case-insensitive)"
+        default_factory=dict, description="column -> value every answer row must have"
     )
-    all_pages: bool = Field(True, description="Whether every result page must be read.")
-    detail_pages: bool = Field(False, description="Whether each listed result's own page must be opened "
-                                                  "(values only shown there).")
+    all_pages: bool = Field(True, description="Every result page must be read.")
+    detail_pages: bool = Field(False, description="Each listed result's own page must be opened.")
     stopping_rule: str = "all matching rows of the gated result set are read"
+    phases: list[Phase] = Field(default_factory=list, description="For answers computed from several reads.")
+    derivation: str = Field("", description="How the answer is computed from the phase tables.")
+
+    def phase_for(self, table: str) -> Phase | None:
+        return next((p for p in self.phases if p.into == table), None)
 
 
 # ---------------------------------------------------------------- state parts (inside: TypedDicts)
@@ -167,6 +186,12 @@ class PendingCall(TypedDict):
     args: dict[str, Any]
 
 
+def merge_tables(old: dict[str, Any] | None, new: dict[str, Any] | None) -> dict[str, Any]:
+    """Workspace tables by name: a node returns the tables it wrote, whole; a name maps to None to drop it."""
+    merged = {**(old or {}), **(new or {})}
+    return {k: v for k, v in merged.items() if v is not None}
+
+
 def new_usage(now: float) -> Usage:
     return Usage(steps=0, llm_calls=0, prompt_tokens=0, completion_tokens=0, cost_usd=0.0,
                  started_at=now, elapsed_before_resume=0.0, last_progress_at=now)
@@ -184,6 +209,8 @@ class AgentState(TypedDict, total=False):
     last_read: dict[str, Any] | None  # latest read_table/download/read_pdf payload, for the extractor
     rows: Annotated[list[EvidenceRow], operator.add]
     discarded: Annotated[list[EvidenceRow], operator.add]
+    tables: Annotated[dict[str, Any], merge_tables]  # evidence workspace: name -> graph.workspace.TableRecord
+    navigated_at: int | None  # step at which a workspace read opened a page (the state tracker runs next)
     reads: Annotated[list[ReadRecord], operator.add]
     listings: Annotated[list[Listing], operator.add]
     visited: Annotated[list[str], operator.add]  # every URL the browser showed, in order

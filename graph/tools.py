@@ -12,15 +12,9 @@ from graph.state import Plan
 
 
 class ExtractRows(BaseModel):
-    """Turn what the browser last read into schema rows, deterministically, with provenance.
-
-    `columns` maps each schema column to where its value comes from:
-    - a header of the table (source="table": the latest read_table/download result, else observation table `table`);
-    - a regex named group (source="pdf" or "page_text", with `pattern` holding named groups);
-    - "re:<regex>" anywhere: the first capture group of the regex over the page text (a value shared by all
-      rows, e.g. the station name in the page heading);
-    - "url:<param>": a query parameter of the current URL.
-    """
+    """Rows of the last read table/PDF/page text, appended to table `into` (answer: keys = output columns).
+    columns: column -> a header, or for all rows "re:<regex>" (1st group, page text), "url:<param>",
+    "fact:<label>". source pdf/page_text: `pattern` with named groups."""
 
     model_config = ConfigDict(extra="forbid")
     kind: Literal["extract_rows"] = "extract_rows"
@@ -29,11 +23,39 @@ class ExtractRows(BaseModel):
     columns: dict[str, str]
     pattern: str | None = None
     where: dict[str, str] = Field(default_factory=dict, description="column/header -> exact value to keep")
+    into: str = "answer"
+    section: str | None = Field(None, description="The table under this heading/caption.")
+    note: str = ""
+
+
+class ReadFacts(BaseModel):
+    """Labelled values of the page (dt/dd, 'Label: value', th|td rows, control label -> value) into ONE row
+    of table `into`. fields: column -> label as shown, or heading, title, url:<param>, re:<regex>."""
+
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["read_facts"] = "read_facts"
+    into: str
+    fields: dict[str, str]
+    section: str | None = Field(None, description="Only labels under this heading.")
+    url: str | None = Field(None, description="Open first (one call per detail page).")
+    allow_missing: bool = False
+    note: str = ""
+
+
+class Derive(BaseModel):
+    """One read-only DuckDB SELECT over the tables -> table `into` (answer: the output columns, in answer
+    order). Also columns _url,_step,_state,_drift. Helpers: num(text), iso_date(text), year_of(text)."""
+
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["derive"] = "derive"
+    sql: str
+    into: str = "answer"
     note: str = ""
 
 
 class Finish(BaseModel):
-    """Stop collecting; the verifier checks, the composer writes the answer."""
+    """Stop collecting; the verifier checks, the composer writes the answer (a derived `answer` table keeps
+    its SQL order unless order_by is given)."""
 
     model_config = ConfigDict(extra="forbid")
     kind: Literal["finish"] = "finish"
@@ -51,6 +73,7 @@ class DiscardRows(BaseModel):
     where: dict[str, str] = Field(default_factory=dict, description="column -> exact value; rows matching all go")
     from_step: int | None = Field(None, description="Drop only rows extracted at this step.")
     all_rows: bool = Field(False, description="Drop every collected row.")
+    table: str = "answer"
     note: str = ""
 
 

@@ -15,9 +15,9 @@ from pydantic import BaseModel, ValidationError
 
 from browser.types import BROWSER_ACTION_TYPES
 from graph.state import Plan
-from graph.tools import DiscardRows, ExtractRows, Finish, RevisePlan, WebSearch
+from graph.tools import Derive, DiscardRows, ExtractRows, Finish, ReadFacts, RevisePlan, WebSearch
 
-AGENT_TOOL_TYPES: tuple[type[BaseModel], ...] = (ExtractRows, DiscardRows, RevisePlan, Finish)
+AGENT_TOOL_TYPES: tuple[type[BaseModel], ...] = (ExtractRows, ReadFacts, Derive, DiscardRows, RevisePlan, Finish)
 BROWSER_KINDS = frozenset(t.model_fields["kind"].default for t in BROWSER_ACTION_TYPES)
 
 
@@ -49,14 +49,20 @@ def _types(search: bool) -> dict[str, type[BaseModel]]:
     return {_kind(t): t for t in types}
 
 
+_NOISE_KEYS = frozenset({"title"})  # pydantic's field titles repeat the property names
+
+
 def _compact(node: Any) -> Any:
-    """Optional fields as their plain type (`anyOf [T, null]` -> T, no `default: null`): the same calls
-    validate, and every prompt carries ~40% fewer schema tokens."""
+    """Optional fields as their plain type (`anyOf [T, null]` -> T, no `default: null`), no titles and no
+    `additionalProperties: false` (pydantic still refuses unknown arguments): the same calls validate, and
+    every prompt carries far fewer schema tokens."""
     if isinstance(node, list):
         return [_compact(n) for n in node]
     if not isinstance(node, dict):
         return node
-    out = {k: _compact(v) for k, v in node.items() if not (k == "default" and v is None)}
+    out = {k: _compact(v) for k, v in node.items()
+           if not (k == "default" and v is None) and k not in _NOISE_KEYS
+           and not (k == "additionalProperties" and v is False)}
     variants = out.get("anyOf")
     if isinstance(variants, list):
         non_null = [v for v in variants if v != {"type": "null"}]
@@ -74,6 +80,7 @@ def _schema(model: type[BaseModel]) -> dict[str, Any]:
         function["description"] = _FALLBACK_DESCRIPTIONS.get(_kind(model), f"Browser action '{_kind(model)}'.")
     params = function.get("parameters", {})
     params.get("properties", {}).pop("kind", None)
+    params.get("properties", {}).pop("note", None)  # accepted (walkthroughs explain steps) but not advertised
     if "required" in params:
         params["required"] = [r for r in params["required"] if r != "kind"]
     return tool

@@ -12,7 +12,7 @@ import re
 from urllib.parse import parse_qsl, urlsplit
 
 from browser.types import ActionResult, Observation
-from graph.state import DriftFlag, Plan, RetrievalState, StateValue
+from graph.state import DriftFlag, Gate, Phase, Plan, RetrievalState, StateValue
 
 PAGE_PARAMS = frozenset({"page", "p", "pg", "pageno", "page_no", "page_num", "pagenumber", "offset", "cursor", "start",
                          "startindex", "start_index"})
@@ -21,6 +21,7 @@ STATE_CONTROL_KINDS = frozenset(
      "range", "page_size", "tab"}
 )
 TARGETED_SETTERS = frozenset({"fill", "select", "check", "set_range"})
+NAVIGATIONS = frozenset({"goto", "page_facts"})  # opening a URL on purpose (read_facts with url is one per page)
 WINDOW_START_WORDS = ("from", "start", "min", "begin", "since", "after")
 WINDOW_END_WORDS = ("to", "end", "max", "until", "before")
 
@@ -141,8 +142,10 @@ def track(
     history: list[RetrievalState],
     active_flags: list[DriftFlag],
     plan: Plan | None,
+    phase: Phase | None = None,
 ) -> tuple[RetrievalState, list[DriftFlag]]:
-    """The new retrieval state and the drift flags active after this step."""
+    """The new retrieval state and the drift flags active after this step. With a phased plan, `phase` is the
+    one being read: a gate only other phases name may change (the plan says so), so it is not drift."""
     kind = (action or {}).get("kind")
     path = urlsplit(obs.url).path
     same_path_before = previous if previous and previous["path"] == path else _last_on_path(history, path)
@@ -171,13 +174,21 @@ def track(
     )
 
     flags = _carry_flags(active_flags, state, kind, targets)
-    if same_path_before is not None and kind != "goto":
+    if same_path_before is not None and kind not in NAVIGATIONS:
         flags += _lost_gates(same_path_before, state, kind, targets, moved=previous is None or previous["path"] != path,
                              step=step)
     flags = _dedupe(flags)
+    if plan is not None and plan.phases:
+        flags = [f for f in flags if _in_phase(f, phase, plan)]
     if plan is not None:
         flags += _plan_flags(plan, state, step)
     return state, flags
+
+
+def _in_phase(flag: DriftFlag, phase: Phase | None, plan: Plan) -> bool:
+    gates = [*plan.gates, *(phase.gate_list() if phase else [])]
+    state = {flag["gate"]: flag["before"] or ""}
+    return any(find_gate_value(state, g.name) or gate_key(g.name) == gate_key(flag["label"]) for g in gates)
 
 
 def _last_on_path(history: list[RetrievalState], path: str) -> RetrievalState | None:
@@ -195,7 +206,7 @@ def _carry_flags(flags: list[DriftFlag], state: RetrievalState, kind: str | None
             continue
         now = state["values"].get(flag["gate"])
         restored = now is not None and values_match(now["value"], flag["before"])
-        deliberate = kind == "goto" or (now is not None and now["set_at_step"] == state["step"]
+        deliberate = kind in NAVIGATIONS or (now is not None and now["set_at_step"] == state["step"]
                                         and _key_matches(flag["gate"], now["label"], targets))
         if not (restored or deliberate):
             kept.append(flag)
@@ -236,22 +247,48 @@ def _dedupe(flags: list[DriftFlag]) -> list[DriftFlag]:
     return list(seen.values())
 
 
-def find_gate_value(state: RetrievalState | dict[str, str], name: str) -> tuple[str, str] | None:
-    """(key, value) of the state value a plan gate names, if the state shows it."""
+def gate_candidates(state: RetrievalState | dict[str, str], name: str) -> list[tuple[str, str]]:
+    """(key, value) of every state value a plan gate may name, by meaning, not substring: the same
+    normalised key or label; else each label / key that contains ALL the gate's words as whole words
+    ('Date' is not 'update_frequency'; 'Date' is both 'Date received' and 'Date closed': two candidates)."""
     values = state["values"] if "values" in state else {k: {"value": v, "label": k} for k, v in state.items()}
     wanted = gate_key(name)
-    for key, value in values.items():
-        if key == wanted or gate_key(value.get("label") or "") == wanted:
-            return key, value["value"]
-    for key, value in values.items():
-        if _key_matches(key, value.get("label") or "", {wanted}):
-            return key, value["value"]
-    return None
+    exact = [(k, v["value"]) for k, v in values.items() if k == wanted or gate_key(v.get("label") or "") == wanted]
+    if exact:
+        return exact[:1]
+    words = set(wanted.split("_")) - {""}
+    return [(k, v["value"]) for k, v in values.items()
+            if words and (words <= set(k.split("_")) or words <= set(gate_key(v.get("label") or "").split("_")))]
+
+
+def find_gate_value(state: RetrievalState | dict[str, str], name: str) -> tuple[str, str] | None:
+    """(key, value) of the state value a plan gate names, if exactly one does (ambiguity is never guessed)."""
+    found = gate_candidates(state, name)
+    return found[0] if len(found) == 1 else None
+
+
+def ambiguous_gates(plan: Plan | None, state: RetrievalState | None) -> list[str]:
+    """Plan gates that name several controls, for the actor to disambiguate (revise_plan with a full label)."""
+    if plan is None or not state:
+        return []
+    notes = []
+    for gate in plan_gates(plan):
+        found = gate_candidates(state, gate.name)
+        if len(found) > 1:
+            labels = [state["values"][k]["label"] or k for k, _ in found]
+            notes.append(f"{gate.name} matches {len(found)} controls {labels}")
+    return notes
+
+
+def plan_gates(plan: Plan) -> list[Gate]:
+    """The plan's gates and every phase's (a chained task reads under several states)."""
+    return [*plan.gates, *(g for phase in plan.phases for g in phase.gate_list())]
 
 
 def _plan_flags(plan: Plan, state: RetrievalState, step: int) -> list[DriftFlag]:
     flags: list[DriftFlag] = []
-    for gate in plan.gates:
+    gates = plan_gates(plan)
+    for gate in gates:
         if gate.kind == "window":
             flag = _window_flag(gate.name, gate.target, state, step)
             if flag:
@@ -261,7 +298,11 @@ def _plan_flags(plan: Plan, state: RetrievalState, step: int) -> list[DriftFlag]
         if not found:
             continue
         key, value = found
-        if state["values"][key]["set_at_step"] is not None and value and not values_match(value, gate.target):
+        if any(f["gate"] == key for f in flags):
+            continue  # several phases name this gate: one flag
+        planned = [g.target for g in gates if find_gate_value(state, g.name) == found]  # any phase's value
+        if state["values"][key]["set_at_step"] is not None and value and not any(
+                values_match(value, target) for target in planned):
             flags.append(DriftFlag(
                 rule="gate_mismatch", gate=key, label=gate.name, before=gate.target, after=value, step=step,
                 path=state["path"],

@@ -7,10 +7,12 @@ sees when agents re-answer without new evidence.
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
+from typing import Any
 from urllib.parse import urlsplit
 
-from graph.state import EvidenceRow, Failure, Listing, Plan, ReadRecord, VerifierReport
+from graph.state import EvidenceRow, Failure, Listing, Plan, Provenance, ReadRecord, VerifierReport
 from graph.tracker import find_gate_value, values_match
 
 STATE_GATES = ("source", "scope", "filter", "view", "sort")
@@ -140,5 +142,109 @@ def verify(*, plan: Plan | None, columns: tuple[str, ...], rows: list[EvidenceRo
         + check_counts(rows, reads)
         + check_criteria(plan, rows)
     )
+    goal = " ; ".join(f"[{f['check']}] {f['message']}" for f in failures) or None
+    return VerifierReport(step=step, ok=not failures, failures=failures, repair_goal=goal)
+
+
+def input_tables(tables: dict[str, Any], name: str) -> list[str]:
+    """The evidence tables a derived table was computed from, following derived inputs back (lineage)."""
+    seen: list[str] = []
+    todo = [name]
+    while todo:
+        table = tables.get(todo.pop())
+        if table is None:
+            continue
+        for source in table["inputs"]:
+            if source not in seen:
+                seen.append(source)
+                todo.append(source)
+    return [n for n in seen if n in tables and not tables[n]["derived"]]
+
+
+def check_inputs_drift(tables: dict[str, Any], inputs: list[str]) -> list[Failure]:
+    failures: list[Failure] = []
+    for name in inputs:
+        drifted = [r for r in tables[name]["rows"] if r.get("_drift")]
+        if drifted:
+            flags = sorted({f for r in drifted for f in str(r["_drift"]).split(",") if f})
+            steps = sorted({r.get("_step") for r in drifted if r.get("_step") is not None})
+            failures.append(Failure(check="drift", message=(
+                f"table {name}: {len(drifted)} row(s) were read while drift was active ({', '.join(flags)}) at "
+                f"step(s) {steps}: restore the gates, discard_rows (table={name!r}) those rows, read them again "
+                "and derive again")))
+    return failures
+
+
+def _rows_as_evidence(table: dict[str, Any]) -> list[EvidenceRow]:
+    """Workspace rows seen as evidence rows (state snapshot back from `_state`), for the row-level checks."""
+    rows: list[EvidenceRow] = []
+    for row in table["rows"]:
+        state = json.loads(row["_state"]) if row.get("_state") else None
+        rows.append(EvidenceRow(values={c: str(row.get(c) or "") for c in table["columns"]}, provenance=Provenance(
+            url=row.get("_url") or "", state=state, drift=[f for f in str(row.get("_drift") or "").split(",") if f],
+            locator=row.get("_locator") or "", result_set="", page=row.get("_page"), pages=row.get("_pages"),
+            step=row.get("_step") or 0)))
+    return rows
+
+
+def check_input_gates(plan: Plan | None, tables: dict[str, Any], inputs: list[str]) -> list[Failure]:
+    """Each input table was read in its phase's state (or, unphased, the plan's)."""
+    if plan is None:
+        return []
+    failures: list[Failure] = []
+    for name in inputs:
+        phase = plan.phase_for(name)
+        if plan.phases and phase is None:
+            continue
+        gated = Plan(gates=phase.gate_list()) if phase else Plan(gates=plan.gates)
+        for failure in check_gates(gated, [r for r in _rows_as_evidence(tables[name]) if r["provenance"]["state"]]):
+            if failure["check"] == "gate":
+                failures.append(Failure(check="gate", message=f"table {name}: {failure['message']} "
+                                                              f"(discard_rows with table={name!r}, read again, derive again)"))
+    return failures
+
+
+def check_input_pages(plan: Plan | None, tables: dict[str, Any], inputs: list[str]) -> list[Failure]:
+    failures: list[Failure] = []
+    for name in inputs:
+        for failure in check_pages(plan, tables[name]["reads"]):
+            failures.append(Failure(check="pages", message=f"table {name}: {failure['message']} (into {name!r})"))
+    return failures
+
+
+def check_input_details(plan: Plan | None, tables: dict[str, Any], inputs: list[str], listings: list[Listing],
+                        visited: list[str]) -> list[Failure]:
+    """A phase that reads each listed result's own page: every row link of that list was opened."""
+    if plan is None or not listings:
+        return []
+    failures: list[Failure] = []
+    for name in inputs:
+        phase = plan.phase_for(name)
+        if phase is None or not phase.detail_pages:
+            continue
+        read = {_page_key(r.get("_url") or "") for r in tables[name]["rows"]}
+        listing = next((item for item in reversed(listings) if read & {_page_key(u) for u in item["row_links"]}),
+                       listings[-1])
+        plan_one = Plan(detail_pages=True)
+        same = [item for item in listings if item["result_set"] == listing["result_set"]]
+        for failure in check_details(plan_one, same, visited):
+            failures.append(Failure(check="details", message=f"table {name}: {failure['message']}"))
+    return failures
+
+
+def verify_derived(*, plan: Plan | None, tables: dict[str, Any], columns: tuple[str, ...], step: int,
+                   listings: list[Listing] | None = None, visited: list[str] | None = None) -> VerifierReport:
+    """A derived answer: it has rows, and every evidence table it was computed from (its lineage) was read
+    without drift, in its phase's state, from every page, and from every listed detail page its phase needs."""
+    answer = tables["answer"]
+    inputs = input_tables(tables, "answer")
+    failures: list[Failure] = []
+    if not answer["rows"]:
+        failures.append(Failure(check="schema", message=(
+            f"the derived answer has no rows: check the inputs ({answer['inputs']}) and the SQL")))
+    failures += check_inputs_drift(tables, inputs)
+    failures += check_input_gates(plan, tables, inputs)
+    failures += check_input_pages(plan, tables, inputs)
+    failures += check_input_details(plan, tables, inputs, listings or [], visited or [])
     goal = " ; ".join(f"[{f['check']}] {f['message']}" for f in failures) or None
     return VerifierReport(step=step, ok=not failures, failures=failures, repair_goal=goal)

@@ -10,7 +10,7 @@ from graph.build import build_graph
 from graph.nodes import Deps
 from tasks.spec import OutputSpec
 
-ALWAYS = {"actor", "executor", "extractor", "composer"}
+ALWAYS = {"actor", "executor", "extractor", "workspace", "composer"}
 
 
 @pytest.mark.parametrize("ablate", [[], *([n] for n in ABLATABLE_NODES), list(ABLATABLE_NODES)])

@@ -13,6 +13,7 @@ from graph.nodes.extraction import make_extractor
 from graph.nodes.planner import make_planner
 from graph.nodes.tracking import make_tracker
 from graph.nodes.verification import make_verifier
+from graph.nodes.workspace import make_workspace
 
 __all__ = ["Deps", "StepLog", "budget_stop", "history_window", "make_actor", "make_composer", "make_executor",
-           "make_extractor", "make_planner", "make_tracker", "make_verifier"]
+           "make_extractor", "make_planner", "make_tracker", "make_verifier", "make_workspace"]

@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from graph.composer import live_rows, parse_order
 from graph.context import fit_window
+from graph.evidence import ANSWER, derived_answer, discard_from
 from graph.nodes.common import (
     MAX_INVALID_STREAK,
     LLMCallError,
@@ -143,6 +144,13 @@ def _bookkeeping(state: AgentState, tool: BaseModel, call_id: str) -> dict[str, 
     if isinstance(tool, RevisePlan):
         return {"plan": tool.plan.model_dump(), "messages": [ToolMessage(f"plan revised: {tool.reason}", tool_call_id=call_id)]}
     assert isinstance(tool, DiscardRows)
+    if tool.table != ANSWER or derived_answer(state.get("tables")):
+        table = (state.get("tables") or {}).get(tool.table)
+        if table is None:
+            return {"messages": [ToolMessage(f"no table {tool.table!r}", tool_call_id=call_id)]}
+        kept, gone_count = discard_from(tool, table)
+        text = f"discarded {gone_count} row(s) of {tool.table}; {len(kept['rows'])} left"
+        return {"tables": {tool.table: kept}, "messages": [ToolMessage(text, tool_call_id=call_id)]}
     rows = live_rows(state.get("rows") or [], state.get("discarded") or [])
     gone = [r for r in rows if tool.all_rows
             or ((tool.from_step is None or r["provenance"]["step"] == tool.from_step)

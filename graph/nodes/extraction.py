@@ -1,4 +1,5 @@
-"""Extractor node: `extract_rows` through the deterministic extractor, rows with provenance."""
+"""Extractor node: `extract_rows` through the deterministic extractor, rows with provenance, into the answer
+rows or a named evidence table."""
 
 from __future__ import annotations
 
@@ -7,11 +8,21 @@ from typing import Any
 from langchain_core.messages import ToolMessage
 
 from graph.composer import live_rows
-from graph.extractor import ExtractionError, extract
+from graph.evidence import ANSWER, ReadContext, error_text, extract_into, needs_page_facts
+from graph.extractor import ExtractionError
+from graph.facts import FactError
 from graph.nodes.common import error_record
 from graph.nodes.deps import Deps
+from graph.nodes.workspace import PageReadError, read_page
 from graph.state import AgentState
 from graph.tools import ExtractRows
+from graph.workspace import WorkspaceError
+
+
+def read_context(state: AgentState, *, provenance: bool, observation: dict[str, Any] | None = None) -> ReadContext:
+    return ReadContext(observation=observation if observation is not None else state.get("observation") or {},
+                       last_read=state.get("last_read"), retrieval=state.get("retrieval"),
+                       drift_flags=state.get("drift_flags") or [], provenance=provenance, step=state.get("step", 0))
 
 
 def make_extractor(deps: Deps, *, provenance: bool = True):
@@ -22,23 +33,33 @@ def make_extractor(deps: Deps, *, provenance: bool = True):
         assert pending is not None
         args = ExtractRows.model_validate(pending["args"])
         step = state.get("step", 0)
+        tables = state.get("tables") or {}
         try:
-            extraction = extract(args, columns=deps.spec.columns, observation=state.get("observation") or {},
-                                 last_read=state.get("last_read"), retrieval=state.get("retrieval"),
-                                 drift_flags=state.get("drift_flags") or [], provenance=provenance, step=step)
-        except ExtractionError as exc:
-            deps.log.write({"node": "extractor", "step": step, "error": str(exc)})
-            return {"messages": [ToolMessage(f"extract_rows failed: {exc}", tool_call_id=pending["id"])],
+            facts = (await read_page(deps)).model_dump() if needs_page_facts(args) else None
+            written = extract_into(args, read_context(state, provenance=provenance), schema=deps.spec.columns,
+                                   tables=tables, page_facts=facts)
+        except (ExtractionError, FactError, WorkspaceError, PageReadError) as exc:
+            message = error_text(exc, tables)
+            deps.log.write({"node": "extractor", "step": step, "error": message})
+            return {"messages": [ToolMessage(f"extract_rows failed: {message}", tool_call_id=pending["id"])],
                     "pending": None, "nodes_run": ["extractor"],
-                    "errors": [error_record(state, "extractor", "agent", "extraction", str(exc))]}
-        rows = extraction.rows
-        total = len(live_rows(state.get("rows") or [], state.get("discarded") or [])) + len(rows)
-        preview = "\n".join(" | ".join(r["values"].values()) for r in rows[:5])
-        text = f"extracted {len(rows)} row(s) ({total} collected)" + (f"\n{preview}" if preview else "")
-        deps.log.write({"node": "extractor", "step": step, "rows": len(rows), "record": extraction.record,
-                        "provenance": [r["provenance"] for r in rows[:3]]})
-        return {"rows": rows, "reads": [extraction.record], "pending": None, "nodes_run": ["extractor"],
-                "messages": [ToolMessage(text, tool_call_id=pending["id"])],
-                "usage": {**state["usage"], "last_progress_at": deps.clock()}}
+                    "errors": [error_record(state, "extractor", "agent", "extraction", message)]}
+        rows = written.rows
+        if args.into == ANSWER:
+            total = len(live_rows(state.get("rows") or [], state.get("discarded") or [])) + len(rows)
+            preview = "\n".join(" | ".join(r["values"].values()) for r in rows[:5])
+            text = f"extracted {len(rows)} row(s) ({total} collected)" + (f"\n{preview}" if preview else "")
+        else:
+            text = written.message
+        deps.log.write({"node": "extractor", "step": step, "into": args.into, "rows": len(rows) or None,
+                        "record": written.record, "provenance": [r["provenance"] for r in rows[:3]]})
+        update: dict[str, Any] = {"pending": None, "nodes_run": ["extractor"],
+                                  "messages": [ToolMessage(text, tool_call_id=pending["id"])],
+                                  "usage": {**state["usage"], "last_progress_at": deps.clock()}}
+        if args.into == ANSWER:
+            update.update(rows=rows, reads=[written.record] if written.record else [])
+        else:
+            update["tables"] = written.tables
+        return update
 
     return extractor

@@ -6,7 +6,7 @@ from typing import Any
 
 from browser.types import ActionResult, Observation
 from graph.nodes.deps import Deps
-from graph.state import AgentState, Plan, RetrievalState
+from graph.state import AgentState, Phase, Plan, RetrievalState
 from graph.tracker import track
 
 
@@ -21,7 +21,7 @@ def make_tracker(deps: Deps):
         history = state.get("history") or []
         retrieval, flags = track(obs=obs, step=state.get("step", 0), action=state.get("last_action"), result=result,
                                  previous=previous, history=history, active_flags=state.get("drift_flags") or [],
-                                 plan=plan)
+                                 plan=plan, phase=current_phase(plan, state.get("tables") or {}))
         known = {(f["rule"], f["gate"], f["path"]) for f in state.get("drift_flags") or []}
         new_flags = [f for f in flags if (f["rule"], f["gate"], f["path"]) not in known]
         update: dict[str, Any] = {"retrieval": retrieval, "drift_flags": flags, "nodes_run": ["state_tracker"]}
@@ -36,6 +36,13 @@ def make_tracker(deps: Deps):
         return update
 
     return state_tracker
+
+
+def current_phase(plan: Plan | None, tables: dict[str, Any]) -> Phase | None:
+    """The first phase of the plan whose table has no rows yet (None when unphased or all are read)."""
+    if plan is None:
+        return None
+    return next((p for p in plan.phases if not (tables.get(p.into) or {}).get("rows")), None)
 
 
 def _state_changed(before: RetrievalState | None, after: RetrievalState) -> bool:

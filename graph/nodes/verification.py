@@ -7,9 +7,10 @@ from typing import Any
 from langchain_core.messages import ToolMessage
 
 from graph.composer import live_rows
+from graph.evidence import derived_answer
 from graph.nodes.deps import Deps
 from graph.state import AgentState, Plan
-from graph.verifier import verify
+from graph.verifier import verify, verify_derived
 
 
 def make_verifier(deps: Deps):
@@ -18,9 +19,14 @@ def make_verifier(deps: Deps):
         assert pending is not None
         plan = Plan.model_validate(state["plan"]) if state.get("plan") else None
         rows = live_rows(state.get("rows") or [], state.get("discarded") or [])
-        report = verify(plan=plan, columns=deps.spec.columns, rows=rows, reads=state.get("reads") or [],
-                        step=state.get("step", 0), listings=state.get("listings") or [],
-                        visited=state.get("visited") or [])
+        if derived_answer(state.get("tables")) is not None:
+            report = verify_derived(plan=plan, tables=state.get("tables") or {}, columns=deps.spec.columns,
+                                    step=state.get("step", 0), listings=state.get("listings") or [],
+                                    visited=state.get("visited") or [])
+        else:
+            report = verify(plan=plan, columns=deps.spec.columns, rows=rows, reads=state.get("reads") or [],
+                            step=state.get("step", 0), listings=state.get("listings") or [],
+                            visited=state.get("visited") or [])
         repairs = state.get("repairs", 0)
         send_back = not report["ok"] and repairs < deps.budgets.max_repairs
         deps.log.write({"node": "verifier", "step": state.get("step", 0), "ok": report["ok"],

@@ -1,0 +1,174 @@
+"""The workspace tools as pure functions over what was read: extract_rows into a named table, read_facts
+into one row, derive, discard_rows from a table. The graph's nodes and the walkthrough replay both call
+these, so a walkthrough's answer is computed exactly as the agent computes it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from graph.composer import dedupe, live_rows, order_rows, parse_order
+from graph.extractor import ExtractionError, active_drift, extract, state_snapshot
+from graph.facts import FactError, source_value
+from graph.state import DriftFlag, EvidenceRow, Provenance, ReadRecord, RetrievalState
+from graph.tools import Derive, DiscardRows, ExtractRows, ReadFacts
+from graph.tracker import result_set_key
+from graph.workspace import (
+    TableRecord,
+    WorkspaceError,
+    append_rows,
+    cell_text,
+    check_name,
+    derived_table,
+    evidence_rows,
+    new_table,
+    preview,
+    run_query,
+    schemas,
+)
+from tasks.spec import OutputSpec
+
+ANSWER = "answer"
+
+
+@dataclass
+class ReadContext:
+    """What the agent had in front of it when a workspace tool ran."""
+
+    observation: dict[str, Any]
+    last_read: dict[str, Any] | None
+    retrieval: RetrievalState | None
+    drift_flags: list[DriftFlag]
+    provenance: bool
+    step: int
+
+
+def needs_page_facts(args: ExtractRows | ReadFacts) -> bool:
+    if isinstance(args, ReadFacts):
+        return True
+    return bool(args.section) or any(s.startswith("fact:") for s in args.columns.values())
+
+
+@dataclass
+class Written:
+    """A tool's effect: answer rows (extract_rows into "answer"), tables written, the reply to the model."""
+
+    message: str
+    rows: list[EvidenceRow]
+    tables: dict[str, TableRecord | None]
+    record: ReadRecord | None = None
+
+
+def extract_into(args: ExtractRows, ctx: ReadContext, *, schema: tuple[str, ...], tables: dict[str, TableRecord],
+                 page_facts: dict[str, Any] | None) -> Written:
+    into = check_name(args.into) if args.into != ANSWER else ANSWER
+    columns = schema if into == ANSWER else tuple(check_name(c) for c in args.columns)
+    extraction = extract(args, columns=columns, observation=ctx.observation, last_read=ctx.last_read,
+                         retrieval=ctx.retrieval, drift_flags=ctx.drift_flags, provenance=ctx.provenance,
+                         step=ctx.step, page_facts=page_facts)
+    rows = extraction.rows
+    if into == ANSWER:
+        return Written(f"extracted {len(rows)} row(s)", rows, {}, extraction.record)
+    table = append_rows(tables.get(into), into, list(columns), evidence_rows(rows), extraction.record, ctx.step)
+    return Written(f"extracted {len(rows)} row(s) into {into} ({len(table['rows'])} now)\n{preview(table, 3)}",
+                   [], {into: table}, extraction.record)
+
+
+def read_facts_row(args: ReadFacts, ctx: ReadContext, *, tables: dict[str, TableRecord],
+                   page_facts: dict[str, Any]) -> Written:
+    into = check_name(args.into)
+    if into == ANSWER:
+        raise WorkspaceError("read_facts cannot write the answer table; read into a table, then derive the answer")
+    url = page_facts.get("url") or ctx.observation.get("url", "")
+    text = ctx.observation.get("text", "")
+    values: dict[str, str] = {}
+    locators: list[str] = []
+    for column, source in args.fields.items():
+        check_name(column)
+        try:
+            value, where = source_value(source, page_facts, url=url, page_text=text, section=args.section)
+        except FactError:
+            if not args.allow_missing:
+                raise
+            value, where = "", f"missing {source!r}"
+        values[column] = " ".join(value.split())
+        locators.append(where)
+    snapshot = state_snapshot(ctx.retrieval)
+    row = EvidenceRow(values=values, provenance=Provenance(
+        url=url, state=snapshot if ctx.provenance else None,
+        drift=active_drift(ctx.drift_flags, url) if ctx.provenance else [], locator="; ".join(locators),
+        result_set=result_set_key(url), page=None, pages=None, step=ctx.step))
+    record = ReadRecord(step=ctx.step, result_set=result_set_key(url), pages_covered=[1], pages=None,
+                        site_total=None, rows=1, filtered=True, complete=True)
+    table = append_rows(tables.get(into), into, list(values), evidence_rows([row]), record, ctx.step)
+    shown = ", ".join(f"{k}={v!r}" for k, v in values.items())
+    return Written(f"read 1 row into {into} ({len(table['rows'])} now): {shown}", [], {into: table}, record)
+
+
+def query_tables(tables: dict[str, TableRecord], answer_rows: list[EvidenceRow],
+                 schema: tuple[str, ...]) -> dict[str, TableRecord]:
+    """The tables a query may read: the workspace plus, unless derived, the rows extracted into `answer`."""
+    if ANSWER in tables or not answer_rows:
+        return dict(tables)
+    answer = new_table(ANSWER, list(schema))
+    answer["rows"] = evidence_rows(answer_rows)
+    return {**tables, ANSWER: answer}
+
+
+def derive(args: Derive, *, tables: dict[str, TableRecord], schema: tuple[str, ...], step: int) -> Written:
+    into = check_name(args.into)
+    result = run_query(tables, args.sql)
+    if into == ANSWER:
+        lookup = {c.casefold(): c for c in result.columns}
+        missing = [c for c in schema if c.casefold() not in lookup]
+        if missing:
+            raise WorkspaceError(f"the answer needs the columns {list(schema)}; missing {missing} "
+                                 f"(got {result.columns}); name them with AS \"...\"")
+    table = derived_table(into, args.sql, result, step)
+    return Written(f"derived {into}: {len(result.rows)} row(s) from {result.inputs or 'no table'}\n{preview(table)}",
+                   [], {into: table})
+
+
+def discard_from(args: DiscardRows, table: TableRecord) -> tuple[TableRecord, int]:
+    """discard_rows on a workspace table (same rules as on the answer rows: where / from_step / all_rows)."""
+    def goes(row: dict[str, Any]) -> bool:
+        if args.all_rows:
+            return True
+        if args.from_step is None and not args.where:
+            return False
+        if args.from_step is not None and row.get("_step") != args.from_step:
+            return False
+        return all(cell_text(row.get(k)).casefold() == v.casefold() for k, v in args.where.items())
+
+    kept = [r for r in table["rows"] if not goes(r)]
+    steps = {r.get("_step") for r in kept}
+    reads = [r for r in table["reads"] if r["step"] in steps]  # a read whose rows are all gone no longer counts
+    return TableRecord(**{**table, "rows": kept, "reads": reads}), len(table["rows"]) - len(kept)
+
+
+def derived_answer(tables: dict[str, TableRecord] | None) -> TableRecord | None:
+    table = (tables or {}).get(ANSWER)
+    return table if table and table["derived"] else None
+
+
+def compose_derived(table: TableRecord, spec: OutputSpec, order_by: list[str]) -> str:
+    """A derived answer in the task's format: its SQL order, unless `finish` gave order_by."""
+    lookup = {c.casefold(): c for c in table["columns"]}
+    values = [{c: cell_text(row.get(lookup.get(c.casefold(), c))) for c in spec.columns} for row in table["rows"]]
+    key = tuple(c for c in spec.dedup_key if c in spec.columns) if spec.dedup_key else None
+    values = dedupe(values, key or None)
+    if order_by:
+        values = order_rows(values, parse_order(order_by, spec.columns))
+    return spec.format([[v[c] for c in spec.columns] for v in values])
+
+
+def error_text(exc: Exception, tables: dict[str, TableRecord]) -> str:
+    text = str(exc)
+    if isinstance(exc, ExtractionError | FactError) or "Tables:" in text:
+        return text
+    return f"{text}\nTables:\n{schemas(tables)}"
+
+
+__all__ = ["ANSWER", "ReadContext", "Written", "compose_derived", "derive", "derived_answer", "discard_from",
+           "error_text", "extract_into", "live_rows", "needs_page_facts", "query_tables", "read_facts_row"]

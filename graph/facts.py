@@ -1,0 +1,88 @@
+"""Matching what the agent asks for ('Drainage area', section 'Flow') against what the page shows
+(`browser.types.PageFacts`): whole normalised labels first, then whole-word containment when it is unique;
+an ambiguous or missing label is an error that lists what the page does show, never a guess."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from graph.tracker import norm_value
+
+
+class FactError(ValueError):
+    """A label or section the page does not show (the message lists the ones it does)."""
+
+
+def _norm(text: str) -> str:
+    return norm_value(re.sub(r"[:*]+\s*$", "", text or ""))
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w+", _norm(text))
+
+
+def in_section(section: list[str], wanted: str | None) -> bool:
+    """Whole words of `wanted` appear, in order, in one of the enclosing headings / captions."""
+    if not wanted:
+        return True
+    words = _words(wanted)
+    for part in section:
+        have = _words(part)
+        if any(have[i:i + len(words)] == words for i in range(len(have) - len(words) + 1)):
+            return True
+    return False
+
+
+def find_fact(facts: dict[str, Any], label: str, *, section: str | None = None) -> tuple[str, str]:
+    """(value, locator) of `label` in a PageFacts dump; FactError when missing or ambiguous."""
+    pool = [f for f in facts.get("facts") or [] if in_section(f["section"], section)]
+    wanted = _norm(label)
+    exact = [f for f in pool if _norm(f["label"]) == wanted]
+    if not exact:
+        words = set(_words(label))
+        exact = [f for f in pool if words and (words <= set(_words(f["label"])))]
+    values = list(dict.fromkeys(f["value"] for f in exact))
+    if len(values) == 1:
+        fact = exact[0]
+        where = " > ".join(fact["section"])
+        return fact["value"], f"{fact['locator']} '{fact['label']}'" + (f" in {where}" if where else "")
+    shown = list(dict.fromkeys(f["label"] for f in pool))
+    scope = f" in section {section!r}" if section else ""
+    if not values:
+        raise FactError(f"no label {label!r}{scope}; the page shows: {shown[:40]}")
+    options = [f"{f['label']!r}={f['value']!r} ({' > '.join(f['section'])})" for f in exact[:6]]
+    raise FactError(f"label {label!r}{scope} is ambiguous: {'; '.join(options)}; give the full label or a section")
+
+
+def source_value(source: str, facts: dict[str, Any] | None, *, url: str, page_text: str,
+                 section: str | None = None) -> tuple[str, str]:
+    """A read_facts field source: heading, title, url:<param>, re:<regex>, fact:<label> or a bare label."""
+    facts = facts or {}
+    if source in ("heading", "title"):
+        return str(facts.get(source) or ""), source
+    if source.startswith("url:"):
+        return ",".join(parse_qs(urlsplit(url).query).get(source[4:], [])), source
+    if source.startswith("re:"):
+        try:
+            match = re.search(source[3:], page_text)
+        except re.error as exc:
+            raise FactError(f"regex {source[3:]!r} does not compile: {exc}") from exc
+        if not match:
+            raise FactError(f"regex {source[3:]!r} found nothing in the page text")
+        return (match.group(1) if match.groups() else match.group(0)).strip(), "page text"
+    label = source[5:] if source.startswith("fact:") else source
+    return find_fact(facts, label, section=section)
+
+
+def section_table(facts: dict[str, Any], section: str) -> tuple[dict[str, Any], int]:
+    """The first table whose nearest heading/caption matches `section` (else any enclosing one)."""
+    tables = facts.get("tables") or []
+    nearest = [i for i, t in enumerate(tables) if in_section(t["section"][-1:], section)]
+    anywhere = [i for i, t in enumerate(tables) if in_section(t["section"], section)]
+    picked = (nearest or anywhere or [None])[0]
+    if picked is None:
+        shown = list(dict.fromkeys(" > ".join(t["section"]) or "(no heading)" for t in tables))
+        raise FactError(f"no table under a heading {section!r}; tables are under: {shown}")
+    return tables[picked]["table"], picked

@@ -1,0 +1,82 @@
+"""Workspace node: `read_facts` (labelled values of a page, optionally opened first, into one row of a
+table) and `derive` (one read-only SQL query over the tables). A page opened here goes through the state
+tracker next, like any navigation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import ToolMessage
+
+from browser.interface import BrowserError
+from browser.types import ActionResult, PageFacts, ReadPageFacts
+from graph.evidence import derive, error_text, query_tables, read_facts_row
+from graph.facts import FactError
+from graph.nodes.common import error_record, summarize_result
+from graph.nodes.deps import Deps
+from graph.state import AgentState
+from graph.tools import Derive, ReadFacts
+from graph.workspace import WorkspaceError
+
+
+class PageReadError(ValueError):
+    """The page could not be opened or read (policy, not found, timeout)."""
+
+
+async def read_page(deps: Deps, url: str | None = None) -> PageFacts:
+    return (await _read(deps, url)).facts or PageFacts()
+
+
+async def _read(deps: Deps, url: str | None) -> ActionResult:
+    try:
+        result = await deps.browser.act(ReadPageFacts(url=url))
+    except BrowserError as exc:
+        raise PageReadError(f"{exc.error_class}: {exc}") from exc
+    if not result.ok or result.facts is None:
+        raise PageReadError(f"{result.error}: {result.message}")
+    return result
+
+
+def make_workspace(deps: Deps, *, provenance: bool = True):
+    from graph.nodes.extraction import read_context
+
+    async def workspace(state: AgentState) -> dict[str, Any]:
+        pending = state["pending"]
+        assert pending is not None
+        step = state.get("step", 0)
+        tables = state.get("tables") or {}
+        update: dict[str, Any] = {"pending": None, "nodes_run": ["workspace"]}
+        try:
+            if pending["name"] == "derive":
+                args = Derive.model_validate(pending["args"])
+                available = query_tables(tables, state.get("rows") or [], deps.spec.columns)
+                written = derive(args, tables=available, schema=deps.spec.columns, step=step)
+                log: dict[str, Any] = {"sql": args.sql, "inputs": written.tables[args.into]["inputs"]}
+            else:
+                facts_args = ReadFacts.model_validate(pending["args"])
+                result = await _read(deps, facts_args.url)
+                observation = state.get("observation") or {}
+                if facts_args.url and result.observation is not None:
+                    observation = result.observation.model_dump()
+                    update.update(observation=observation, visited=[observation["url"]], last_read=None,
+                                  last_action=ReadPageFacts(url=facts_args.url).model_dump(),
+                                  last_result=result.model_dump(exclude={"observation", "facts"}),
+                                  navigated_at=step)
+                ctx = read_context(state, provenance=provenance, observation=observation)
+                written = read_facts_row(facts_args, ctx, tables=tables, page_facts=result.facts.model_dump())
+                log = {"url": observation.get("url"), "into": facts_args.into}
+                if facts_args.url and not result.delta.empty:
+                    written.message = f"{summarize_result(result).splitlines()[-1]}\n{written.message}"
+        except (WorkspaceError, FactError, PageReadError) as exc:
+            message = error_text(exc, tables)
+            deps.log.write({"node": "workspace", "step": step, "tool": pending["name"], "error": message})
+            return {**update, "messages": [ToolMessage(f"{pending['name']} failed: {message}",
+                                                       tool_call_id=pending["id"])],
+                    "errors": [error_record(state, "workspace", "agent", pending["name"], message)]}
+        deps.log.write({"node": "workspace", "step": step, "tool": pending["name"], **log,
+                        "tables": {k: len(v["rows"]) for k, v in written.tables.items() if v}})
+        return {**update, "tables": written.tables, "messages": [ToolMessage(written.message,
+                                                                             tool_call_id=pending["id"])],
+                "usage": {**state["usage"], "last_progress_at": deps.clock()}}
+
+    return workspace

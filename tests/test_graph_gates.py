@@ -1,0 +1,109 @@
+"""Plan gates are matched to the page's state by meaning (whole normalised labels, never substrings; an
+ambiguous gate is reported, not guessed), and a phased plan lets a later phase set other gates without drift."""
+
+from __future__ import annotations
+
+from agent.scripted import plan_from_walkthrough
+from graph.state import Gate, Phase, Plan
+from graph.tracker import ambiguous_gates, find_gate_value, gate_candidates, track
+from tests.test_graph_tracker import obs, step
+
+
+def _state(**values: str) -> dict:
+    return {"values": {k: {"value": v, "label": k.replace("_", " ").title()} for k, v in values.items()}}
+
+
+def test_look_alike_labels_do_not_match():
+    state = _state(update_frequency="Daily", identifier="X-1", mandate="Federal")
+    assert find_gate_value(state, "Date") is None  # 'date' is inside 'update' and 'mandate', not a word of either
+    assert find_gate_value(state, "ID") is None  # not 'identifier'
+    assert find_gate_value(_state(update_frequency="Daily", date_received="2020"), "Date") == ("date_received", "2020")
+
+
+def test_the_whole_label_wins_over_a_longer_one():
+    state = _state(station_status="Active", status="All")
+    assert find_gate_value(state, "Status") == ("status", "All")
+    assert find_gate_value(state, "station status") == ("station_status", "Active")
+
+
+def test_an_ambiguous_gate_is_reported_never_guessed():
+    state = _state(date_received="2020-01-01", date_closed="2021-01-01")
+    assert find_gate_value(state, "Date") is None
+    assert [k for k, _ in gate_candidates(state, "Date")] == ["date_received", "date_closed"]
+    notes = ambiguous_gates(Plan(gates=[Gate(kind="filter", name="Date", target="2020")]), state)
+    assert notes == ["Date matches 2 controls ['Date Received', 'Date Closed']"]
+
+
+def test_a_gate_mismatch_is_still_flagged():
+    plan = Plan(gates=[Gate(kind="filter", name="Agency", target="FDA")])
+    s1, _ = step(obs("/search"), 1, {"kind": "goto", "url": "x"})
+    _, flags = step(obs("/search", agency="epa"), 2, {"kind": "select", "target": {"label": "Agency"}, "option": "EPA"},
+                    previous=s1, history=[s1], plan=plan)
+    assert [f["rule"] for f in flags] == ["gate_mismatch"]
+
+
+def _reset_after_a_detour(plan: Plan | None, phase: Phase | None):
+    """Agency set to EPA, a detail page opened, then a link back to the search that resets Agency."""
+    s1, _ = step(obs("/search"), 1, {"kind": "goto", "url": "x"})
+    s2, _ = step(obs("/search", agency="epa"), 2, {"kind": "select", "target": {"label": "Agency"}, "option": "EPA"},
+                 previous=s1, history=[s1], plan=plan)
+    s3, f3 = step(obs("/detail/1"), 3, {"kind": "click", "target": {"text": "R-1"}}, previous=s2, history=[s1, s2],
+                  plan=plan)
+    result = track(obs=obs("/search"), step=4, action={"kind": "click", "target": {"text": "New search"}},
+                   result=None, previous=s3, history=[s1, s2, s3], active_flags=f3, plan=plan, phase=phase)
+    return result[1]
+
+
+def test_a_later_phase_may_reset_an_earlier_phases_gate():
+    unphased = _reset_after_a_detour(None, None)
+    assert [f["rule"] for f in unphased] == ["navigation_reset"]
+    plan = Plan(phases=[Phase(read="list", into="records", gates={"Agency": "EPA"}),
+                        Phase(read="all agencies", into="totals", gates={})])
+    assert _reset_after_a_detour(plan, plan.phases[1]) == []  # the plan says phase 2 reads without it
+    assert [f["rule"] for f in _reset_after_a_detour(plan, plan.phases[0])] == ["navigation_reset"]
+
+
+def test_each_phase_may_set_its_own_value_without_a_mismatch():
+    plan = Plan(phases=[Phase(read="EPA rows", into="epa", gates={"Agency": "EPA"}),
+                        Phase(read="FDA rows", into="fda", gates={"Agency": "FDA"})])
+    s1, _ = step(obs("/search"), 1, {"kind": "goto", "url": "x"})
+    s2, flags = step(obs("/search", agency="fda"), 2, {"kind": "select", "target": {"label": "Agency"},
+                                                       "option": "FDA"}, previous=s1, history=[s1], plan=plan)
+    assert flags == []
+    _, flags = step(obs("/search", agency="epa"), 3, {"kind": "select", "target": {"label": "Agency"},
+                                                      "option": "EPA"}, previous=s2, history=[s1, s2], plan=plan)
+    assert flags == []
+    plan.phases[0].gates["Agency"] = "DOE"
+    _, flags = step(obs("/search", agency="epa"), 3, {"kind": "select", "target": {"label": "Agency"},
+                                                      "option": "EPA"}, previous=s2, history=[s1, s2], plan=plan)
+    assert [f["rule"] for f in flags] == ["gate_mismatch"]  # a value no phase names is still wrong
+
+
+def test_the_scripted_plan_has_one_phase_per_table():
+    steps = [
+        {"tool": "goto", "args": {"url": "http://s/search?scope=all"}},
+        {"tool": "select", "args": {"target": {"label": "Group"}, "option": "A"}},
+        {"tool": "read_table", "args": {"table": 0, "all_pages": True}},
+        {"tool": "extract_rows", "args": {"into": "groups", "columns": {"g": "Group"}}},
+        {"tool": "select", "args": {"target": {"label": "Group"}, "option": "B"}},
+        {"tool": "extract_rows", "args": {"into": "groups", "columns": {"g": "Group"}}},
+        {"tool": "read_facts", "args": {"url": "http://s/d/1", "into": "facts", "fields": {"x": "X"}}},
+        {"tool": "read_facts", "args": {"url": "http://s/d/2", "into": "facts", "fields": {"x": "X"}}},
+        {"tool": "derive", "args": {"sql": "SELECT g FROM groups"}},
+        {"tool": "finish", "args": {}},
+    ]
+    plan = plan_from_walkthrough(steps)
+    assert [(p.into, p.gates, p.detail_pages) for p in plan.phases] == [
+        ("groups", {"scope": "all"}, False),  # Group took two values in this table: no single gate to check
+        ("facts", {"scope": "all", "Group": "B"}, True)]
+    assert plan.gates == [] and plan.derivation == "SELECT g FROM groups"
+
+
+def test_read_facts_opening_a_url_is_a_deliberate_navigation():
+    s1, _ = step(obs("/results?agency=epa", agency="epa"), 1, {"kind": "goto", "url": "x"})
+    s2, flags = step(obs("/results?agency=fda", agency="fda"), 2,
+                     {"kind": "page_facts", "url": "/results?agency=fda"}, previous=s1, history=[s1])
+    assert flags == [] and s2["values"]["agency"]["set_at_step"] == 2
+    _, lost = step(obs("/results?agency=fda", agency="fda"), 2, {"kind": "click", "target": {"text": "x"}},
+                   previous=s1, history=[s1])
+    assert [f["rule"] for f in lost] == ["navigation_reset"]  # the same change by a click is drift
