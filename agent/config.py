@@ -33,6 +33,8 @@ class ModelConfig(_Strict):
     max_retries: int = 4
     price_per_1k_prompt: float = 0.0
     price_per_1k_completion: float = 0.0
+    max_output_tokens: int | None = Field(
+        None, ge=16, description="Cap on each reply's tokens (a small model can loop inside a JSON grammar).")
     context_tokens: int | None = Field(
         None, ge=1024, description="The model's context window; the actor's history is trimmed to fit it.")
 

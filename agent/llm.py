@@ -72,6 +72,7 @@ def make_chat_model(model: ModelConfig, task_id: str, *, origin: str | None = No
         timeout=model.timeout,
         max_retries=model.max_retries,
         use_responses_api=False,  # chat completions: what vLLM, llama.cpp and OpenRouter all speak
+        max_tokens=model.max_output_tokens,
         **extra,
     )
 

@@ -31,11 +31,13 @@ WEIGHTS_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 SERVED_MODEL_ID = "smollm2-135m-instruct"
 CONTEXT_TOKENS = 8192  # SmolLM2's trained context length
 CHAT_FORMAT = "chatml-function-calling"
+# A tool call or a plan fits; without a cap a 135M model can fill the context inside a JSON grammar (measured).
+MAX_OUTPUT_TOKENS = 320
 INSTALL_HINT = "install the extra: .venv/bin/pip install -e '.[local]' (compiles llama.cpp, ~15-30 min on 2 cores)"
 
 LOCAL_MODEL = ModelConfig(
-    name="local", provider="local", model=SERVED_MODEL_ID, api_key_env=None, temperature=0.0, timeout=300.0,
-    max_retries=2, context_tokens=CONTEXT_TOKENS,
+    name="local", provider="local", model=SERVED_MODEL_ID, api_key_env=None, temperature=0.0, timeout=900.0,
+    max_retries=0, context_tokens=CONTEXT_TOKENS, max_output_tokens=MAX_OUTPUT_TOKENS,
 )
 
 
