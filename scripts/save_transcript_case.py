@@ -41,7 +41,7 @@ def main() -> None:
         transcript = transcript.replace(origin, PLACEHOLDER)
     CASES.mkdir(parents=True, exist_ok=True)
     (CASES / f"{args.name}.jsonl").write_text(transcript, encoding="utf-8")
-    expected = {"task_id": outcome["task_id"], "max_steps": args.max_steps,
+    expected = {"task_id": outcome["task_id"], "max_steps": args.max_steps, "ablate": outcome.get("ablated", []),
                 "actor": actor_decisions(args.run / "steps.jsonl"), "stop_reason": outcome["stop_reason"],
                 "invalid_calls": outcome.get("invalid_calls", 0), "context_trims": outcome.get("context_trims", 0),
                 "answer": outcome["answer"]}
