@@ -82,7 +82,8 @@ def load_walkthrough(task_id: str, *, origin: str | None = None, seed: int | Non
                     break
         if steps is None:
             raise WalkthroughNotFound(f"no walkthrough for task {task_id!r} (looked in {path} and the site modules)")
-    return [{"tool": s["tool"], "args": _with_origin(copy.deepcopy(s.get("args") or {}), origin)} for s in steps]
+    return [{"tool": s["tool"], "args": _with_origin(copy.deepcopy(s.get("args") or {}), origin),
+             **({"phase_details": True} if s.get("phase_details") else {})} for s in steps]
 
 
 # ---------------------------------------------------------------- walkthrough -> plan
@@ -134,7 +135,9 @@ def plan_from_walkthrough(steps: list[Step]) -> Plan:
 
 def _phases(steps: list[Step]) -> list[Phase]:
     """Walkthroughs that read into named tables: one phase per table, under the gates set before its reads
-    (a gate set to different values for the same table is left out: the phase cannot name one)."""
+    (a gate set to different values for the same table is left out: the phase cannot name one). A phase is
+    marked as reading each listed result's page only when the walkthrough says so (`"phase_details": true`
+    on a read_facts step): a walkthrough may open a chosen subset on purpose."""
     gates: dict[str, str] = {}
     by_table: dict[str, dict[str, set[str]]] = {}
     details: dict[str, int] = {}
@@ -149,8 +152,8 @@ def _phases(steps: list[Step]) -> list[Phase]:
             seen = by_table.setdefault(into, {})
             for name, target in gates.items():
                 seen.setdefault(name, set()).add(target)
-            details[into] = details.get(into, 0) + (1 if tool == "read_facts" and args.get("url") else 0)
-    return [Phase(read=f"rows into {name}", into=name, detail_pages=details[name] >= 2,
+            details[into] = details.get(into, 0) + (1 if step.get("phase_details") else 0)
+    return [Phase(read=f"rows into {name}", into=name, detail_pages=details[name] > 0,
                   gates={g: next(iter(v)) for g, v in seen.items() if len(v) == 1})
             for name, seen in by_table.items()]
 
@@ -321,8 +324,15 @@ class ScriptedChatModel(BaseChatModel):
         steps: list[Step] = []
         for table in tables:
             reads = [s for s in done if s["tool"] in ("extract_rows", "read_facts") and s["args"].get("into") == table]
+            per_page = [s for s in reads if s["tool"] == "read_facts" and s["args"].get("url")]
+            missing = next((item for item in map(str.strip, goal.split(" ; "))
+                            if item.startswith(f"[details] table {table}:")), "")
+            if missing and per_page:  # read the listed pages it skipped, like the ones it read
+                for url in _DETAIL_URLS.findall(missing.split("were not opened:", 1)[-1].split("; open each")[0]):
+                    steps.append({"tool": "read_facts", "args": {**copy.deepcopy(per_page[-1]["args"]), "url": url}})
+                continue
             steps.append({"tool": "discard_rows", "args": {"table": table, "all_rows": True}})
-            if any(s["tool"] == "read_facts" and s["args"].get("url") for s in reads):
+            if per_page:
                 steps += copy.deepcopy(reads)  # one call per detail page, each opening its page
                 continue
             first = next(i for i, s in enumerate(done) if s in reads)

@@ -212,9 +212,10 @@ def check_input_pages(plan: Plan | None, tables: dict[str, Any], inputs: list[st
     return failures
 
 
-def check_input_details(plan: Plan | None, tables: dict[str, Any], inputs: list[str], listings: list[Listing],
-                        visited: list[str]) -> list[Failure]:
-    """A phase that reads each listed result's own page: every row link of that list was opened."""
+def check_input_details(plan: Plan | None, tables: dict[str, Any], inputs: list[str],
+                        listings: list[Listing]) -> list[Failure]:
+    """A phase that reads each listed result's own page: every row link of that list was read INTO its table
+    (opening a page without reading it does not count)."""
     if plan is None or not listings:
         return []
     failures: list[Failure] = []
@@ -227,13 +228,13 @@ def check_input_details(plan: Plan | None, tables: dict[str, Any], inputs: list[
                        listings[-1])
         plan_one = Plan(detail_pages=True)
         same = [item for item in listings if item["result_set"] == listing["result_set"]]
-        for failure in check_details(plan_one, same, visited):
+        for failure in check_details(plan_one, same, [r.get("_url") or "" for r in tables[name]["rows"]]):
             failures.append(Failure(check="details", message=f"table {name}: {failure['message']}"))
     return failures
 
 
 def verify_derived(*, plan: Plan | None, tables: dict[str, Any], columns: tuple[str, ...], step: int,
-                   listings: list[Listing] | None = None, visited: list[str] | None = None) -> VerifierReport:
+                   listings: list[Listing] | None = None) -> VerifierReport:
     """A derived answer: it has rows, and every evidence table it was computed from (its lineage) was read
     without drift, in its phase's state, from every page, and from every listed detail page its phase needs."""
     answer = tables["answer"]
@@ -245,6 +246,6 @@ def verify_derived(*, plan: Plan | None, tables: dict[str, Any], columns: tuple[
     failures += check_inputs_drift(tables, inputs)
     failures += check_input_gates(plan, tables, inputs)
     failures += check_input_pages(plan, tables, inputs)
-    failures += check_input_details(plan, tables, inputs, listings or [], visited or [])
+    failures += check_input_details(plan, tables, inputs, listings or [])
     goal = " ; ".join(f"[{f['check']}] {f['message']}" for f in failures) or None
     return VerifierReport(step=step, ok=not failures, failures=failures, repair_goal=goal)

@@ -200,3 +200,19 @@ async def test_derived_answers_survive_ablations(ablate, offline_server, chromiu
     assert score_answer(outcome.answer, task.oracle_answer, task.output_spec).exact_match, outcome.answer
     rows = json.loads((tmp_path / "retrieval_state.json").read_text())["tables"]["stations"]["rows"]
     assert all((r["_state"] is None) == ("provenance" in ablate) for r in rows)
+
+
+async def test_a_skipped_detail_page_of_a_phase_is_read_on_the_verifiers_request(offline_server, chromium_worker,
+                                                                                 tmp_path):
+    task = derived_task(offline_server.origin)
+    steps = derived_steps(offline_server.origin)
+    facts = [i for i, s in enumerate(steps) if s["tool"] == "read_facts"]
+    for i in facts:
+        steps[i]["phase_details"] = True  # the plan: each listed station's page is read into `records`
+    skipped = steps[facts[-1]]["args"]["url"]
+    del steps[facts[-1]]
+    outcome = await _solve(task, ScriptedChatModel(steps=steps), tmp_path, offline_server, chromium_worker)
+    first = outcome.verifier_reports[0]
+    assert [f["check"] for f in first["failures"]] == ["details"] and skipped in first["repair_goal"]
+    assert "table records" in first["repair_goal"] and outcome.verifier_reports[-1]["ok"]
+    assert score_answer(outcome.answer, task.oracle_answer, task.output_spec).exact_match, outcome.answer

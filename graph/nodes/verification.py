@@ -21,8 +21,7 @@ def make_verifier(deps: Deps):
         rows = live_rows(state.get("rows") or [], state.get("discarded") or [])
         if derived_answer(state.get("tables")) is not None:
             report = verify_derived(plan=plan, tables=state.get("tables") or {}, columns=deps.spec.columns,
-                                    step=state.get("step", 0), listings=state.get("listings") or [],
-                                    visited=state.get("visited") or [])
+                                    step=state.get("step", 0), listings=state.get("listings") or [])
         else:
             report = verify(plan=plan, columns=deps.spec.columns, rows=rows, reads=state.get("reads") or [],
                             step=state.get("step", 0), listings=state.get("listings") or [],

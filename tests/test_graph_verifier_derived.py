@@ -1,0 +1,83 @@
+"""The verifier follows a derived answer back to its evidence tables and checks each one: drift, the phase's
+gates, every page, every listed detail page; each failure names the table."""
+
+from __future__ import annotations
+
+from graph.evidence import derive
+from graph.state import EvidenceRow, Listing, Phase, Plan, Provenance, ReadRecord
+from graph.tools import Derive
+from graph.verifier import input_tables, verify_derived
+from graph.workspace import append_rows, evidence_rows
+
+
+def _rows(values: list[dict[str, str]], *, state: dict[str, str], url: str = "http://s/list", drift=(),
+          step: int = 3) -> list[dict]:
+    return evidence_rows([EvidenceRow(values=v, provenance=Provenance(
+        url=url.format(**v), state=state, drift=list(drift), locator="t", result_set="/list", page=1, pages=None,
+        step=step)) for v in values])
+
+
+def _read(pages: int | None, covered: list[int], step: int = 3) -> ReadRecord:
+    return ReadRecord(step=step, result_set="/list?agency=epa", pages_covered=covered, pages=pages, site_total=None,
+                      rows=2, filtered=False, complete=False)
+
+
+def _workspace(*, state=None, drift=(), read=None, detail_ids=("a", "b")):
+    listed = [{"id": "a"}, {"id": "b"}]
+    tables = {"items": append_rows(None, "items", ["id"], _rows(listed, state=state or {"agency": "EPA"},
+                                                                 drift=drift), read or _read(1, [1]), 3)}
+    details = [{"id": i, "size": "1,200"} for i in detail_ids]
+    tables["sizes"] = append_rows(None, "sizes", ["id", "size"],
+                                  _rows(details, state={}, url="http://s/item/{id}", step=5), None, 5)
+    tables.update(derive(Derive(sql="SELECT i.id, num(s.size) AS size FROM items i JOIN sizes s USING (id) "
+                                    "ORDER BY id"), tables=tables, schema=("id", "size"), step=7).tables)
+    return tables
+
+
+PLAN = Plan(phases=[Phase(read="list", into="items", gates={"Agency": "EPA"}),
+                    Phase(read="each item's page", into="sizes", detail_pages=True)])
+LISTING = Listing(step=3, url="http://s/list", result_set="/list", row_links=["http://s/item/a", "http://s/item/b"])
+
+
+def _verify(tables, plan=PLAN):
+    return verify_derived(plan=plan, tables=tables, columns=("id", "size"), step=8, listings=[LISTING])
+
+
+def test_a_clean_derivation_passes():
+    tables = _workspace()
+    assert input_tables(tables, "answer") == ["items", "sizes"]
+    assert _verify(tables)["ok"]
+
+
+def test_drift_in_an_input_table_is_caught_by_name():
+    report = _verify(_workspace(drift=["navigation_reset:agency"]))
+    assert [f["check"] for f in report["failures"]] == ["drift"]
+    assert report["repair_goal"].startswith("[drift] table items:")
+
+
+def test_a_table_read_in_another_state_than_its_phase():
+    report = _verify(_workspace(state={"agency": "FDA"}))
+    assert [f["check"] for f in report["failures"]] == ["gate"]
+    assert "table items" in report["repair_goal"] and "'EPA'" in report["repair_goal"]
+
+
+def test_unread_pages_of_an_input_table():
+    report = _verify(_workspace(read=_read(3, [1])))
+    assert [f["check"] for f in report["failures"]] == ["pages"] and "[2, 3]" in report["repair_goal"]
+
+
+def test_a_listed_detail_page_not_read():
+    report = _verify(_workspace(detail_ids=("a",)))  # b was opened (visited) but never read into the table
+    assert [f["check"] for f in report["failures"]] == ["details"]
+    assert "http://s/item/b" in report["repair_goal"] and "table sizes" in report["repair_goal"]
+    unphased = Plan(gates=PLAN.phases[0].gate_list())
+    assert _verify(_workspace(detail_ids=("a",)), unphased)["ok"]  # no phase says each page is read
+
+
+def test_without_phases_the_plan_gates_apply_and_ablated_provenance_skips_them():
+    plan = Plan(gates=[PLAN.phases[0].gate_list()[0]])
+    assert not _verify(_workspace(state={"agency": "FDA"}), plan)["ok"]
+    tables = _workspace()
+    for row in tables["items"]["rows"]:
+        row["_state"] = None  # provenance ablated: no state to check, no crash
+    assert _verify(tables, plan)["ok"]
