@@ -52,7 +52,9 @@ class FakeOpenAIServer:
     """`with FakeOpenAIServer(replies) as fake: ModelConfig(..., base_url=fake.base_url)`."""
 
     def __init__(self, replies: Iterable[dict[str, Any]], *, model: str = "fake-model",
-                 fallback: dict[str, Any] | None = None):
+                 fallback: dict[str, Any] | None = None, strict: bool = False):
+        """`strict`: reject what llama.cpp's server rejects (an assistant message with `content: null`, 500)."""
+        self.strict = strict
         self.replies = list(replies)
         self.model = model
         self.fallback = fallback or EXHAUSTED
@@ -87,6 +89,10 @@ class FakeOpenAIServer:
 
     async def _chat(self, request: Request) -> JSONResponse:
         body = await request.json()
+        if self.strict and any(m.get("role") == "assistant" and m.get("content") is None for m in body["messages"]):
+            self.requests.append(body)
+            return JSONResponse({"error": {"message": "messages: assistant content should be a valid string"}},
+                                status_code=500)
         with self._lock:
             self.requests.append(body)
             index = len(self.requests)

@@ -49,6 +49,19 @@ def describe_llm_error(exc: BaseException, model: ModelConfig | None = None) -> 
     return f"{what}: {type(exc).__name__}: {exc}"
 
 
+class CompatibleChatOpenAI(ChatOpenAI):
+    """`ChatOpenAI` whose assistant turns with tool calls carry `content: ""` instead of `null`: llama.cpp's
+    server (llama-cpp-python) rejects `null` with HTTP 500 (found by our first local-model run; transcript in
+    tests/data/transcripts/), and OpenAI, vLLM and OpenRouter accept both."""
+
+    def _get_request_payload(self, input_, *, stop=None, **kwargs):  # noqa: ANN001, ANN003 - as in the base
+        payload = super()._get_request_payload(input_, stop=stop, **kwargs)
+        for message in payload.get("messages") or []:
+            if message.get("role") == "assistant" and message.get("content") is None:
+                message["content"] = ""
+        return payload
+
+
 def make_chat_model(model: ModelConfig, task_id: str, *, origin: str | None = None,
                     transcript: Path | None = None) -> BaseChatModel:
     """`origin` is where the offline suite runs (scripted walkthroughs carry a placeholder origin);
@@ -64,7 +77,7 @@ def make_chat_model(model: ModelConfig, task_id: str, *, origin: str | None = No
     if key is None and model.needs_key:
         raise MissingApiKey(f"model {model.name!r}: environment variable {model.api_key_env} is not set")
     extra = {"http_async_client": TranscriptRecorder(transcript).async_client(model.timeout)} if transcript else {}
-    return ChatOpenAI(
+    return CompatibleChatOpenAI(
         model=model.model or model.name,
         base_url=model.base_url,
         api_key=SecretStr(key or "not-needed"),  # a local server without auth still wants a header value

@@ -61,3 +61,14 @@ async def test_rate_limits_and_server_errors_are_retried_then_infrastructure():
     with FakeOpenAIServer([{"status": 500}] * 2) as fake, pytest.raises(openai.InternalServerError) as caught:
         await make_chat_model(fake.model_config(max_retries=1), "t").ainvoke([HumanMessage("go")])
     assert len(fake.requests) == 2 and llm_error_kind(caught.value) == "infra"
+
+
+async def test_assistant_tool_call_turns_are_sent_with_empty_content_not_null():
+    """llama.cpp's server answers `content: null` with a 500 (our first local run hit it); we send ''."""
+    from langchain_core.messages import AIMessage, ToolMessage
+
+    history = [HumanMessage("go"), AIMessage("", tool_calls=[{"name": "goto", "args": {"url": "http://x/"}, "id": "c1"}]),
+               ToolMessage("ok=True", tool_call_id="c1"), HumanMessage("next")]
+    with FakeOpenAIServer([{"content": "fine"}], strict=True) as fake:
+        ai = await make_chat_model(fake.model_config(), "t").ainvoke(history)
+    assert ai.content == "fine" and fake.requests[0]["messages"][1]["content"] == ""
