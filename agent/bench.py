@@ -39,6 +39,7 @@ from agent.cells import (
     slug,
 )
 from agent.config import AgentVariant, BenchConfig, ConfigError, ModelConfig, load_config
+from agent.local_model import serving_config
 from agent.manifest import (
     MANIFEST_FILE,
     config_fingerprints,
@@ -244,7 +245,10 @@ class BenchRunner:
             if exc is None:
                 return task.result(), False, False
             kind = classify_exception(exc)
-            return self._failed_outcome(cell, staging, kind, _describe(exc)), False, kind == "infra"
+            outcome = self._failed_outcome(cell, staging, kind, _describe(exc))
+            if kind == "bug":
+                outcome.traceback = "".join(traceback.format_exception(exc))[-8000:]
+            return outcome, False, kind == "infra"
         task.cancel()
         done, _ = await asyncio.wait({task}, timeout=CANCEL_GRACE_SECONDS)
         if task not in done:  # the task ignores cancellation: abandon it with its browser
@@ -294,6 +298,7 @@ class BenchRunner:
         attempts = [a.model_copy(update={"error": redactor.text(a.error)}) for a in attempts]
         outcome = outcome.model_copy(update={
             "error": redactor.text(outcome.error) if outcome.error else None,
+            "traceback": redactor.text(outcome.traceback) if outcome.traceback else None,
             "task_id": cell.key.task_id, "model": cell.model.name, "variant": cell.variant.name,
             "ablated": list(cell.variant.ablate), "cost_usd": round(_cost(outcome, cell.model), 6),
         })
@@ -377,13 +382,13 @@ async def run_bench(
                 f"({'; '.join(conflicts)}); use another output_dir (or `--output`) or remove the folder"
             )
         shutil.rmtree(run_dir / STAGING_DIR, ignore_errors=True)  # leftovers of a killed run
-        with _offline_server(config) as origin:
+        with _offline_server(config) as origin, serving_config(config) as served:
             membership: dict[str, int] = {}
             tasks = load_bench_tasks(config, config_path, origin, membership)
             webenv = _webenv_plan(config, config_path, tasks, membership, console)
             if webenv is not None:
                 tasks = webenv.runnable
-            cells = plan_cells(config, tasks)
+            cells = plan_cells(served, tasks)  # `local` models: their server's loopback URL
             todo = [c for c in cells if not is_finished(run_dir, c.key)]
             result = BenchResult(run_dir, planned=len(cells), skipped=len(cells) - len(todo), notices=notices)
             console.print(

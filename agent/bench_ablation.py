@@ -10,8 +10,9 @@ from typing import Any
 
 from agent.atomic import write_json_atomic, write_text_atomic
 from agent.cells import CellRecord, load_records
+from agent.manifest import read_manifest
 from agent.plots import PLOTS_DIR, plot_ablation_deltas
-from agent.summary import METRICS, group_stats, render_csv
+from agent.summary import METRICS, group_stats, render_csv, scripted_models
 
 
 @dataclass
@@ -60,13 +61,24 @@ def _signed(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:+.2f}"
 
 
-def render_ablation_markdown(rows: list[AblationRow]) -> str:
-    lines = ["# Ablation", "", "Metrics in %; delta = variant minus the full agent, in points.", "",
+REPLAY_HEADING = ("SCRIPTED REPLAYS, NOT AGENT RESULTS: the scripted model replays known solutions, so these "
+                  "scores and deltas check the pipeline (which nodes run, what they catch), not what an LLM "
+                  "agent gains from each node.")
+
+
+def render_ablation_markdown(rows: list[AblationRow], scripted: set[str] | None = None) -> str:
+    """`scripted`: models that replay walkthroughs; their rows are labelled and the table says so on top."""
+    scripted = scripted or set()
+    replayed = sorted({r.model for r in rows} & scripted)
+    title = "# Ablation (scripted replays)" if replayed else "# Ablation"
+    lines = [title, "", *([f"> **{REPLAY_HEADING}** Replayed: {', '.join(replayed)}.", ""] if replayed else []),
+             "Metrics in %; delta = variant minus the full agent, in points.", "",
              "| Model | Variant | Switched off | Family | n | EM | Item-F1 | Row-F1 | P.O.A. | "
              "d EM | d Item-F1 | d Row-F1 | d P.O.A. |", "|" + "---|" * 13]
     for r in rows:
         lines.append(
-            f"| {r.model} | {r.variant} | {r.ablated} | {r.family} | {r.n} | "
+            f"| {r.model}{' (scripted replay)' if r.model in scripted else ''} | {r.variant} | {r.ablated} | "
+            f"{r.family} | {r.n} | "
             + " | ".join(f"{100 * r.metrics[m]:.2f}" for m in METRICS) + " | "
             + " | ".join(_signed(r.deltas[m]) for m in METRICS) + " |"
         )
@@ -83,7 +95,10 @@ def write_ablation(run_dir: Path, records: list[CellRecord] | None = None) -> li
          **{f"delta_{m}": None if r.deltas[m] is None else round(r.deltas[m], 6) for m in METRICS}}
         for r in rows
     ]
-    write_text_atomic(run_dir / "ablation.md", render_ablation_markdown(rows))
+    scripted = scripted_models(read_manifest(run_dir), records)
+    for row in flat:
+        row["scripted_replay"] = row["model"] in scripted
+    write_text_atomic(run_dir / "ablation.md", render_ablation_markdown(rows, scripted))
     write_text_atomic(run_dir / "ablation.csv", render_csv(flat))
     write_json_atomic(run_dir / "ablation.json", flat)
     overall = {f"{r.model} / {r.variant}": {m: v for m, v in r.deltas.items() if v is not None}

@@ -47,6 +47,9 @@ def ablate(config: Path = _CONFIG, output: Path | None = _OUTPUT, concurrency: i
 
     run_dir = _run(config, output, concurrency, limit)
     rows = write_ablation(run_dir)
+    if (run_dir / "ablation.md").read_text(encoding="utf-8").startswith("# Ablation (scripted replays)"):
+        typer.echo("note: no real model ran (no key / scripted model): the table below shows SCRIPTED REPLAYS, "
+                   "pipeline checks, not agent results", err=True)
     if len({r.variant for r in rows}) < 2:
         typer.echo(f"note: {config} has one agent variant; add agent.variants to get deltas", err=True)
     typer.echo((run_dir / "ablation.md").read_text(encoding="utf-8"))

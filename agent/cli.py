@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from agent import bench_command, review_run, run_command, webenv_cli
+from agent import bench_command, model_command, review_run, run_command, webenv_cli
 from eval import cli as eval_cli
 from tasks import cli as tasks_cli
 from tasks.offline import cli as offline_cli
@@ -21,6 +21,7 @@ app.command("score", help="Score saved answers with the shared evaluator.")(eval
 app.add_typer(review_run.review_app, name="review", help="Failure review (the benchmark's audit protocol).")
 app.command("run", help="Run the agent on one task.")(run_command.run)
 app.command("bench", help="Run a benchmark from a YAML config.")(bench_command.bench)
+app.add_typer(model_command.model_app, name="model", help="The packaged local model (llama.cpp) on loopback.")
 app.command("ablate", help="Run the ablation matrix of a config and print its table.")(bench_command.ablate)
 app.add_typer(webenv_cli.app, name="webenv", help="Released tasks on SGR-WebEnv's offline environments.")
 

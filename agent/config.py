@@ -21,7 +21,9 @@ class _Strict(BaseModel):
 
 class ModelConfig(_Strict):
     name: str
-    provider: Literal["openai", "scripted"] = "openai"
+    provider: Literal["openai", "scripted", "local"] = Field(
+        "openai", description="openai: any OpenAI-compatible endpoint; local: the packaged llama.cpp model, "
+                              "started on loopback when base_url is empty; scripted: walkthrough replays.")
     model: str = Field("", description="Model id at the endpoint, e.g. 'gpt-4.1-mini' or 'openai/gpt-4o'.")
     base_url: str | None = None
     api_key_env: str | None = Field(
@@ -33,6 +35,10 @@ class ModelConfig(_Strict):
     max_retries: int = 4
     price_per_1k_prompt: float = 0.0
     price_per_1k_completion: float = 0.0
+    max_output_tokens: int | None = Field(
+        None, ge=16, description="Cap on each reply's tokens (a small model can loop inside a JSON grammar).")
+    context_tokens: int | None = Field(
+        None, ge=1024, description="The model's context window; the actor's history is trimmed to fit it.")
 
     @property
     def needs_key(self) -> bool:

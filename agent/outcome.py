@@ -15,7 +15,11 @@ class TaskOutcome(BaseModel):
     answer: str = ""
     stop_reason: str = Field("finished", description="finished | max_steps | max_tokens | wall_time | no_progress | error")
     error: str | None = None
-    error_kind: str | None = Field(None, description="infra (retryable: browser crash, 5xx, rate limit) | agent | timeout (cancelled by the runner)")
+    error_kind: str | None = Field(None, description="infra (retryable: browser crash, 5xx, rate limit, timeout) | "
+                                                     "config (model 400/401/403/404: fix the config) | agent (a wrong "
+                                                     "decision) | bug (a Python exception in our code) | timeout "
+                                                     "(cancelled by the runner)")
+    traceback: str | None = Field(None, description="For error_kind 'bug': where our code failed.")
     steps: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -25,3 +29,6 @@ class TaskOutcome(BaseModel):
     final_retrieval_state: dict[str, Any] = Field(default_factory=dict)
     drift_flags: list[dict[str, Any]] = Field(default_factory=list)
     verifier_reports: list[dict[str, Any]] = Field(default_factory=list)
+    invalid_calls: int = Field(0, description="Model replies the actor could not execute (no/bad tool call).")
+    repairs: int = Field(0, description="Verifier repair rounds.")
+    context_trims: int = Field(0, description="Actor calls whose history was cut to fit the context window.")

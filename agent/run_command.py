@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from agent.config import (
     AgentConfig,
@@ -28,13 +29,15 @@ from agent.config import (
     ProtocolConfig,
     load_config,
 )
+from agent.local_model import LocalModelError
 from agent.outcome import TaskOutcome
 from agent.webenv_sites import DEFAULT_RELEASE
 
 _TASK = typer.Option(..., "--task", help="Task id, e.g. offline_vulns_001 or offline_vulns_001-g.")
 _SUITE = typer.Option(None, "--suite", help="'offline' (the bundled local sites; the default without --tasks).")
 _TASKS = typer.Option(None, "--tasks", help="Task source: a JSONL file, a data_en folder, or hf:<dataset id>.")
-_MODEL = typer.Option(None, "--model", help="A model name from --config, 'scripted', or a model id for OpenAI.")
+_MODEL = typer.Option(None, "--model", help="A model name from --config, 'scripted', 'local' (the packaged "
+                                           "llama.cpp model, extra `local`), or a model id for OpenAI.")
 _CONFIG = typer.Option(None, "--config", help="Benchmark YAML: models, protocol and agent settings.")
 _ABLATE = typer.Option("", "--ablate", help="Comma-separated nodes to switch off: planner,state_tracker,verifier,"
                                            "provenance.")
@@ -61,6 +64,10 @@ def pick_model(name: str | None, models: list[ModelConfig]) -> ModelConfig:
         raise RunSetupError(f"model {name!r} is not in the config; known: {[m.name for m in models]}")
     if name == "scripted":
         return ModelConfig(name="scripted", provider="scripted")
+    if name == "local":
+        from agent.local_model import LOCAL_MODEL
+
+        return LOCAL_MODEL
     return ModelConfig(name=name, model=name)
 
 
@@ -108,11 +115,12 @@ async def run_one(*, task_id: str, source: str, model: ModelConfig, variant: Age
                   agent: AgentConfig, out_dir: Path, webenv: dict[str, str] | None = None,
                   webenv_release: str = DEFAULT_RELEASE) -> tuple[TaskOutcome, dict]:
     from agent.bench import score_cell
+    from agent.local_model import serving
     from agent.solve import solve_task
     from browser.session import ChromiumWorker
     from tasks.loaders import load_tasks
 
-    with _suite_origin(source == "offline") as origin:
+    with _suite_origin(source == "offline") as origin, serving(model, log_path=out_dir / "llama_server.log") as model:
         tasks = load_tasks(source, task_ids=[task_id], origin=origin)
         task = tasks[0]
         routes = None
@@ -154,7 +162,7 @@ def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASK
         variant = make_variant(ablate)
         mapping, release = _webenv_mapping(bench, webenv or [])
     except (RunSetupError, ConfigError) as exc:
-        console.print(f"[red]error:[/] {exc}", highlight=False)
+        console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
         raise typer.Exit(2) from exc
     protocol = bench.protocol if bench else ProtocolConfig()
     agent = bench.agent if bench else AgentConfig()
@@ -174,10 +182,10 @@ def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASK
             out_dir.rmdir()
         return
     except EnvironmentDown as exc:
-        console.print(f"[red]error:[/] the task's environment does not answer\n{exc}", highlight=False)
+        console.print(f"[red]error:[/] the task's environment does not answer\n{escape(str(exc))}", highlight=False)
         raise typer.Exit(2) from exc
-    except (LookupError, ValueError, OSError) as exc:  # unknown task id, unreadable source
-        console.print(f"[red]error:[/] {exc}", highlight=False)
+    except (LookupError, ValueError, OSError, LocalModelError) as exc:  # unknown task id, source; no local server
+        console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
         raise typer.Exit(2) from exc
     metrics = ", ".join(f"{k}={score[k]}" for k in ("exact_match", "item_f1", "row_f1", "poa") if k in score)
     console.print(f"{task} [{chosen.name}/{variant.name}] stop={outcome.stop_reason} steps={outcome.steps} "

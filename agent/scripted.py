@@ -18,7 +18,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import PrivateAttr
@@ -33,9 +33,15 @@ SETTERS = frozenset({"select", "fill", "check", "set_range", "set_url_params"})
 APPLY_WORDS = re.compile(r"search|apply|filter|update|submit|go\b|show|refresh", re.IGNORECASE)
 LOSS_RULES = ("navigation_reset", "gate_lost", "cascade_reset")
 _DETAIL_URLS = re.compile(r"https?://[^\s,;]+")
+STATE_KEY = "sgr_state"  # the actor's turn message carries the tracked state as data, next to its text
+
+
+def agent_state(messages: list[BaseMessage]) -> dict[str, Any]:
+    """The structured state of the latest turn (drift flags, repair goal, verifier rounds): the policy reacts to
+    data, never to prompt wording, so editing a prompt cannot change what it does."""
+    return next((dict(m.additional_kwargs[STATE_KEY]) for m in reversed(messages)
+                 if isinstance(m, HumanMessage) and STATE_KEY in m.additional_kwargs), {})
 _TABLE_FAILURE = re.compile(r"\[(?:drift|gate|pages|details)\] table (\w+):")
-_FLAG_LINE = re.compile(
-    r'^- \[(?P<rule>\w+)\] gate=(?P<gate>\S+) label="(?P<label>[^"]*)" before=(?P<before>.*?) after=', re.MULTILINE)
 
 
 class WalkthroughNotFound(LookupError):
@@ -232,6 +238,7 @@ class ScriptedChatModel(BaseChatModel):
     _queue: list[tuple[str, Step]] = PrivateAttr(default_factory=list)
     _handled: set[tuple[str, str]] = PrivateAttr(default_factory=set)
     _repairs: int = PrivateAttr(default=0)
+    _verifier_rounds: int = PrivateAttr(default=0)
     _transcript: list[str] = PrivateAttr(default_factory=list)
 
     @property
@@ -279,13 +286,12 @@ class ScriptedChatModel(BaseChatModel):
         issued = [c["id"] for m in messages if isinstance(m, AIMessage) for c in m.tool_calls]
         done = [int(i.split("-")[1]) for i in issued if i.startswith("wt-")]
         self._cursor = max(self._cursor, max(done, default=-1) + 1)  # resumed runs continue where they were
-        turn = next((str(m.content) for m in reversed(messages) if isinstance(m, HumanMessage)), "")
-        last_tool = next((str(m.content) for m in reversed(messages) if isinstance(m, ToolMessage)), "")
-
-        if not self._queue and "VERIFICATION FAILED" in last_tool:
-            self._plan_verifier_repair(turn)
+        state = agent_state(messages)
+        if not self._queue and state.get("repairs", 0) > self._verifier_rounds:
+            self._verifier_rounds = state["repairs"]
+            self._plan_verifier_repair(state.get("repair_goal") or "")
         if not self._queue and not self.ignore_drift:
-            self._plan_drift_repair(turn)
+            self._plan_drift_repair(state.get("drift_flags") or [])
         if self._queue:
             return self._queue.pop(0)
         if self._cursor < len(self.steps):
@@ -302,14 +308,11 @@ class ScriptedChatModel(BaseChatModel):
         self._repairs += 1
         self._queue = [(f"rp-{self._repairs}-{j}", s) for j, s in enumerate(steps)]
 
-    def _plan_drift_repair(self, turn: str) -> None:
-        if "DRIFT FLAGS:" not in turn:
-            return
-        flags = [m.groupdict() for m in _FLAG_LINE.finditer(turn.split("DRIFT FLAGS:", 1)[1])]
-        fresh = [f for f in flags if f["rule"] in LOSS_RULES and (f["gate"], f["before"]) not in self._handled]
+    def _plan_drift_repair(self, flags: list[dict[str, Any]]) -> None:
+        fresh = [f for f in flags if f["rule"] in LOSS_RULES and (f["gate"], str(f["before"])) not in self._handled]
         if not fresh:
             return
-        self._handled.update((f["gate"], f["before"]) for f in fresh)
+        self._handled.update((f["gate"], str(f["before"])) for f in fresh)
         steps = restore_steps(self.steps, self._cursor, [k for f in fresh for k in (f["gate"], gate_key(f["label"]))])
         if steps:
             self._enqueue(steps)
@@ -344,8 +347,7 @@ class ScriptedChatModel(BaseChatModel):
         steps += [copy.deepcopy(s) for s in done if s["tool"] == "derive"]
         return steps
 
-    def _plan_verifier_repair(self, turn: str) -> None:
-        goal = turn.split("REPAIR GOAL:", 1)[1] if "REPAIR GOAL:" in turn else ""
+    def _plan_verifier_repair(self, goal: str) -> None:
         done = self.steps[: self._cursor]
         last_read = next((s for s in reversed(done) if s["tool"] == "read_table"), None)
         last_extract = next((s for s in reversed(done) if s["tool"] == "extract_rows"), None)

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 import time
+import traceback
 from contextlib import AsyncExitStack
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -19,8 +20,9 @@ from langchain_core.messages import ToolMessage
 from langgraph.errors import GraphRecursionError
 
 from agent.config import AgentVariant, ModelConfig, ProtocolConfig
-from agent.llm import MissingApiKey, make_chat_model
+from agent.llm import MissingApiKey, ModelNotServed, make_chat_model
 from agent.outcome import TaskOutcome
+from agent.transcript import TRANSCRIPT_FILE
 from browser.interface import Browser
 from browser.trace import Redactor
 from browser.types import Goto
@@ -40,10 +42,11 @@ NODES_PER_STEP = 4  # actor, executor, state_tracker, plus verifier/extractor he
 def initial_state(view: Any, now: float) -> AgentState:
     """The solver view only: no metadata, rubric, oracle answer or cardinality ever enters the state."""
     task = TaskView(task_id=view.task_id, instruction=view.instruction, output_format=view.output_format,
-                    start_url=view.start_url, output_spec=view.output_spec.model_dump(mode="json"))
+                    start_url=view.start_url, output_spec=view.output_spec.model_dump(mode="json"),
+                    today=datetime.fromtimestamp(now, tz=UTC).date().isoformat())
     return AgentState(task=task, plan=None, messages=[], retrieval=None, observation=None, last_action=None,
                       last_result=None, last_read=None, drift_flags=[], repair_goal=None, repairs=0, pending=None,
-                      invalid_streak=0, usage=new_usage(now), step=0, order_by=[], stop_reason=None, answer=None)
+                      invalid_streak=0, invalid_calls=0, context_trims=0, usage=new_usage(now), step=0, order_by=[], stop_reason=None, answer=None)
 
 
 def _origin(url: str | None) -> str | None:
@@ -113,8 +116,11 @@ async def solve_task(
     log.write({"node": "run", "event": "start", "task_id": view.task_id, "model": model.name,
                "variant": variant.name, "ablated": variant.ablate})
     try:
-        chat = chat_model or make_chat_model(model, view.task_id, origin=_origin(task.start_url))
-    except (MissingApiKey, LookupError) as exc:  # a configuration problem: retrying cannot help
+        transcript = out_dir / TRANSCRIPT_FILE if model.provider != "scripted" else None
+        chat = chat_model or make_chat_model(model, view.task_id, origin=_origin(task.start_url), transcript=transcript)
+    except (MissingApiKey, ModelNotServed) as exc:  # a configuration problem: retrying cannot help
+        return _finish(outcome, out_dir, None, started, error=f"{type(exc).__name__}: {exc}", error_kind="config")
+    except LookupError as exc:  # the scripted model has no walkthrough for this task
         return _finish(outcome, out_dir, None, started, error=f"{type(exc).__name__}: {exc}", error_kind="agent")
     except OSError as exc:
         return _finish(outcome, out_dir, None, started, error=f"{type(exc).__name__}: {exc}", error_kind="infra")
@@ -132,6 +138,7 @@ async def solve_task(
 
     state: dict[str, Any] | None = None
     error: tuple[str, str] | None = None
+    trace_text: str | None = None
     async with AsyncExitStack() as stack:
         try:
             saver = await _open_checkpointer(stack, checkpoint_db)
@@ -150,16 +157,20 @@ async def solve_task(
         except GraphRecursionError:
             error = ("the graph hit its recursion limit (step budget)", "agent")
             state = {**(state or {}), "stop_reason": "max_steps"}
-        except Exception as exc:  # unexpected: keep the best answer so far and say what happened
-            error = (f"{type(exc).__name__}: {exc}", "agent")
+        except Exception as exc:  # a Python exception in our code is a bug: keep the best answer and the traceback
+            error = (f"{type(exc).__name__}: {exc}", "bug")
+            trace_text = traceback.format_exc()
+            log.write({"node": "run", "event": "bug", "error": error[0], "traceback": trace_text})
             state = {**(state or {}), "stop_reason": "error"}
     if error:
-        return _finish(outcome, out_dir, state, started, error=error[0], error_kind=error[1], spec=view.output_spec)
+        return _finish(outcome, out_dir, state, started, error=error[0], error_kind=error[1], spec=view.output_spec,
+                       trace_text=trace_text)
     return _finish(outcome, out_dir, state, started, spec=view.output_spec)
 
 
 def _finish(outcome: TaskOutcome, out_dir: Path, state: dict[str, Any] | None, started: float, *,
-            error: str | None = None, error_kind: str | None = None, spec=None) -> TaskOutcome:
+            error: str | None = None, error_kind: str | None = None, spec=None,
+            trace_text: str | None = None) -> TaskOutcome:
     state = state or {}
     answer = state.get("answer")
     if answer is None and spec is not None:  # the composer did not run: compose the best answer so far
@@ -179,6 +190,9 @@ def _finish(outcome: TaskOutcome, out_dir: Path, state: dict[str, Any] | None, s
         wall_seconds=round(time.monotonic() - started, 3), nodes_run=nodes_run,
         final_retrieval_state=dict(state.get("retrieval") or {}),
         drift_flags=list(state.get("drift_log") or []), verifier_reports=list(state.get("reports") or []),
+        traceback=Redactor.from_environment().text(trace_text) if trace_text else None,
+        invalid_calls=int(state.get("invalid_calls") or 0), repairs=int(state.get("repairs") or 0),
+        context_trims=int(state.get("context_trims") or 0),
     ))
     (out_dir / "answer.txt").write_text(outcome.answer, encoding="utf-8")
     retrieval = {

@@ -7,7 +7,11 @@ verification, prompt rendering, checkpointing, artefact writing. Also prints pro
 (the scripted model counts with cl100k: messages plus tool schemas, as an API would bill them), and the
 tool schemas' own share of every actor call (total and per tool), so a new tool's cost is visible.
 
+It ends with `prompt tokens per actor call: mean N, max M` (every actor call of every task, tool schemas
+included) and, with `--local TASKS`, the packaged local model's seconds per call on those tasks (extra `local`).
+
 Run: .venv/bin/python benchmarks/bench_graph.py [--tasks offline_vulns_001,...] [--checkpoint] [--json out.json]
+     [--local offline_water_001-c]
 """
 
 from __future__ import annotations
@@ -21,7 +25,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from agent.config import AgentVariant, ModelConfig, ProtocolConfig
+from agent.config import AgentVariant, Budgets, ModelConfig, ProtocolConfig
+from agent.local_model import LOCAL_MODEL, server_available, serving
 from agent.solve import solve_task
 from browser.session import ChromiumWorker
 from eval.score import score_answer
@@ -42,6 +47,8 @@ class TaskRow:
     overhead_ms: float
     prompt_tokens_per_call: float
     max_prompt_tokens: int
+    actor_prompt_tokens: list[int]
+    actor_llm_ms: list[float]
 
     @property
     def overhead_share(self) -> float:
@@ -53,24 +60,30 @@ def measure(task_id: str, out_dir: Path, wall_ms: float, exact_match: bool, step
     llm_ms = sum(e.get("llm_ms", 0.0) for e in events)
     browser_ms = sum(e.get("browser_ms", 0.0) for e in events)
     prompts = [e["prompt_tokens"] for e in events if "prompt_tokens" in e]
+    actor = [e for e in events if e["node"] == "actor" and "prompt_tokens" in e]
     return TaskRow(task_id=task_id, exact_match=exact_match, steps=steps, wall_ms=wall_ms, llm_ms=llm_ms,
                    browser_ms=browser_ms, overhead_ms=wall_ms - llm_ms - browser_ms,
                    prompt_tokens_per_call=statistics.mean(prompts) if prompts else 0.0,
-                   max_prompt_tokens=max(prompts, default=0))
+                   max_prompt_tokens=max(prompts, default=0),
+                   actor_prompt_tokens=[e["prompt_tokens"] for e in actor],
+                   actor_llm_ms=[e.get("llm_ms", 0.0) for e in actor])
 
 
-async def run(task_ids: list[str] | None, checkpoint: bool) -> list[TaskRow]:
+async def run(task_ids: list[str] | None, checkpoint: bool, model: ModelConfig = SCRIPTED,
+              budgets: Budgets | None = None) -> list[TaskRow]:
     rows: list[TaskRow] = []
+    protocol = ProtocolConfig(budgets=budgets) if budgets else ProtocolConfig()
     with OfflineServer() as server, tempfile.TemporaryDirectory(prefix="bench-graph-") as tmp:
-        tasks = load_tasks("offline", split="constraint", origin=server.origin, task_ids=task_ids)
+        tasks = load_tasks("offline", split="both" if task_ids else "constraint", origin=server.origin,
+                           task_ids=task_ids)
         worker = ChromiumWorker()
         try:
             for task in tasks:
                 out_dir = Path(tmp) / task.task_id
                 async with worker.task_browser(str(out_dir), [server.origin]) as browser:
                     started = time.perf_counter()
-                    outcome = await solve_task(task, browser=browser, model=SCRIPTED,
-                                               variant=AgentVariant(name="full"), protocol=ProtocolConfig(),
+                    outcome = await solve_task(task, browser=browser, model=model,
+                                               variant=AgentVariant(name="full"), protocol=protocol,
                                                out_dir=out_dir,
                                                checkpoint_db=out_dir / "cp.sqlite" if checkpoint else None)
                     wall_ms = (time.perf_counter() - started) * 1000
@@ -96,6 +109,22 @@ def table(rows: list[TaskRow], checkpoint: bool) -> str:
                  f"| {wall / 1000:.1f} | {sum(r.llm_ms for r in rows):.0f} | {sum(r.browser_ms for r in rows):.0f} "
                  f"| {overhead / max(steps, 1):.1f} | {overhead / wall if wall else 0:.1%} | {tokens:.0f} "
                  f"| {max((r.max_prompt_tokens for r in rows), default=0)} |")
+    calls = [t for r in rows for t in r.actor_prompt_tokens]
+    lines += ["", f"prompt tokens per actor call: mean {statistics.mean(calls) if calls else 0:.0f}, "
+                  f"max {max(calls, default=0)}"]
+    return "\n".join(lines)
+
+
+def local_table(rows: list[TaskRow]) -> str:
+    """The local model's speed: seconds per actor call and prompt tokens per call (as the server counts)."""
+    seconds = [ms / 1000 for r in rows for ms in r.actor_llm_ms]
+    tokens = [t for r in rows for t in r.actor_prompt_tokens]
+    lines = [f"Local model ({LOCAL_MODEL.model}, llama.cpp on this machine's CPU): {len(seconds)} actor calls on "
+             f"{len(rows)} task(s), {sum(r.exact_match for r in rows)} EM"]
+    if seconds:
+        lines.append(f"local model seconds per call: mean {statistics.mean(seconds):.1f}, "
+                     f"median {statistics.median(seconds):.1f}, max {max(seconds):.1f}; prompt tokens per call "
+                     f"(server's tokenizer): mean {statistics.mean(tokens):.0f}, max {max(tokens)}")
     return "\n".join(lines)
 
 
@@ -117,15 +146,28 @@ def main() -> None:
     parser.add_argument("--tasks", help="comma-separated task ids (default: every constraint task)")
     parser.add_argument("--checkpoint", action="store_true", help="run with the SQLite checkpointer")
     parser.add_argument("--json", type=Path, help="also write the raw rows here")
+    parser.add_argument("--local", help="also time the packaged local model on these comma-separated task ids")
+    parser.add_argument("--local-steps", type=int, default=8, help="step budget per task for the local model")
     parser.add_argument("--schemas-only", action="store_true", help="only print the tool-schema token table")
     args = parser.parse_args()
     print(schema_table(), end="\n\n")
     if args.schemas_only:
         return
     rows = asyncio.run(run(args.tasks.split(",") if args.tasks else None, args.checkpoint))
-    print(table(rows, args.checkpoint))
     if args.json:
         args.json.write_text(json.dumps([asdict(r) for r in rows], indent=2))
+    local = None
+    if args.local:
+        reason = server_available()
+        if reason:
+            local = f"local model not timed: {reason}"
+        else:
+            with serving(LOCAL_MODEL) as model:
+                local = local_table(asyncio.run(run(args.local.split(","), False, model,
+                                                    Budgets(max_steps=args.local_steps, wall_seconds=1800))))
+    if local:  # before the main table, which ends with the prompt-token line
+        print(local, end="\n\n")
+    print(table(rows, args.checkpoint))
 
 
 if __name__ == "__main__":

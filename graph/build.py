@@ -29,6 +29,7 @@ from graph.toolset import BROWSER_KINDS
 
 def build_graph(ablate: list[str] | frozenset[str], deps: Deps, *, checkpointer: Any = None) -> CompiledStateGraph:
     ablated = frozenset(ablate)
+    deps.ablated = ablated  # the actor's prompt and tools follow the nodes that run (graph/phase.py)
     use_planner, use_tracker, use_verifier = (node not in ablated for node in ("planner", "state_tracker", "verifier"))
 
     graph = StateGraph(AgentState)

@@ -8,7 +8,7 @@ output format, start URL, OutputSpec — never metadata, rubric, oracle answer o
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
@@ -74,11 +74,12 @@ class Plan(BaseModel):
 
 
 class TaskView(TypedDict):
-    task_id: str
+    task_id: str  # for logs and checkpoints only: never rendered into a prompt (released ids name the site)
     instruction: str
     output_format: str
     start_url: str | None
     output_spec: dict[str, Any]
+    today: NotRequired[str]  # ISO date the run started: what the protocol gives besides the task text
 
 
 class StateValue(TypedDict):
@@ -163,7 +164,7 @@ class VerifierReport(TypedDict):
 class ErrorRecord(TypedDict):
     step: int
     node: str
-    kind: Literal["infra", "agent"]
+    kind: Literal["infra", "agent", "config", "bug"]
     error_class: str
     message: str
 
@@ -220,6 +221,8 @@ class AgentState(TypedDict, total=False):
     repairs: int
     pending: PendingCall | None
     invalid_streak: int
+    invalid_calls: int  # model replies the actor could not execute (prose, bad JSON, schema, unknown ref)
+    context_trims: int  # actor calls whose earlier steps were summarised to fit the context window
     usage: Usage
     step: int
     order_by: list[str]

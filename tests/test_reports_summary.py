@@ -120,3 +120,15 @@ def test_corrupt_cell_record_names_the_file(run_dir: Path) -> None:
     bad.write_text("{not json")
     with pytest.raises(ValueError, match=r"zzz/cell.json"):
         load_records(run_dir)
+
+
+def test_ablation_of_scripted_replays_says_so_on_top_and_per_row() -> None:
+    from agent.bench_ablation import AblationRow, render_ablation_markdown
+
+    row = AblationRow("scripted-walkthrough", "full", "-", "all", 3, dict.fromkeys(("em", "item_f1", "row_f1", "poa"), 1.0),
+                      dict.fromkeys(("em", "item_f1", "row_f1", "poa"), 0.0))
+    real = AblationRow("gpt", "full", "-", "all", 3, row.metrics, row.deltas)
+    table = render_ablation_markdown([row, real], {"scripted-walkthrough"})
+    assert table.startswith("# Ablation (scripted replays)") and "NOT AGENT RESULTS" in table
+    assert "| scripted-walkthrough (scripted replay) | full |" in table and "| gpt | full |" in table
+    assert not render_ablation_markdown([real], {"scripted-walkthrough"}).startswith("# Ablation (scripted")

@@ -95,7 +95,8 @@ async def test_agent_error_is_recorded_not_retried(tmp_path: Path) -> None:
                              console=QUIET)
     [record] = load_records(result.run_dir)
     assert len(tries) == 1 and record.attempts == []
-    assert record.outcome.error_kind == "agent" and "a bug in the agent" in record.outcome.error
+    assert record.outcome.error_kind == "bug" and "a bug in the agent" in record.outcome.error
+    assert record.outcome.traceback and "KeyError" in record.outcome.traceback
     assert record.failed and record.metrics == {"em": 0.0, "item_f1": 0.0, "row_f1": 0.0, "poa": 0.0}
 
 

@@ -1,4 +1,5 @@
-"""Actor: the LLM picks one tool call; invalid calls are answered with the validation error (bounded)."""
+"""Actor: the LLM picks one tool call; imperfect replies are answered, counted and bounded (graph/robust.py);
+the prompt holds only the tools and instructions of the nodes that run, and fits the context window."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage, Too
 from pydantic import BaseModel
 
 from graph.composer import live_rows, parse_order
+from graph.context import fit_window
 from graph.evidence import ANSWER, derived_answer, discard_from
 from graph.nodes.common import (
     MAX_INVALID_STREAK,
@@ -19,10 +21,23 @@ from graph.nodes.common import (
     usage_after,
 )
 from graph.nodes.deps import Deps
+from graph.phase import actor_system, actor_tools
 from graph.render import observation_text
+from graph.robust import (
+    PROSE_FEEDBACK,
+    REPEAT_STOP,
+    REPEAT_WARN,
+    call_signature,
+    failed_repeats,
+    invalid_json_message,
+    repeat_message,
+    unknown_ref_message,
+)
 from graph.state import AgentState, PendingCall
 from graph.tools import DiscardRows, Finish, RevisePlan
 from graph.toolset import ToolCallError, parse_tool_call
+
+MIN_OBSERVATION_TOKENS = 300
 
 
 def make_actor(deps: Deps):
@@ -32,36 +47,52 @@ def make_actor(deps: Deps):
             deps.log.write({"node": "actor", "stop": stop})
             return {"stop_reason": stop, "pending": None, "nodes_run": ["actor"]}
         step = state.get("step", 0) + 1
-        turn = deps.prompts.actor_turn(
-            state, observation_text=observation_text(state.get("observation"), deps.token_budget),
-            max_steps=deps.budgets.max_steps)
-        prompt = [SystemMessage(deps.prompts.actor_system), *history_window(state.get("messages") or []),
-                  HumanMessage(turn)]
+        tools = actor_tools(deps, state)
+        prompt, trimmed = _prompt(deps, state, tools)
         try:
-            ai, llm_ms = await call_model(deps.actor_model, prompt)
+            ai, llm_ms = await call_model(deps.model.bind_tools(tools, tool_choice="auto"), prompt)
         except LLMCallError as exc:
-            deps.log.write({"node": "actor", "step": step, "error": str(exc)})
+            deps.log.write({"node": "actor", "step": step, "error": str(exc), "kind": exc.kind})
             return {"stop_reason": "error", "pending": None, "nodes_run": ["actor"], "step": step,
-                    "errors": [error_record(state, "actor", "infra", "llm", str(exc))]}
+                    "errors": [error_record(state, "actor", exc.kind, "llm", str(exc))]}
         usage, spent = usage_after(deps, state["usage"], ai)
         usage["steps"] = step
-        update: dict[str, Any] = {"step": step, "usage": usage, "nodes_run": ["actor"], "pending": None}
+        update: dict[str, Any] = {"step": step, "usage": usage, "nodes_run": ["actor"], "pending": None,
+                                  "context_trims": state.get("context_trims", 0) + (1 if trimmed else 0)}
         calls = ai.tool_calls or []
+        bad_json = ai.invalid_tool_calls or []
+        if not calls and bad_json:  # arguments that are not JSON: answer each with its parse error
+            replies = [ToolMessage(invalid_json_message(b), tool_call_id=b["id"] or "invalid") for b in bad_json]
+            return {**update, **_invalid(deps, state, step, [ai, *replies], replies[0].content, llm_ms, spent)}
         if not calls:
-            feedback = "Your reply had no tool call. Call exactly one tool."
-            return {**update, **_invalid(deps, state, step, [ai, HumanMessage(feedback)], feedback, llm_ms, spent)}
+            return {**update, **_invalid(deps, state, step, [ai, HumanMessage(PROSE_FEEDBACK)], "no tool call",
+                                         llm_ms, spent)}
         call, extra = calls[0], calls[1:]
-        ignored = [ToolMessage("ignored: one tool call per turn", tool_call_id=c["id"]) for c in extra]
+        ignored = [ToolMessage(f"refused: one tool call per turn; only {call['name']} was run", tool_call_id=c["id"])
+                   for c in extra]
+        ignored += [ToolMessage(invalid_json_message(b), tool_call_id=b["id"]) for b in bad_json if b.get("id")]
         try:
             tool = parse_tool_call(call["name"], call["args"], search=deps.search_enabled)
             if isinstance(tool, Finish):
                 parse_order(tool.order_by, deps.spec.columns)
+            refusal = unknown_ref_message(call["args"] or {}, state.get("observation"))
+            repeats = failed_repeats(state.get("messages") or [], call_signature(call["name"], call["args"]))
+            if refusal is None and repeats >= REPEAT_STOP:
+                deps.log.write({"node": "actor", "step": step, "stop": "repeated_failure", "tool": call["name"]})
+                return {**update, "messages": [ai, ToolMessage(repeat_message(repeats), tool_call_id=call["id"]),
+                                               *ignored],
+                        "stop_reason": "repeated_failure", "invalid_calls": state.get("invalid_calls", 0) + 1}
+            if refusal is None and repeats >= REPEAT_WARN:
+                refusal = "INVALID TOOL CALL: " + repeat_message(repeats)
+            if refusal:
+                raise ToolCallError(refusal.removeprefix("INVALID TOOL CALL: "))
         except (ToolCallError, ValueError) as exc:
             reply = ToolMessage(f"INVALID TOOL CALL: {exc}", tool_call_id=call["id"])
             return {**update, **_invalid(deps, state, step, [ai, reply, *ignored], str(exc), llm_ms, spent)}
 
         deps.log.write({"node": "actor", "step": step, "tool": call["name"], "args": tool.model_dump(exclude={"kind"}),
-                        "llm_ms": llm_ms, "prompt_chars": sum(len(str(m.content)) for m in prompt), **spent})
+                        "llm_ms": llm_ms, "prompt_chars": sum(len(str(m.content)) for m in prompt),
+                        "refused_calls": len(ignored), **spent})
         update.update(invalid_streak=0, messages=[ai, *ignored])
         if isinstance(tool, RevisePlan | DiscardRows):
             return {**update, **_bookkeeping(state, tool, call["id"])}
@@ -73,11 +104,34 @@ def make_actor(deps: Deps):
     return actor
 
 
+def _structured(state: AgentState) -> dict[str, Any]:
+    """What the turn says, as data on the message (not sent over the wire: only a policy in process reads it)."""
+    return {"drift_flags": list(state.get("drift_flags") or []), "repair_goal": state.get("repair_goal"),
+            "repairs": state.get("repairs", 0)}
+
+
+def _prompt(deps: Deps, state: AgentState, tools: list[dict[str, Any]]) -> tuple[list[AnyMessage], bool]:
+    """System prompt, the earlier exchanges that fit the model's context window, and the current turn (its
+    observation cut further only if even the bare turn would not fit)."""
+    system = SystemMessage(actor_system(deps, state))
+    budget = deps.token_budget
+    while True:
+        turn = HumanMessage(deps.prompts.actor_turn(
+            state, observation_text=observation_text(state.get("observation"), budget), max_steps=deps.budgets.max_steps),
+            additional_kwargs={"sgr_state": _structured(state)})
+        window = fit_window(history_window(state.get("messages") or []), head=[system], turn=turn, tools=tools,
+                            context_tokens=deps.model_config.context_tokens)
+        if window.limit is None or window.tokens <= window.limit or budget <= MIN_OBSERVATION_TOKENS:
+            return [system, *window.messages, turn], window.trimmed > 0 or budget < deps.token_budget
+        budget = max(MIN_OBSERVATION_TOKENS, budget - (window.tokens - window.limit) - 50)
+
+
 def _invalid(deps: Deps, state: AgentState, step: int, messages: list[AnyMessage], why: str, llm_ms: float,
              spent: dict[str, Any]) -> dict[str, Any]:
     streak = state.get("invalid_streak", 0) + 1
     deps.log.write({"node": "actor", "step": step, "invalid": why, "streak": streak, "llm_ms": llm_ms, **spent})
-    update: dict[str, Any] = {"messages": messages, "invalid_streak": streak}
+    update: dict[str, Any] = {"messages": messages, "invalid_streak": streak,
+                              "invalid_calls": state.get("invalid_calls", 0) + 1}
     if streak >= MAX_INVALID_STREAK:
         update["stop_reason"] = "error"
         update["errors"] = [error_record(state, "actor", "agent", "invalid_tool_call",

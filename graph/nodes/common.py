@@ -14,11 +14,15 @@ from graph.state import AgentState, ErrorRecord, Usage
 
 
 class LLMCallError(Exception):
-    """The model API failed after the SDK's own retries (429/5xx/connection): infrastructure, not the agent."""
+    """The model API failed: `kind` 'config' (400/401/403/404, never retried: fix the model config) or 'infra'
+    (429/5xx/timeouts/connection, after the SDK's own retries with backoff)."""
 
     def __init__(self, cause: Exception):
-        super().__init__(f"{type(cause).__name__}: {cause}")
+        from agent.llm import describe_llm_error, llm_error_kind
+
+        super().__init__(describe_llm_error(cause))
         self.cause = cause
+        self.kind = llm_error_kind(cause)
 
 
 MAX_INVALID_STREAK = 3

@@ -50,6 +50,7 @@ class Deps:
     prompts: Prompts = field(default_factory=Prompts.load)
     log: StepLog = field(default_factory=StepLog)
     clock: Callable[[], float] = time.time
+    ablated: frozenset[str] = frozenset()  # nodes switched off: their prompt parts and tools go too (build_graph)
 
     def __post_init__(self) -> None:
         self.actor_model = self.model.bind_tools(tool_schemas(search=self.search_enabled))

@@ -23,7 +23,7 @@ def make_planner(deps: Deps):
             except LLMCallError as exc:
                 deps.log.write({"node": "planner", "error": str(exc)})
                 return {"stop_reason": "error", "nodes_run": ["planner"], "usage": usage,
-                        "errors": [error_record(state, "planner", "infra", "llm", str(exc))]}
+                        "errors": [error_record(state, "planner", exc.kind, "llm", str(exc))]}
             usage, spent = usage_after(deps, usage, ai)
             call = (ai.tool_calls or [None])[0]
             try:

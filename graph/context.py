@@ -1,0 +1,95 @@
+"""The actor's context window: what of the conversation fits the model's context length.
+
+The current turn (instruction, plan, retrieval state, rows so far, the latest observation) and the system
+prompt with the tool schemas are always sent; of the earlier exchanges the newest are kept whole and the
+older ones are folded into a one-line-per-step summary, until the whole prompt fits
+`context_tokens` - `COMPLETION_RESERVE`, counted with the project's token counter (`browser.tokens`).
+Other tokenizers count differently, so `TOKENIZER_MARGIN` leaves headroom.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
+
+from browser.tokens import count_tokens
+
+COMPLETION_RESERVE = 512
+TOKENIZER_MARGIN = 0.85  # cl100k counts ~10-15% fewer tokens than small models' own tokenizers
+MESSAGE_OVERHEAD = 4  # role and separators per message, as chat templates add them
+SUMMARY_LINE_CHARS = 160
+SUMMARY_MAX_LINES = 20
+
+
+def message_tokens(message: AnyMessage) -> int:
+    tokens = MESSAGE_OVERHEAD + count_tokens(str(message.content or ""))
+    for call in getattr(message, "tool_calls", None) or []:
+        tokens += count_tokens(call["name"] + json.dumps(call.get("args") or {}))
+    return tokens
+
+
+def tools_tokens(tools: list[dict[str, Any]]) -> int:
+    return count_tokens(json.dumps(tools, separators=(",", ":")))
+
+
+def prompt_tokens(messages: list[AnyMessage], tools: list[dict[str, Any]]) -> int:
+    return sum(message_tokens(m) for m in messages) + tools_tokens(tools)
+
+
+def _exchanges(history: list[AnyMessage]) -> list[list[AnyMessage]]:
+    """Groups starting at each AI message, so a tool result never loses its call."""
+    groups: list[list[AnyMessage]] = []
+    for message in history:
+        if isinstance(message, AIMessage) or not groups:
+            groups.append([message])
+        else:
+            groups[-1].append(message)
+    return groups
+
+
+def _summary_line(group: list[AnyMessage]) -> str:
+    ai = group[0]
+    calls = getattr(ai, "tool_calls", None) or []
+    did = "; ".join(f"{c['name']}({json.dumps(c.get('args') or {}, separators=(',', ':'))})" for c in calls)
+    did = did or f"replied without a tool call: {str(ai.content)[:60]!r}"
+    result = " / ".join(str(m.content).splitlines()[0] if str(m.content) else "" for m in group[1:]
+                        if isinstance(m, ToolMessage | HumanMessage))
+    return f"- {did} -> {result}"[:SUMMARY_LINE_CHARS]
+
+
+@dataclass
+class Window:
+    messages: list[AnyMessage]  # the earlier exchanges to send (a summary message first when trimmed)
+    trimmed: int  # exchanges folded into the summary or dropped
+    tokens: int  # the whole prompt as counted (system, tools, window, turn)
+    limit: int | None
+
+
+def fit_window(history: list[AnyMessage], *, head: list[AnyMessage], turn: AnyMessage, tools: list[dict[str, Any]],
+               context_tokens: int | None) -> Window:
+    """`history` is already cut to the last K exchanges; without `context_tokens` it is sent as is."""
+    fixed = prompt_tokens([*head, turn], tools)
+    if context_tokens is None:
+        return Window(history, 0, fixed + sum(message_tokens(m) for m in history), None)
+    limit = int(context_tokens * TOKENIZER_MARGIN) - COMPLETION_RESERVE
+    groups = _exchanges(history)
+    for cut in range(len(groups) + 1):
+        kept = [m for g in groups[cut:] for m in g]
+        summary = _summary(groups[:cut])
+        window = ([summary] if summary else []) + kept
+        total = fixed + sum(message_tokens(m) for m in window)
+        if total <= limit:
+            return Window(window, cut, total, limit)
+    return Window([], len(groups), fixed, limit)  # even the bare turn is over: the caller cuts the observation
+
+
+def _summary(groups: list[list[AnyMessage]]) -> HumanMessage | None:
+    if not groups:
+        return None
+    lines = [_summary_line(g) for g in groups][-SUMMARY_MAX_LINES:]
+    if len(groups) > SUMMARY_MAX_LINES:
+        lines.insert(0, f"- ({len(groups) - SUMMARY_MAX_LINES} earlier steps not shown)")
+    return HumanMessage("EARLIER STEPS (summarised to fit the context window):\n" + "\n".join(lines))

@@ -1,0 +1,91 @@
+"""What the actor does with imperfect model output, as pure functions of the message and the state.
+
+- Prose without a tool call: one corrective message; a second in a row is a failed step (counted).
+- Several tool calls in one message: the first is executed, every other is refused with a message saying so
+  (one action per turn keeps each observation tied to the action that produced it).
+- Arguments that are not JSON, or that break the schema: answered with the parse / validation error.
+- A target `ref` that is not on the latest page: answered with the nearest valid refs and their labels.
+- The same action failing again and again: after `REPEAT_WARN` identical failures the reply says to change
+  approach; at `REPEAT_STOP` the run stops (`stop_reason` "repeated_failure") instead of burning its budget.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from typing import Any
+
+from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+
+REPEAT_WARN = 2
+REPEAT_STOP = 3
+NEAREST_REFS = 5
+PROSE_FEEDBACK = ("Your reply had no tool call. Reply with exactly one tool call (no prose): pick the next action "
+                  "from the tools, e.g. a browser action on a ref from the OBSERVATION, or `finish`.")
+
+
+def invalid_json_message(invalid: dict[str, Any]) -> str:
+    raw = str(invalid.get("args") or "")[:200]
+    return (f"INVALID TOOL CALL: the arguments of {invalid.get('name')!r} are not valid JSON ({invalid.get('error')}); "
+            f"got: {raw}. Send one JSON object matching the tool's parameters.")
+
+
+def page_refs(observation: dict[str, Any] | None) -> dict[str, str]:
+    """ref -> what it is, for every element the latest observation lists."""
+    if not observation:
+        return {}
+    refs = {c["ref"]: f"{c.get('kind', '')} {c.get('label', '')!r}".strip() for c in observation.get("controls") or []}
+    refs.update({link["ref"]: f"link {link.get('text', '')!r}" for link in observation.get("links") or []})
+    return refs
+
+
+def _ref_number(ref: str) -> int | None:
+    match = re.search(r"(\d+)$", ref)
+    return int(match.group(1)) if match else None
+
+
+def nearest_refs(ref: str, refs: dict[str, str], n: int = NEAREST_REFS) -> list[str]:
+    number = _ref_number(ref)
+    if number is not None:
+        numbered = [r for r in refs if _ref_number(r) is not None]
+        return sorted(numbered, key=lambda r: (abs((_ref_number(r) or 0) - number), r))[:n]
+    return difflib.get_close_matches(ref, list(refs), n=n, cutoff=0.0)
+
+
+def unknown_ref_message(args: dict[str, Any], observation: dict[str, Any] | None) -> str | None:
+    """None when the call names no ref, or a ref the latest page has (or no page is known yet)."""
+    target = args.get("target") if isinstance(args.get("target"), dict) else None
+    ref = (target or {}).get("ref")
+    refs = page_refs(observation)
+    if not ref or not refs or ref in refs:
+        return None
+    near = ", ".join(f"{r} = {refs[r]}" for r in nearest_refs(str(ref), refs))
+    return f"INVALID TOOL CALL: ref {ref!r} is not on the current page. Nearest valid refs: {near}."
+
+
+def call_signature(name: str, args: dict[str, Any]) -> str:
+    return name + json.dumps(args, sort_keys=True, default=str)
+
+
+def failed_repeats(messages: list[AnyMessage], signature: str) -> int:
+    """How many times, counting back from the latest, this exact call was made and failed (without another
+    action in between succeeding)."""
+    results = {m.tool_call_id: str(m.content) for m in messages if isinstance(m, ToolMessage)}
+    count = 0
+    for message in reversed(messages):
+        if not isinstance(message, AIMessage):
+            continue
+        for call in message.tool_calls:
+            result = results.get(call["id"], "")
+            failed = result.startswith(("ok=False", "INVALID TOOL CALL"))
+            if call_signature(call["name"], call["args"]) == signature and failed:
+                count += 1
+            elif not failed:
+                return count
+    return count
+
+
+def repeat_message(count: int) -> str:
+    return (f"This exact action has already failed {count} time(s). Do not repeat it: use another ref, label or "
+            "option from the OBSERVATION, another page, or revise the plan.")
