@@ -21,8 +21,8 @@ from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from browser.delta import describe_delta, params_diff, state_delta
 from browser.interface import BrowserError
-from browser.readback import Outcome, norm, verify
 from browser.listing import list_links, list_options, read_section
+from browser.readback import Outcome, norm, verify
 from browser.reads import download, read_pdf, read_table
 from browser.settle import fingerprint, settle
 from browser.targets import resolve_target
