@@ -586,7 +586,7 @@
     if (rich.length < 0.6 * kids.length) continue;
     // A wrapper of the page's sections is no result list: cards hold no main/form/page heading and are short.
     if (mainEl && el.contains(mainEl)) continue;
-    if (kids.some((c) => c.querySelector("main,form,h1,nav,header,footer,table") || norm(c.textContent).length > 3000))
+    if (kids.some((c) => c.querySelector("main,form,h1,nav,header,footer") || norm(c.textContent).length > 3000))
       continue;
     if (cardBoxes.some((b) => b.contains(el))) continue;
     cardBoxes.push(el);
