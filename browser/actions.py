@@ -22,6 +22,7 @@ from playwright.async_api import TimeoutError as PlaywrightTimeout
 from browser.delta import describe_delta, params_diff, state_delta
 from browser.facts import read_page_facts
 from browser.interface import BrowserError
+from browser.listing import list_links, list_options, read_section
 from browser.readback import Outcome, norm, verify
 from browser.reads import download, read_pdf, read_table
 from browser.settle import fingerprint, settle
@@ -436,6 +437,7 @@ _HANDLERS: dict[str, Callable[[Any, Any], Awaitable[Outcome]]] = {
     "select": _select, "check": _check, "set_range": _set_range, "submit": _submit, "press": _press,
     "scroll": _scroll, "wait_for": _wait_for, "read_table": read_table, "read_pdf": read_pdf,
     "download": download, "page_facts": read_page_facts,
+    "list_options": list_options, "list_links": list_links, "read_section": read_section,
 }
 
 # ------------------------------------------------------------------ delta and verdict

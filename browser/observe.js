@@ -143,6 +143,18 @@
   };
   const disabled = (el) => !!(el.disabled || attr(el, "aria-disabled") === "true");
 
+  // Where an element sits: 0 main content, 1 elsewhere in the body, 2 site chrome (menus, header, footer,
+  // sidebars). Outline, links and tables are ordered by it, so a budget cut falls on chrome first.
+  const MAIN_SEL = "main,[role=main]";
+  const CHROME_SEL = "nav,header,footer,aside,[role=navigation],[role=banner],[role=contentinfo],[role=complementary],[role=menubar],[role=menu]";
+  const mainEl = document.querySelector(MAIN_SEL) || document.querySelector("#main,#content,.content,article");
+  const rankOf = (el) => {
+    const chrome = closestDeep(el, CHROME_SEL);
+    const inMain = !!mainEl && mainEl.contains(el);
+    if (chrome && !(inMain && mainEl.contains(chrome) && chrome !== mainEl)) return 2;
+    return inMain || !mainEl ? 0 : 1;
+  };
+
   const controls = [];
   const consumed = new Set();
   const add = (el, c) => {
@@ -419,6 +431,17 @@
                 value: null, checked: isActive(el) });
       continue;
     }
+    if (role === "menuitem" || role === "menuitemradio" || role === "menuitemcheckbox") {
+      if (!shown(el)) continue;
+      const text = norm(attr(el, "aria-label")) || ownText(el) || norm(attr(el, "title")) || "menu item";
+      if (role === "menuitem") {
+        add(el, { kind: "button", label: text, value: t === "a" && el.href ? el.href : null, form: null });
+      } else {
+        add(el, { kind: "checkbox", label: text, value: null, checked: attr(el, "aria-checked") === "true" });
+      }
+      for (const inner of el.querySelectorAll("a,button")) consumed.add(inner);
+      continue;
+    }
     if (t === "button" || role === "button") {
       if (!shown(el)) continue;
       const text = norm(attr(el, "aria-label")) || ownText(el) || norm(attr(el, "title")) || "button";
@@ -508,11 +531,26 @@
 
   // ------------------------------------------------------------------ tables and card lists
   const tables = [];
+  const dataTables = [];
+  const BLOCKS = "p,ul,ol,dl,h1,h2,h3,h4,h5,h6,form,blockquote,pre,article,section,nav";
+  // A table used for page layout (nested tables, block content in header-less cells, one long row) is
+  // read as text: outline and links, not one giant cell.
+  const isLayoutTable = (el) => {
+    if (["presentation", "none"].includes(attr(el, "role"))) return true;
+    if (tag(el) !== "table") return false;
+    if (el.querySelector("table")) return true;
+    if (el.querySelector("th,thead,[role=columnheader]")) return false;
+    const cells = [...el.querySelectorAll("td")];
+    if (cells.some((c) => c.querySelector(BLOCKS))) return true;
+    return el.rows.length <= 2 && cells.some((c) => norm(c.textContent).length > 200);
+  };
   const tableEls = all.filter((el) => (tag(el) === "table" || ["table", "grid"].includes(attr(el, "role"))));
   for (const el of tableEls) {
-    if (el.parentElement && closestDeep(el.parentElement, "table,[role=table],[role=grid]")) continue;
+    if (dataTables.some((d) => d.contains(el))) continue;
     if (!visible(el)) continue;
     if (!el.querySelector("td,[role=cell],[role=gridcell]")) continue;
+    if (isLayoutTable(el)) continue;
+    dataTables.push(el);
     // Long tables: only the first rows travel (serialising and parsing 5,000 rows costs seconds).
     const rows = tag(el) === "table" ? [...el.rows] : [];
     let html = el.outerHTML;
@@ -522,7 +560,7 @@
       html = `<table>${el.caption ? el.caption.outerHTML : ""}${kept.join("")}</table>`;
     }
     tables.push({ kind: "table", html: html.slice(0, args.maxTableHtml), total: rows.length || null,
-                  order: all.indexOf(el) });
+                  order: all.indexOf(el), rank: rankOf(el) });
   }
   const NOT_CARDS = "nav,header,footer,form,aside,select,table,[role=listbox],[role=navigation],[role=tablist]";
   const leafCount = (el) => {
@@ -546,6 +584,10 @@
     if (kids.length < 3) continue;
     const rich = kids.filter((c) => leafCount(c) >= 2 && norm(c.textContent).length >= 25);
     if (rich.length < 0.6 * kids.length) continue;
+    // A wrapper of the page's sections is no result list: cards hold no main/form/page heading and are short.
+    if (mainEl && el.contains(mainEl)) continue;
+    if (kids.some((c) => c.querySelector("main,form,h1,nav,header,footer") || norm(c.textContent).length > 3000))
+      continue;
     if (cardBoxes.some((b) => b.contains(el))) continue;
     cardBoxes.push(el);
     let html = el.outerHTML;
@@ -554,9 +596,10 @@
       shell.innerHTML = [...el.children].slice(0, args.maxRows + 5).map((c) => c.outerHTML).join("");
       html = shell.outerHTML;
     }
-    tables.push({ kind: "cards", html: html.slice(0, args.maxTableHtml), total: n, order: all.indexOf(el) });
+    tables.push({ kind: "cards", html: html.slice(0, args.maxTableHtml), total: n, order: all.indexOf(el),
+                  rank: rankOf(el) });
   }
-  tables.sort((a, b) => a.order - b.order);
+  tables.sort((a, b) => a.rank - b.rank || a.order - b.order);
 
   // ------------------------------------------------------------------ notices
   const NOTICE_RE = /cookie|consent|gdpr|modal|overlay|toast|\balert\b|flash|notice|banner|warning|\berror\b/i;
@@ -591,29 +634,48 @@
   }
 
   // ------------------------------------------------------------------ outline and plain links
+  const SKIP_SEL = "select,[role=listbox],script,style,noscript,template";
   const skipBox = (el) =>
-    closestDeep(el, "table,[role=table],[role=grid],select,[role=listbox],script,style,noscript,template") ||
+    closestDeep(el, SKIP_SEL) ||
+    dataTables.some((d) => d.contains(el)) ||
     cardBoxes.some((b) => b.contains(el)) ||
     noticeEls.some((n) => n.contains(el));
-  const main = document.querySelector("main,[role=main],#main,#content,.content") || document.body;
-  const outline = [];
-  const TEXT_TAGS = new Set(["p", "li", "dd", "dt", "blockquote", "figcaption", "pre", "summary", "caption"]);
+  const TEXT_TAGS = new Set(["p", "li", "dd", "dt", "blockquote", "figcaption", "pre", "summary", "caption", "td", "th"]);
+  const INLINE = new Set(["a", "span", "b", "i", "em", "strong", "small", "code", "label", "abbr", "sup", "sub",
+    "font", "u", "s", "mark", "time", "cite", "q", "kbd", "var", "img", "svg", "path", "button", "option", "br"]);
+  const directText = (el) => {
+    let n = 0;
+    for (const child of el.childNodes) if (child.nodeType === 3) n += norm(child.nodeValue).length;
+    return n;
+  };
+  const emitted = new Set();
+  const emittedAbove = (el) => {
+    for (let p = el.parentElement; p; p = p.parentElement) if (emitted.has(p)) return true;
+    return false;
+  };
+  const outlineItems = [];
   for (const el of all) {
-    if (outline.length >= args.maxOutline) break;
+    if (outlineItems.length >= args.maxOutline * 4) break;
     const t = tag(el);
     const heading = /^h[1-6]$/.test(t);
-    if (!heading && !(TEXT_TAGS.has(t) && main && main.contains(el))) continue;
-    if (consumed.has(el) || !visible(el) || skipBox(el)) continue;
+    const block = TEXT_TAGS.has(t) || (!INLINE.has(t) && directText(el) >= 2);
+    if (!heading && !block) continue;
+    if (consumed.has(el) || !visible(el) || skipBox(el) || emittedAbove(el)) continue;
     if (!heading && el.querySelector("[data-sgr-group]")) continue; // a facet entry: already a control option
-    if (!heading && (el.closest("nav,header,footer,form") || el.querySelector("p,li,ul,ol,table"))) continue;
+    if (!heading && (el.closest("form") || el.querySelector("p,li,ul,ol,table,h1,h2,h3,h4,h5,h6,div"))) continue;
     const text = ownText(el);
-    if (!text) continue;
-    outline.push(heading ? "#".repeat(+t[1]) + " " + cut(text, 160) : cut(text, 200));
+    if (!text || (!heading && text.length < 2)) continue;
+    emitted.add(el);
+    const limit = heading ? 200 : 600;
+    const shownText = text.length > limit ? cut(text, limit) + ` [read_section ${refOf(el)}]` : text;
+    outlineItems.push({ line: heading ? "#".repeat(+t[1]) + " " + shownText : shownText, rank: rankOf(el) });
   }
-  const links = [];
+  outlineItems.sort((a, b) => a.rank - b.rank);
+  const outline = outlineItems.slice(0, args.maxOutline).map((o) => o.line);
+  const linkItems = [];
   const seenLinks = new Set();
   for (const el of all) {
-    if (links.length >= args.maxLinks) break;
+    if (linkItems.length >= args.maxLinks * 3) break;
     if (tag(el) !== "a" || !el.hasAttribute("href") || consumed.has(el) || el.hasAttribute("data-sgr-group"))
       continue;
     if (!visible(el) || skipBox(el)) continue;
@@ -623,8 +685,10 @@
     const key = text + "\u0001" + href;
     if (seenLinks.has(key)) continue;
     seenLinks.add(key);
-    links.push({ ref: refOf(el), text: cut(text, 100), href });
+    linkItems.push({ ref: refOf(el), text: cut(text, 100), href, rank: rankOf(el) });
   }
+  linkItems.sort((a, b) => a.rank - b.rank);
+  const links = linkItems.slice(0, args.maxLinks).map(({ ref, text, href }) => ({ ref, text, href }));
 
   const iframes = [...document.querySelectorAll("iframe,frame")].map((f) => ({
     name: attr(f, "name") || attr(f, "id") || attr(f, "title") || "",
@@ -643,7 +707,9 @@
     tables: tables.map(({ kind, html, total }) => ({ kind, html, total })),
     notices,
     outline,
+    outlineTotal: outlineItems.length,
     links,
+    linksTotal: linkItems.length,
     iframes,
     text: body ? body.innerText.slice(0, args.maxText) : "",
   });

@@ -27,8 +27,9 @@ from browser.types import Control, Link, Observation, Option, Pagination, TableD
 MAX_TABLE_ROWS = 200
 MAX_TABLE_HTML = 2_000_000
 MAX_TEXT = 40_000
-MAX_OUTLINE = 80
+MAX_OUTLINE = 150
 MAX_LINKS = 300
+ALL_LINKS = 3000  # list_links reads this many
 FRAME_TIMEOUT_S = 10.0
 RETRY_WAIT_MS = 5_000
 
@@ -49,20 +50,29 @@ def _prefix_for(page: Page, frame: Frame) -> str:
     return prefixes[frame]
 
 
-async def _observe_frame(page: Page, frame: Frame, max_rows: int) -> dict[str, Any] | str:
+async def _observe_frame(page: Page, frame: Frame, max_rows: int, max_links: int = MAX_LINKS) -> dict[str, Any] | str:
     """The JS result for one frame, or an error note (a detached or crashed frame must not sink the page)."""
     args = {"prefix": _prefix_for(page, frame), "maxText": MAX_TEXT, "maxTableHtml": MAX_TABLE_HTML,
             "maxRows": max_rows,
-            "maxOutline": MAX_OUTLINE, "maxLinks": MAX_LINKS}
+            "maxOutline": MAX_OUTLINE, "maxLinks": max_links}
     try:
         return json.loads(await asyncio.wait_for(frame.evaluate(observe_script(), args), FRAME_TIMEOUT_S))
     except (PlaywrightError, TimeoutError) as exc:
         return f"frame {frame.name or frame.url} not observed: {str(exc).splitlines()[0]}"
 
 
+_TAG = re.compile(r"</?[a-zA-Z][^<>]*>")
+
+
+def plain_label(text: str) -> str:
+    """Markup some sites put in attributes or text ('<h2>Search by Station</h2>') is no part of a label."""
+    return " ".join(_TAG.sub(" ", text).split())
+
+
 def _control(raw: dict[str, Any], frame_label: str | None) -> Control:
-    options = [Option(label=o["label"], value=o["value"], selected=o["selected"]) for o in raw.get("options", [])]
-    label = raw.get("label") or ""
+    options = [Option(label=plain_label(o["label"]), value=o["value"], selected=o["selected"])
+               for o in raw.get("options", [])]
+    label = plain_label(raw.get("label") or "")
     if raw.get("bounds"):
         label = f"{label} (range {raw['bounds']})"
     return Control(
@@ -70,7 +80,8 @@ def _control(raw: dict[str, Any], frame_label: str | None) -> Control:
         kind=raw["kind"],
         label=label,
         name=raw.get("name"),
-        value=raw.get("value"),
+        value=plain_label(raw["value"]) if raw.get("value") and raw["kind"] not in ("text", "search", "textarea",
+                                                                               "link", "button") else raw.get("value"),
         checked=raw.get("checked"),
         options=options,
         options_total=len(options) if len(options) > LONG_OPTION_LIST else None,
@@ -97,7 +108,8 @@ _COUNT = re.compile(
     r"companies|series|observations|actions|complaints|stations|vulnerabilities|cves)\b",
     re.I,
 )
-_FOUND = re.compile(rf"\b(?:found|total(?: results)?|results?)\s*:?\s+{_NUM}\b", re.I)
+# "Found 1,204", "Results: 1,204", "Total results: 1,204"; a bare "Total 1,890" is a table footer, no count.
+_FOUND = re.compile(rf"\b(?:found|total results|results?(?: found)?)\s*:?\s+{_NUM}\b", re.I)
 _NEXT = re.compile(r"^(next|next page|more results|older|›|»|→|>|>>)$|\bnext\b", re.I)
 _PREV = re.compile(r"^(prev|previous|previous page|newer|‹|«|←|<|<<)$|\bprev(ious)?\b", re.I)
 
@@ -183,21 +195,22 @@ def _frame_label(frame: Frame, prefix: str) -> str:
 
 
 async def observe_page(page: Page, *, page_id: int, token_budget: int = 1500,
-                       max_table_rows: int = MAX_TABLE_ROWS) -> Observation:
+                       max_table_rows: int = MAX_TABLE_ROWS, max_links: int = MAX_LINKS) -> Observation:
     """Observe every frame of `page` at once; refs are unique across frames and stable per page."""
     frames = list(page.frames)
-    results = list(await asyncio.gather(*(_observe_frame(page, f, max_table_rows) for f in frames)))
+    results = list(await asyncio.gather(*(_observe_frame(page, f, max_table_rows, max_links) for f in frames)))
     main = frames.index(page.main_frame)
     if isinstance(results[main], str):  # usually a navigation replaced the document mid-walk: wait, retry once
         with contextlib.suppress(PlaywrightError):
             await page.wait_for_load_state("domcontentloaded", timeout=RETRY_WAIT_MS)
-        results[main] = await _observe_frame(page, page.main_frame, max_table_rows)
+        results[main] = await _observe_frame(page, page.main_frame, max_table_rows, max_links)
     controls: list[Control] = []
     chips: list[str] = []
     fragments: list[dict[str, str]] = []
     notices: list[str] = []
     outline: list[str] = []
     links: list[Link] = []
+    outline_total = links_total = 0
     frame_notes: list[str] = []
     texts: list[str] = []
     url, title = page.url, ""
@@ -219,6 +232,8 @@ async def observe_page(page: Page, *, page_id: int, token_budget: int = 1500,
         notices += result["notices"]
         outline += result["outline"]
         links += [Link(**ln) for ln in result["links"]]
+        outline_total += result.get("outlineTotal", len(result["outline"]))
+        links_total += result.get("linksTotal", len(result["links"]))
         texts.append(result["text"])
     tables: list[TableData] = []
     for fragment in fragments:
@@ -239,7 +254,9 @@ async def observe_page(page: Page, *, page_id: int, token_budget: int = 1500,
         pagination=pagination,
         result_count=count,
         outline=outline,
+        outline_total=max(outline_total, len(outline)),
         links=links,
+        links_total=max(links_total, len(links)),
         notices=notices,
         page_id=page_id,
     )

@@ -2,6 +2,13 @@
 
 Requests to other origins are aborted at the context's router (not silently followed) and kept in
 `blocked`, so a run can report exactly what the page tried to reach.
+
+Third-party static assets (decision, issue 13): real pages load their scripts, stylesheets and fonts
+from CDNs (jQuery, framework bundles, the CSS that shows or hides a form's fields). Refusing them left
+forms without behaviour and changed what is visible, so observations of real pages differed from what
+a person sees. They are allowed, GET only, and listed in `third_party_assets`. Everything that can bring
+data or take the agent elsewhere stays refused: navigations, XHR/fetch, images and media (pixels and
+beacons), WebSockets, and any other scheme. `static_assets=False` restores the strict rule.
 """
 
 from __future__ import annotations
@@ -19,6 +26,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 # Schemes a page may use internally without touching the network; never valid navigation targets.
 _INTERNAL_SCHEMES = {"data", "blob", "about"}
+# Resource types a page may load from any http(s) origin (see the module docstring).
+STATIC_ASSET_TYPES = frozenset({"script", "stylesheet", "font"})
 
 
 class BrowserLimits(BaseModel):
@@ -54,6 +63,8 @@ class OriginPolicy:
     allowed_origins: set[str]
     blocked: list[BlockedRequest] = field(default_factory=list)
     fetch_timeout_ms: float = 30_000
+    static_assets: bool = True
+    third_party_assets: list[str] = field(default_factory=list)
 
     @classmethod
     def for_task(cls, allowed: list[str], start_url: str | None = None) -> OriginPolicy:
@@ -94,9 +105,19 @@ class OriginPolicy:
         self.blocked.append(BlockedRequest(socket.url, "websocket", False, time.time()))
         await socket.close(code=1008, reason="refused by policy")
 
+    def static_asset_allowed(self, url: str, resource_type: str, method: str, navigation: bool) -> bool:
+        """A script, stylesheet or font from another http(s) origin, fetched with GET, not as a page."""
+        return (self.static_assets and resource_type in STATIC_ASSET_TYPES and method == "GET" and not navigation
+                and urlsplit(url).scheme.lower() in ("http", "https"))
+
     async def _route(self, route: Route) -> None:
         request = route.request
         if not self.request_allowed(request.url):
+            if self.static_asset_allowed(request.url, request.resource_type, request.method,
+                                         request.is_navigation_request()):
+                self.third_party_assets.append(request.url)
+                await route.fallback()
+                return
             await self._refuse(route, request.url)
         elif request.is_navigation_request() and urlsplit(request.url).scheme in ("http", "https"):
             await self._navigate_checking_redirect(route)

@@ -1,8 +1,11 @@
-"""The compact text an LLM reads for one page, kept within a token budget.
+"""The compact text an LLM reads for one page, kept within a token budget. This budget is the only one:
+the graph shows this text as it is.
 
 Priority follows what gates retrieval: the URL state and every control (never dropped), then pagination,
-counts and notices, then table rows, outline and links, which are cut from the end when the budget is
-short, with a note saying how to get the rest.
+counts and notices, then table rows, outline and links (main content first: observe.js orders them),
+which are cut from the end when the budget is short. Nothing is left out silently: every cut section,
+even one with no line shown, ends with a note saying how much is missing and which read tool returns it
+(read_table, read_section, list_links, list_options).
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ from browser.types import Control, Observation, TableData
 
 LONG_OPTION_LIST = 30  # longer option lists are summarised in the text (Control.options keeps them all)
 SHOWN_OF_LONG_LIST = 10
-CELL_CHARS = 80
+CELL_CHARS = 160
+MIN_TABLE_ROWS = 2  # every table shows at least its header and this many rows before any gets more
 # Shares of the budget left after the fixed part; what one section leaves unused goes to the next.
 _SHARES = {"tables": 0.6, "outline": 0.2, "links": 0.2}
 
@@ -53,12 +57,14 @@ def _option_list(control: Control) -> str:
     more = len(labels) - len(shown) - len(chosen)
     return (
         "{" + " | ".join(shown + chosen)
-        + f" | … {more} more of {len(labels)} — use select with the label or search them" + "}"
+        + f" | … {more} more of {len(labels)} — list_options {control.ref} for all" + "}"
     )
 
 
-def control_line(control: Control) -> str:
+def control_line(control: Control, *, with_form: bool = False) -> str:
     parts = [f"[{control.ref}] {control.kind} {_quote(control.label)}"]
+    if with_form and control.form:
+        parts.append(f"(form {_quote(control.form)})")
     if control.kind in {"checkbox", "toggle"}:
         parts.append("[x]" if control.checked else "[ ]")
     elif control.kind == "tab":
@@ -105,14 +111,10 @@ def _paging_lines(obs: Observation) -> list[str]:
     return lines
 
 
-def _table_header(table: TableData, shown: int) -> str:
+def _table_header(table: TableData) -> str:
     what = f"TABLE {table.index} ({table.source}"
     what += f", caption {_quote(table.caption)}" if table.caption else ""
-    more = table.total_rows - shown
-    tail = f"; {shown} of {table.total_rows} rows shown, read_table {table.index} for all" if more > 0 else (
-        f"; {table.total_rows} rows"
-    )
-    return what + tail + ")"
+    return what + f"; {table.total_rows} rows)"
 
 
 def _cell(text: str) -> str:
@@ -131,32 +133,76 @@ class _Section:
     kind: str  # "tables" | "outline" | "links"
     head: list[str]
     lines: list[str]
-    hint: str = ""
+    what: str  # "rows of TABLE 2", "outline lines", "links"
+    tool: str  # the read that returns what is left out
+    beyond: int = 0  # items the observer counted but did not send (capped lists)
 
     def note(self, kept: int) -> str:
-        left = len(self.lines) - kept
-        return f"… {left} more {self.hint}" if left > 0 else ""
+        left = len(self.lines) - kept + self.beyond
+        return f"… {left} more {self.what} not shown — {self.tool}" if left > 0 else ""
 
 
 def _tokens(line: str) -> int:
     return count_tokens(line) + 1  # the newline
 
 
-def _fit(section: _Section, budget: int) -> tuple[list[str], int]:
-    """The head and as many lines as fit with the note (nothing when not even one line fits)."""
+def _fit(section: _Section, budget: int) -> int:
+    """How many lines (with the head) fit in `budget`; the note is paid for separately."""
     cost = sum(_tokens(h) for h in section.head)
-    kept: list[str] = []
-    for i, line in enumerate(section.lines):
-        note = section.note(i + 1)
-        extra = _tokens(line) + (_tokens(note) if note else 0)
-        if cost + extra > budget:
-            break
-        kept.append(line)
+    kept = 0
+    for line in section.lines:
         cost += _tokens(line)
+        if cost > budget:
+            break
+        kept += 1
+    return kept
+
+
+def _cost(section: _Section, kept: int) -> int:
     if not kept:
-        return [], 0
-    note = section.note(len(kept))
-    return section.head + kept + ([note] if note else []), cost + (_tokens(note) if note else 0)
+        return 0
+    return sum(_tokens(h) for h in section.head) + sum(_tokens(line) for line in section.lines[:kept])
+
+
+def _lines(section: _Section, kept: int) -> list[str]:
+    note = section.note(kept)
+    if not kept:  # not one line fits: the head alone says what the section is, the note where it is
+        return [f"{section.head[0]} {note}"] if note else []
+    return section.head + section.lines[:kept] + ([note] if note else [])
+
+
+ALIKE_REFS_SHOWN = 8
+
+
+def _collapse_alike(controls: list[Control]) -> list[tuple[Control, list[str]]]:
+    """Buttons repeated with the same label in the same form (a 'Share' or 'Vote' per answer) as one line
+    with the refs of the others: hundreds of them must not crowd out the page."""
+    out: list[tuple[Control, list[str]]] = []
+    first: dict[tuple[str, str, str | None], int] = {}
+    for c in controls:
+        key = (c.kind, c.label, c.form)
+        if c.kind in {"button", "submit"} and not c.disabled and not c.frame and key in first:
+            out[first[key]][1].append(c.ref)
+            continue
+        first.setdefault(key, len(out))
+        out.append((c, []))
+    return out
+
+
+def _alike_note(alike: list[str]) -> str:
+    if not alike:
+        return ""
+    refs = ", ".join(alike[:ALIKE_REFS_SHOWN]) + (", …" if len(alike) > ALIKE_REFS_SHOWN else "")
+    return f" (+{len(alike)} alike: {refs})"
+
+
+def _duplicate_labels(controls: list[Control]) -> set[str]:
+    """Labels of buttons that appear in more than one form: the line must say which form each submits."""
+    forms: dict[str, set[str | None]] = {}
+    for c in controls:
+        if c.kind in {"button", "submit"}:
+            forms.setdefault(c.label, set()).add(c.form)
+    return {label for label, owners in forms.items() if len(owners) > 1}
 
 
 def render(obs: Observation, *, token_budget: int = 1500) -> tuple[str, int]:
@@ -167,7 +213,9 @@ def render(obs: Observation, *, token_budget: int = 1500) -> tuple[str, int]:
     if obs.frames:
         fixed.append("Frames: " + "; ".join(obs.frames))
     fixed.append(f"CONTROLS ({len(obs.controls)}):" if obs.controls else "CONTROLS: none found")
-    fixed += [control_line(c) for c in obs.controls]
+    twins = _duplicate_labels(obs.controls)
+    fixed += [control_line(c, with_form=c.label in twins) + _alike_note(alike)
+              for c, alike in _collapse_alike(obs.controls)]
     fixed += _paging_lines(obs)
     if obs.notices:
         fixed.append("NOTICES:")
@@ -175,27 +223,46 @@ def render(obs: Observation, *, token_budget: int = 1500) -> tuple[str, int]:
     used = count_tokens("\n".join(fixed)) + 1
 
     sections = [_table_section(t) for t in obs.tables]
-    sections.append(_Section("outline", ["OUTLINE:"], list(obs.outline), "outline lines"))
+    sections.append(_Section("outline", ["OUTLINE:"], list(obs.outline), "outline lines",
+                             "read_section with a heading or ref", max(0, obs.outline_total - len(obs.outline))))
     links = [f"[{ln.ref}] {ln.text} -> {_short_href(ln.href, obs.url)}" for ln in obs.links]
-    sections.append(_Section("links", ["LINKS:"], links, "links"))
-    left = max(0, token_budget - used)
-    kinds = [s.kind for s in sections]
-    shares = [int(left * _SHARES[s.kind] / kinds.count(s.kind)) for s in sections]
-    chosen: list[tuple[list[str], int]] = [_fit(s, share) for s, share in zip(sections, shares, strict=True)]
-    left -= sum(cost for _, cost in chosen)
-    for i, section in enumerate(sections):  # what a section left unused goes to the next, in order
-        lines, cost = chosen[i]
-        if left > 0 and len(lines) < len(section.head) + len(section.lines):
-            more, more_cost = _fit(section, cost + left)
-            if more_cost >= cost:
-                chosen[i] = (more, more_cost)
-                left -= more_cost - cost
-    body = [line for lines, _ in chosen for line in lines]
-    text = "\n".join(fixed + body)
+    sections.append(_Section("links", ["LINKS:"], links, "links", "list_links",
+                             max(0, obs.links_total - len(obs.links))))
+    notes_reserve = sum(_tokens(s.head[0] + " " + (s.note(0) or "")) for s in sections if s.lines or s.beyond)
+    left = max(0, token_budget - used - notes_reserve)
+    kept = [0] * len(sections)
+    # 1. every table its header and first rows, 2. shares per kind, 3. what is unused goes to the next in order
+    tables = [i for i, s in enumerate(sections) if s.kind == "tables"]
+    for i in tables:
+        kept[i] = min(MIN_TABLE_ROWS, _fit(sections[i], left // max(1, len(tables))))
+    spent = sum(_cost(sections[i], kept[i]) for i in tables)
+    pool = {kind: int((left - spent) * share) for kind, share in _SHARES.items()}
+    for i, section in enumerate(sections):
+        base = _cost(section, kept[i])
+        more = _fit(section, base + max(0, pool[section.kind]))
+        if more > kept[i]:
+            pool[section.kind] -= _cost(section, more) - base
+            kept[i] = more
+    free = left - sum(_cost(s, k) for s, k in zip(sections, kept, strict=True))
+    for i, section in enumerate(sections):
+        if free <= 0:
+            break
+        base = _cost(section, kept[i])
+        more = _fit(section, base + free)
+        if more > kept[i]:
+            free -= _cost(section, more) - base
+            kept[i] = more
+
+    def assemble() -> str:
+        body = [line for s, k in zip(sections, kept, strict=True) for line in _lines(s, k)]
+        return "\n".join(fixed + body)
+
+    text = assemble()
     tokens = count_tokens(text)
-    while tokens > token_budget and body:  # per-line estimates can be off by a few tokens
-        body.pop()
-        text = "\n".join(fixed + body)
+    while tokens > token_budget and any(kept):  # per-line estimates can be off by a few tokens
+        last = max(i for i, k in enumerate(kept) if k)
+        kept[last] -= 1
+        text = assemble()
         tokens = count_tokens(text)
     return text, tokens
 
@@ -209,7 +276,11 @@ def _short_href(href: str, page_url: str) -> str:
 
 
 def _table_section(table: TableData) -> _Section:
-    head = [_table_header(table, len(table.rows))]
+    head = [_table_header(table)]
     if any(table.headers):
         head.append(_row(table.headers))
-    return _Section("tables", head, [_row(r) for r in table.rows], f"rows (read_table {table.index} for all)")
+    rows = [_row(r) for r in table.rows]
+    if any(len(c) > CELL_CHARS for r in table.rows for c in r):
+        head[0] += f" (long cells cut: read_table {table.index} reads them whole)"
+    return _Section("tables", head, rows, f"rows of TABLE {table.index}", f"read_table {table.index}",
+                    max(0, table.total_rows - len(table.rows)))

@@ -158,15 +158,44 @@ class SetUrlParams(_Action):
     remove: list[str] = Field(default_factory=list)
 
 
+# ---- reads of what an observation summarised (its notes name them); they change nothing on the page
+
+
+class ListOptions(_Action):
+    """All options of a dropdown, radio group or link list the observation shortened."""
+
+    kind: Literal["list_options"] = "list_options"
+    target: Target
+    contains: str | None = Field(None, description="Only options whose label contains this (any case).")
+
+
+class ListLinks(_Action):
+    """All plain links of the page, optionally filtered."""
+
+    kind: Literal["list_links"] = "list_links"
+    contains: str | None = Field(None, description="Only links whose text or address contains this.")
+    offset: int = Field(0, ge=0)
+    limit: int = Field(200, gt=0, le=1000)
+
+
+class ReadSection(_Action):
+    """The whole text of a page section: by heading text, or by ref of a shortened line."""
+
+    kind: Literal["read_section"] = "read_section"
+    heading: str | None = Field(None, description="Text of the section's heading.")
+    target: Target | None = Field(None, description="Element whose text to read (e.g. ref from a cut line).")
+    max_chars: int = Field(8000, gt=0, le=50_000)
+
+
 BrowserAction = Annotated[
     Goto | Click | Fill | Select | Check | SetRange | Submit | Press | Scroll | Back | WaitFor
-    | ReadTable | ReadPdf | Download | SetUrlParams | ReadPageFacts,
+    | ReadTable | ReadPdf | Download | SetUrlParams | ReadPageFacts | ListOptions | ListLinks | ReadSection,
     Field(discriminator="kind"),
 ]
 
 BROWSER_ACTION_TYPES: tuple[type[_Action], ...] = (
     Goto, Click, Fill, Select, Check, SetRange, Submit, Press, Scroll, Back, WaitFor,
-    ReadTable, ReadPdf, Download, SetUrlParams,
+    ReadTable, ReadPdf, Download, SetUrlParams, ListOptions, ListLinks, ReadSection,
 )
 
 
@@ -241,7 +270,9 @@ class Observation(BaseModel):
     pagination: Pagination | None = None
     result_count: int | None = None
     outline: list[str] = Field(default_factory=list)
+    outline_total: int = Field(0, description="Text blocks on the page; more than len(outline) when capped.")
     links: list[Link] = Field(default_factory=list)
+    links_total: int = Field(0, description="Plain links on the page; more than len(links) when capped.")
     notices: list[str] = Field(default_factory=list, description="Modals, banners, alerts, errors.")
     text: str = Field("", description="Compact rendering within the token budget.")
     tokens: int = 0

@@ -45,6 +45,8 @@ def _gates(state: AgentState) -> dict[str, bool]:
         download=any(marker in h for h in hrefs for marker in DOWNLOADABLE),
         extract_rows=bool(state.get("last_read") or observation.get("tables")),
         discard_rows=bool(state.get("rows") or state.get("tables")),
+        list_options=any(c.get("options") for c in controls),
+        list_links=bool(observation.get("links") or observation.get("links_total")),
     )
     return gates
 

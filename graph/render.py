@@ -63,10 +63,14 @@ def _pending_gates(plan: Plan | None, retrieval: Any) -> list[str]:
 
 
 def observation_text(observation: dict[str, Any] | None, token_budget: int) -> str:
-    """The browser's compact rendering, cut to the token budget (a fallback if the browser gave none)."""
+    """The browser's rendering as it is: the browser renderer owns the one observation budget (it keeps
+    every control and notes what it left out), so cutting it again here would drop controls silently.
+    Only the fallback, built here for an observation without text, is cut to the budget, with a note."""
     if not observation:
         return "(no page yet: start with goto)"
-    text = observation.get("text") or _fallback(observation)
+    if observation.get("text"):
+        return observation["text"]
+    text = _fallback(observation)
     if count_tokens(text) <= token_budget:
         return text
     tokens = encoding().encode(text, disallowed_special=())

@@ -277,7 +277,7 @@ async def test_budget_keeps_every_control_and_cuts_rows(page: Page) -> None:
         assert _line_of(obs, control).endswith("{" + " | ".join(o.label for o in control.options) + "}")
     assert obs.tables[0].total_rows == 400 and obs.tables[0].truncated  # capped at MAX_TABLE_ROWS
     assert "| row 0 | 0 | some longer cell text 0 |" in obs.text
-    assert "more rows (read_table 0 for all)" in obs.text
+    assert "more rows of TABLE 0 not shown — read_table 0" in obs.text
     tiny = await observe_page(page, page_id=1, token_budget=200)
     assert tiny.tokens > 200  # controls are never dropped, so the floor is their size
     assert all(f"[{c.ref}] " in tiny.text for c in tiny.controls)

@@ -29,7 +29,7 @@ def test_control_lines_by_kind() -> None:
 def test_long_option_list_is_summarised_with_the_selected_option() -> None:
     line = control_line(_select("e1", "Country", 200, selected=150))
     assert line.startswith('[e1] select "Country" = "opt 150" {opt 0 | opt 1 |')
-    assert "opt 9 | opt 150 | … 189 more of 200 — use select with the label or search them}" in line
+    assert "opt 9 | opt 150 | … 189 more of 200 — list_options e1 for all}" in line
     assert "opt 10 " not in line and "opt 151" not in line
     assert "opt 29}" in control_line(_select("e2", "At the limit", 30))
     assert "… 21 more of 31" in control_line(_select("e3", "Just over", 31))
@@ -76,7 +76,7 @@ def test_budget_respected_and_rows_cut_from_the_end() -> None:
     rows = [line for line in lines if line.startswith("| row ")]
     assert rows[0] == "| row 0 | 0 |" and len(rows) < 300
     assert rows[-1] == f"| row {len(rows) - 1} | {len(rows) - 1} |"  # a prefix: cut from the end
-    assert f"… {300 - len(rows)} more rows (read_table 0 for all)" in lines
+    assert f"… {300 - len(rows)} more rows of TABLE 0 not shown — read_table 0" in lines
     assert "OUTLINE:" in lines and "LINKS:" in lines  # the other sections get their share
     assert "[e1000] Doc 0 -> /d/0" in lines  # same-origin links as paths
     assert "TABLE 0 (table; 300 rows)" in lines
@@ -86,7 +86,9 @@ def test_controls_survive_a_budget_they_exceed() -> None:
     text, tokens = render(_big_obs(60), token_budget=300)
     assert tokens > 300
     assert all(f"[e{i}] " in text for i in range(60))
-    assert "| row 0 |" not in text and "LINKS:" not in text
+    assert "| row 0 |" not in text  # nothing fits, yet nothing is left out silently:
+    assert "LINKS: … 100 more links not shown — list_links" in text
+    assert "not shown — read_table 0" in text
 
 
 def test_unused_share_flows_to_other_sections() -> None:
