@@ -8,40 +8,14 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator
+
+from graph.settings import Budgets, ModelConfig, StrictModel  # defined below agent/ and graph/, re-exported
 
 ABLATABLE_NODES = ("planner", "state_tracker", "verifier", "provenance")
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class ModelConfig(_Strict):
-    name: str
-    provider: Literal["openai", "scripted"] = "openai"
-    model: str = Field("", description="Model id at the endpoint, e.g. 'gpt-4.1-mini' or 'openai/gpt-4o'.")
-    base_url: str | None = None
-    api_key_env: str | None = Field(
-        "OPENAI_API_KEY",
-        description="NAME of the environment variable holding the key; null for a local server that needs none.",
-    )
-    temperature: float = 0.0
-    timeout: float = 120.0
-    max_retries: int = 4
-    price_per_1k_prompt: float = 0.0
-    price_per_1k_completion: float = 0.0
-
-    @property
-    def needs_key(self) -> bool:
-        return self.provider != "scripted" and self.api_key_env is not None
-
-    def api_key(self) -> str | None:
-        """Read at call time, never kept on the model (so dumps of the config never hold it)."""
-        return os.environ.get(self.api_key_env) or None if self.api_key_env else None
-
-
-class DatasetConfig(_Strict):
+class DatasetConfig(StrictModel):
     suite: Literal["offline", "sgrbench"] = "offline"
     source: str | None = Field(None, description="Path (jsonl/folder) or 'hf:<id>' for suite sgrbench.")
     splits: list[Literal["goal", "constraint"]] = Field(default_factory=lambda: ["goal", "constraint"], min_length=1)
@@ -51,24 +25,14 @@ class DatasetConfig(_Strict):
     task_ids: list[str] | None = None
 
 
-class Budgets(_Strict):
-    """Defaults follow the paper's runs: 6,000 s per task, stop after 3,000 s without progress."""
-
-    wall_seconds: float = 6000.0
-    no_progress_seconds: float = 3000.0
-    max_steps: int = 60
-    max_tokens: int = 400_000
-    max_repairs: int = 2
-
-
-class ProtocolConfig(_Strict):
+class ProtocolConfig(StrictModel):
     give_start_url: bool = True
     search: bool = False
     allowed_origins: list[str] = Field(default_factory=list, description="Beyond the task's start origin.")
     budgets: Budgets = Field(default_factory=Budgets)
 
 
-class AgentVariant(_Strict):
+class AgentVariant(StrictModel):
     name: str
     ablate: list[str] = Field(default_factory=list)
 
@@ -81,7 +45,7 @@ class AgentVariant(_Strict):
         return value
 
 
-class AgentConfig(_Strict):
+class AgentConfig(StrictModel):
     variants: list[AgentVariant] = Field(default_factory=lambda: [AgentVariant(name="full")])
     trace: bool = True
     screenshots: bool = False
@@ -94,7 +58,7 @@ class AgentConfig(_Strict):
         return value
 
 
-class RunConfig(_Strict):
+class RunConfig(StrictModel):
     output_dir: Path = Field(Path("results"), description="The run folder; rerunning a config resumes it.")
     concurrency: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=1)
     demo_mode: bool = False
@@ -111,7 +75,7 @@ class RunConfig(_Strict):
     seed: int = 20260521
 
 
-class BenchConfig(_Strict):
+class BenchConfig(StrictModel):
     models: list[ModelConfig] = Field(min_length=1)
     datasets: list[DatasetConfig] = Field(default_factory=lambda: [DatasetConfig()])
     protocol: ProtocolConfig = Field(default_factory=ProtocolConfig)

@@ -12,7 +12,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
-from agent.config import ModelConfig
+from graph.settings import ModelConfig
+from graph.settings import step_cost as step_cost  # re-exported: the cost lives below agent/ and graph/
 
 
 class MissingApiKey(RuntimeError):
@@ -37,7 +38,3 @@ def make_chat_model(model: ModelConfig, task_id: str, *, origin: str | None = No
         max_retries=model.max_retries,
         use_responses_api=False,  # chat completions: what vLLM, llama.cpp and OpenRouter all speak
     )
-
-
-def step_cost(model: ModelConfig, prompt_tokens: int, completion_tokens: int) -> float:
-    return (prompt_tokens * model.price_per_1k_prompt + completion_tokens * model.price_per_1k_completion) / 1000

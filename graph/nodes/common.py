@@ -7,9 +7,9 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage
 
-from agent.llm import step_cost
 from browser.types import ActionResult
 from graph.nodes.deps import Deps
+from graph.settings import step_cost
 from graph.state import AgentState, ErrorRecord, Usage
 
 
