@@ -12,14 +12,15 @@ import asyncio
 import contextlib
 import fcntl
 import os
+import platform
 import shutil
 import tempfile
 import time
 import traceback
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from rich.console import Console
 
@@ -28,6 +29,8 @@ from agent.bench_errors import classify_exception
 from agent.bench_models import resolve_models
 from agent.bench_tasks import cell_task_id, load_bench_tasks
 from agent.cells import (
+    CELL_FILE,
+    CELLS_DIR,
     METRICS,
     STAGING_DIR,
     Attempt,
@@ -40,11 +43,14 @@ from agent.cells import (
 )
 from agent.config import AgentVariant, BenchConfig, ConfigError, ModelConfig, load_config
 from agent.manifest import (
-    config_fingerprints,
+    MIXED_CODE_HINT,
+    MixedCodeError,
+    code_conflicts,
     end_session,
     fingerprint_conflicts,
     now_iso,
     read_manifest,
+    run_fingerprints,
     start_session,
 )
 from agent.outcome import TaskOutcome
@@ -55,6 +61,7 @@ SolveFn = Callable[..., Awaitable[TaskOutcome]]
 WorkerFactory = Callable[[], Awaitable[Any]]
 CANCEL_GRACE_SECONDS = 30.0
 CLOSE_TIMEOUT_SECONDS = 30.0
+CHECKPOINTS_DIR = "checkpoints"
 
 
 @dataclass(frozen=True)
@@ -92,7 +99,7 @@ async def preflight_browser(factory: WorkerFactory) -> None:
                 await browser.observe()
     except Exception as exc:
         raise BrowserUnavailable(
-            f"the browser cannot start ({_describe(exc)}); check Chromium (SGR_CHROMIUM) and its libraries"
+            f"the browser cannot start ({describe_error(exc)}); check Chromium (SGR_CHROMIUM) and its libraries"
         ) from exc
     finally:
         if worker is not None:
@@ -170,27 +177,150 @@ def _default_solve() -> SolveFn:
     return solve_task
 
 
-class BenchRunner:
+class LocalSlot:
+    """One cell at a time on one browser worker of this process: the attempt as every executor runs it.
+
+    The hard limit is enforced here (a hung task is cancelled and its browser restarted); the Ray executor
+    runs this same class inside each of its actors, so both executors share one definition of an attempt.
+    `run_dir` holds the checkpoints (`checkpoints/<cell>.sqlite`), outside the staging folder, so a retried
+    or resumed cell continues where it stopped.
+    """
+
     def __init__(self, config: BenchConfig, run_dir: Path, allowed_origins: list[str], *,
-                 solve: SolveFn, worker_factory: WorkerFactory, progress: BenchProgress):
+                 solve: SolveFn, worker_factory: WorkerFactory):
         self.config = config
         self.run_dir = run_dir
         self.allowed_origins = allowed_origins
         self.solve = solve
-        self.worker_factory = worker_factory
+        self.worker = WorkerSlot(worker_factory)
+
+    @property
+    def hard_limit(self) -> float:
+        return hard_limit(self.config)
+
+    async def attempt(self, cell: Cell, staging: Path) -> tuple[TaskOutcome, bool]:
+        """(outcome, timed out). Never raises: every failure becomes an outcome; after an infrastructure
+        error or an abandoned task the browser is restarted for the next try or cell."""
+        outcome, timed_out, restart = await self._attempt(cell, staging)
+        if restart or outcome.error_kind == "infra":
+            await self.worker.close()
+        return outcome, timed_out
+
+    async def close(self) -> None:
+        await self.worker.close()
+
+    async def _attempt(self, cell: Cell, staging: Path) -> tuple[TaskOutcome, bool, bool]:
+        task = asyncio.create_task(self._solve_in_browser(cell, staging))
+        done, _ = await asyncio.wait({task}, timeout=self.hard_limit)
+        if task in done:
+            exc = task.exception()
+            if exc is None:
+                return task.result(), False, False
+            kind = classify_exception(exc)
+            return failed_outcome(cell, staging, kind, describe_error(exc)), False, kind == "infra"
+        task.cancel()
+        done, _ = await asyncio.wait({task}, timeout=CANCEL_GRACE_SECONDS)
+        if task not in done:  # the task ignores cancellation: abandon it with its browser
+            task.add_done_callback(lambda t: t.cancelled() or t.exception())
+        message = (f"cancelled by the runner after {self.hard_limit:.0f} s (agent wall budget "
+                   f"{self.config.protocol.budgets.wall_seconds:.0f} s)")
+        outcome = failed_outcome(cell, staging, "timeout", message)
+        outcome.stop_reason = "wall_time"
+        return outcome, True, True
+
+    async def _solve_in_browser(self, cell: Cell, staging: Path) -> TaskOutcome:
+        worker = await self.worker.get()
+        origins = list(self.allowed_origins)
+        if cell.task.start_url:
+            origins.append(cell.task.start_url)
+        async with worker.task_browser(str(staging), origins, trace=self.config.agent.trace,
+                                       screenshots=self.config.agent.screenshots) as browser:
+            return await self.solve(
+                cell.task, browser=browser, model=cell.model, variant=cell.variant,
+                protocol=self.config.protocol, out_dir=staging,
+                token_budget=self.config.agent.token_budget_per_observation,
+                checkpoint_db=checkpoint_path(self.run_dir, cell.key),
+            )
+
+
+def hard_limit(config: BenchConfig) -> float:
+    return config.protocol.budgets.wall_seconds + config.run.hard_timeout_margin_seconds
+
+
+def checkpoint_path(run_dir: Path, key: CellKey) -> Path:
+    path = cell_dir(run_dir / CHECKPOINTS_DIR, key).with_suffix(".sqlite")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def failed_outcome(cell: Cell, staging: Path, kind: str, message: str) -> TaskOutcome:
+    partial = staging / "answer.txt"
+    answer = partial.read_text(encoding="utf-8") if partial.is_file() else ""
+    return TaskOutcome(task_id=cell.key.task_id, model=cell.model.name, variant=cell.variant.name,
+                       ablated=list(cell.variant.ablate), answer=answer, stop_reason="error",
+                       error=message, error_kind=kind)
+
+
+class Slot(Protocol):
+    """Where one cell attempt runs: a browser worker of this process, or a Ray actor."""
+
+    async def attempt(self, cell: Cell, staging: Path) -> tuple[TaskOutcome, bool]: ...
+
+    async def close(self) -> None: ...
+
+
+class Executor(Protocol):
+    """Runs cell attempts; the runner keeps `in_flight` of them going, each on its own slot."""
+
+    in_flight: int
+
+    def describe(self) -> dict[str, Any]: ...  # recorded in the manifest
+
+    async def preflight(self) -> None: ...
+
+    def new_slot(self) -> Slot: ...
+
+
+class LocalExecutor:
+    """Today's pool: `run.concurrency` browser workers in this process."""
+
+    def __init__(self, config: BenchConfig, run_dir: Path, allowed_origins: list[str], *,
+                 solve: SolveFn, worker_factory: WorkerFactory):
+        self.config, self.run_dir, self.allowed_origins = config, run_dir, allowed_origins
+        self.solve, self.worker_factory = solve, worker_factory
+        self.in_flight = config.run.concurrency
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": "local", "concurrency": self.in_flight,
+                "nodes": [{"host": platform.node(), "cpus": os.cpu_count()}]}
+
+    async def preflight(self) -> None:
+        await preflight_browser(self.worker_factory)
+
+    def new_slot(self) -> LocalSlot:
+        return LocalSlot(self.config, self.run_dir, self.allowed_origins, solve=self.solve,
+                         worker_factory=self.worker_factory)
+
+
+class BenchRunner:
+    """Keeps `executor.in_flight` cells going; retries infrastructure errors with backoff; writes each
+    finished cell (the executor's files, staged here) into the run folder atomically. Only this process
+    writes the run folder, whichever executor ran the cell."""
+
+    def __init__(self, config: BenchConfig, run_dir: Path, executor: Executor, progress: BenchProgress):
+        self.config = config
+        self.run_dir = run_dir
+        self.executor = executor
         self.progress = progress
         self.ran = 0
         self.failed = 0
 
-    @property
-    def hard_limit(self) -> float:
-        return self.config.protocol.budgets.wall_seconds + self.config.run.hard_timeout_margin_seconds
-
-    async def run(self, cells: list[Cell], concurrency: int) -> None:
+    async def run(self, cells: list[Cell]) -> None:
         queue: asyncio.Queue[Cell] = asyncio.Queue()
         for cell in cells:
             queue.put_nowait(cell)
-        workers = [asyncio.create_task(self._worker_loop(queue)) for _ in range(max(1, min(concurrency, len(cells))))]
+        loops = max(1, min(self.executor.in_flight, len(cells)))
+        workers = [asyncio.create_task(self._worker_loop(queue)) for _ in range(loops)]
         try:
             await asyncio.gather(*workers)
         finally:
@@ -199,7 +329,7 @@ class BenchRunner:
             await asyncio.gather(*workers, return_exceptions=True)
 
     async def _worker_loop(self, queue: asyncio.Queue[Cell]) -> None:
-        slot = WorkerSlot(self.worker_factory)
+        slot = self.executor.new_slot()
         try:
             while True:
                 try:
@@ -215,16 +345,14 @@ class BenchRunner:
         finally:
             await slot.close()
 
-    async def run_cell(self, cell: Cell, slot: WorkerSlot) -> CellRecord:
+    async def run_cell(self, cell: Cell, slot: Slot) -> CellRecord:
         started_at = now_iso()
         attempts: list[Attempt] = []
         for number in range(1, self.config.run.retries + 2):
             staging = fresh_staging_dir(self.run_dir, cell.key)
             t0 = time.monotonic()
-            outcome, timed_out, restart = await self._attempt(cell, slot, staging)
+            outcome, timed_out = await slot.attempt(cell, staging)
             outcome.wall_seconds = outcome.wall_seconds or round(time.monotonic() - t0, 3)
-            if restart or outcome.error_kind == "infra":  # a fresh browser for the next try or cell
-                await slot.close()
             retryable = outcome.error_kind == "infra" and number <= self.config.run.retries
             if not retryable:
                 return self._finish(cell, staging, outcome, attempts, timed_out, started_at)
@@ -232,53 +360,6 @@ class BenchRunner:
                                     seconds=round(time.monotonic() - t0, 3)))
             await asyncio.sleep(self.config.run.retry_backoff_seconds * 2 ** (number - 1))
         raise AssertionError("unreachable: the last attempt always finishes the cell")
-
-    async def _attempt(self, cell: Cell, slot: WorkerSlot, staging: Path) -> tuple[TaskOutcome, bool, bool]:
-        """(outcome, timed out, restart the browser). Never raises: every failure becomes an outcome."""
-        task = asyncio.create_task(self._solve_in_browser(cell, slot, staging))
-        done, _ = await asyncio.wait({task}, timeout=self.hard_limit)
-        if task in done:
-            exc = task.exception()
-            if exc is None:
-                return task.result(), False, False
-            kind = classify_exception(exc)
-            return self._failed_outcome(cell, staging, kind, _describe(exc)), False, kind == "infra"
-        task.cancel()
-        done, _ = await asyncio.wait({task}, timeout=CANCEL_GRACE_SECONDS)
-        if task not in done:  # the task ignores cancellation: abandon it with its browser
-            task.add_done_callback(lambda t: t.cancelled() or t.exception())
-        message = (f"cancelled by the runner after {self.hard_limit:.0f} s (agent wall budget "
-                   f"{self.config.protocol.budgets.wall_seconds:.0f} s)")
-        outcome = self._failed_outcome(cell, staging, "timeout", message)
-        outcome.stop_reason = "wall_time"
-        return outcome, True, True
-
-    async def _solve_in_browser(self, cell: Cell, slot: WorkerSlot, staging: Path) -> TaskOutcome:
-        worker = await slot.get()
-        origins = list(self.allowed_origins)
-        if cell.task.start_url:
-            origins.append(cell.task.start_url)
-        async with worker.task_browser(str(staging), origins, trace=self.config.agent.trace,
-                                       screenshots=self.config.agent.screenshots) as browser:
-            return await self.solve(
-                cell.task, browser=browser, model=cell.model, variant=cell.variant,
-                protocol=self.config.protocol, out_dir=staging,
-                token_budget=self.config.agent.token_budget_per_observation,
-                checkpoint_db=self._checkpoint_path(cell),
-            )
-
-    def _checkpoint_path(self, cell: Cell) -> Path:
-        """Outside the staging folder, so a retried or resumed cell continues where it stopped."""
-        path = cell_dir(self.run_dir / "checkpoints", cell.key).with_suffix(".sqlite")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return path
-
-    def _failed_outcome(self, cell: Cell, staging: Path, kind: str, message: str) -> TaskOutcome:
-        partial = staging / "answer.txt"
-        answer = partial.read_text(encoding="utf-8") if partial.is_file() else ""
-        return TaskOutcome(task_id=cell.key.task_id, model=cell.model.name, variant=cell.variant.name,
-                           ablated=list(cell.variant.ablate), answer=answer, stop_reason="error",
-                           error=message, error_kind=kind)
 
     def _finish(self, cell: Cell, staging: Path, outcome: TaskOutcome, attempts: list[Attempt],
                 timed_out: bool, started_at: str) -> CellRecord:
@@ -318,13 +399,13 @@ def score_cell(task: Task, answer: str) -> tuple[dict[str, float | None], dict[s
     try:
         score = score_answer(answer, task.oracle_answer, task.output_spec)
     except Exception as exc:  # recorded: a broken gold or spec must not lose the agent's answer
-        return dict.fromkeys(METRICS), {"error": _describe(exc)}
+        return dict.fromkeys(METRICS), {"error": describe_error(exc)}
     exact = None if score.exact_match is None else float(score.exact_match)
     metrics = {"em": exact, "item_f1": score.item_f1, "row_f1": score.row_f1, "poa": score.poa}
     return metrics, score.model_dump(mode="json")
 
 
-def _describe(exc: BaseException) -> str:
+def describe_error(exc: BaseException) -> str:
     text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
     return text[:4000]
 
@@ -339,12 +420,49 @@ def _fsync_tree(root: Path) -> None:
                 os.close(fd)
 
 
+def check_resumable(run_dir: Path, config: BenchConfig, config_path: Path, allow_mixed: bool) -> list[str]:
+    """Refuse a folder of another configuration; refuse one of other code unless `allow_mixed` (then the
+    differences are returned, to be recorded in the manifest)."""
+    previous = read_manifest(run_dir)
+    if not previous:
+        return []
+    old, current = previous.get("fingerprints", {}), run_fingerprints(config)
+    if conflicts := fingerprint_conflicts(old, current):
+        raise ConfigError(
+            f"{config_path}: run.output_dir: {run_dir} holds cells of a different configuration "
+            f"({'; '.join(conflicts)}); use another output_dir (or `--output`) or remove the folder"
+        )
+    if not any((run_dir / CELLS_DIR).glob(f"*/*/*/{CELL_FILE}")):
+        return []
+    mixed = code_conflicts(old, current)
+    if mixed and not allow_mixed:
+        raise MixedCodeError(f"{run_dir} holds cells made by different code ({'; '.join(mixed)}): "
+                             f"{MIXED_CODE_HINT}")
+    return mixed
+
+
+def clear_run_folder(run_dir: Path) -> None:
+    """`--fresh`: empty a run folder (keeping its lock); a folder that is not a run folder is left alone."""
+    entries = [p for p in run_dir.iterdir() if p.name != "run.lock"]
+    if entries and not (run_dir / "manifest.json").exists():
+        raise ConfigError(f"--fresh: {run_dir} has no manifest.json, so it is not a run folder; not deleting it")
+    for entry in entries:
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+
+
 async def run_bench(
     config_path: Path, *, output_dir: Path | None = None, concurrency: int | None = None,
     limit: int | None = None, solve: SolveFn | None = None, worker_factory: WorkerFactory | None = None,
-    console: Console | None = None, write_reports: bool = True,
+    console: Console | None = None, write_reports: bool = True, executor: str | None = None,
+    fresh: bool = False, allow_mixed: bool = False,
 ) -> BenchResult:
-    """Load, plan, resume, run and report. Raises `ConfigError` naming file and key for bad configs."""
+    """Load, plan, resume, run and report. Raises `ConfigError` naming file and key for bad configs.
+
+    `executor` overrides `run.executor`; `fresh` empties the run folder first; `allow_mixed` resumes a
+    folder whose cells were made by other code (recorded in the manifest)."""
     console = console or Console(stderr=True, soft_wrap=True)
     config = load_config(config_path)
     updates: dict[str, Any] = {}
@@ -354,52 +472,57 @@ async def run_bench(
         updates["concurrency"] = concurrency
     if limit is not None:
         updates.update(demo_mode=True, demo_limit=limit)
+    if executor is not None:
+        updates["executor"] = executor
     if updates:
         config = config.model_copy(update={"run": config.run.model_copy(update=updates)})
     config, notices = resolve_models(config, config_path)
     for notice in notices:
         console.print(f"[bold yellow]{notice}[/]")
+    on_ray = config.run.executor == "ray"
+    if on_ray:
+        from agent.bench_ray import require_ray
+
+        require_ray(config_path)
 
     run_dir = Path(config.run.output_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     with run_lock(run_dir):
-        previous = read_manifest(run_dir)
-        if previous and (conflicts := fingerprint_conflicts(previous.get("fingerprints", {}),
-                                                            config_fingerprints(config))):
-            raise ConfigError(
-                f"{config_path}: run.output_dir: {run_dir} holds cells of a different configuration "
-                f"({'; '.join(conflicts)}); use another output_dir (or `--output`) or remove the folder"
-            )
+        if fresh:
+            clear_run_folder(run_dir)
+        mixed = check_resumable(run_dir, config, config_path, allow_mixed)
+        for line in mixed:
+            console.print(f"[bold yellow]--allow-mixed: resuming over cells of other code: {line}[/]")
         shutil.rmtree(run_dir / STAGING_DIR, ignore_errors=True)  # leftovers of a killed run
-        with _offline_server(config) as origin:
+        # On Ray each worker serves the offline sites itself: tasks keep the placeholder origin here.
+        with _offline_server(config, needed=not on_ray) as origin:
             tasks = load_bench_tasks(config, config_path, origin)
             cells = plan_cells(config, tasks)
             todo = [c for c in cells if not is_finished(run_dir, c.key)]
             result = BenchResult(run_dir, planned=len(cells), skipped=len(cells) - len(todo), notices=notices)
-            console.print(
-                f"sgr bench: {len(cells)} cells ({len(config.models)} model(s) x {len(config.agent.variants)} "
-                f"variant(s) x {len(tasks)} task(s)); {result.skipped} already finished, {len(todo)} to run; "
-                f"concurrency {config.run.concurrency}; results in {run_dir}", highlight=False,
-            )
-            factory = worker_factory or chromium_worker_factory(config)
-            if todo:
-                await preflight_browser(factory)
-            manifest = start_session(run_dir, config, config_path, notices, len(cells), result.skipped)
-            status = "interrupted"
-            progress = BenchProgress(len(cells), result.skipped, console)
-            runner = BenchRunner(config, run_dir, [origin, *config.protocol.allowed_origins] if origin
-                                 else list(config.protocol.allowed_origins),
-                                 solve=solve or _default_solve(), worker_factory=factory,
-                                 progress=progress)
-            try:
-                with progress:
-                    await runner.run(todo, config.run.concurrency)
-                status = "finished"
-            finally:
-                result.ran, result.failed = runner.ran, runner.failed
-                end_session(run_dir, manifest, ran=runner.ran, failed=runner.failed, status=status)
-                if status == "finished":
-                    shutil.rmtree(run_dir / STAGING_DIR, ignore_errors=True)
+            allowed = [origin, *config.protocol.allowed_origins] if origin else list(config.protocol.allowed_origins)
+            async with _executor(config, run_dir, allowed, solve, worker_factory, bool(todo)) as engine:
+                console.print(
+                    f"sgr bench: {len(cells)} cells ({len(config.models)} model(s) x {len(config.agent.variants)} "
+                    f"variant(s) x {len(tasks)} task(s)); {result.skipped} already finished, {len(todo)} to run; "
+                    f"{_describe_engine(engine)}; results in {run_dir}", highlight=False,
+                )
+                if todo:
+                    await engine.preflight()
+                manifest = start_session(run_dir, config, config_path, notices, len(cells), result.skipped,
+                                         executor=engine.describe(), mixed_code=mixed)
+                status = "interrupted"
+                progress = BenchProgress(len(cells), result.skipped, console)
+                runner = BenchRunner(config, run_dir, engine, progress)
+                try:
+                    with progress:
+                        await runner.run(todo)
+                    status = "finished"
+                finally:
+                    result.ran, result.failed = runner.ran, runner.failed
+                    end_session(run_dir, manifest, ran=runner.ran, failed=runner.failed, status=status)
+                    if status == "finished":
+                        shutil.rmtree(run_dir / STAGING_DIR, ignore_errors=True)
         if write_reports:
             from agent.bench_reports import write_run_reports
 
@@ -408,9 +531,32 @@ async def run_bench(
     return result
 
 
+@contextlib.asynccontextmanager
+async def _executor(config: BenchConfig, run_dir: Path, allowed_origins: list[str], solve: SolveFn | None,
+                    worker_factory: WorkerFactory | None, needed: bool) -> AsyncIterator[Executor]:
+    if config.run.executor == "local":
+        yield LocalExecutor(config, run_dir, allowed_origins, solve=solve or _default_solve(),
+                            worker_factory=worker_factory or chromium_worker_factory(config))
+        return
+    if solve is not None or worker_factory is not None:
+        raise ConfigError("run.executor: ray runs the real solver on its workers; custom solve/worker hooks "
+                          "are for the local executor")
+    from agent.bench_ray import RayExecutor
+
+    async with RayExecutor(config, connect=needed) as engine:
+        yield engine
+
+
+def _describe_engine(engine: Executor) -> str:
+    info = engine.describe()
+    if info["kind"] == "local":
+        return f"concurrency {engine.in_flight}"
+    return f"Ray executor, {engine.in_flight} cell(s) in flight on {len(info.get('nodes', []))} node(s)"
+
+
 @contextlib.contextmanager
-def _offline_server(config: BenchConfig) -> Iterator[str | None]:
-    if not any(ds.suite == "offline" for ds in config.datasets):
+def _offline_server(config: BenchConfig, needed: bool = True) -> Iterator[str | None]:
+    if not needed or not any(ds.suite == "offline" for ds in config.datasets):
         yield None
         return
     from tasks.offline.server import OfflineServer
@@ -419,4 +565,5 @@ def _offline_server(config: BenchConfig) -> Iterator[str | None]:
         yield server.origin
 
 
-__all__ = ["BenchResult", "BrowserUnavailable", "Cell", "RunFolderBusy", "plan_cells", "run_bench", "score_cell", "slug"]
+__all__ = ["BenchResult", "BrowserUnavailable", "Cell", "MixedCodeError", "RunFolderBusy", "plan_cells", "run_bench",
+           "score_cell", "slug"]

@@ -4,8 +4,9 @@ environment by *name* and never stored (so a config snapshot can be written into
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
 from pydantic import Field, ValidationError, field_validator
@@ -58,6 +59,39 @@ class AgentConfig(StrictModel):
         return value
 
 
+class RayConfig(StrictModel):
+    """Where and how the Ray executor runs cells (see agent/bench_ray.py for why cells go to actors)."""
+
+    address: str | None = Field(
+        None, description="'auto' joins the cluster started with `ray start` on this machine, 'HOST:PORT' or "
+                          "'ray://HOST:10001' a remote one; absent starts a private local cluster.")
+    num_cpus_per_cell: float = Field(1.0, gt=0, description="CPUs reserved by each cell worker (one Chromium).")
+    memory_per_cell: str | None = Field(
+        None, description="Memory reserved by each cell worker, e.g. '2GiB' or '1500MB'; absent reserves none.")
+    max_in_flight: int | None = Field(
+        None, ge=1, description="Cells running at once; absent: the cluster's CPUs / num_cpus_per_cell.")
+    runtime_env: dict[str, Any] | None = Field(
+        None, description="Ray runtime_env for the workers (env_vars, working_dir, pip, ...).")
+
+    @field_validator("memory_per_cell")
+    @classmethod
+    def _memory_size(cls, value: str | None) -> str | None:
+        if value is not None:
+            memory_bytes(value)
+        return value
+
+
+_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "kib": 2**10, "mib": 2**20, "gib": 2**30}
+
+
+def memory_bytes(size: str) -> int:
+    """'2GiB' -> 2147483648; a bare number is bytes."""
+    match = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*", size)
+    if not match or match.group(2).lower() not in _UNITS:
+        raise ValueError(f"{size!r} is not a size such as '2GiB', '1500MB' or '1073741824'")
+    return int(float(match.group(1)) * _UNITS[match.group(2).lower()])
+
+
 class RunConfig(StrictModel):
     output_dir: Path = Field(Path("results"), description="The run folder; rerunning a config resumes it.")
     concurrency: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=1)
@@ -73,6 +107,10 @@ class RunConfig(StrictModel):
     )
     html_report: bool = True
     seed: int = 20260521
+    executor: Literal["local", "ray"] = Field(
+        "local", description="local: a pool of `concurrency` browser workers in this process; ray: cells on a "
+                             "Ray cluster (extra `ray`), configured by run.ray.")
+    ray: RayConfig = Field(default_factory=RayConfig)
 
 
 class BenchConfig(StrictModel):

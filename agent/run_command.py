@@ -2,8 +2,9 @@
 
 For the offline suite the local sites are started on a free loopback port first. The run folder gets
 `answer.txt`, `score.json` (shared evaluator), `outcome.json`, `steps.jsonl`, `retrieval_state.json`,
-the browser trace, and `checkpoints.sqlite`: rerunning the same command resumes an interrupted run and
-re-reports a finished one; `--fresh` starts over.
+the browser trace, `checkpoints.sqlite` and `fingerprint.json` (the code that made it): rerunning the same
+command resumes an interrupted run and re-reports a finished one, unless the code changed (then `--fresh`
+starts over, `--allow-mixed` goes on and records it).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import typer
 from rich.console import Console
 
 from agent.config import AgentConfig, AgentVariant, ConfigError, ModelConfig, ProtocolConfig, load_config
+from agent.manifest import MixedCodeError, check_single_run_code
 from agent.outcome import TaskOutcome
 
 _TASK = typer.Option(..., "--task", help="Task id, e.g. offline_vulns_001 or offline_vulns_001-g.")
@@ -31,6 +33,8 @@ _ABLATE = typer.Option("", "--ablate", help="Comma-separated nodes to switch off
                                            "provenance.")
 _OUT = typer.Option(Path("runs"), "--out", help="Parent folder; the run goes to OUT/<task>/<model>/<variant>.")
 _FRESH = typer.Option(False, "--fresh", help="Start over instead of resuming (or re-reporting) an earlier run.")
+_ALLOW_MIXED = typer.Option(False, "--allow-mixed", help="Resume or re-report a run made by other code (recorded "
+                                                         "in fingerprint.json).")
 
 
 class RunSetupError(ValueError):
@@ -105,7 +109,8 @@ async def run_one(*, task_id: str, source: str, model: ModelConfig, variant: Age
 
 
 def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASKS, model: str | None = _MODEL,
-        config: Path | None = _CONFIG, ablate: str = _ABLATE, out: Path = _OUT, fresh: bool = _FRESH) -> None:
+        config: Path | None = _CONFIG, ablate: str = _ABLATE, out: Path = _OUT, fresh: bool = _FRESH,
+        allow_mixed: bool = _ALLOW_MIXED) -> None:
     """Run the agent on one task and score it."""
     console = Console(stderr=True, soft_wrap=True)
     try:
@@ -125,6 +130,12 @@ def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASK
     if fresh and out_dir.exists():
         shutil.rmtree(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        for line in check_single_run_code(out_dir, allow_mixed):
+            console.print(f"[bold yellow]--allow-mixed: continuing a run of other code: {line}[/]", highlight=False)
+    except MixedCodeError as exc:
+        console.print(f"[red]error:[/] {exc}", highlight=False)
+        raise typer.Exit(2) from exc
     try:
         outcome, score = asyncio.run(run_one(task_id=task, source=tasks or "offline", model=chosen, variant=variant,
                                              protocol=protocol, agent=agent, out_dir=out_dir))

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fresh-machine install: Debian's Chromium (Playwright's own browser download is not needed), a venv,
-# and the project with its test extras. Idempotent; safe to rerun.
+# and the project with its test extras and the `ray` extra (the Ray executor and its tests). Idempotent; safe to rerun.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,5 +18,5 @@ fi
 PYTHON="${PYTHON:-python3}"
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e '.[dev]'
+.venv/bin/python -m pip install -q -e '.[dev,ray]'  # ray: the Ray executor's tests run in CI
 echo "installed: $(.venv/bin/sgr --help >/dev/null && echo sgr ok) ; chromium: ${SGR_CHROMIUM:-$(command -v chromium || echo 'playwright-managed')}"

@@ -51,7 +51,8 @@ def test_unreadable_yaml_names_the_file(tmp_path: Path) -> None:
 
 def test_shipped_configs_validate() -> None:
     names = sorted(p.name for p in CONFIGS.glob("*.yaml"))
-    assert names == ["ablation.yaml", "offline.yaml", "openrouter-example.yaml", "sgrbench-local.yaml"]
+    assert names == ["ablation.yaml", "offline-ray.yaml", "offline.yaml", "openrouter-example.yaml",
+                     "sgrbench-local.yaml"]
     for path in CONFIGS.glob("*.yaml"):
         load_config(path)
 
