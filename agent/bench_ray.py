@@ -36,7 +36,8 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import urlsplit
 
-from agent.bench import (
+from agent.bench_errors import classify_exception
+from agent.bench_local import (
     CANCEL_GRACE_SECONDS,
     CLOSE_TIMEOUT_SECONDS,
     BrowserUnavailable,
@@ -49,7 +50,6 @@ from agent.bench import (
     hard_limit,
     preflight_browser,
 )
-from agent.bench_errors import classify_exception
 from agent.cells import fresh_staging_dir
 from agent.config import BenchConfig, ConfigError, memory_bytes
 from agent.outcome import TaskOutcome

@@ -61,7 +61,7 @@ def _config(tmp_path: Path, run_extra: str = "") -> Path:
 def test_bench_refuses_to_resume_over_other_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     config = _config(tmp_path)
     first = asyncio.run(run_bench(config, write_reports=False))
-    assert (first.ran, first.failed) == (2, 0)  # goal and constraint wording of one task
+    assert (first.ran, first.failed) == (1, 0)
     monkeypatch.setattr(graph.render, "DEFAULT_PROMPT_DIR", _edited_prompts(tmp_path))
 
     with pytest.raises(MixedCodeError, match=r"different code \(prompts [0-9a-f]+ -> [0-9a-f]+\).*--fresh"):
@@ -70,14 +70,14 @@ def test_bench_refuses_to_resume_over_other_code(tmp_path: Path, monkeypatch: py
     assert refused.exit_code == 2 and "--allow-mixed" in refused.output
 
     mixed = asyncio.run(run_bench(config, write_reports=False, allow_mixed=True))
-    assert (mixed.skipped, mixed.ran) == (2, 0)
+    assert (mixed.skipped, mixed.ran) == (1, 0)
     manifest = json.loads((first.run_dir / "manifest.json").read_text())
     assert manifest["allow_mixed"] is True
     assert manifest["sessions"][-1]["mixed_code"][0].startswith("prompts ")
     assert manifest["sessions"][0]["allow_mixed"] is False
 
     fresh = asyncio.run(run_bench(config, write_reports=False, fresh=True))
-    assert (fresh.skipped, fresh.ran) == (0, 2)
+    assert (fresh.skipped, fresh.ran) == (0, 1)
     manifest = json.loads((first.run_dir / "manifest.json").read_text())
     assert len(manifest["sessions"]) == 1 and manifest["allow_mixed"] is False
 
