@@ -68,9 +68,9 @@ def _cell_workers(head_pid: int) -> list[int]:
     return [pid for pid in _descendants(head_pid, procs) if procs[pid][1].startswith("ray::CellWorker")]
 
 
-@pytest.fixture(scope="module")
-def ray_cluster() -> Iterator[tuple[str, int]]:
-    """(address, pid of `ray start`): a head with 2 CPUs on loopback; every Ray process is in its group."""
+def _start_head() -> tuple[subprocess.Popen, str]:
+    """`ray start --head` on loopback, 2 CPUs; waits until the cluster answers. Ray gives its raylet a fixed
+    30 s to come up, which a heavily loaded 2-core machine can miss: then `ray start` exits and we say so."""
     port = _free_port()
     temp_dir = tempfile.mkdtemp(prefix="sgrray", dir="/tmp")  # short: Ray's socket paths have a length limit
     head = subprocess.Popen(
@@ -80,22 +80,41 @@ def ray_cluster() -> Iterator[tuple[str, int]]:
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
     )
     address = f"127.0.0.1:{port}"
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and head.poll() is None:
+        probe = subprocess.run([str(RAY), "status", "--address", address], capture_output=True, text=True)
+        if probe.returncode == 0 and "CPU" in probe.stdout:
+            return head, address
+        time.sleep(1)
+    _stop_head(head)
+    raise RuntimeError(f"ray start did not come up: {(head.stderr.read() if head.stderr else '')[-2000:]}")
+
+
+def _stop_head(head: subprocess.Popen) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(head.pid, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        head.wait(timeout=20)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(head.pid, signal.SIGKILL)
+    head.wait(timeout=20)
+
+
+@pytest.fixture(scope="module")
+def ray_cluster() -> Iterator[tuple[str, int]]:
+    """(address, pid of `ray start`): a head with 2 CPUs on loopback; every Ray process is in its group.
+    A start that times out under load is tried again (twice at most): the cluster is the test's setting."""
+    for tries_left in (2, 1, 0):
+        try:
+            head, address = _start_head()
+            break
+        except RuntimeError:
+            if not tries_left:
+                raise
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            probe = subprocess.run([str(RAY), "status", "--address", address], capture_output=True, text=True)
-            if probe.returncode == 0 and "CPU" in probe.stdout:
-                break
-            assert head.poll() is None, head.stderr.read()[-3000:]
-            assert time.monotonic() < deadline, probe.stderr[-3000:]
-            time.sleep(1)
         yield address, head.pid
     finally:
-        os.killpg(head.pid, signal.SIGTERM)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            head.wait(timeout=20)
-        os.killpg(head.pid, signal.SIGKILL)
-        head.wait(timeout=20)
+        _stop_head(head)
 
 
 def _config(tmp_path: Path, name: str, *, tasks: int, executor: str, address: str = "",
