@@ -1,9 +1,12 @@
 # The SGR-Bench reference agent with Debian's Python and Chromium.
 #   docker build -t sgr-agent .
 #   docker run --rm -v "$PWD/results:/work/results" sgr-agent bench /configs/offline.yaml
+# The Ray worker (and driver) image: the same plus the `ray` extra (target `ray`, see README "Ray"):
+#   docker build --target ray -t sgr-agent:ray .
+#   docker run --rm --network host --shm-size 2g --entrypoint ray sgr-agent:ray start --address HEAD:6379 --block
 # The working directory is /work, so a config's relative `output_dir: results/...` lands in the
 # /work/results volume (mount it on the host); task data (a local SGR-Bench copy) can be mounted at /data.
-FROM debian:bookworm-slim
+FROM debian:bookworm-slim AS agent
 
 ENV DEBIAN_FRONTEND=noninteractive \
     PYTHONUNBUFFERED=1 \
@@ -43,3 +46,18 @@ WORKDIR /work
 VOLUME ["/work/results", "/data"]
 ENTRYPOINT ["sgr"]
 CMD ["--help"]
+
+# Target `ray`: the agent image plus Ray (the versions of the `ray` extra in pyproject.toml).
+FROM agent AS ray
+ARG PIP_CERT=""
+USER root
+RUN if [ -z "$PIP_CERT" ]; then unset PIP_CERT; fi \
+ && python3 -c "import tomllib; print('\n'.join(tomllib.load(open('/opt/sgr-agent/pyproject.toml','rb'))['project']['optional-dependencies']['ray']))" \
+      > /tmp/requirements-ray.txt \
+ && pip install --no-cache-dir -r /tmp/requirements-ray.txt \
+ && rm /tmp/requirements-ray.txt \
+ && ray --version
+USER sgr
+
+# The default target (no --target): the agent image without Ray.
+FROM agent

@@ -1,4 +1,5 @@
-"""`sgr bench`: every (model x variant x task) cell of a config, on a pool of browser workers.
+"""`sgr bench`: every (model x variant x task) cell of a config, on an executor: the local pool of browser
+workers (agent/bench_local.py) or a Ray cluster (agent/bench_ray.py).
 
 The runner knows nothing of prompts: it hands a task, a browser and the settings to `solve_task` and
 records what comes back. Budgets are enforced from outside (a hung task is cancelled, recorded, and
@@ -13,10 +14,8 @@ import contextlib
 import fcntl
 import os
 import shutil
-import tempfile
 import time
-import traceback
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,10 +23,22 @@ from typing import Any
 from rich.console import Console
 
 from agent.atomic import replace_dir_atomic, write_json_atomic, write_text_atomic
-from agent.bench_errors import classify_exception
+from agent.bench_local import (
+    BrowserUnavailable,
+    Cell,
+    Executor,
+    LocalExecutor,
+    Slot,
+    SolveFn,
+    WorkerFactory,
+    chromium_worker_factory,
+    describe_error,
+)
 from agent.bench_models import resolve_models
 from agent.bench_tasks import cell_task_id, load_bench_tasks
 from agent.cells import (
+    CELL_FILE,
+    CELLS_DIR,
     METRICS,
     STAGING_DIR,
     Attempt,
@@ -38,33 +49,23 @@ from agent.cells import (
     is_finished,
     slug,
 )
-from agent.config import AgentVariant, BenchConfig, ConfigError, ModelConfig, load_config
+from agent.config import BenchConfig, ConfigError, ModelConfig, load_config
 from agent.local_model import serving_config
 from agent.manifest import (
     MANIFEST_FILE,
-    config_fingerprints,
+    MIXED_CODE_HINT,
+    MixedCodeError,
+    code_conflicts,
     end_session,
     fingerprint_conflicts,
     now_iso,
     read_manifest,
+    run_fingerprints,
     start_session,
 )
 from agent.outcome import TaskOutcome
 from agent.progress import BenchProgress
 from tasks.models import Task
-
-SolveFn = Callable[..., Awaitable[TaskOutcome]]
-WorkerFactory = Callable[[], Awaitable[Any]]
-CANCEL_GRACE_SECONDS = 30.0
-CLOSE_TIMEOUT_SECONDS = 30.0
-
-
-@dataclass(frozen=True)
-class Cell:
-    key: CellKey
-    task: Task
-    model: ModelConfig
-    variant: AgentVariant
 
 
 @dataclass
@@ -81,25 +82,15 @@ class RunFolderBusy(RuntimeError):
     pass
 
 
-class BrowserUnavailable(RuntimeError):
-    """The browser cannot start at all: stop before recording every cell as failed."""
+def _webenv_plan(config: BenchConfig, config_path: Path, tasks: list[Task], membership: dict[str, int],
+                 console: Console) -> Any:
+    """Datasets with `webenv`: check the environments first and say which tasks will run."""
+    from agent.webenv import prepare_bench
 
-
-async def preflight_browser(factory: WorkerFactory) -> None:
-    worker = None
     try:
-        worker = await factory()
-        with tempfile.TemporaryDirectory(prefix="sgr-preflight-") as tmp:
-            async with worker.task_browser(tmp, []) as browser:
-                await browser.observe()
-    except Exception as exc:
-        raise BrowserUnavailable(
-            f"the browser cannot start ({_describe(exc)}); check Chromium (SGR_CHROMIUM) and its libraries"
-        ) from exc
-    finally:
-        if worker is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(worker.close(), CLOSE_TIMEOUT_SECONDS)
+        return prepare_bench(config.datasets, tasks, membership, lambda line: console.print(line, highlight=False))
+    except ValueError as exc:
+        raise ConfigError(f"{config_path}: datasets: {exc}") from exc
 
 
 @contextlib.contextmanager
@@ -138,34 +129,6 @@ def _cost(outcome: TaskOutcome, model: ModelConfig) -> float:
             + outcome.completion_tokens * model.price_per_1k_completion) / 1000.0
 
 
-class WorkerSlot:
-    """One pool worker's browser: launched lazily, restarted after a crash or an abandoned task."""
-
-    def __init__(self, factory: WorkerFactory):
-        self._factory = factory
-        self._worker: Any = None
-
-    async def get(self) -> Any:
-        if self._worker is None:
-            self._worker = await self._factory()
-        return self._worker
-
-    async def close(self) -> None:
-        worker, self._worker = self._worker, None
-        if worker is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(worker.close(), CLOSE_TIMEOUT_SECONDS)
-
-
-def chromium_worker_factory(config: BenchConfig) -> WorkerFactory:
-    async def new_worker() -> Any:
-        from browser.session import ChromiumWorker
-
-        return ChromiumWorker(token_budget=config.agent.token_budget_per_observation)
-
-    return new_worker
-
-
 def _default_solve() -> SolveFn:
     from agent.solve import solve_task
 
@@ -173,27 +136,24 @@ def _default_solve() -> SolveFn:
 
 
 class BenchRunner:
-    def __init__(self, config: BenchConfig, run_dir: Path, allowed_origins: list[str], *,
-                 solve: SolveFn, worker_factory: WorkerFactory, progress: BenchProgress):
+    """Keeps `executor.in_flight` cells going; retries infrastructure errors with backoff; writes each
+    finished cell (the executor's files, staged here) into the run folder atomically. Only this process
+    writes the run folder, whichever executor ran the cell."""
+
+    def __init__(self, config: BenchConfig, run_dir: Path, executor: Executor, progress: BenchProgress):
         self.config = config
         self.run_dir = run_dir
-        self.allowed_origins = allowed_origins
-        self.solve = solve
-        self.worker_factory = worker_factory
+        self.executor = executor
         self.progress = progress
         self.ran = 0
         self.failed = 0
-        self.webenv: Any = None  # agent.webenv.WebEnvPlan: live origins served from local environments
 
-    @property
-    def hard_limit(self) -> float:
-        return self.config.protocol.budgets.wall_seconds + self.config.run.hard_timeout_margin_seconds
-
-    async def run(self, cells: list[Cell], concurrency: int) -> None:
+    async def run(self, cells: list[Cell]) -> None:
         queue: asyncio.Queue[Cell] = asyncio.Queue()
         for cell in cells:
             queue.put_nowait(cell)
-        workers = [asyncio.create_task(self._worker_loop(queue)) for _ in range(max(1, min(concurrency, len(cells))))]
+        loops = max(1, min(self.executor.in_flight, len(cells)))
+        workers = [asyncio.create_task(self._worker_loop(queue)) for _ in range(loops)]
         try:
             await asyncio.gather(*workers)
         finally:
@@ -202,7 +162,7 @@ class BenchRunner:
             await asyncio.gather(*workers, return_exceptions=True)
 
     async def _worker_loop(self, queue: asyncio.Queue[Cell]) -> None:
-        slot = WorkerSlot(self.worker_factory)
+        slot = self.executor.new_slot()
         try:
             while True:
                 try:
@@ -218,16 +178,14 @@ class BenchRunner:
         finally:
             await slot.close()
 
-    async def run_cell(self, cell: Cell, slot: WorkerSlot) -> CellRecord:
+    async def run_cell(self, cell: Cell, slot: Slot) -> CellRecord:
         started_at = now_iso()
         attempts: list[Attempt] = []
         for number in range(1, self.config.run.retries + 2):
             staging = fresh_staging_dir(self.run_dir, cell.key)
             t0 = time.monotonic()
-            outcome, timed_out, restart = await self._attempt(cell, slot, staging)
+            outcome, timed_out = await slot.attempt(cell, staging)
             outcome.wall_seconds = outcome.wall_seconds or round(time.monotonic() - t0, 3)
-            if restart or outcome.error_kind == "infra":  # a fresh browser for the next try or cell
-                await slot.close()
             retryable = outcome.error_kind == "infra" and number <= self.config.run.retries
             if not retryable:
                 return self._finish(cell, staging, outcome, attempts, timed_out, started_at)
@@ -235,60 +193,6 @@ class BenchRunner:
                                     seconds=round(time.monotonic() - t0, 3)))
             await asyncio.sleep(self.config.run.retry_backoff_seconds * 2 ** (number - 1))
         raise AssertionError("unreachable: the last attempt always finishes the cell")
-
-    async def _attempt(self, cell: Cell, slot: WorkerSlot, staging: Path) -> tuple[TaskOutcome, bool, bool]:
-        """(outcome, timed out, restart the browser). Never raises: every failure becomes an outcome."""
-        task = asyncio.create_task(self._solve_in_browser(cell, slot, staging))
-        done, _ = await asyncio.wait({task}, timeout=self.hard_limit)
-        if task in done:
-            exc = task.exception()
-            if exc is None:
-                return task.result(), False, False
-            kind = classify_exception(exc)
-            outcome = self._failed_outcome(cell, staging, kind, _describe(exc))
-            if kind == "bug":
-                outcome.traceback = "".join(traceback.format_exception(exc))[-8000:]
-            return outcome, False, kind == "infra"
-        task.cancel()
-        done, _ = await asyncio.wait({task}, timeout=CANCEL_GRACE_SECONDS)
-        if task not in done:  # the task ignores cancellation: abandon it with its browser
-            task.add_done_callback(lambda t: t.cancelled() or t.exception())
-        message = (f"cancelled by the runner after {self.hard_limit:.0f} s (agent wall budget "
-                   f"{self.config.protocol.budgets.wall_seconds:.0f} s)")
-        outcome = self._failed_outcome(cell, staging, "timeout", message)
-        outcome.stop_reason = "wall_time"
-        return outcome, True, True
-
-    async def _solve_in_browser(self, cell: Cell, slot: WorkerSlot, staging: Path) -> TaskOutcome:
-        worker = await slot.get()
-        origins = list(self.allowed_origins)
-        if cell.task.start_url:
-            origins.append(cell.task.start_url)
-        routes = self.webenv.routes_for(cell.task) if self.webenv is not None else None
-        extra = {"routes": routes} if routes else {}
-        if routes:
-            origins.extend(routes.pairs)  # every live origin of the task's environment
-        async with worker.task_browser(str(staging), origins, trace=self.config.agent.trace,
-                                       screenshots=self.config.agent.screenshots, **extra) as browser:
-            return await self.solve(
-                cell.task, browser=browser, model=cell.model, variant=cell.variant,
-                protocol=self.config.protocol, out_dir=staging,
-                token_budget=self.config.agent.token_budget_per_observation,
-                checkpoint_db=self._checkpoint_path(cell),
-            )
-
-    def _checkpoint_path(self, cell: Cell) -> Path:
-        """Outside the staging folder, so a retried or resumed cell continues where it stopped."""
-        path = cell_dir(self.run_dir / "checkpoints", cell.key).with_suffix(".sqlite")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return path
-
-    def _failed_outcome(self, cell: Cell, staging: Path, kind: str, message: str) -> TaskOutcome:
-        partial = staging / "answer.txt"
-        answer = partial.read_text(encoding="utf-8") if partial.is_file() else ""
-        return TaskOutcome(task_id=cell.key.task_id, model=cell.model.name, variant=cell.variant.name,
-                           ablated=list(cell.variant.ablate), answer=answer, stop_reason="error",
-                           error=message, error_kind=kind)
 
     def _finish(self, cell: Cell, staging: Path, outcome: TaskOutcome, attempts: list[Attempt],
                 timed_out: bool, started_at: str) -> CellRecord:
@@ -329,15 +233,10 @@ def score_cell(task: Task, answer: str) -> tuple[dict[str, float | None], dict[s
     try:
         score = score_answer(answer, task.oracle_answer, task.output_spec)
     except Exception as exc:  # recorded: a broken gold or spec must not lose the agent's answer
-        return dict.fromkeys(METRICS), {"error": _describe(exc)}
+        return dict.fromkeys(METRICS), {"error": describe_error(exc)}
     exact = None if score.exact_match is None else float(score.exact_match)
     metrics = {"em": exact, "item_f1": score.item_f1, "row_f1": score.row_f1, "poa": score.poa}
     return metrics, score.model_dump(mode="json")
-
-
-def _describe(exc: BaseException) -> str:
-    text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-    return text[:4000]
 
 
 def _fsync_tree(root: Path) -> None:
@@ -350,12 +249,49 @@ def _fsync_tree(root: Path) -> None:
                 os.close(fd)
 
 
+def check_resumable(run_dir: Path, config: BenchConfig, config_path: Path, allow_mixed: bool) -> list[str]:
+    """Refuse a folder of another configuration; refuse one of other code unless `allow_mixed` (then the
+    differences are returned, to be recorded in the manifest)."""
+    previous = read_manifest(run_dir)
+    if not previous:
+        return []
+    old, current = previous.get("fingerprints", {}), run_fingerprints(config)
+    if conflicts := fingerprint_conflicts(old, current):
+        raise ConfigError(
+            f"{config_path}: run.output_dir: {run_dir} holds cells of a different configuration "
+            f"({'; '.join(conflicts)}); use another output_dir (or `--output`) or remove the folder"
+        )
+    if not any((run_dir / CELLS_DIR).glob(f"*/*/*/{CELL_FILE}")):
+        return []
+    mixed = code_conflicts(old, current)
+    if mixed and not allow_mixed:
+        raise MixedCodeError(f"{run_dir} holds cells made by different code ({'; '.join(mixed)}): "
+                             f"{MIXED_CODE_HINT}")
+    return mixed
+
+
+def clear_run_folder(run_dir: Path) -> None:
+    """`--fresh`: empty a run folder (keeping its lock); a folder that is not a run folder is left alone."""
+    entries = [p for p in run_dir.iterdir() if p.name != "run.lock"]
+    if entries and not (run_dir / "manifest.json").exists():
+        raise ConfigError(f"--fresh: {run_dir} has no manifest.json, so it is not a run folder; not deleting it")
+    for entry in entries:
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+
+
 async def run_bench(
     config_path: Path, *, output_dir: Path | None = None, concurrency: int | None = None,
     limit: int | None = None, solve: SolveFn | None = None, worker_factory: WorkerFactory | None = None,
-    console: Console | None = None, write_reports: bool = True,
+    console: Console | None = None, write_reports: bool = True, executor: str | None = None,
+    fresh: bool = False, allow_mixed: bool = False,
 ) -> BenchResult:
-    """Load, plan, resume, run and report. Raises `ConfigError` naming file and key for bad configs."""
+    """Load, plan, resume, run and report. Raises `ConfigError` naming file and key for bad configs.
+
+    `executor` overrides `run.executor`; `fresh` empties the run folder first; `allow_mixed` resumes a
+    folder whose cells were made by other code (recorded in the manifest)."""
     console = console or Console(stderr=True, soft_wrap=True)
     config = load_config(config_path)
     updates: dict[str, Any] = {}
@@ -365,62 +301,69 @@ async def run_bench(
         updates["concurrency"] = concurrency
     if limit is not None:
         updates.update(demo_mode=True, demo_limit=limit)
+    if executor is not None:
+        updates["executor"] = executor
     if updates:
         config = config.model_copy(update={"run": config.run.model_copy(update=updates)})
     config, notices = resolve_models(config, config_path)
     for notice in notices:
         console.print(f"[bold yellow]{notice}[/]")
+    on_ray = config.run.executor == "ray"
+    if on_ray:
+        from agent.bench_ray import require_ray
+
+        require_ray(config_path)
 
     run_dir = Path(config.run.output_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     with run_lock(run_dir):
-        previous = read_manifest(run_dir)
-        if previous and (conflicts := fingerprint_conflicts(previous.get("fingerprints", {}),
-                                                            config_fingerprints(config))):
-            raise ConfigError(
-                f"{config_path}: run.output_dir: {run_dir} holds cells of a different configuration "
-                f"({'; '.join(conflicts)}); use another output_dir (or `--output`) or remove the folder"
-            )
+        if fresh:
+            clear_run_folder(run_dir)
+        mixed = check_resumable(run_dir, config, config_path, allow_mixed)
+        for line in mixed:
+            console.print(f"[bold yellow]--allow-mixed: resuming over cells of other code: {line}[/]")
         shutil.rmtree(run_dir / STAGING_DIR, ignore_errors=True)  # leftovers of a killed run
-        with _offline_server(config) as origin, serving_config(config) as served:
+        # On Ray each worker serves the offline sites itself: tasks keep the placeholder origin here.
+        with _offline_server(config, needed=not on_ray) as origin, serving_config(config) as served:
             membership: dict[str, int] = {}
             tasks = load_bench_tasks(config, config_path, origin, membership)
             webenv = _webenv_plan(config, config_path, tasks, membership, console)
             if webenv is not None:
+                if on_ray:
+                    raise ConfigError(f"{config_path}: datasets.webenv runs on the local executor only "
+                                      "(Ray workers would need the environments on their own loopback)")
                 tasks = webenv.runnable
             cells = plan_cells(served, tasks)  # `local` models: their server's loopback URL
             todo = [c for c in cells if not is_finished(run_dir, c.key)]
             result = BenchResult(run_dir, planned=len(cells), skipped=len(cells) - len(todo), notices=notices)
-            console.print(
-                f"sgr bench: {len(cells)} cells ({len(config.models)} model(s) x {len(config.agent.variants)} "
-                f"variant(s) x {len(tasks)} task(s)); {result.skipped} already finished, {len(todo)} to run; "
-                f"concurrency {config.run.concurrency}; results in {run_dir}", highlight=False,
-            )
-            factory = worker_factory or chromium_worker_factory(config)
-            if todo:
-                await preflight_browser(factory)
-            manifest = start_session(run_dir, config, config_path, notices, len(cells), result.skipped)
-            if webenv is not None:
-                from agent.webenv import record_in_manifest
+            allowed = [origin, *config.protocol.allowed_origins] if origin else list(config.protocol.allowed_origins)
+            async with _executor(config, run_dir, allowed, solve, worker_factory, bool(todo), webenv) as engine:
+                console.print(
+                    f"sgr bench: {len(cells)} cells ({len(config.models)} model(s) x {len(config.agent.variants)} "
+                    f"variant(s) x {len(tasks)} task(s)); {result.skipped} already finished, {len(todo)} to run; "
+                    f"{_describe_engine(engine)}; results in {run_dir}", highlight=False,
+                )
+                if todo:
+                    await engine.preflight()
+                manifest = start_session(run_dir, config, config_path, notices, len(cells), result.skipped,
+                                         executor=engine.describe(), mixed_code=mixed)
+                if webenv is not None:
+                    from agent.webenv import record_in_manifest
 
-                record_in_manifest(manifest, webenv)
-                write_json_atomic(run_dir / MANIFEST_FILE, manifest)
-            status = "interrupted"
-            progress = BenchProgress(len(cells), result.skipped, console)
-            runner = BenchRunner(config, run_dir, [origin, *config.protocol.allowed_origins] if origin
-                                 else list(config.protocol.allowed_origins),
-                                 solve=solve or _default_solve(), worker_factory=factory,
-                                 progress=progress)
-            runner.webenv = webenv
-            try:
-                with progress:
-                    await runner.run(todo, config.run.concurrency)
-                status = "finished"
-            finally:
-                result.ran, result.failed = runner.ran, runner.failed
-                end_session(run_dir, manifest, ran=runner.ran, failed=runner.failed, status=status)
-                if status == "finished":
-                    shutil.rmtree(run_dir / STAGING_DIR, ignore_errors=True)
+                    record_in_manifest(manifest, webenv)
+                    write_json_atomic(run_dir / MANIFEST_FILE, manifest)
+                status = "interrupted"
+                progress = BenchProgress(len(cells), result.skipped, console)
+                runner = BenchRunner(config, run_dir, engine, progress)
+                try:
+                    with progress:
+                        await runner.run(todo)
+                    status = "finished"
+                finally:
+                    result.ran, result.failed = runner.ran, runner.failed
+                    end_session(run_dir, manifest, ran=runner.ran, failed=runner.failed, status=status)
+                    if status == "finished":
+                        shutil.rmtree(run_dir / STAGING_DIR, ignore_errors=True)
         if write_reports:
             from agent.bench_reports import write_run_reports
 
@@ -429,20 +372,32 @@ async def run_bench(
     return result
 
 
-def _webenv_plan(config: BenchConfig, config_path: Path, tasks: list[Task], membership: dict[str, int],
-                 console: Console) -> Any:
-    """Datasets with `webenv`: check the environments first and say which tasks will run."""
-    from agent.webenv import prepare_bench
+@contextlib.asynccontextmanager
+async def _executor(config: BenchConfig, run_dir: Path, allowed_origins: list[str], solve: SolveFn | None,
+                    worker_factory: WorkerFactory | None, needed: bool, webenv: Any = None) -> AsyncIterator[Executor]:
+    if config.run.executor == "local":
+        yield LocalExecutor(config, run_dir, allowed_origins, solve=solve or _default_solve(),
+                            worker_factory=worker_factory or chromium_worker_factory(config), webenv=webenv)
+        return
+    if solve is not None or worker_factory is not None:
+        raise ConfigError("run.executor: ray runs the real solver on its workers; custom solve/worker hooks "
+                          "are for the local executor")
+    from agent.bench_ray import RayExecutor
 
-    try:
-        return prepare_bench(config.datasets, tasks, membership, lambda line: console.print(line, highlight=False))
-    except ValueError as exc:
-        raise ConfigError(f"{config_path}: datasets: {exc}") from exc
+    async with RayExecutor(config, connect=needed) as engine:
+        yield engine
+
+
+def _describe_engine(engine: Executor) -> str:
+    info = engine.describe()
+    if info["kind"] == "local":
+        return f"concurrency {engine.in_flight}"
+    return f"Ray executor, {engine.in_flight} cell(s) in flight on {len(info.get('nodes', []))} node(s)"
 
 
 @contextlib.contextmanager
-def _offline_server(config: BenchConfig) -> Iterator[str | None]:
-    if not any(ds.suite == "offline" for ds in config.datasets):
+def _offline_server(config: BenchConfig, needed: bool = True) -> Iterator[str | None]:
+    if not needed or not any(ds.suite == "offline" for ds in config.datasets):
         yield None
         return
     from tasks.offline.server import OfflineServer
@@ -451,4 +406,5 @@ def _offline_server(config: BenchConfig) -> Iterator[str | None]:
         yield server.origin
 
 
-__all__ = ["BenchResult", "BrowserUnavailable", "Cell", "RunFolderBusy", "plan_cells", "run_bench", "score_cell", "slug"]
+__all__ = ["BenchResult", "BrowserUnavailable", "Cell", "MixedCodeError", "RunFolderBusy", "plan_cells", "run_bench",
+           "score_cell", "slug"]

@@ -4,52 +4,20 @@ environment by *name* and never stored (so a config snapshot can be written into
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator
 
 from agent.webenv_sites import DEFAULT_RELEASE
+from graph.settings import Budgets, ModelConfig, StrictModel  # defined below agent/ and graph/, re-exported
 
 ABLATABLE_NODES = ("planner", "state_tracker", "verifier", "provenance")
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class ModelConfig(_Strict):
-    name: str
-    provider: Literal["openai", "scripted", "local"] = Field(
-        "openai", description="openai: any OpenAI-compatible endpoint; local: the packaged llama.cpp model, "
-                              "started on loopback when base_url is empty; scripted: walkthrough replays.")
-    model: str = Field("", description="Model id at the endpoint, e.g. 'gpt-4.1-mini' or 'openai/gpt-4o'.")
-    base_url: str | None = None
-    api_key_env: str | None = Field(
-        "OPENAI_API_KEY",
-        description="NAME of the environment variable holding the key; null for a local server that needs none.",
-    )
-    temperature: float = 0.0
-    timeout: float = 120.0
-    max_retries: int = 4
-    price_per_1k_prompt: float = 0.0
-    price_per_1k_completion: float = 0.0
-    max_output_tokens: int | None = Field(
-        None, ge=16, description="Cap on each reply's tokens (a small model can loop inside a JSON grammar).")
-    context_tokens: int | None = Field(
-        None, ge=1024, description="The model's context window; the actor's history is trimmed to fit it.")
-
-    @property
-    def needs_key(self) -> bool:
-        return self.provider != "scripted" and self.api_key_env is not None
-
-    def api_key(self) -> str | None:
-        """Read at call time, never kept on the model (so dumps of the config never hold it)."""
-        return os.environ.get(self.api_key_env) or None if self.api_key_env else None
-
-
-class DatasetConfig(_Strict):
+class DatasetConfig(StrictModel):
     suite: Literal["offline", "sgrbench"] = "offline"
     source: str | None = Field(None, description="Path (jsonl/folder) or 'hf:<id>' for suite sgrbench.")
     splits: list[Literal["goal", "constraint"]] = Field(default_factory=lambda: ["goal", "constraint"], min_length=1)
@@ -73,24 +41,14 @@ class DatasetConfig(_Strict):
         return value
 
 
-class Budgets(_Strict):
-    """Defaults follow the paper's runs: 6,000 s per task, stop after 3,000 s without progress."""
-
-    wall_seconds: float = 6000.0
-    no_progress_seconds: float = 3000.0
-    max_steps: int = 60
-    max_tokens: int = 400_000
-    max_repairs: int = 2
-
-
-class ProtocolConfig(_Strict):
+class ProtocolConfig(StrictModel):
     give_start_url: bool = True
     search: bool = False
     allowed_origins: list[str] = Field(default_factory=list, description="Beyond the task's start origin.")
     budgets: Budgets = Field(default_factory=Budgets)
 
 
-class AgentVariant(_Strict):
+class AgentVariant(StrictModel):
     name: str
     ablate: list[str] = Field(default_factory=list)
 
@@ -103,7 +61,7 @@ class AgentVariant(_Strict):
         return value
 
 
-class AgentConfig(_Strict):
+class AgentConfig(StrictModel):
     variants: list[AgentVariant] = Field(default_factory=lambda: [AgentVariant(name="full")])
     trace: bool = True
     screenshots: bool = False
@@ -116,7 +74,40 @@ class AgentConfig(_Strict):
         return value
 
 
-class RunConfig(_Strict):
+class RayConfig(StrictModel):
+    """Where and how the Ray executor runs cells (see agent/bench_ray.py for why cells go to actors)."""
+
+    address: str | None = Field(
+        None, description="'auto' joins the cluster started with `ray start` on this machine, 'HOST:PORT' or "
+                          "'ray://HOST:10001' a remote one; absent starts a private local cluster.")
+    num_cpus_per_cell: float = Field(1.0, gt=0, description="CPUs reserved by each cell worker (one Chromium).")
+    memory_per_cell: str | None = Field(
+        None, description="Memory reserved by each cell worker, e.g. '2GiB' or '1500MB'; absent reserves none.")
+    max_in_flight: int | None = Field(
+        None, ge=1, description="Cells running at once; absent: the cluster's CPUs / num_cpus_per_cell.")
+    runtime_env: dict[str, Any] | None = Field(
+        None, description="Ray runtime_env for the workers (env_vars, working_dir, pip, ...).")
+
+    @field_validator("memory_per_cell")
+    @classmethod
+    def _memory_size(cls, value: str | None) -> str | None:
+        if value is not None:
+            memory_bytes(value)
+        return value
+
+
+_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "kib": 2**10, "mib": 2**20, "gib": 2**30}
+
+
+def memory_bytes(size: str) -> int:
+    """'2GiB' -> 2147483648; a bare number is bytes."""
+    match = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*", size)
+    if not match or match.group(2).lower() not in _UNITS:
+        raise ValueError(f"{size!r} is not a size such as '2GiB', '1500MB' or '1073741824'")
+    return int(float(match.group(1)) * _UNITS[match.group(2).lower()])
+
+
+class RunConfig(StrictModel):
     output_dir: Path = Field(Path("results"), description="The run folder; rerunning a config resumes it.")
     concurrency: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=1)
     demo_mode: bool = False
@@ -131,9 +122,13 @@ class RunConfig(_Strict):
     )
     html_report: bool = True
     seed: int = 20260521
+    executor: Literal["local", "ray"] = Field(
+        "local", description="local: a pool of `concurrency` browser workers in this process; ray: cells on a "
+                             "Ray cluster (extra `ray`), configured by run.ray.")
+    ray: RayConfig = Field(default_factory=RayConfig)
 
 
-class BenchConfig(_Strict):
+class BenchConfig(StrictModel):
     models: list[ModelConfig] = Field(min_length=1)
     datasets: list[DatasetConfig] = Field(default_factory=lambda: [DatasetConfig()])
     protocol: ProtocolConfig = Field(default_factory=ProtocolConfig)

@@ -10,17 +10,17 @@ time and handed over as a `SecretStr`, so it never reaches a config dump, a log 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
-from agent.config import ModelConfig
 from agent.transcript import TranscriptRecorder
-
-CONFIG_STATUSES = {400: "bad request", 401: "bad or missing API key", 403: "key not allowed this model",
-                   404: "unknown model or endpoint", 422: "request rejected"}
+from graph.llm_errors import CONFIG_STATUSES as CONFIG_STATUSES  # re-exported: error classes live below
+from graph.llm_errors import describe_llm_error as describe_llm_error
+from graph.llm_errors import llm_error_kind as llm_error_kind
+from graph.settings import ModelConfig
+from graph.settings import step_cost as step_cost  # re-exported: the cost lives below agent/ and graph/
 
 
 class MissingApiKey(RuntimeError):
@@ -29,24 +29,6 @@ class MissingApiKey(RuntimeError):
 
 class ModelNotServed(RuntimeError):
     """A `local` model without a `base_url`: nothing started its server."""
-
-
-def _status(exc: BaseException) -> int | None:
-    status = getattr(exc, "status_code", None) or getattr(getattr(exc, "response", None), "status_code", None)
-    return status if isinstance(status, int) else None
-
-
-def llm_error_kind(exc: BaseException) -> Literal["config", "infra"]:
-    """'config' (fail fast: fix the config, retrying cannot help) or 'infra' (the SDK already retried)."""
-    return "config" if _status(exc) in CONFIG_STATUSES else "infra"
-
-
-def describe_llm_error(exc: BaseException, model: ModelConfig | None = None) -> str:
-    status = _status(exc)
-    what = f"model {model.name!r} ({model.model or model.name} at {model.base_url or 'api.openai.com'})" if model else "model"
-    if status in CONFIG_STATUSES:
-        return f"{what}: HTTP {status} {CONFIG_STATUSES[status]}: check the model config ({type(exc).__name__}: {exc})"
-    return f"{what}: {type(exc).__name__}: {exc}"
 
 
 class CompatibleChatOpenAI(ChatOpenAI):
@@ -88,7 +70,3 @@ def make_chat_model(model: ModelConfig, task_id: str, *, origin: str | None = No
         max_tokens=model.max_output_tokens,
         **extra,
     )
-
-
-def step_cost(model: ModelConfig, prompt_tokens: int, completion_tokens: int) -> float:
-    return (prompt_tokens * model.price_per_1k_prompt + completion_tokens * model.price_per_1k_completion) / 1000

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.atomic import write_json_atomic
-from agent.config import BenchConfig
+from agent.config import BenchConfig, ConfigError
 
 MANIFEST_FILE = "manifest.json"
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
@@ -86,10 +86,56 @@ def merged_fingerprints(previous: dict[str, Any] | None, current: dict[str, Any]
     if not previous:
         return current
     return {
-        "shared": current["shared"],
+        **current,
         "models": {**previous.get("models", {}), **current["models"]},
         "variants": {**previous.get("variants", {}), **current["variants"]},
     }
+
+
+def _tree_digest(directory: Path) -> str:
+    files = sorted(p for p in directory.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    return _digest({str(p.relative_to(directory)): hashlib.sha256(p.read_bytes()).hexdigest() for p in files})
+
+
+def code_fingerprint(prompt_dir: Path | None = None) -> dict[str, Any]:
+    """What of the code decides a cell's result: the package version and commit, and hashes of the prompt
+    files and of the tool schemas the model is shown. Computed now, from the files and schemas as they are,
+    so a resumed run never silently mixes cells of different agents."""
+    from graph.render import DEFAULT_PROMPT_DIR
+    from graph.toolset import plan_tool, tool_schemas
+
+    try:
+        version: str | None = metadata.version("sgr-agent")
+    except metadata.PackageNotFoundError:
+        version = None
+    return {
+        "version": version,
+        "commit": git_info()["commit"],
+        "prompts": _tree_digest(prompt_dir or DEFAULT_PROMPT_DIR),
+        "tools": _digest([tool_schemas(search=False), tool_schemas(search=True), plan_tool()]),
+    }
+
+
+def run_fingerprints(config: BenchConfig) -> dict[str, Any]:
+    return {**config_fingerprints(config), "code": code_fingerprint()}
+
+
+def code_conflicts(previous: dict[str, Any], current: dict[str, Any]) -> list[str]:
+    """How the code that made the earlier cells differs from this code (empty: the same agent)."""
+    old = previous.get("code")
+    if old is None:
+        return ["the earlier cells carry no code fingerprint (made before fingerprints covered code)"]
+    labels = {"version": "package version", "commit": "git commit", "prompts": "prompts", "tools": "tool schemas"}
+    return [f"{label} {old.get(key)} -> {current['code'].get(key)}" for key, label in labels.items()
+            if old.get(key) != current["code"].get(key)]
+
+
+class MixedCodeError(ConfigError):
+    """The folder holds results of other code; resuming would mix two agents in one table."""
+
+
+MIXED_CODE_HINT = ("pass --fresh to start the run over, use a new output folder, or --allow-mixed to resume anyway "
+                   "(recorded in the manifest)")
 
 
 def _run(cmd: list[str], cwd: Path | None = None) -> str | None:
@@ -153,7 +199,8 @@ def read_manifest(run_dir: Path) -> dict[str, Any] | None:
 
 
 def start_session(run_dir: Path, config: BenchConfig, config_path: Path, notices: list[str],
-                  planned: int, skipped: int) -> dict[str, Any]:
+                  planned: int, skipped: int, *, executor: dict[str, Any] | None = None,
+                  mixed_code: list[str] | None = None) -> dict[str, Any]:
     """Write the manifest with a new open session; returns the manifest to close later.
 
     The top level describes the latest session (config, code, versions, machine); `sessions` keeps
@@ -167,15 +214,19 @@ def start_session(run_dir: Path, config: BenchConfig, config_path: Path, notices
         "chromium": chromium_version(),
         "machine": machine_info(),
         "notices": notices,
+        "executor": executor or {"kind": "local", "concurrency": config.run.concurrency},
     }
-    session = {**environment, "started_at": now_iso(), "ended_at": None, "cells_planned": planned,
+    fingerprints = run_fingerprints(config)
+    session = {**environment, "code": fingerprints["code"], "allow_mixed": bool(mixed_code),
+               "mixed_code": mixed_code or [], "started_at": now_iso(), "ended_at": None, "cells_planned": planned,
                "cells_skipped": skipped, "cells_run": 0, "cells_failed": 0, "status": "running",
                "pid": os.getpid()}
     manifest = {
         "started_at": previous.get("started_at") or session["started_at"],
         "ended_at": None,
         **environment,
-        "fingerprints": merged_fingerprints(previous.get("fingerprints"), config_fingerprints(config)),
+        "fingerprints": merged_fingerprints(previous.get("fingerprints"), fingerprints),
+        "allow_mixed": bool(mixed_code) or previous.get("allow_mixed", False),
         "sessions": [*previous.get("sessions", []), session],
     }
     write_json_atomic(Path(run_dir) / MANIFEST_FILE, manifest)
@@ -187,3 +238,21 @@ def end_session(run_dir: Path, manifest: dict[str, Any], *, ran: int, failed: in
     session.update(ended_at=now_iso(), cells_run=ran, cells_failed=failed, status=status)
     manifest["ended_at"] = session["ended_at"]
     write_json_atomic(Path(run_dir) / MANIFEST_FILE, manifest)
+
+
+SINGLE_RUN_FINGERPRINT = "fingerprint.json"
+
+
+def check_single_run_code(out_dir: Path, allow_mixed: bool) -> list[str]:
+    """`sgr run` resumes or re-reports the folder of an earlier run: refuse it when other code made it, unless
+    `allow_mixed` (then recorded in `fingerprint.json` with the differences)."""
+    path = Path(out_dir) / SINGLE_RUN_FINGERPRINT
+    previous = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    current = {"code": code_fingerprint()}
+    has_results = any((Path(out_dir) / name).exists() for name in ("checkpoints.sqlite", "outcome.json"))
+    mixed = code_conflicts(previous, current) if has_results else []
+    if mixed and not allow_mixed:
+        raise MixedCodeError(f"{out_dir} holds a run made by different code ({'; '.join(mixed)}): {MIXED_CODE_HINT}")
+    write_json_atomic(path, {**current, "allow_mixed": bool(mixed) or previous.get("allow_mixed", False),
+                             "mixed_code": [*previous.get("mixed_code", []), *mixed]})
+    return mixed

@@ -2,8 +2,9 @@
 
 For the offline suite the local sites are started on a free loopback port first. The run folder gets
 `answer.txt`, `score.json` (shared evaluator), `outcome.json`, `steps.jsonl`, `retrieval_state.json`,
-the browser trace, and `checkpoints.sqlite`: rerunning the same command resumes an interrupted run and
-re-reports a finished one; `--fresh` starts over.
+the browser trace, `checkpoints.sqlite` and `fingerprint.json` (the code that made it): rerunning the same
+command resumes an interrupted run and re-reports a finished one, unless the code changed (then `--fresh`
+starts over, `--allow-mixed` goes on and records it).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from agent.config import (
     load_config,
 )
 from agent.local_model import LocalModelError
+from agent.manifest import MixedCodeError, check_single_run_code
 from agent.outcome import TaskOutcome
 from agent.webenv_sites import DEFAULT_RELEASE
 
@@ -46,6 +48,8 @@ _FRESH = typer.Option(False, "--fresh", help="Start over instead of resuming (or
 _WEBENV = typer.Option(None, "--webenv", help="SITE=ORIGIN (repeatable): serve the task's live site from a local "
                                              "SGR-WebEnv environment, e.g. arxiv=http://127.0.0.1:8083 or "
                                              "https://arxiv.org=http://127.0.0.1:8083. Adds to the config's webenv.")
+_ALLOW_MIXED = typer.Option(False, "--allow-mixed", help="Resume or re-report a run made by other code (recorded "
+                                                         "in fingerprint.json).")
 
 
 class RunSetupError(ValueError):
@@ -149,7 +153,7 @@ async def run_one(*, task_id: str, source: str, model: ModelConfig, variant: Age
 
 def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASKS, model: str | None = _MODEL,
         config: Path | None = _CONFIG, ablate: str = _ABLATE, out: Path = _OUT, fresh: bool = _FRESH,
-        webenv: list[str] | None = _WEBENV) -> None:
+        webenv: list[str] | None = _WEBENV, allow_mixed: bool = _ALLOW_MIXED) -> None:
     """Run the agent on one task and score it."""
     console = Console(stderr=True, soft_wrap=True)
     try:
@@ -172,6 +176,12 @@ def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASK
     out_dir.mkdir(parents=True, exist_ok=True)
     from agent.webenv import EnvironmentDown, TaskSkipped
 
+    try:
+        for line in check_single_run_code(out_dir, allow_mixed):
+            console.print(f"[bold yellow]--allow-mixed: continuing a run of other code: {line}[/]", highlight=False)
+    except MixedCodeError as exc:
+        console.print(f"[red]error:[/] {exc}", highlight=False)
+        raise typer.Exit(2) from exc
     try:
         outcome, score = asyncio.run(run_one(task_id=task, source=tasks or "offline", model=chosen, variant=variant,
                                              protocol=protocol, agent=agent, out_dir=out_dir, webenv=mapping,

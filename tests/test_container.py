@@ -16,7 +16,11 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_dockerfile_contract() -> None:
     lines = [line.strip() for line in (ROOT / "Dockerfile").read_text().splitlines()]
     instructions = [line for line in lines if line and not line.startswith("#")]
-    assert instructions[0] == "FROM debian:bookworm-slim"
+    assert instructions[0] == "FROM debian:bookworm-slim AS agent"
+    stages = [line for line in instructions if line.startswith("FROM ")]
+    assert stages[1:] == ["FROM agent AS ray", "FROM agent"]  # `--target ray`: the Ray worker; default: agent
+    ray_stage = "\n".join(instructions[instructions.index("FROM agent AS ray"):])
+    assert "['optional-dependencies']['ray']" in ray_stage and "ray --version" in ray_stage
     install = next(line for line in instructions if "apt-get install" in line)
     for package in ("python3", "python3-venv", "chromium", "libatomic1"):
         assert f" {package} " in f" {install} ", package

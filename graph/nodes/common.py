@@ -7,9 +7,10 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage
 
-from agent.llm import step_cost
 from browser.types import ActionResult
+from graph.llm_errors import describe_llm_error, llm_error_kind
 from graph.nodes.deps import Deps
+from graph.settings import step_cost
 from graph.state import AgentState, ErrorRecord, Usage
 
 
@@ -18,8 +19,6 @@ class LLMCallError(Exception):
     (429/5xx/timeouts/connection, after the SDK's own retries with backoff)."""
 
     def __init__(self, cause: Exception):
-        from agent.llm import describe_llm_error, llm_error_kind
-
         super().__init__(describe_llm_error(cause))
         self.cause = cause
         self.kind = llm_error_kind(cause)

@@ -11,10 +11,10 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from agent.config import Budgets, ModelConfig
 from browser.interface import Browser
 from browser.trace import Redactor
 from graph.render import Prompts
+from graph.settings import Budgets, ModelConfig
 from graph.toolset import plan_tool, tool_schemas
 from tasks.spec import OutputSpec
 

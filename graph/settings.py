@@ -1,0 +1,62 @@
+"""The model and budget settings a graph run is bound to, and the cost of one model call.
+
+They live in graph/ (not in the runner's config module) so that graph/ never imports agent/: the runner's
+config (`agent.config`) embeds and re-exports these types, and `agent.llm` re-exports `step_cost`.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class StrictModel(BaseModel):
+    """Unknown keys are errors: a typo in a config must not be silently ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class ModelConfig(StrictModel):
+    name: str
+    provider: Literal["openai", "scripted", "local"] = Field(
+        "openai", description="openai: any OpenAI-compatible endpoint; local: the packaged llama.cpp model, "
+                              "started on loopback when base_url is empty; scripted: walkthrough replays.")
+    model: str = Field("", description="Model id at the endpoint, e.g. 'gpt-4.1-mini' or 'openai/gpt-4o'.")
+    base_url: str | None = None
+    api_key_env: str | None = Field(
+        "OPENAI_API_KEY",
+        description="NAME of the environment variable holding the key; null for a local server that needs none.",
+    )
+    temperature: float = 0.0
+    timeout: float = 120.0
+    max_retries: int = 4
+    price_per_1k_prompt: float = 0.0
+    price_per_1k_completion: float = 0.0
+    max_output_tokens: int | None = Field(
+        None, ge=16, description="Cap on each reply's tokens (a small model can loop inside a JSON grammar).")
+    context_tokens: int | None = Field(
+        None, ge=1024, description="The model's context window; the actor's history is trimmed to fit it.")
+
+    @property
+    def needs_key(self) -> bool:
+        return self.provider != "scripted" and self.api_key_env is not None
+
+    def api_key(self) -> str | None:
+        """Read at call time, never kept on the model (so dumps of the config never hold it)."""
+        return os.environ.get(self.api_key_env) or None if self.api_key_env else None
+
+
+class Budgets(StrictModel):
+    """Defaults follow the paper's runs: 6,000 s per task, stop after 3,000 s without progress."""
+
+    wall_seconds: float = 6000.0
+    no_progress_seconds: float = 3000.0
+    max_steps: int = 60
+    max_tokens: int = 400_000
+    max_repairs: int = 2
+
+
+def step_cost(model: ModelConfig, prompt_tokens: int, completion_tokens: int) -> float:
+    return (prompt_tokens * model.price_per_1k_prompt + completion_tokens * model.price_per_1k_completion) / 1000

@@ -1,0 +1,138 @@
+"""The package layering of the design card, read from the source (every import statement, lazy ones too).
+
+agent/ is the top (runner, CLI); graph/ drives browser/ through its typed interface; eval/ is pure; no
+package below agent/ may import it, no package cycle, and no module cycle among the imports that run when a module is imported.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("agent", "browser", "graph", "tasks", "eval")
+
+FORBIDDEN = {
+    "graph": {"agent", "eval"},
+    "browser": {"agent", "graph", "tasks", "eval"},
+    "tasks": {"agent", "graph", "browser"},
+    "eval": {"agent", "graph", "browser"},
+}
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _import_nodes(tree: ast.Module, import_time_only: bool) -> list[ast.Import | ast.ImportFrom]:
+    """Every import statement, or only those run when the module is imported (not inside a function, not
+    under `if TYPE_CHECKING:`): lazy imports are how a package breaks its own module cycles on purpose."""
+    if not import_time_only:
+        return [n for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom)]
+    found: list[ast.Import | ast.ImportFrom] = []
+    pending: list[ast.AST] = list(tree.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            found.append(node)
+        elif isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            pending.extend(node.orelse)
+        elif not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            pending.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def _imports(path: Path, module: str, import_time_only: bool) -> set[str]:
+    """Absolute names of the project modules this file imports (relative imports resolved)."""
+    found: set[str] = set()
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    for node in _import_nodes(ast.parse(path.read_text(encoding="utf-8")), import_time_only):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        else:
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join([*anchor, base] if base else anchor)
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    return {name for name in found if name.split(".")[0] in PACKAGES}
+
+
+def import_graph(import_time_only: bool = False) -> dict[str, set[str]]:
+    files = {_module_name(p): p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py") if ".venv" not in p.parts}
+    graph: dict[str, set[str]] = defaultdict(set)
+    for module, path in files.items():
+        for name in _imports(path, module, import_time_only):
+            while name and name not in files:  # `from a.b import c` names c, which may be a function
+                name = name.rpartition(".")[0]
+            if name and name != module:
+                graph[module].add(name)
+    return {m: graph.get(m, set()) for m in files}
+
+
+def _find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node], _ = 1, stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state and (cycle := visit(nxt)):
+                return cycle
+        state[node], _ = 2, stack.pop()
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (cycle := visit(node)):
+            return cycle
+    return None
+
+
+def _package_edges(graph: dict[str, set[str]]) -> dict[tuple[str, str], set[str]]:
+    edges: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for module, targets in graph.items():
+        for target in targets:
+            a, b = module.split(".")[0], target.split(".")[0]
+            if a != b:
+                edges[(a, b)].add(module)
+    return edges
+
+
+def test_the_graph_sees_real_imports() -> None:
+    graph = import_graph()
+    assert "graph.settings" in graph["graph.nodes.deps"]  # `from graph.settings import Budgets, ...`
+    assert "graph.nodes.deps" in graph["graph.nodes.common"]
+    assert "graph.settings" in graph["agent.config"]
+    assert "browser.actions" in graph["browser.session"]  # a lazy import inside a method
+    assert "browser.actions" not in import_graph(import_time_only=True)["browser.session"]
+
+
+def test_cycle_finder_finds_a_cycle() -> None:
+    assert _find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _find_cycle({"a": {"b"}, "b": set(), "c": {"a"}}) is None
+
+
+def test_no_module_import_cycle_at_import_time() -> None:
+    cycle = _find_cycle(import_graph(import_time_only=True))
+    assert cycle is None, " -> ".join(cycle or [])
+
+
+def test_packages_keep_their_layers() -> None:
+    edges = _package_edges(import_graph())
+    broken = {f"{a} imports {b} in {sorted(mods)}" for (a, b), mods in edges.items() if b in FORBIDDEN.get(a, ())}
+    assert not broken, sorted(broken)
+
+
+def test_no_package_cycle_except_the_reference_answer_check() -> None:
+    """eval/ reads tasks.spec; the one way back is `sgr tasks validate` checking each gold answer with the
+    evaluator's parser (tasks/answer_check.py). Any other tasks -> eval import would make the two one lump."""
+    edges = _package_edges(import_graph())
+    assert edges.get(("tasks", "eval"), set()) <= {"tasks.answer_check"}
+    packages = {a: {b for (x, b) in edges if x == a and (x, b) != ("tasks", "eval")} for a in PACKAGES}
+    cycle = _find_cycle(packages)
+    assert cycle is None, " -> ".join(cycle or [])
