@@ -27,7 +27,7 @@ WINDOW_END_WORDS = ("to", "end", "max", "until", "before")
 
 
 def gate_key(name: str) -> str:
-    """Normalise a control label or URL parameter so 'Date from', 'date_from' and 'dateFrom' meet."""
+    """Normalise a control label or URL parameter so 'Sort order', 'sort_order' and 'sortOrder' meet."""
     name = re.sub(r"([a-z])([A-Z])", r"\1_\2", name.strip())
     return re.sub(r"[^0-9a-z]+", "_", name.casefold()).strip("_")
 
