@@ -215,6 +215,7 @@ class BenchRunner:
             model=cell.model.name, variant=cell.variant.name, task_id=cell.key.task_id,
             base_id=task.base_id, split=task.variant, domain=task.domain, family=task.family,
             language=task.language, gold=task.oracle_answer,
+            shape=str((task.metadata.model_extra or {}).get("task_shape") or ""),
             outcome=outcome, metrics=metrics, score=score, timed_out=timed_out, attempts=attempts,
             started_at=started_at, finished_at=now_iso(),
             files=sorted(str(p.relative_to(staging)) for p in staging.rglob("*") if p.is_file()) + ["cell.json"],

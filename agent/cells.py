@@ -68,6 +68,7 @@ class CellRecord(BaseModel):
     split: str = Field("", description="goal | constraint")
     domain: str = ""
     family: str = ""
+    shape: str = Field("", description="copy | derived (the offline suite's metadata.task_shape); '' unknown")
     language: str = ""
     gold: str = ""
     outcome: TaskOutcome

@@ -81,11 +81,12 @@ class RunSummary:
     overall: list[GroupStats]
     by_family: list[GroupStats]
     by_split: list[GroupStats]
+    by_shape: list[GroupStats]  # copy vs derived answers, where the records say (the offline suite does)
     stop_reasons: dict[str, dict[str, int]]
     scripted: bool
 
     def views(self) -> list[GroupStats]:
-        return [*self.overall, *self.by_family, *self.by_split]
+        return [*self.overall, *self.by_family, *self.by_split, *self.by_shape]
 
 
 def scripted_models(manifest: dict[str, Any] | None, records: list[CellRecord]) -> set[str]:
@@ -113,6 +114,7 @@ def summarize(run_dir: Path, records: list[CellRecord] | None = None) -> RunSumm
         overall=_grouped(records, "overall", lambda r: "all"),
         by_family=_grouped(records, "family", lambda r: r.family),
         by_split=_grouped(records, "split", lambda r: r.split),
+        by_shape=_grouped(records, "shape", lambda r: r.shape) if any(r.shape for r in records) else [],
         stop_reasons={k: dict(sorted(v.items())) for k, v in sorted(stops.items())},
         scripted=bool(scripted),
     )
@@ -150,6 +152,9 @@ def render_markdown(summary: RunSummary) -> str:
     lines += ["## Overall (per model and variant)", "", *_table(summary.overall, None), ""]
     lines += ["## By source family", "", *_table(summary.by_family, "Family"), ""]
     lines += ["## Goal vs constraint", "", *_table(summary.by_split, "Split"), ""]
+    if summary.by_shape:
+        lines += ["## Task shape (copy: answer cells are page cells; derived: selected, joined, computed)", "",
+                  *_table(summary.by_shape, "Shape"), ""]
     lines += ["## Tokens, cost, time, steps (per task)", "", *_cost_table(summary.overall), ""]
     lines += ["## Stop reasons", "", "| Model / variant | Stop reason | Tasks |", "|---|---|---|"]
     for series, counts in summary.stop_reasons.items():
@@ -190,6 +195,7 @@ def write_summary(run_dir: Path, records: list[CellRecord] | None = None) -> Run
         "finished": summary.finished,
         "overall": [_rounded(asdict(r)) for r in summary.overall],
         "by_family": [_rounded(asdict(r)) for r in summary.by_family],
+        "by_shape": [_rounded(asdict(r)) for r in summary.by_shape],
         "by_split": [_rounded(asdict(r)) for r in summary.by_split],
         "stop_reasons": summary.stop_reasons,
     })

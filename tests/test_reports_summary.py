@@ -132,3 +132,14 @@ def test_ablation_of_scripted_replays_says_so_on_top_and_per_row() -> None:
     assert table.startswith("# Ablation (scripted replays)") and "NOT AGENT RESULTS" in table
     assert "| scripted-walkthrough (scripted replay) | full |" in table and "| gpt | full |" in table
     assert not render_ablation_markdown([real], {"scripted-walkthrough"}).startswith("# Ablation (scripted")
+
+
+def test_summary_splits_copy_and_derived_tasks_when_records_say(run_dir: Path) -> None:
+    assert summarize(run_dir).by_shape == []  # released tasks carry no shape: no table
+    assert "## Task shape" not in render_markdown(summarize(run_dir))
+    shaped = [r.model_copy(update={"shape": "derived" if r.task_id.startswith("b") else "copy"}) for r in RECORDS]
+    summary = summarize(run_dir, shaped)
+    full_copy, full_derived = _row(summary.by_shape, "full", "copy"), _row(summary.by_shape, "full", "derived")
+    assert (full_copy.n, full_derived.n) == (2, 1)
+    assert full_copy.item_f1 == pytest.approx((1.0 + 0.5) / 2) and full_derived.item_f1 == pytest.approx(0.4)
+    assert "| m1 | full | derived | 1 | 0.00 | 40.00 |" in render_markdown(summary)
