@@ -58,7 +58,7 @@ def _pending_gates(plan: Plan | None, retrieval: Any) -> list[str]:
     if plan is None or not retrieval:
         return []
     return [f"{g.name}={g.target}" for g in plan.gates
-            if g.kind not in ("window", "search") and not find_gate_value(retrieval, g.name)] + [
+            if g.kind not in ("window", "search") and not find_gate_value(retrieval, g.name, g)] + [
         f"AMBIGUOUS {note}" for note in ambiguous_gates(plan, retrieval)]
 
 

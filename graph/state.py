@@ -88,6 +88,8 @@ class StateValue(TypedDict):
     evidence: list[Evidence]
     set_at_step: int | None  # step of an agent action that set it; None = site default / side effect
     set_by: str | None  # kind of that action
+    kind: NotRequired[str]  # the control's kind (select, date, ...) when a control shows it
+    options: NotRequired[list[str]]  # its option labels (at most MAX_OPTIONS_KEPT), to tell look-alike gates apart
 
 
 class RetrievalState(TypedDict):

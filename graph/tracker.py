@@ -16,6 +16,9 @@ from graph.state import DriftFlag, Gate, Phase, Plan, RetrievalState, StateValue
 
 PAGE_PARAMS = frozenset({"page", "p", "pg", "pageno", "page_no", "page_num", "pagenumber", "offset", "cursor", "start",
                          "startindex", "start_index"})
+MAX_OPTIONS_KEPT = 200
+WINDOW_KINDS = frozenset({"date", "range", "number"})
+SEARCH_KINDS = frozenset({"text", "search"})
 STATE_CONTROL_KINDS = frozenset(
     {"select", "custom_select", "radio_group", "checkbox", "toggle", "text", "search", "date", "number",
      "range", "page_size", "tab"}
@@ -152,6 +155,7 @@ def track(
     targets = _action_targets(action)
 
     values: dict[str, StateValue] = {}
+    shapes = _control_shapes(obs)
     for key, (value, label, evidence) in read_values(obs, result).items():
         before = same_path_before["values"].get(key) if same_path_before else None
         if before is not None and before["value"] == value:
@@ -163,6 +167,8 @@ def track(
             values[key] = StateValue(value=value, label=label, evidence=evidence, set_at_step=step, set_by=kind)
         else:
             values[key] = StateValue(value=value, label=label, evidence=evidence, set_at_step=None, set_by=None)
+        if key in shapes:
+            values[key]["kind"], values[key]["options"] = shapes[key]
 
     pagination = obs.pagination
     state = RetrievalState(
@@ -247,23 +253,53 @@ def _dedupe(flags: list[DriftFlag]) -> list[DriftFlag]:
     return list(seen.values())
 
 
-def gate_candidates(state: RetrievalState | dict[str, str], name: str) -> list[tuple[str, str]]:
+def _control_shapes(obs: Observation) -> dict[str, tuple[str, list[str]]]:
+    """gate key -> (control kind, option labels): what tells two controls with look-alike labels apart."""
+    shapes: dict[str, tuple[str, list[str]]] = {}
+    for control in obs.controls:
+        if control.kind not in STATE_CONTROL_KINDS:
+            continue
+        options = [o.label for o in control.options][:MAX_OPTIONS_KEPT]
+        for name in (control.name, control.label):
+            if name:
+                shapes.setdefault(gate_key(name), (control.kind, options))
+    return shapes
+
+
+def gate_candidates(state: RetrievalState | dict[str, str], name: str, gate: Gate | None = None) -> list[tuple[str, str]]:
     """(key, value) of every state value a plan gate may name, by meaning, not substring: the same
     normalised key or label; else each label / key that contains ALL the gate's words as whole words
-    ('Date' is not 'update_frequency'; 'Date' is both 'Date received' and 'Date closed': two candidates)."""
+    ('Date' is not 'update_frequency'; 'Date' is both 'Date received' and 'Date closed': two candidates).
+    Several candidates are then narrowed by what the gate asks of a control: a control whose options hold
+    the gate's target, or whose kind fits the gate (a window: a date/range/number field; a search: a text
+    field). What is still ambiguous stays so: the caller reports it, never guesses."""
     values = state["values"] if "values" in state else {k: {"value": v, "label": k} for k, v in state.items()}
     wanted = gate_key(name)
     exact = [(k, v["value"]) for k, v in values.items() if k == wanted or gate_key(v.get("label") or "") == wanted]
     if exact:
         return exact[:1]
     words = set(wanted.split("_")) - {""}
-    return [(k, v["value"]) for k, v in values.items()
-            if words and (words <= set(k.split("_")) or words <= set(gate_key(v.get("label") or "").split("_")))]
+    found = [(k, v["value"]) for k, v in values.items()
+             if words and (words <= set(k.split("_")) or words <= set(gate_key(v.get("label") or "").split("_")))]
+    if len(found) > 1 and gate is not None:
+        found = _narrow(found, values, gate)
+    return found
 
 
-def find_gate_value(state: RetrievalState | dict[str, str], name: str) -> tuple[str, str] | None:
+def _narrow(found: list[tuple[str, str]], values: dict, gate: Gate) -> list[tuple[str, str]]:
+    by_option = [(k, v) for k, v in found
+                 if any(values_match(option, gate.target) for option in values[k].get("options") or [])]
+    if by_option:
+        return by_option
+    fitting = WINDOW_KINDS if gate.kind == "window" else SEARCH_KINDS if gate.kind == "search" else None
+    by_kind = [(k, v) for k, v in found if fitting is not None and values[k].get("kind") in fitting]
+    return by_kind or found
+
+
+def find_gate_value(state: RetrievalState | dict[str, str], name: str,
+                    gate: Gate | None = None) -> tuple[str, str] | None:
     """(key, value) of the state value a plan gate names, if exactly one does (ambiguity is never guessed)."""
-    found = gate_candidates(state, name)
+    found = gate_candidates(state, name, gate)
     return found[0] if len(found) == 1 else None
 
 
@@ -273,7 +309,7 @@ def ambiguous_gates(plan: Plan | None, state: RetrievalState | None) -> list[str
         return []
     notes = []
     for gate in plan_gates(plan):
-        found = gate_candidates(state, gate.name)
+        found = gate_candidates(state, gate.name, gate)
         if len(found) > 1:
             labels = [state["values"][k]["label"] or k for k, _ in found]
             notes.append(f"{gate.name} matches {len(found)} controls {labels}")
@@ -294,13 +330,13 @@ def _plan_flags(plan: Plan, state: RetrievalState, step: int) -> list[DriftFlag]
             if flag:
                 flags.append(flag)
             continue
-        found = find_gate_value(state, gate.name)
+        found = find_gate_value(state, gate.name, gate)
         if not found:
             continue
         key, value = found
         if any(f["gate"] == key for f in flags):
             continue  # several phases name this gate: one flag
-        planned = [g.target for g in gates if find_gate_value(state, g.name) == found]  # any phase's value
+        planned = [g.target for g in gates if find_gate_value(state, g.name, g) == found]  # any phase's value
         if state["values"][key]["set_at_step"] is not None and value and not any(
                 values_match(value, target) for target in planned):
             flags.append(DriftFlag(

@@ -35,7 +35,7 @@ def check_gates(plan: Plan | None, rows: list[EvidenceRow]) -> list[Failure]:
         wrong = []
         for row in rows:
             snapshot = row["provenance"]["state"]
-            found = find_gate_value(snapshot, gate.name) if snapshot is not None else None
+            found = find_gate_value(snapshot, gate.name, gate) if snapshot is not None else None
             if found and not values_match(found[1], gate.target):
                 wrong.append((row, found[1]))
         if wrong:

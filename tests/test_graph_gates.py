@@ -4,6 +4,7 @@ ambiguous gate is reported, not guessed), and a phased plan lets a later phase s
 from __future__ import annotations
 
 from agent.scripted import plan_from_walkthrough
+from browser.types import Control, Observation, Option
 from graph.state import Gate, Phase, Plan
 from graph.tracker import ambiguous_gates, find_gate_value, gate_candidates, track
 from tests.test_graph_tracker import obs, step
@@ -108,3 +109,41 @@ def test_read_facts_opening_a_url_is_a_deliberate_navigation():
     _, lost = step(obs("/results?agency=fda", agency="fda"), 2, {"kind": "click", "target": {"text": "x"}},
                    previous=s1, history=[s1])
     assert [f["rule"] for f in lost] == ["navigation_reset"]  # the same change by a click is drift
+
+
+def _page_with_look_alikes(status: str = "open") -> Observation:
+    """Two controls whose labels both hold 'Status' and one whose label holds 'Date': only the kind and the
+    options tell which one a gate means."""
+    return Observation(url="http://site.test/search", controls=[
+        Control(ref="e1", kind="select", label="Case status", name="case_status", value=status,
+                options=[Option(label="Open", value="open", selected=status == "open"),
+                         Option(label="Closed", value="closed", selected=status == "closed")]),
+        Control(ref="e2", kind="select", label="Status of review", name="review_status", value="any",
+                options=[Option(label="Any", value="any", selected=True), Option(label="Reviewed", value="rev")]),
+        Control(ref="e3", kind="date", label="Date filed", name="filed", value="2020-01-01"),
+        Control(ref="e4", kind="select", label="Date type", name="date_type", value="received",
+                options=[Option(label="Received", value="received", selected=True)]),
+    ])
+
+
+def test_look_alike_gates_are_told_apart_by_options_and_kind():
+    state, _ = track(obs=_page_with_look_alikes(), step=1, action={"kind": "goto", "url": "x"}, result=None,
+                     previous=None, history=[], active_flags=[], plan=None)
+    closed = Gate(kind="filter", name="Status", target="Closed")
+    assert find_gate_value(state, "Status") is None  # by label alone: two controls
+    assert find_gate_value(state, "Status", closed) == ("case_status", "Open")  # only it offers 'Closed'
+    window = Gate(kind="window", name="Date", target="2020-01-01..2020-12-31")
+    assert find_gate_value(state, "Date") is None
+    assert find_gate_value(state, "Date", window) == ("filed", "2020-01-01")  # the date field, not 'Date type'
+    neither = Gate(kind="filter", name="Status", target="Pending")  # no control offers it: still ambiguous
+    assert find_gate_value(state, "Status", neither) is None
+    assert ambiguous_gates(Plan(gates=[neither, closed]), state) == [
+        "Status matches 2 controls ['Case status', 'Status of review']"]
+
+
+def test_a_look_alike_gate_resolved_by_options_is_checked_for_mismatch():
+    plan = Plan(gates=[Gate(kind="filter", name="Status", target="Closed")])
+    state, flags = track(obs=_page_with_look_alikes("open"), step=2,
+                         action={"kind": "select", "target": {"label": "Case status"}, "option": "Open"},
+                         result=None, previous=None, history=[], active_flags=[], plan=plan)
+    assert [(f["rule"], f["gate"], f["after"]) for f in flags] == [("gate_mismatch", "case_status", "Open")]
