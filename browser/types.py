@@ -183,7 +183,7 @@ class ReadSection(_Action):
 
     kind: Literal["read_section"] = "read_section"
     heading: str | None = Field(None, description="Text of the section's heading.")
-    target: Target | None = Field(None, description="Element whose text to read (e.g. ref from a cut line).")
+    target: Target | None = None  # the element of a cut line (its ref), instead of a heading
     max_chars: int = Field(8000, gt=0, le=50_000)
 
 
