@@ -31,7 +31,7 @@ from agent.config import (
     load_config,
 )
 from agent.local_model import LocalModelError
-from agent.manifest import MixedCodeError, check_single_run_code
+from agent.manifest import SINGLE_RUN_FINGERPRINT, MixedCodeError, check_single_run_code
 from agent.outcome import TaskOutcome
 from agent.webenv_sites import DEFAULT_RELEASE
 
@@ -188,6 +188,8 @@ def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASK
                                              webenv_release=release))
     except TaskSkipped as exc:  # the task's site has no environment: a listed skip, not a failure
         console.print(str(exc), highlight=False)
+        if [p.name for p in out_dir.iterdir()] == [SINGLE_RUN_FINGERPRINT]:  # nothing ran: leave no folder
+            (out_dir / SINGLE_RUN_FINGERPRINT).unlink()
         if not any(out_dir.iterdir()):
             out_dir.rmdir()
         return
