@@ -103,7 +103,11 @@ def _stop_head(head: subprocess.Popen) -> None:
 @pytest.fixture(scope="module")
 def ray_cluster() -> Iterator[tuple[str, int]]:
     """(address, pid of `ray start`): a head with 2 CPUs on loopback; every Ray process is in its group.
-    A start that times out under load is tried again (twice at most): the cluster is the test's setting."""
+    A start that times out under load is tried again (twice at most): the cluster is the test's setting.
+    Token authentication (on by default for local clusters since Ray 2.59) is off for this loopback-only
+    cluster: the head, the `ray status` probe and the drivers would otherwise each need the token."""
+    saved_auth = os.environ.get("RAY_AUTH_MODE")
+    os.environ["RAY_AUTH_MODE"] = "disabled"
     for tries_left in (2, 1, 0):
         try:
             head, address = _start_head()
@@ -115,6 +119,10 @@ def ray_cluster() -> Iterator[tuple[str, int]]:
         yield address, head.pid
     finally:
         _stop_head(head)
+        if saved_auth is None:
+            os.environ.pop("RAY_AUTH_MODE", None)
+        else:
+            os.environ["RAY_AUTH_MODE"] = saved_auth
 
 
 def _config(tmp_path: Path, name: str, *, tasks: int, executor: str, address: str = "",
