@@ -20,7 +20,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -28,6 +27,7 @@ from starlette.routing import Route
 
 from agent.config import ModelConfig
 from agent.transcript import read_transcript
+from tasks.offline.server import ThreadedServer, free_port
 
 EXHAUSTED = {"status": 400, "error": "fake server: no scripted reply left"}
 
@@ -48,7 +48,7 @@ def completion(reply: dict[str, Any], index: int, model: str) -> dict[str, Any]:
             "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}}
 
 
-class FakeOpenAIServer:
+class FakeOpenAIServer(ThreadedServer):
     """`with FakeOpenAIServer(replies) as fake: ModelConfig(..., base_url=fake.base_url)`."""
 
     def __init__(self, replies: Iterable[dict[str, Any]], *, model: str = "fake-model",
@@ -62,12 +62,8 @@ class FakeOpenAIServer:
         self._lock = threading.Lock()
         app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"]),
                                 Route("/v1/models", self._models, methods=["GET"])])
-        from tasks.offline.server import _free_port
-
-        self.port = _free_port("127.0.0.1")
-        self._server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
-                                                     lifespan="off", access_log=False))
-        self._thread = threading.Thread(target=self._server.run, name="fake-openai", daemon=True)
+        self.port = free_port("127.0.0.1")
+        super().__init__(app, "127.0.0.1", self.port, "fake OpenAI server")
 
     @classmethod
     def from_transcript(cls, path: Path, **kwargs: Any) -> FakeOpenAIServer:
@@ -101,22 +97,3 @@ class FakeOpenAIServer:
             return JSONResponse({"error": {"message": str(reply.get("error", "")), "type": "fake_error"}},
                                 status_code=int(reply["status"]))
         return JSONResponse(completion(reply, index, self.model))
-
-    def start(self, timeout: float = 20.0) -> FakeOpenAIServer:
-        self._thread.start()
-        deadline = time.monotonic() + timeout
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError(f"fake OpenAI server did not start on {self.base_url}")
-            time.sleep(0.02)
-        return self
-
-    def stop(self) -> None:
-        self._server.should_exit = True
-        self._thread.join(timeout=10)
-
-    def __enter__(self) -> FakeOpenAIServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
