@@ -325,7 +325,7 @@ async def run_bench(
             console.print(f"[bold yellow]--allow-mixed: resuming over cells of other code: {line}[/]")
         shutil.rmtree(run_dir / STAGING_DIR, ignore_errors=True)  # leftovers of a killed run
         # On Ray each worker serves the offline sites itself: tasks keep the placeholder origin here.
-        with _offline_server(config, needed=not on_ray) as origin, serving_config(config) as served:
+        with _offline_server(config, run_dir, console, needed=not on_ray) as origin, serving_config(config) as served:
             membership: dict[str, int] = {}
             tasks = load_bench_tasks(config, config_path, origin, membership)
             webenv = _webenv_plan(config, config_path, tasks, membership, console)
@@ -347,7 +347,7 @@ async def run_bench(
                 if todo:
                     await engine.preflight()
                 manifest = start_session(run_dir, config, config_path, notices, len(cells), result.skipped,
-                                         executor=engine.describe(), mixed_code=mixed)
+                                         executor=engine.describe(), mixed_code=mixed, offline_origin=origin)
                 if webenv is not None:
                     from agent.webenv import record_in_manifest
 
@@ -397,14 +397,15 @@ def _describe_engine(engine: Executor) -> str:
 
 
 @contextlib.contextmanager
-def _offline_server(config: BenchConfig, needed: bool = True) -> Iterator[str | None]:
+def _offline_server(config: BenchConfig, run_dir: Path, console: Console,
+                    needed: bool = True) -> Iterator[str | None]:
     if not needed or not any(ds.suite == "offline" for ds in config.datasets):
         yield None
         return
-    from tasks.offline.server import OfflineServer
+    from agent.offline_site import serve_offline_sites
 
-    with OfflineServer() as server:
-        yield server.origin
+    with serve_offline_sites(run_dir, lambda line: console.print(f"[bold yellow]{line}[/]")) as origin:
+        yield origin
 
 
 __all__ = ["BenchResult", "BrowserUnavailable", "Cell", "MixedCodeError", "RunFolderBusy", "plan_cells", "run_bench",

@@ -200,7 +200,7 @@ def read_manifest(run_dir: Path) -> dict[str, Any] | None:
 
 def start_session(run_dir: Path, config: BenchConfig, config_path: Path, notices: list[str],
                   planned: int, skipped: int, *, executor: dict[str, Any] | None = None,
-                  mixed_code: list[str] | None = None) -> dict[str, Any]:
+                  mixed_code: list[str] | None = None, offline_origin: str | None = None) -> dict[str, Any]:
     """Write the manifest with a new open session; returns the manifest to close later.
 
     The top level describes the latest session (config, code, versions, machine); `sessions` keeps
@@ -215,6 +215,7 @@ def start_session(run_dir: Path, config: BenchConfig, config_path: Path, notices
         "machine": machine_info(),
         "notices": notices,
         "executor": executor or {"kind": "local", "concurrency": config.run.concurrency},
+        "offline_origin": offline_origin,  # a resumed run serves the offline sites here again (checkpoints name it)
     }
     fingerprints = run_fingerprints(config)
     session = {**environment, "code": fingerprints["code"], "allow_mixed": bool(mixed_code),

@@ -67,6 +67,8 @@ def test_kill_9_mid_run_then_resume(tmp_path: Path) -> None:
     killed, resumed = manifest["sessions"]
     assert killed["status"] == "running" and killed["ended_at"] is None  # what a kill -9 leaves
     assert resumed["status"] == "finished"
+    # the offline sites come back on the origin the killed session's checkpoints name
+    assert resumed["offline_origin"] == killed["offline_origin"] is not None
     assert (resumed["cells_skipped"], resumed["cells_run"]) == (len(before), TASKS - len(before))
 
     assert not (run_dir / ".staging").exists()
