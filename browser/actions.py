@@ -176,10 +176,35 @@ async def _click(driver: PageDriver, action: Click) -> Outcome:
     locator = await _locate(driver, action.target)
     await _ensure_enabled(locator, action.target.describe())
     try:
-        await locator.click()
+        if await locator.evaluate(_OPENS_TAB_JS):
+            await _click_expecting_tab(driver, locator)
+        else:
+            await locator.click()
     except PlaywrightError as exc:
         raise _interaction_error(exc, f"clicking {action.target.describe()}") from exc
     return Outcome(f"clicked {action.target.describe()}", expect_change=True)
+
+
+# A link or form button that targets another browsing context opens a tab, which `_adopt_popups` follows.
+_OPENS_TAB_JS = """el => {
+  const owner = el.closest('a[target], area[target]') || (el.form && el.form.getAttribute('target') ? el.form : null);
+  const target = owner ? (owner.getAttribute('target') || '').toLowerCase() : '';
+  return !!target && !['_self', '_parent', '_top'].includes(target);
+}"""
+
+
+async def _click_expecting_tab(driver: PageDriver, locator: Locator) -> None:
+    """Wait for the tab to exist: on a busy machine it appears after the click returns, and a tab that
+    is not there yet would read as a click without effect."""
+    clicked = False
+    try:
+        async with driver.context.expect_page(timeout=driver.timeouts.action_ms):
+            await locator.click()
+            clicked = True
+    except PlaywrightTimeout:
+        if not clicked:
+            raise
+        # no tab came (a script handled the click itself): the action is judged by its effect
 
 
 async def _fill(driver: PageDriver, action: Fill) -> Outcome:

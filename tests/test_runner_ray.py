@@ -11,7 +11,6 @@ import os
 import platform
 import re
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -25,17 +24,12 @@ import ray  # the `ray` extra: installed by scripts/install.sh, so these tests r
 
 from agent.bench import run_bench
 from agent.cells import load_records
+from tasks.offline.server import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 RAY = Path(sys.executable).parent / "ray"
 pytestmark = pytest.mark.slow
 ORIGIN = re.compile(r"http://127\.0\.0\.1:\d+")
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _processes() -> dict[int, tuple[int, str]]:
@@ -71,7 +65,7 @@ def _cell_workers(head_pid: int) -> list[int]:
 def _start_head() -> tuple[subprocess.Popen, str]:
     """`ray start --head` on loopback, 2 CPUs; waits until the cluster answers. Ray gives its raylet a fixed
     30 s to come up, which a heavily loaded 2-core machine can miss: then `ray start` exits and we say so."""
-    port = _free_port()
+    port = free_port("127.0.0.1")
     temp_dir = tempfile.mkdtemp(prefix="sgrray", dir="/tmp")  # short: Ray's socket paths have a length limit
     head = subprocess.Popen(
         [str(RAY), "start", "--head", "--block", "--num-cpus", "2", "--port", str(port),
