@@ -93,6 +93,13 @@ class CellResult:
     node: str = ""
 
 
+# A private cluster (no `address`) runs only our cells, so its workers get normal priority: Ray starts
+# worker processes at niceness 15 (so that its own daemons win), which on a shared machine starves the
+# agent and the Chromium it launches behind any other load. On a cluster of your own, start every node
+# with `RAY_worker_niceness=0 ray start ...` for the same effect (README).
+PRIVATE_CLUSTER: dict[str, Any] = {"include_dashboard": False, "_system_config": {"worker_niceness": 0}}
+
+
 class CellWorker:
     """Lives in a Ray worker process: one Chromium worker and, when a task needs them, the offline sites on
     this node's loopback. Its scratch (staging, checkpoints) is node-local under the temp folder."""
@@ -239,7 +246,7 @@ class RayExecutor:
 
         self._started_here = not ray.is_initialized()
         if self._started_here:
-            private = {"include_dashboard": False} if self.settings.address is None else {}
+            private = PRIVATE_CLUSTER if self.settings.address is None else {}
             ray.init(address=self.settings.address, runtime_env=self._runtime_env(), namespace="sgr-bench",
                      log_to_driver=False, configure_logging=False, **private)
         self.nodes = [{"node_id": n["NodeID"], "host": n.get("NodeManagerHostname") or n.get("NodeManagerAddress"),

@@ -120,8 +120,10 @@ def start_ray(cpus: int) -> float:
     """A private local cluster for the Ray rows (the executor joins it); returns its start-up seconds."""
     import ray
 
+    from agent.bench_ray import PRIVATE_CLUSTER
+
     started = time.perf_counter()
-    ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    ray.init(num_cpus=cpus, log_to_driver=False, configure_logging=False, **PRIVATE_CLUSTER)
     return time.perf_counter() - started
 
 
