@@ -93,7 +93,7 @@ def agent_texts() -> dict[str, str]:
     }
     for package in ("graph", "browser"):
         for path in sorted((ROOT / package).rglob("*")):
-            if path.suffix in {".py", ".js", ".json"} and path.is_file():  # modules, not developer docs
+            if path.suffix in {".py", ".js", ".json", ".md"} and path.is_file():  # modules and their docs
                 texts[str(path.relative_to(ROOT))] = path.read_text(encoding="utf-8")
     for search in (True, False):
         texts[f"tool_schemas(search={search})"] = json.dumps(tool_schemas(search=search), ensure_ascii=False)
