@@ -4,7 +4,8 @@ Mechanics: term field (Title / Abstract / All fields), classification with an "i
 that is ON by default, a date filter on the *latest version* by default (original submission on request),
 date range, results per page (10 by default), sort, page-number pagination; record pages with primary
 category, cross-lists, submission history v1..vN, comments, journal reference, DOI, withdrawn notices;
-full-text HTML with result tables on some records.
+full-text HTML with result tables on some records; a yearly review series (its own category) whose full text,
+per version (`/html/<id>v<n>`, linked from the submission history), lists registered benchmarks by registry id.
 """
 
 from __future__ import annotations
@@ -562,7 +563,8 @@ def _census_draft(data: ScholarData) -> TaskDraft:
                    f"{census.EDITIONS[0]} edition", f"figures of the {new} edition's later version"],
         traps=[f"criterion mismatch: the {new} preliminary report and the {census.EDITIONS[0]} edition (published "
                f"in {old}) look like the wanted editions",
-               f"drift: 'Full text (HTML)' opens the latest version; the {new} edition's v2 corrects figures",
+               f"drift: every 'Full text (HTML)' link (also after returning to the record page) opens the latest "
+               f"version; the {new} edition's v{len(later.tables)} corrects figures",
                "near miss: a benchmark renamed between editions keeps its id (join by id, not by name)",
                f"near miss: a name dropped after {old} reappears under a new id in {new} (a name join pairs them)"],
         column_notes={

@@ -3,7 +3,8 @@
 Mechanics: state in URL query parameters; pagination by a "Next" link only; a date-range widget with a
 "date type" switch (last modified by default, published on request); deprecated product identifiers that
 only become selectable and matchable with "include deprecated"; detail pages with score vector, weakness,
-references and a dated change history (score revisions, identifier remaps).
+references and a dated change history (score revisions, identifier remaps); a product dictionary (deprecated
+identifiers on request) whose product pages list release milestones, with legacy identifiers only when asked for.
 """
 
 from __future__ import annotations
@@ -705,7 +706,8 @@ def _milestone_draft(data: VulnData, q: Query) -> TaskDraft:
     traps = [
         f"criterion mismatch: without deprecated identifiers the records still filed under {old.id} are not "
         "listed (pending_remap drops to 0)",
-        "drift: the date type defaults to Last modified, which lists another set of records",
+        "drift: the date type defaults to Last modified, which lists another set of records; the 'Search form' "
+        "link from a record page resets the form (deprecated identifiers off, Last modified)",
         "near miss: milestones with a legacy identifier but no remap in the window, and the newest milestone "
         "(no legacy identifier) stay in the answer with NONE and 0",
         "dependency not closed: legacy identifiers only with 'Show legacy identifiers'; remaps only in each "
