@@ -107,7 +107,7 @@ def test_history_walkthrough_pattern_reads_record_pages(client, data):
 def test_other_seeds_still_give_tasks_with_effective_traps(seed):
     data = scholar.build(seed)
     records = scholar.tasks(data)
-    assert len(records) == 8 and all(2 <= r["oracle_output_cardinality"] <= 20 for r in records)
+    assert len(records) == 10 and all(2 <= r["oracle_output_cardinality"] <= 20 for r in records)
     assert set(scholar.walkthroughs(data)) == {r["task_id"] for r in records if not r["task_id"].endswith("-g")}
 
 
@@ -136,3 +136,67 @@ def test_trail_oracle_recomputed_from_served_pages(data, client):
     assert any(r.split("|")[1] == "NONE" for r in rows) and any(r.split("|")[1] != "NONE" for r in rows)
     latest_basis = result_ids(client.get(f"/scholar/search?{q.params(basis='latest')}").text)
     assert set(latest_basis) != set(ids[: len(latest_basis)]), "the default date basis lists other papers"
+
+
+def _registry_table(client: TestClient, url: str) -> dict[str, tuple[str, int]]:
+    """Table 2 of a census full-text page: registry id -> (name, downloads)."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(client.get(url).text, "lxml")
+    table = next(t for t in soup.find_all("table") if t.caption.get_text().startswith("Table 2:"))
+    rows = [[td.get_text(strip=True) for td in tr.find_all("td")] for tr in table.tbody.find_all("tr")]
+    return {r[0]: (r[1], int(r[3].replace(",", ""))) for r in rows}
+
+
+def _joined(old: dict[str, tuple[str, int]], new: dict[str, tuple[str, int]]) -> list[str]:
+    rows = sorted(((new[i][1] - old[i][1], i) for i in old.keys() & new.keys()), key=lambda r: (-r[0], r[1]))
+    return ["|".join((i, old[i][0], new[i][0], str(old[i][1]), str(new[i][1]), str(change),
+                      "NO" if old[i][0] == new[i][0] else "YES")) for change, i in rows]
+
+
+def test_census_oracle_recomputed_from_served_pages(data, client):
+    """005's answer follows from the pages alone: the title search in the series' category, each edition's record
+    page and the v1 full text linked from its submission history, joined by registry id; and every trap (the
+    latest version, the preliminary report, the earlier edition, a join by name) changes it."""
+    from bs4 import BeautifulSoup
+
+    html = client.get(f"/scholar/search?{scholar.CENSUS_QUERY.params()}").text
+    listed = {tr.find("a").get_text(): tr.find_all("td")[1].get_text()
+              for tr in BeautifulSoup(html, "lxml").select("#results tbody tr")}
+    assert len(listed) == 4, listed  # editions 2021-2023 and the 2023 preliminary report
+
+    def edition_id(year: int, preliminary: bool = False) -> str:
+        return next(pid for pid, title in listed.items()
+                    if f"Census {year}" in title and ("preliminary" in title) == preliminary)
+
+    def version_url(pid: str, label: str) -> str:
+        abstract = BeautifulSoup(client.get(f"/scholar/abs/{pid}").text, "lxml")
+        return next(a["href"] for a in abstract.find_all("a") if a.get_text() == label)
+
+    old, new = (edition_id(y) for y in scholar.census.JOINED)
+    v1_old, v1_new = (_registry_table(client, version_url(pid, "HTML (v1)")) for pid in (old, new))
+    expected = _joined(v1_old, v1_new)
+    record = next(r for r in scholar.tasks(data) if r["task_id"] == "offline_scholar_005")
+    lines = record["oracle_answer"].split(";")
+    assert lines[0] == "registry_id|name_2022|name_2023|downloads_2022|downloads_2023|change|renamed"
+    assert lines[1:] == expected
+    assert {line.rsplit("|", 1)[1] for line in expected} == {"YES", "NO"}, "renamed ids must be in the answer"
+    latest = _registry_table(client, version_url(new, "Full text (HTML)"))
+    assert latest != v1_new and _joined(v1_old, latest) != expected, "the default full text is the revised v2"
+    preliminary = _registry_table(client, f"/scholar/html/{edition_id(2023, preliminary=True)}")
+    assert _joined(v1_old, preliminary) != expected
+    earlier = _registry_table(client, f"/scholar/html/{edition_id(2021)}")
+    assert _joined(earlier, v1_new) != expected
+    by_name_old = {name: i for i, (name, _) in v1_old.items()}
+    by_name_pairs = {(by_name_old[name], i) for i, (name, _) in v1_new.items() if name in by_name_old}
+    assert any(a != b for a, b in by_name_pairs), "a name reused under a new id: a name join pairs wrong ids"
+    assert client.get(f"/scholar/html/{new}v9").status_code == 404
+
+
+def test_review_series_stays_out_of_research_searches(data):
+    """The series lives in its own category, so the research tasks' searches (and answers) never include it."""
+    series = {r.paper_id for r in data.reviews}
+    chosen = scholar.choose(data)
+    for q in (chosen.primary_query, chosen.paged_query, chosen.history_query, chosen.trail_query):
+        assert not series & {p.id for p in scholar.search(data, q)}
+    assert len(series) == 4 and len({p.id for p in data.papers}) == len(data.papers)

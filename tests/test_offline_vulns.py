@@ -210,3 +210,66 @@ def test_remap_oracle_recomputed_from_served_pages(client):
     assert record["oracle_answer"] == "\n".join(expected)
     assert 0 < len(rows) < len(records), "never-remapped filings are near misses"
     assert bound(listed(replace(q, include_deprecated=False))) != bound(records)
+
+
+def test_milestone_oracle_recomputed_from_served_pages(client):
+    """005's answer follows from the pages: the product page's milestones (legacy identifiers only behind the
+    toggle), every result page (Next), and each listed record's milestone and change history; the traps (no
+    deprecated ids, the default date type, a vendor-wide search) change it."""
+    q = vulns.choose(DATA).milestone_query
+    product_url = f"/vulns/products/{q.product}"
+    default_headers, _ = table_rows(client.get(product_url).text)
+    assert "Legacy identifier" not in default_headers, "legacy identifiers are hidden by default"
+    headers, table = table_rows(client.get(product_url, params={"legacy": "on"}).text)
+    milestones = [dict(zip(headers, row, strict=True)) for row in table]
+    legacy_ids = {":".join(m["Legacy identifier"].split(":")[3:5]) for m in milestones
+                  if m["Legacy identifier"] != "—"}
+    [old] = legacy_ids  # the product's one former name (vendor:product), as its legacy identifiers show
+
+    def per_milestone(query: vulns.Query) -> list[str]:
+        listed = read_all_pages(client, "/vulns/search?" + urlencode(params_of(query)))
+        remaps: dict[str, list[tuple[str, str]]] = {}
+        pending: dict[str, int] = {}
+        for record in listed:
+            html = client.get(f"/vulns/detail/{record['ID']}").text
+            affected_headers, [affected] = table_rows(html, 2)
+            filed = dict(zip(affected_headers, affected, strict=True))
+            history_headers, history = table_rows(html, 4)
+            for change in (dict(zip(history_headers, h, strict=True)) for h in history):
+                if change["Action"] == "Identifier remapped" and change["Old value"] == old \
+                        and change["New value"] == q.product:
+                    remaps.setdefault(filed["Milestone"], []).append((change["Date"], record["ID"]))
+            pending[filed["Milestone"]] = pending.get(filed["Milestone"], 0) + (filed["Identifier"] == old)
+        rows = []
+        for m in milestones:
+            found = remaps.get(m["Milestone"], [])
+            rows.append("|".join((
+                m["Milestone"], "NONE" if m["Legacy identifier"] == "—" else m["Legacy identifier"],
+                m["Current identifier"], " ".join(sorted(rid for _, rid in found)) or "NONE", str(len(found)),
+                min(found)[0] if found else "NONE", str(pending.get(m["Milestone"], 0)))))
+        return rows
+
+    expected = per_milestone(q)
+    record = next(r for r in vulns.tasks(DATA) if r["task_id"] == "offline_vulns_005")
+    assert record["oracle_answer"] == "\n".join(expected)
+    assert len(read_all_pages(client, "/vulns/search?" + urlencode(params_of(q)))) > vulns.PAGE_SIZE
+    assert any(row.split("|")[4] == "0" and row.split("|")[1] != "NONE" for row in expected)
+    assert expected[-1].split("|")[1] == "NONE", "the newest milestone has no legacy identifier"
+    assert per_milestone(replace(q, include_deprecated=False)) != expected
+    assert per_milestone(replace(q, date_type="modified")) != expected
+    vendor_query = replace(q, product="", vendor=DATA.products[q.product].vendor)
+    vendor_wide = read_all_pages(client, "/vulns/search?" + urlencode(params_of(vendor_query)))
+    assert {r["ID"] for r in vendor_wide} > {r["ID"] for r in read_all_pages(
+        client, "/vulns/search?" + urlencode(params_of(q)))}
+    others = {p.id for p in DATA.products.values() if p.deprecated and p.vendor == vendor_query.vendor} - {old}
+    if any("another product of the same vendor" in trap for trap in record["metadata"]["traps"]):
+        assert any((e := vulns.remap_event(v)) and e.old in others for v in vulns.search(DATA, vendor_query))
+
+
+def test_product_dictionary_lists_deprecated_ids_only_when_asked(client):
+    old = next(p for p in DATA.products.values() if p.deprecated)
+    _, default = table_rows(client.get("/vulns/products").text)
+    _, flagged = table_rows(client.get("/vulns/products", params={"include_deprecated": "on"}).text)
+    assert old.id not in {r[0] for r in default} and old.id in {r[0] for r in flagged}
+    assert "replaced by" in client.get(f"/vulns/products/{old.id}").text
+    assert client.get("/vulns/products/nobody:nothing").status_code == 404

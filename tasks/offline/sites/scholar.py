@@ -4,7 +4,8 @@ Mechanics: term field (Title / Abstract / All fields), classification with an "i
 that is ON by default, a date filter on the *latest version* by default (original submission on request),
 date range, results per page (10 by default), sort, page-number pagination; record pages with primary
 category, cross-lists, submission history v1..vN, comments, journal reference, DOI, withdrawn notices;
-full-text HTML with result tables on some records.
+full-text HTML with result tables on some records; a yearly review series (its own category) whose full text,
+per version (`/html/<id>v<n>`, linked from the submission history), lists registered benchmarks by registry id.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from starlette.routing import Route
 
 from tasks.offline.app import render
 from tasks.offline.registry import PLACEHOLDER_ORIGIN, Site, Step
+from tasks.offline.sites import _census as census
 from tasks.offline.sites._record_pair import TaskDraft, record_pair
 
 PREFIX = "scholar"
@@ -41,6 +43,9 @@ CATEGORIES = {
     "eess.SP": "Signal Processing",
     "physics.optics": "Optics",
 }
+# Categories the search offers: the research categories above plus the review series' own (kept apart so the
+# research papers' random categories, and the tasks chosen over them, do not depend on it).
+ALL_CATEGORIES = {**CATEGORIES, census.CATEGORY[0]: census.CATEGORY[1]}
 METHODS = [
     "spiking", "kernel", "transformer", "convex", "sparse", "diffusion", "graph", "bayesian",
     "contrastive", "recurrent",
@@ -97,6 +102,7 @@ class Paper:
 @dataclass(frozen=True)
 class ScholarData:
     papers: tuple[Paper, ...]  # newest original submission first
+    reviews: tuple[census.Review, ...] = ()  # the yearly review series (their papers are among `papers`)
 
     def by_id(self) -> dict[str, Paper]:
         return {p.id: p for p in self.papers}
@@ -160,8 +166,17 @@ def build(seed: int) -> ScholarData:
             else f"{rng.randrange(6, 40)} pages, {rng.randrange(1, 12)} figures",
             journal_ref=journal, doi=doi, withdrawn=withdrawn, fulltext=fulltext,
         ))
+    reviews, series_papers = census.build_series(seed, {p.id for p in papers})
+    papers += [_series_paper(p) for p in series_papers]
     papers.sort(key=lambda p: (p.first_day, p.id), reverse=True)
-    return ScholarData(tuple(papers))
+    return ScholarData(tuple(papers), tuple(reviews))
+
+
+def _series_paper(p: census.CensusPaper) -> Paper:
+    versions = tuple(Version(n, day, 700 + 53 * n) for n, day in enumerate(p.days, 1))
+    return Paper(id=p.paper_id, title=p.title, authors=p.authors, abstract=p.abstract, primary=census.CATEGORY[0],
+                 cross=(), versions=versions, comments=p.comments, journal_ref="", doi="", withdrawn=False,
+                 fulltext=())
 
 
 # ---------------------------------------------------------------- search
@@ -193,7 +208,7 @@ class Query:
         return cls(
             terms=params.get("terms", "").strip(),
             field=params.get("field", "all") if params.get("field") in FIELDS else "all",
-            category=params.get("category", "") if params.get("category") in CATEGORIES else "",
+            category=params.get("category", "") if params.get("category") in ALL_CATEGORIES else "",
             cross=(not cross_values) or "1" in cross_values,
             basis="original" if params.get("basis") == "original" else "latest",
             start=params.get("from", ""),
@@ -261,7 +276,7 @@ def routes(data: ScholarData) -> list[Route]:
 
     async def home(request: Request) -> HTMLResponse:
         return render("scholar/home.html", site_title="Scholarly archive", count=len(data.papers),
-                      newest=data.papers[:5], categories=CATEGORIES)
+                      newest=data.papers[:5], categories=ALL_CATEGORIES)
 
     async def search_page(request: Request) -> HTMLResponse:
         query = Query.from_params(request.query_params)
@@ -273,19 +288,31 @@ def routes(data: ScholarData) -> list[Route]:
         return render(
             "scholar/search.html", site_title="Advanced search", query=query, results=shown, total=len(results),
             page=page, pages=pages, page_links=page_links, first=(page - 1) * query.size + 1,
-            categories=CATEGORIES, fields=FIELDS, bases=BASES, orders=ORDERS, sizes=PAGE_SIZES,
+            categories=ALL_CATEGORIES, fields=FIELDS, bases=BASES, orders=ORDERS, sizes=PAGE_SIZES,
         )
+
+    reviews = {r.paper_id: r for r in data.reviews}
 
     async def abstract_page(request: Request) -> HTMLResponse:
         paper = by_id.get(request.path_params["pid"])
         if paper is None:
             return render("scholar/missing.html", status_code=404, pid=request.path_params["pid"])
-        return render("scholar/abs.html", site_title=paper.title, paper=paper, categories=CATEGORIES)
+        return render("scholar/abs.html", site_title=paper.title, paper=paper, categories=ALL_CATEGORIES,
+                      review=reviews.get(paper.id))
 
     async def fulltext_page(request: Request) -> HTMLResponse:
-        paper = by_id.get(request.path_params["pid"])
-        if paper is None or not paper.fulltext:
-            return render("scholar/missing.html", status_code=404, pid=request.path_params["pid"])
+        """`/html/<id>` is the latest version's full text; `/html/<id>v<n>` a given version (review series)."""
+        asked = request.path_params["pid"]
+        pid, _, number = asked.partition("v")
+        paper, review = by_id.get(pid), reviews.get(pid)
+        if review is not None and paper is not None:
+            version = int(number) if number.isdigit() else len(paper.versions)
+            if not 1 <= version <= len(paper.versions):
+                return render("scholar/missing.html", status_code=404, pid=asked)
+            return render("scholar/review_fulltext.html", site_title=paper.title, paper=paper, review=review,
+                          version=version, items=review.table(version), caption=census.TABLE_CAPTION)
+        if paper is None or not paper.fulltext or number:
+            return render("scholar/missing.html", status_code=404, pid=asked)
         return render("scholar/fulltext.html", site_title=paper.title, paper=paper)
 
     return [
@@ -488,8 +515,73 @@ def tasks(data: ScholarData) -> list[dict]:
             column_notes={"v1_date": "ISO date YYYY-MM-DD of [v1]", "versions": "integer count of versions"},
         ),
         _trail_draft(data, c.trail_query),
+        _census_draft(data),
     ]
     return [record for draft in drafts for record in record_pair(draft)]
+
+
+CENSUS_QUERY = Query(terms=census.TERM, field="title", category=census.CATEGORY[0])
+
+
+def _census_draft(data: ScholarData) -> TaskDraft:
+    old, new = census.JOINED
+    later = census.edition(data.reviews, new)
+    series = census.SERIES
+    return TaskDraft(
+        task_id="offline_scholar_005", domain=DOMAIN, family=FAMILY, start_url=SEARCH_URL,
+        constraint_instruction=(
+            f"In the advanced search, search the Title field for \"{census.TERM}\" in category "
+            f"{census.CATEGORY[0]} ({census.CATEGORY[1]}). Of the \"{series}\" papers listed, use the full "
+            f"editions for {old} and {new} (the edition year is in the title; not the {new} preliminary report, not "
+            f"other editions). On each one's record page open the full text (HTML) of its FIRST version, v1, from "
+            f"the submission history (the 'Full text (HTML)' link shows the latest version, and the {new} edition "
+            f"was revised in v{len(later.tables)}). Table 2 of each lists the registered benchmarks by Registry ID. "
+            f"Join the two tables by Registry ID (names change between editions; never match by name) and keep the "
+            f"ids present in both. Report registry id, the benchmark's name in {old} and in {new}, downloads in "
+            f"{old} and in {new} (thousands, as integers without separators), change = downloads {new} minus "
+            f"downloads {old}, and renamed = YES if the two names differ, else NO."
+        ),
+        goal_instruction=(
+            f"Using the figures as first published in the {old} and {new} editions of the {series}, which "
+            f"registered benchmarks appear in both editions? For each, give its registry id, its name in each "
+            f"edition, its downloads in each, how much they changed, and whether it was renamed."
+        ),
+        columns=("registry_id", f"name_{old}", f"name_{new}", f"downloads_{old}", f"downloads_{new}", "change",
+                 "renamed"),
+        rows=census.joined_rows(data.reviews),
+        record_separator=";", header=True,
+        sorting="change descending (numeric), then registry_id ascending",
+        gates=[f"Title field contains \"{census.TERM}\", category = {census.CATEGORY[0]}",
+               f"full text (HTML) of version v1 of the {old} and {new} editions (the default view is the latest)",
+               "Table 2 (registered benchmarks) of each edition"],
+        data_dependency="The result list identifies the two editions; each edition's v1 full text supplies Table 2; "
+                        "the answer joins the two tables by registry id.",
+        control_dependency=f"The edition year in the title (not the submission year) picks the papers; the "
+                           f"first-published criterion decides the version of the {new} edition's full text.",
+        inclusion=[f"registry ids listed in both the {old} and the {new} edition (v1 tables)"],
+        exclusion=["ids in only one of the two editions", f"the {new} preliminary report and the "
+                   f"{census.EDITIONS[0]} edition", f"figures of the {new} edition's later version"],
+        traps=[f"criterion mismatch: the {new} preliminary report and the {census.EDITIONS[0]} edition (published "
+               f"in {old}) look like the wanted editions",
+               f"drift: every 'Full text (HTML)' link (also after returning to the record page) opens the latest "
+               f"version; the {new} edition's v{len(later.tables)} corrects figures",
+               "near miss: a benchmark renamed between editions keeps its id (join by id, not by name)",
+               f"near miss: a name dropped after {old} reappears under a new id in {new} (a name join pairs them)"],
+        column_notes={
+            "registry_id": "the Registry ID as shown, e.g. OB-0123",
+            f"downloads_{old}": "integer thousands without separators, as in the v1 table",
+            f"downloads_{new}": "integer thousands without separators, as in the v1 table",
+            "change": f"downloads_{new} - downloads_{old}, an integer (negative when they fell)",
+            "renamed": f"YES if name_{old} differs from name_{new}, else NO",
+        },
+        shape="derived",
+        mirrors="Scholarly, full text: two yearly review articles whose tables list items by an id; join them by "
+                "id across years with a name that drifted; report per id values from both years",
+        phases=("search the review series in its category and pick the two editions by the year in the title",
+                "open each edition's record page and its first version's full text: Table 2",
+                "derive: join by registry id, both years' values, the change and the renamed flag"),
+        derived=("change", "renamed"),
+    )
 
 
 def _trail_draft(data: ScholarData, tq: Query) -> TaskDraft:
@@ -548,7 +640,8 @@ def _search_steps(q: Query) -> list[Step]:
         {"tool": "fill", "args": {"target": {"label": "Search terms"}, "value": q.terms}, "why": "term"},
         {"tool": "select", "args": {"target": {"label": "Search field"}, "option": FIELDS[q.field]},
          "why": "the term field defaults to All fields"},
-        {"tool": "select", "args": {"target": {"label": "Category"}, "option": f"{q.category} ({CATEGORIES[q.category]})"},
+        {"tool": "select", "args": {"target": {"label": "Category"},
+                                    "option": f"{q.category} ({ALL_CATEGORIES[q.category]})"},
          "why": "classification"},
     ]
     if not q.cross:
@@ -557,11 +650,11 @@ def _search_steps(q: Query) -> list[Step]:
     if q.basis == "original":
         steps.append({"tool": "select", "args": {"target": {"label": "Date basis"}, "option": BASES["original"]},
                       "why": "dates of the original submission, not the latest version"})
-    steps += [
-        {"tool": "set_range", "args": {"start_target": {"label": "From date"}, "end_target": {"label": "To date"},
-                                       "start": q.start, "end": q.end}, "why": "date window"},
-        {"tool": "click", "args": {"target": {"text": "Search"}}, "why": "run the search"},
-    ]
+    if q.start or q.end:
+        steps.append({"tool": "set_range", "args": {"start_target": {"label": "From date"},
+                                                    "end_target": {"label": "To date"}, "start": q.start,
+                                                    "end": q.end}, "why": "date window"})
+    steps.append({"tool": "click", "args": {"target": {"text": "Search"}}, "why": "run the search"})
     return steps
 
 
@@ -603,7 +696,38 @@ def walkthroughs(data: ScholarData) -> dict[str, list[Step]]:
         f"FROM records r LEFT JOIN next n USING (arxiv_id) WHERE r.primary_cat = '{c.trail_query.category}' "
         "ORDER BY r.arxiv_id"
     )
+    census_steps: list[Step] = []
+    for year in census.JOINED:
+        review = census.edition(data.reviews, year)
+        census_steps += [
+            {"tool": "click", "args": {"target": {"text": review.paper_id}}, "why": f"the {year} edition's record"},
+            {"tool": "click", "args": {"target": {"text": "HTML (v1)"}},
+             "why": "first version's full text (the plain full-text link shows the latest)"},
+            {"tool": "extract_rows", "args": {
+                "into": f"edition_{year}", "section": census.TABLE_CAPTION,
+                "columns": {"registry_id": "Registry ID", "name": "Benchmark", "downloads": "Downloads (thousands)"}},
+             "why": "Table 2 of this edition"},
+            {"tool": "back", "args": {}, "why": "record page"},
+            {"tool": "back", "args": {}, "why": "result list"},
+        ]
+    old, new = census.JOINED
+    census_sql = (
+        f"SELECT a.registry_id, a.name AS name_{old}, b.name AS name_{new}, "
+        f"CAST(CAST(num(a.downloads) AS BIGINT) AS VARCHAR) AS downloads_{old}, "
+        f"CAST(CAST(num(b.downloads) AS BIGINT) AS VARCHAR) AS downloads_{new}, "
+        f"CAST(CAST(num(b.downloads) - num(a.downloads) AS BIGINT) AS VARCHAR) AS change, "
+        f"CASE WHEN a.name = b.name THEN 'NO' ELSE 'YES' END AS renamed "
+        f"FROM edition_{old} a JOIN edition_{new} b USING (registry_id) "
+        f"ORDER BY num(b.downloads) - num(a.downloads) DESC, a.registry_id"
+    )
     return {
+        "offline_scholar_005": [
+            *_search_steps(CENSUS_QUERY),
+            {"tool": "read_table", "args": {"table": 0}, "why": "the series' papers: pick the editions by title"},
+            *census_steps,
+            {"tool": "derive", "args": {"sql": census_sql}, "why": "join by registry id; change; renamed flag"},
+            {"tool": "finish", "args": {}, "why": "both editions' v1 tables joined"},
+        ],
         "offline_scholar_004": [
             *_search_steps(c.trail_query),
             {"tool": "read_table", "args": {"table": 0, "all_pages": True}, "why": "results span two pages"},

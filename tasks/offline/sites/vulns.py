@@ -3,7 +3,8 @@
 Mechanics: state in URL query parameters; pagination by a "Next" link only; a date-range widget with a
 "date type" switch (last modified by default, published on request); deprecated product identifiers that
 only become selectable and matchable with "include deprecated"; detail pages with score vector, weakness,
-references and a dated change history (score revisions, identifier remaps).
+references and a dated change history (score revisions, identifier remaps); a product dictionary (deprecated
+identifiers on request) whose product pages list release milestones, with legacy identifiers only when asked for.
 """
 
 from __future__ import annotations
@@ -197,6 +198,52 @@ def build(seed: int) -> VulnData:
     return VulnData(vendors, products, vulns)
 
 
+# ---------------------------------------------------------------- product dictionary
+
+
+@dataclass(frozen=True)
+class Milestone:
+    """A release line of a product (the major version of the records' fixed versions) with its identifiers:
+    the current one and, for lines that shipped before a rename, the legacy one under the old product name."""
+
+    label: str  # e.g. "3.x"
+    current: str
+    legacy: str | None
+    legacy_deprecated_on: date | None
+
+
+def milestone_of(vuln: Vuln) -> str:
+    """The release line a record affects: the major version of its 'before X.Y.Z' fixed version."""
+    return f"{fixed_before(vuln)[0]}.x"
+
+
+def cpe(product_id: str, label: str) -> str:
+    vendor, word = product_id.split(":")
+    return f"cpe:2.3:a:{vendor}:{word}:{label}"
+
+
+def legacy_of(data: VulnData, product_id: str) -> Product | None:
+    return next((p for p in data.products.values() if p.replaced_by == product_id), None)
+
+
+def product_milestones(data: VulnData, product_id: str) -> list[Milestone]:
+    """Every release line with records, plus the next line (released after the last record, so after any
+    rename: it has no legacy identifier). A line has a legacy identifier when records of it were filed before
+    the product was renamed."""
+    old = legacy_of(data, product_id)
+    names = {product_id, *([old.id] if old else [])}
+    records = [v for v in data.vulns if names.intersection(v.products)]
+    majors = sorted({fixed_before(v)[0] for v in records})
+    out = []
+    for major in [*majors, (majors[-1] if majors else 0) + 1]:
+        label = f"{major}.x"
+        shipped_before = old is not None and any(
+            old.deprecated_on and v.published < old.deprecated_on and fixed_before(v)[0] == major for v in records)
+        out.append(Milestone(label, cpe(product_id, label), cpe(old.id, label) if old and shipped_before else None,
+                             old.deprecated_on if old and shipped_before else None))
+    return out
+
+
 # ---------------------------------------------------------------- search
 
 
@@ -296,13 +343,33 @@ def routes(data: VulnData) -> list[Route]:
             return render("vulns/missing.html", status_code=404, vid=request.path_params["vid"])
         return render(
             "vulns/detail.html", site_title=vuln.id, vuln=vuln, weakness_name=WEAKNESSES[vuln.weakness][0],
-            products=[data.products[p] for p in vuln.products],
+            products=[data.products[p] for p in vuln.products], milestone=milestone_of(vuln),
         )
+
+    async def dictionary(request: Request) -> HTMLResponse:
+        """The product dictionary: current identifiers by default, deprecated ones only when asked for."""
+        include = request.query_params.get("include_deprecated") == "on"
+        vendor = request.query_params.get("vendor", "")
+        shown = [p for p in data.products.values()
+                 if (include or not p.deprecated) and (not vendor or p.vendor == vendor)]
+        return render("vulns/products.html", site_title="Product dictionary", products=shown, vendors=data.vendors,
+                      vendor=vendor, include_deprecated=include)
+
+    async def product_page(request: Request) -> HTMLResponse:
+        product = data.products.get(request.path_params["pid"])
+        if product is None:
+            return render("vulns/missing.html", status_code=404, vid=request.path_params["pid"])
+        show_legacy = request.query_params.get("legacy") == "on"
+        milestones = [] if product.deprecated else product_milestones(data, product.id)
+        return render("vulns/product.html", site_title=product.id, product=product, vendors=data.vendors,
+                      milestones=milestones, show_legacy=show_legacy, legacy=legacy_of(data, product.id))
 
     return [
         Route("/", home),
         Route("/search", search_page),
         Route("/detail/{vid}", detail),
+        Route("/products", dictionary),
+        Route("/products/{pid}", product_page),
     ]
 
 
@@ -320,6 +387,7 @@ class Chosen:
     history_query: Query
     date_type_query: Query
     remap_query: Query  # 004: a product incl. deprecated ids, every record's change history (derived)
+    milestone_query: Query  # 005: per milestone of a renamed product, legacy/current ids and remapped records
 
 
 def _windows() -> list[tuple[str, str]]:
@@ -370,7 +438,17 @@ def choose(data: VulnData) -> Chosen:
          for product in others_first for start, end in _quarters()),
         lambda q: _remap_fits(data, q), "vulns remap-history search",
     )
-    return Chosen(deprecated_query, history_query, date_type_query, remap_query)
+    used = {deprecated_query.product, remap_query.product}
+    vendor_renames = {v: sum(p.vendor == v for p in data.products.values() if p.deprecated) for v in data.vendors}
+    # products not used by the other tasks first; among them, a vendor with another renamed product first (a
+    # vendor-wide search then lists remaps of that other product: the different-product trap)
+    ordered = sorted(renamed, key=lambda pid: (pid in used, -vendor_renames[data.products[pid].vendor]))
+    milestone_query = first_fit(
+        (Query(date_type="published", start=start, end=end, product=product, include_deprecated=True)
+         for product in ordered for start, end in _quarters()),
+        lambda q: _milestone_fits(data, q), "vulns milestone remap search",
+    )
+    return Chosen(deprecated_query, history_query, date_type_query, remap_query, milestone_query)
 
 
 def _quarters() -> list[tuple[str, str]]:
@@ -412,6 +490,45 @@ def _oracle_remaps(data: VulnData, q: Query) -> list[tuple[str, ...]]:
         if event:
             rows.append((event.on, vuln.id, event.old, str((event.on - vuln.published).days)))
     return [(vid, old, on.isoformat(), days, bound) for on, vid, old, days in sorted(rows)]
+
+
+def _milestone_groups(data: VulnData, q: Query) -> list[tuple[Milestone, list[tuple[date, str]], int]]:
+    """Per milestone of the product: the listed records remapped from its legacy identifier (date, id), and
+    how many listed records are still filed under the legacy identifier."""
+    old = legacy_of(data, q.product)
+    assert old is not None, q.product
+    found = search(data, q)
+    groups = []
+    for milestone in product_milestones(data, q.product):
+        records = [v for v in found if milestone_of(v) == milestone.label]
+        events = [(remap_event(v), v.id) for v in records]
+        remapped = sorted((e.on, vid) for e, vid in events if e and e.old == old.id and e.new == q.product)
+        groups.append((milestone, remapped, sum(old.id in v.products for v in records)))
+    return groups
+
+
+def _milestone_fits(data: VulnData, q: Query) -> bool:
+    """Two result pages; several remaps spread over milestones (one with two or more, legacy milestones with
+    none); records still under the legacy id (hidden without deprecated ids); the default date type lists
+    another set."""
+    found = search(data, q)
+    if not PAGE_SIZE < len(found) <= 16:
+        return False
+    groups = _milestone_groups(data, q)
+    counts = [len(remapped) for _, remapped, _ in groups]
+    legacy_without = [m for m, remapped, _ in groups if m.legacy and not remapped]
+    by_modified = {v.id for v in search(data, replace(q, date_type="modified"))}
+    return (sum(counts) >= 3 and max(counts) >= 2 and legacy_without and sum(p for *_, p in groups) >= 1
+            and by_modified != {v.id for v in found})
+
+
+def _oracle_milestones(data: VulnData, q: Query) -> list[tuple[str, ...]]:
+    rows = []
+    for milestone, remapped, pending in _milestone_groups(data, q):
+        rows.append((milestone.label, milestone.legacy or "NONE", milestone.current,
+                     " ".join(sorted(vid for _, vid in remapped)) or "NONE", str(len(remapped)),
+                     min(remapped)[0].isoformat() if remapped else "NONE", str(pending)))
+    return rows
 
 
 def _oracle_deprecated(data: VulnData, q: Query) -> list[tuple[str, ...]]:
@@ -527,6 +644,7 @@ def tasks(data: VulnData) -> list[dict[str, Any]]:
         ),
     ]
     drafts.append(_remap_draft(data, c.remap_query))
+    drafts.append(_milestone_draft(data, c.milestone_query))
     return [record for draft in drafts for record in record_pair(draft)]
 
 
@@ -577,6 +695,81 @@ def _remap_draft(data: VulnData, q: Query) -> TaskDraft:
                 "open every listed record: change history table",
                 "derive: remap rows, days to remap, bound over all records"),
         derived=("days_to_remap", "common_affected_bound"),
+    )
+
+
+def _milestone_draft(data: VulnData, q: Query) -> TaskDraft:
+    old = legacy_of(data, q.product)
+    assert old is not None and old.deprecated_on is not None
+    vendor = data.products[q.product].vendor
+    others = sorted(p.id for p in data.products.values() if p.deprecated and p.vendor == vendor and p != old)
+    traps = [
+        f"criterion mismatch: without deprecated identifiers the records still filed under {old.id} are not "
+        "listed (pending_remap drops to 0)",
+        "drift: the date type defaults to Last modified, which lists another set of records; the 'Search form' "
+        "link from a record page resets the form (deprecated identifiers off, Last modified)",
+        "near miss: milestones with a legacy identifier but no remap in the window, and the newest milestone "
+        "(no legacy identifier) stay in the answer with NONE and 0",
+        "dependency not closed: legacy identifiers only with 'Show legacy identifiers'; remaps only in each "
+        "record's change history; results continue after Next",
+    ]
+    if others:
+        traps.append(f"near miss: a vendor-wide search also lists records remapped from {', '.join(others)} "
+                     "(another product of the same vendor)")
+    return TaskDraft(
+        task_id="offline_vulns_005", domain=DOMAIN, family=FAMILY, start_url=SEARCH_URL,
+        constraint_instruction=(
+            f"Open the Product dictionary and the page of product {q.product}; tick 'Show legacy identifiers' to "
+            f"see, for every milestone in its Milestones table, the current identifier and the legacy identifier "
+            f"(from before the product was renamed from {old.id}; NONE where a milestone has none). Then, in the "
+            f"vulnerability search, tick 'Include deprecated product identifiers', choose product {q.product}, set "
+            f"Date type to Published (the default is Last modified) and the range {q.start} to {q.end}; follow "
+            f"Next through every result page and open every listed record. A record belongs to the milestone shown "
+            f"in its Known affected products table. Per milestone (every milestone of the table, in its order), "
+            f"report: milestone, legacy_identifier, current_identifier, remapped_records = the ids of the listed "
+            f"records whose Change history has an 'Identifier remapped' event from {old.id} to {q.product} "
+            f"(ascending, separated by one space; NONE if none), remap_count = how many, earliest_remap = the "
+            f"earliest such remap date (NONE if none), and pending_remap = how many listed records are still filed "
+            f"under {old.id}."
+        ),
+        goal_instruction=(
+            f"For every release milestone of {q.product}, what are its legacy identifier (from before the rename "
+            f"from {old.id}) and its current identifier, and which records on this product published between "
+            f"{q.start} and {q.end} had to be remapped from the legacy to the current identifier: their ids, how "
+            f"many, the earliest remap date, and how many of that period's records still await the remap?"
+        ),
+        columns=("milestone", "legacy_identifier", "current_identifier", "remapped_records", "remap_count",
+                 "earliest_remap", "pending_remap"),
+        rows=_oracle_milestones(data, q),
+        sorting="milestone in the product page's order (ascending release line)",
+        gates=[f"product page of {q.product} with legacy identifiers shown",
+               f"product = {q.product} with deprecated identifiers included", "date type = Published",
+               f"published {q.start}..{q.end}", "every result page (Next)",
+               "every record's affected milestone and change history"],
+        data_dependency="The product page supplies the milestones and their identifiers; the result list (all pages) "
+                        "supplies the records; each record page supplies its milestone and its remap event.",
+        control_dependency=f"Legacy identifiers appear only with 'Show legacy identifiers'; records still filed under "
+                           f"{old.id} are listed only with deprecated identifiers included.",
+        inclusion=["every milestone of the product page", f"remap events from {old.id} to {q.product} of records "
+                   f"published {q.start}..{q.end}"],
+        exclusion=["score, weakness and reference changes", "remaps of other products",
+                   "records published outside the window"],
+        traps=traps,
+        column_notes={
+            "legacy_identifier": "as shown on the product page with legacy identifiers, NONE for a milestone without",
+            "remapped_records": "record ids ascending, separated by one space, NONE if none",
+            "remap_count": "integer number of remapped_records",
+            "earliest_remap": "ISO date of the earliest remap among remapped_records, NONE if none",
+            "pending_remap": f"integer number of the milestone's listed records still filed under {old.id}",
+        },
+        shape="derived",
+        mirrors="Vulnerabilities: for each milestone of a product, the legacy and current identifier and the "
+                "records that required the remap",
+        phases=("product page with legacy identifiers: milestones, legacy and current identifiers",
+                "search the product with deprecated identifiers, published window, every result page",
+                "open every listed record: affected milestone and change history",
+                "derive: per milestone the remapped records, their count, earliest remap and the pending ones"),
+        derived=("remapped_records", "remap_count", "earliest_remap", "pending_remap"),
     )
 
 
@@ -645,7 +838,56 @@ def walkthroughs(data: VulnData) -> dict[str, list[Step]]:
         "FROM history h JOIN records r USING (record_id) WHERE h.action = 'Identifier remapped' "
         "ORDER BY h.day, h.record_id"
     )
+    mq = c.milestone_query
+    legacy = legacy_of(data, mq.product)
+    assert legacy is not None
+    milestone_steps: list[Step] = []
+    for vuln in search(data, mq):
+        milestone_steps += [
+            {"tool": "goto", "args": {"url": f"{PLACEHOLDER_ORIGIN}/{PREFIX}/detail/{vuln.id}"},
+             "why": "the record's detail page"},
+            {"tool": "extract_rows", "args": {
+                "into": "affected", "section": "Known affected products",
+                "columns": {"record_id": r"re:Record (OVR-\d{4}-\d{5})", "identifier": "Identifier",
+                            "milestone": "Milestone"}}, "why": "the record's milestone and filed identifier"},
+            {"tool": "extract_rows", "args": {
+                "into": "history", "section": "Change history",
+                "columns": {"record_id": r"re:Record (OVR-\d{4}-\d{5})", "day": "Date", "action": "Action",
+                            "old": "Old value", "new": "New value"}}, "why": "every change of the record"},
+        ]
+    milestone_sql = (
+        "WITH rem AS (SELECT a.milestone, h.record_id, h.day FROM history h JOIN affected a USING (record_id) "
+        f"WHERE h.action = 'Identifier remapped' AND h.old = '{legacy.id}' AND h.new = '{mq.product}'), "
+        f"pending AS (SELECT milestone, count(*) AS n FROM affected WHERE identifier = '{legacy.id}' GROUP BY 1) "
+        "SELECT m.milestone, CASE WHEN m.legacy LIKE 'cpe:%' THEN m.legacy ELSE 'NONE' END AS legacy_identifier, "
+        "m.current AS current_identifier, "
+        "coalesce((SELECT string_agg(record_id, ' ' ORDER BY record_id) FROM rem r WHERE r.milestone = m.milestone), "
+        "'NONE') AS remapped_records, "
+        "CAST((SELECT count(*) FROM rem r WHERE r.milestone = m.milestone) AS VARCHAR) AS remap_count, "
+        "coalesce((SELECT min(day) FROM rem r WHERE r.milestone = m.milestone), 'NONE') AS earliest_remap, "
+        "CAST(coalesce((SELECT n FROM pending p WHERE p.milestone = m.milestone), 0) AS VARCHAR) AS pending_remap "
+        "FROM milestones m ORDER BY CAST(split_part(m.milestone, '.', 1) AS INTEGER)"
+    )
     return {
+        "offline_vulns_005": [
+            {"tool": "goto", "args": {"url": SEARCH_URL}, "why": "start page"},
+            {"tool": "click", "args": {"target": {"text": "Product dictionary"}}, "why": "product identifiers"},
+            {"tool": "click", "args": {"target": {"text": mq.product}}, "why": "the product's page"},
+            {"tool": "check", "args": {"target": {"label": "Show legacy identifiers"}},
+             "why": "legacy identifiers are hidden by default"},
+            {"tool": "click", "args": {"target": {"text": "Show"}}, "why": "apply"},
+            {"tool": "extract_rows", "args": {
+                "into": "milestones", "section": "Milestones",
+                "columns": {"milestone": "Milestone", "current": "Current identifier", "legacy": "Legacy identifier"}},
+             "why": "every milestone with both identifiers"},
+            *_search_steps(mq, data.vendors), read_all,
+            {"tool": "extract_rows", "args": {"into": "records", "columns": {"record_id": "ID", "product": "Product"}},
+             "why": "every listed record"},
+            *milestone_steps,
+            {"tool": "derive", "args": {"sql": milestone_sql},
+             "why": "per milestone: remapped records, count, earliest remap, pending"},
+            {"tool": "finish", "args": {}, "why": "every record page read"},
+        ],
         "offline_vulns_004": [
             *_search_steps(c.remap_query, data.vendors), read_all,
             {"tool": "extract_rows", "args": {"into": "records", "columns": {
