@@ -418,9 +418,12 @@ def measure_text(deaths: int, residents: int, factor: float, measure: str) -> st
 
 
 def mortality_table(data: StatsData, q: DeathQuery) -> list[tuple[str, str, str]]:
-    """(group label, measure cell, population), counties as '<name>, <state code>' in alphabetical order."""
+    """(group label, measure cell, population): states in the site's order, counties as '<name>, <state code>'
+    alphabetically within their state."""
     m = data.mortality
-    members = sorted((c for c in data.counties if not q.state or c.state == q.state), key=lambda c: (c.state, c.name))
+    order = list(STATES)
+    members = sorted((c for c in data.counties if not q.state or c.state == q.state),
+                     key=lambda c: (order.index(c.state), c.name))
     groups: dict[str, list[float]] = {}  # label -> [deaths, residents, residents x age factor]
 
     def add(label: str, deaths: int, residents: int, factor: float) -> None:
