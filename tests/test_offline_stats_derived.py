@@ -11,12 +11,14 @@ from starlette.routing import Mount
 from starlette.testclient import TestClient
 
 from tasks.offline.app import DEFAULT_SEED
+from tasks.offline.sites import _stats_mortality as mortality
+from tasks.offline.sites import _stats_profiles as profiles
 from tasks.offline.sites import stats
 
 DATA = stats.build(DEFAULT_SEED)
 RECORDS = {t["task_id"]: t for t in stats.tasks(DATA)}
-PROFILE = stats.choose_profile(DATA)
-DEATHS = stats.choose_deaths(DATA)
+PROFILE = profiles.choose_profile(DATA)
+DEATHS = mortality.choose_deaths(DATA)
 
 
 @pytest.fixture(scope="module")
@@ -44,13 +46,13 @@ def sections(html: str) -> dict[str, list[dict[str, str]]]:
 def served_shares(client: TestClient, geo: str, product: str, vintage: int) -> dict[str, float] | None:
     """The three percentages computed from the counts a profile page shows (None: no profile published)."""
     page = sections(client.get(f"/stats/profile/{geo}", params={"product": product, "vintage": vintage}).text)
-    if stats.EDUCATION not in page:
+    if profiles.EDUCATION not in page:
         return None
     cells = {r["Label"]: int(r["Estimate"].replace(",", ""))
-             for title in (stats.EDUCATION, stats.EMPLOYMENT) for r in page[title]}
-    return {"bachelor": 100 * cells[stats.BACHELOR] / cells[stats.POP_25],
-            "unemployment": 100 * cells[stats.UNEMPLOYED] / cells[stats.LABOR_FORCE],
-            "participation": 100 * cells[stats.LABOR_FORCE] / cells[stats.POP_16]}
+             for title in (profiles.EDUCATION, profiles.EMPLOYMENT) for r in page[title]}
+    return {"bachelor": 100 * cells[profiles.BACHELOR] / cells[profiles.POP_25],
+            "unemployment": 100 * cells[profiles.UNEMPLOYED] / cells[profiles.LABOR_FORCE],
+            "participation": 100 * cells[profiles.LABOR_FORCE] / cells[profiles.POP_16]}
 
 
 def served_profile_answer(client: TestClient, product: str, vintage: int) -> tuple[list[str], list[int]]:
@@ -71,7 +73,7 @@ def served_profile_answer(client: TestClient, product: str, vintage: int) -> tup
                    own["participation"] > base["participation"]))
         met_all.append(met)
         if met >= 2:
-            kept.append((-met, row["County"], "|".join([row["County"], *(f"{own[k]:.1f}" for k in stats.METRICS),
+            kept.append((-met, row["County"], "|".join([row["County"], *(f"{own[k]:.1f}" for k in profiles.METRICS),
                                                         str(met), "STRONG" if met == 3 else "MIXED"])))
     return [line for *_, line in sorted(kept)], met_all
 
@@ -85,9 +87,9 @@ def test_profiles_open_on_the_default_release_and_small_counties_lack_one_year(c
     small = [c for c in DATA.counties_in(PROFILE.state) if c.population < stats.ONE_YEAR_MIN_POPULATION]
     assert small
     one_year = client.get(f"/stats/profile/{small[0].id}").text
-    assert "Not available" in one_year and stats.EDUCATION not in sections(one_year)
+    assert "Not available" in one_year and profiles.EDUCATION not in sections(one_year)
     five_year = client.get(f"/stats/profile/{small[0].id}", params={"product": "acs5", "vintage": PROFILE.vintage})
-    assert set(sections(five_year.text)) == {stats.EDUCATION, stats.EMPLOYMENT}
+    assert set(sections(five_year.text)) == {profiles.EDUCATION, profiles.EMPLOYMENT}
     assert client.get("/stats/profile/ZZ-99").status_code == 404
     index = BeautifulSoup(client.get("/stats/profiles").text, "lxml")
     assert [a.get_text() for a in index.select("main li a")] == list(stats.STATES.values())
@@ -99,8 +101,8 @@ def test_state_counts_are_the_sums_of_the_county_counts(client):
     total = 0
     for c in DATA.counties_in(PROFILE.state):
         page = sections(client.get(f"/stats/profile/{c.id}", params={"product": "acs5", "vintage": PROFILE.vintage}).text)
-        total += int(page[stats.EDUCATION][-1]["Estimate"].replace(",", ""))
-    assert int(state[stats.EDUCATION][-1]["Estimate"].replace(",", "")) == total
+        total += int(page[profiles.EDUCATION][-1]["Estimate"].replace(",", ""))
+    assert int(state[profiles.EDUCATION][-1]["Estimate"].replace(",", "")) == total
 
 
 def test_profile_oracle_recomputed_from_the_served_pages(client):
@@ -132,7 +134,7 @@ def query(client: TestClient, **form: str) -> list[dict[str, str]]:
 
 def served_changes(client: TestClient, measure: str) -> list[tuple[str, str, str, float | None]]:
     """(county, first cell, second cell, percent change or None when suppressed) from the two POSTed queries."""
-    header = stats.MEASURES[measure]
+    header = mortality.MEASURES[measure]
     first, second = (query(client, group_by="county", state=DEATHS.state, year=str(year), cause=DEATHS.cause,
                            measure=measure) for year in DEATHS.years)
     out = []
@@ -151,7 +153,7 @@ def test_mortality_form_defaults_post_only_and_marks_small_counts(client):
     page = BeautifulSoup(client.get("/stats/mortality").text, "lxml")
     assert page.find("table") is None  # results only after the POST
     assert page.select_one("#measure option[selected]")["value"] == "adjusted"
-    assert page.select_one("#year option[selected]")["value"] == str(stats.MORTALITY_YEARS[-1])
+    assert page.select_one("#year option[selected]")["value"] == str(mortality.MORTALITY_YEARS[-1])
     default = query(client, totals="on")
     assert [r["State"] for r in default] == [*stats.STATES.values(), "Total"]
     counts = query(client, group_by="county", state=DEATHS.state, year=str(DEATHS.years[0]), cause=DEATHS.cause,
@@ -171,7 +173,7 @@ def test_deaths_oracle_recomputed_from_the_served_pages(client):
     for county, a, b, change in served_changes(client, "deaths"):
         if change is None:
             rows.append("|".join([county, a, b, "Suppressed", "Suppressed"]))
-        elif abs(change) >= stats.CHANGE_THRESHOLD:
+        elif abs(change) >= mortality.CHANGE_THRESHOLD:
             rows.append("|".join([county, a, b, f"{change:.1f}", "UP" if change > 0 else "DOWN"]))
     assert RECORDS["offline_stats_005"]["oracle_answer"] == ";".join(rows)
     assert {r.rsplit("|", 1)[1] for r in rows} == {"UP", "DOWN", "Suppressed"}
@@ -182,9 +184,9 @@ def test_deaths_oracle_recomputed_from_the_served_pages(client):
 def test_deaths_traps_are_real(client):
     counts = served_changes(client, "deaths")
     sizes = [abs(c[3]) for c in counts if c[3] is not None]
-    assert any(0.75 * stats.CHANGE_THRESHOLD <= s < stats.CHANGE_THRESHOLD for s in sizes), "near-miss county"
-    kept = {c[0] for c in counts if c[3] is None or abs(c[3]) >= stats.CHANGE_THRESHOLD}
+    assert any(0.75 * mortality.CHANGE_THRESHOLD <= s < mortality.CHANGE_THRESHOLD for s in sizes), "near-miss county"
+    kept = {c[0] for c in counts if c[3] is None or abs(c[3]) >= mortality.CHANGE_THRESHOLD}
     rates = served_changes(client, "adjusted")
-    kept_by_rate = {c[0] for c in rates if c[3] is None or abs(c[3]) >= stats.CHANGE_THRESHOLD}
+    kept_by_rate = {c[0] for c in rates if c[3] is None or abs(c[3]) >= mortality.CHANGE_THRESHOLD}
     assert kept != kept_by_rate, "the default rate measure must select other counties"
     assert len(kept) < len(counts)
