@@ -165,7 +165,8 @@ def test_mortality_form_defaults_post_only_and_marks_small_counts(client):
                   measure="adjusted")
     assert any(r["Age-adjusted rate per 100,000"].endswith("(Unreliable)") for r in rates)
     bad = client.post("/stats/mortality", data={"measure": "median"}).text
-    assert "Unknown grouping" in bad
+    assert "Unknown grouping" in bad and "<table" not in bad
+    assert "must be a number" in client.post("/stats/mortality", data={"year": "last"}).text
 
 
 def test_deaths_oracle_recomputed_from_the_served_pages(client):

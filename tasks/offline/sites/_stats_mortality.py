@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tasks.offline.registry import PLACEHOLDER_ORIGIN, Step
 from tasks.offline.sites._first_fit import first_fit
@@ -77,6 +78,20 @@ class DeathQuery:
     cause: str = "all"
     measure: str = "adjusted"  # the form's default measure is a rate
     totals: bool = True
+
+    @classmethod
+    def from_form(cls, form: Mapping[str, Any]) -> tuple[DeathQuery, str]:
+        """The POSTed query and an error message ('' when the query is valid)."""
+        year = str(form.get("year", MORTALITY_YEARS[-1]))
+        if not year.isdigit():
+            return cls(), "The year must be a number."
+        q = cls(group_by=str(form.get("group_by", "state")), state=str(form.get("state", "")), year=int(year),
+                cause=str(form.get("cause", "all")), measure=str(form.get("measure", "adjusted")),
+                totals=form.get("totals") == "on")
+        if q.group_by not in DEATH_GROUP_BY or (q.state and q.state not in STATES) or q.year not in MORTALITY_YEARS \
+                or q.cause not in CAUSES or q.measure not in MEASURES:
+            return q, "Unknown grouping, state, year, cause or measure."
+        return q, ""
 
 
 def measure_text(deaths: int, residents: int, factor: float, measure: str) -> str:

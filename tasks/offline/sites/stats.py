@@ -313,19 +313,7 @@ def routes(data: StatsData) -> list[Route]:
     async def mortality_form(request: Request) -> HTMLResponse:
         q, rows, error = DeathQuery(), None, ""
         if request.method == "POST":
-            form = await request.form()
-            try:
-                q = DeathQuery(
-                    group_by=str(form.get("group_by", "state")), state=str(form.get("state", "")),
-                    year=int(str(form.get("year", MORTALITY_YEARS[-1]))), cause=str(form.get("cause", "all")),
-                    measure=str(form.get("measure", "adjusted")), totals=form.get("totals") == "on",
-                )
-            except ValueError:
-                error = "The year must be a number."
-            if not error and (q.group_by not in DEATH_GROUP_BY or (q.state and q.state not in STATES)
-                              or q.year not in MORTALITY_YEARS or q.cause not in CAUSES
-                              or q.measure not in MEASURES):
-                error = "Unknown grouping, state, year, cause or measure."
+            q, error = DeathQuery.from_form(await request.form())
             if not error:
                 rows = mortality_table(data, q)
         return render("stats/mortality.html", site_title="Mortality query", q=q, rows=rows, error=error,
