@@ -119,7 +119,8 @@ def build_profiles(counties: list[County], rng: random.Random) -> dict[tuple[str
                 members = []
                 for c in (c for c in counties if c.state == code):
                     spread = (1.6 if product == "acs1" else 0.7) * min(2.5, math.sqrt(60_000 / c.population))
-                    shares = {k: level + trends[c.id][k] * (vintage - 2019) + rng.gauss(0, spread * (0.4 if k == "unemployment" else 1))
+                    shares = {k: level + trends[c.id][k] * (vintage - 2019)
+                              + rng.gauss(0, spread * (0.4 if k == "unemployment" else 1.0))
                               for k, level in levels[c.id].items()}
                     shares["unemployment"] = max(1.0, shares["unemployment"])
                     population = round(c.population * (1 + growth[c.id]) ** (vintage - 2019))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from starlette.requests import Request
@@ -92,8 +92,8 @@ class StatsData:
     counties: list[County]
     cells: dict[tuple[str, str, int, str], Cell]  # (table, product, vintage, geo id) -> cell
     births: dict[tuple[str, int, str], int]  # (county id, year, age group) -> births
-    profiles: dict[tuple[str, str, int], Profile] = field(default_factory=dict)  # (geo id, product, vintage)
-    mortality: Mortality = field(default=None)  # type: ignore[assignment]  # set by build
+    profiles: dict[tuple[str, str, int], Profile]  # (geo id, product, vintage) -> profile (task 004)
+    mortality: Mortality  # deaths by county, year and cause (task 005)
 
     def counties_in(self, state: str) -> list[County]:
         return sorted((c for c in self.counties if c.state == state), key=lambda c: c.name)
