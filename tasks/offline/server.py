@@ -11,6 +11,8 @@ import uvicorn
 
 from tasks.offline.app import DEFAULT_SEED, create_app
 
+KEEP_ALIVE_S = 330
+
 
 def free_port(host: str) -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
@@ -22,8 +24,12 @@ class ThreadedServer:
     """An ASGI app served by uvicorn in a daemon thread on loopback: start waits until it answers."""
 
     def __init__(self, app, host: str, port: int, name: str):  # noqa: ANN001 - any ASGI app
+        # Keep idle connections longer than Chromium keeps a used idle socket (5 min): with uvicorn's 5 s
+        # default, a request sent just as the server closes the socket fails (seen on a form POST as
+        # net::ERR_FAILED, 4.9 s after the previous response); Chromium does not resend it.
         self._server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
-                                                     lifespan="off", access_log=False))
+                                                     lifespan="off", access_log=False,
+                                                     timeout_keep_alive=KEEP_ALIVE_S))
         self._thread = threading.Thread(target=self._server.run, name=name, daemon=True)
         self._where = f"http://{host}:{port}"
 

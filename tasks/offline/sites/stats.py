@@ -5,6 +5,11 @@ Mechanics: a table explorer whose survey product defaults to 1-year estimates (w
 dropdown ("All states" by default, "All counties in <state>" on request), a table id selector, cells with
 margins of error next to the estimates and a statewide baseline row; plus a POST-only query form with
 group-by options whose results appear only after submit (the URL never changes).
+Geography profiles (one page per state and per county, each with an educational-attainment and an
+employment-status table of counts) open on the 1-year product of the latest vintage, and a page reached by a
+plain link opens on that default again; small counties have no 1-year profile. A POST-only mortality query
+form (group by state, county or cause, one year per query) shows its default measure as an age-adjusted rate,
+and marks counts of 1-9 deaths "Suppressed" and rates on fewer than 20 deaths "Unreliable", as CDC WONDER does.
 """
 
 from __future__ import annotations
@@ -22,17 +27,43 @@ from tasks.offline.app import render
 from tasks.offline.registry import PLACEHOLDER_ORIGIN, Site, Step
 from tasks.offline.sites._first_fit import first_fit
 from tasks.offline.sites._record_pair import TaskDraft, record_pair
+from tasks.offline.sites._stats_base import (
+    COUNTY_WORDS,
+    DOMAIN,
+    FAMILY,
+    ONE_YEAR_MIN_POPULATION,
+    PREFIX,
+    PRODUCTS,
+    STATES,
+    VINTAGES,
+    County,
+    relative_moe,
+)
+from tasks.offline.sites._stats_mortality import (
+    CAUSES,
+    DEATH_GROUP_BY,
+    MEASURES,
+    MORTALITY_YEARS,
+    RELIABLE_MIN,
+    SUPPRESSED_MAX,
+    DeathQuery,
+    Mortality,
+    build_mortality,
+    deaths_draft,
+    deaths_walkthrough,
+    mortality_table,
+)
+from tasks.offline.sites._stats_profiles import (
+    EDUCATION,
+    EMPLOYMENT,
+    Profile,
+    build_profiles,
+    profile_draft,
+    profile_walkthrough,
+    release_of,
+    release_title,
+)
 
-PREFIX = "stats"
-FAMILY = "Official statistics"
-DOMAIN = "OFFLINE_CENSUS"
-STATES = {"NL": "Northland", "EM": "Eastmarch", "SV": "Southvale", "WR": "Westreach", "LS": "Lakeshore"}
-COUNTY_WORDS = ["Ashford", "Briar", "Cedar", "Dunmore", "Elk", "Fallow", "Granite", "Hollis", "Iron", "Juniper",
-                "Kestrel", "Larch", "Millbrook", "Nettle", "Oakum", "Pine", "Quarry", "Raven", "Sable", "Thorn",
-                "Umber", "Vale", "Willow", "Yarrow"]
-VINTAGES = (2019, 2020, 2021, 2022, 2023)
-PRODUCTS = {"acs1": "1-year estimates", "acs5": "5-year estimates"}
-ONE_YEAR_MIN_POPULATION = 65_000
 TABLES = {
     "T101": "Median household income (dollars)",
     "T102": "Poverty status in the past 12 months",
@@ -45,14 +76,6 @@ GROUP_BY = {"state": "State", "county": "County", "year": "Year", "age": "Mother
 
 
 # ---------------------------------------------------------------- data
-
-
-@dataclass(frozen=True)
-class County:
-    id: str  # e.g. "NL-03"
-    state: str  # state code
-    name: str
-    population: int
 
 
 @dataclass(frozen=True)
@@ -69,18 +92,15 @@ class StatsData:
     counties: list[County]
     cells: dict[tuple[str, str, int, str], Cell]  # (table, product, vintage, geo id) -> cell
     births: dict[tuple[str, int, str], int]  # (county id, year, age group) -> births
+    profiles: dict[tuple[str, str, int], Profile]  # (geo id, product, vintage) -> profile (task 004)
+    mortality: Mortality  # deaths by county, year and cause (task 005)
 
     def counties_in(self, state: str) -> list[County]:
         return sorted((c for c in self.counties if c.state == state), key=lambda c: c.name)
 
 
-def _relative_moe(population: int, product: str) -> float:
-    base = 0.3 / math.sqrt(population / 1000)
-    return base * (2.0 if product == "acs1" else 1.0)
-
-
 def _cells_for(table: str, level: float, population: int, product: str, rng: random.Random) -> Cell:
-    rel = _relative_moe(population, product)
+    rel = relative_moe(population, product)
     noise = 1 + rng.gauss(0, rel / 3)
     if table == "T101":
         est = round(level * noise)
@@ -126,7 +146,10 @@ def build(seed: int) -> StatsData:
         for year in BIRTH_YEARS:
             for group, share in zip(AGE_GROUPS, AGE_SHARES, strict=True):
                 births[(c.id, year, group)] = max(0, round(c.population * 0.011 * share * rng.uniform(0.85, 1.15)))
-    return StatsData(counties, cells, births)
+    # The profiles and the mortality data draw from their own generators: tasks 001-003 keep their data.
+    profiles = build_profiles(counties, random.Random(f"{PREFIX}:{seed}:profiles"))
+    mortality = build_mortality(counties, random.Random(f"{PREFIX}:{seed}:mortality"))
+    return StatsData(counties, cells, births, profiles, mortality)
 
 
 # ---------------------------------------------------------------- explorer
@@ -267,11 +290,44 @@ def routes(data: StatsData) -> list[Route]:
         return render("stats/query.html", site_title="Natality query", q=q, rows=rows, error=error,
                       group_by=GROUP_BY, states=STATES, years=BIRTH_YEARS)
 
+    async def profiles_index(request: Request) -> HTMLResponse:
+        return render("stats/profiles.html", site_title="Geography profiles", states=STATES)
+
+    async def profile_page(request: Request) -> HTMLResponse:
+        geo = request.path_params["geo"]
+        county = next((c for c in data.counties if c.id == geo), None)
+        if county is None and geo not in STATES:
+            return render("stats/missing.html", status_code=404, site_title="Not found", what=geo)
+        product, vintage = release_of(dict(request.query_params))
+        state = county.state if county else geo
+        available = not (county and product == "acs1" and county.population < ONE_YEAR_MIN_POPULATION)
+        return render(
+            "stats/profile.html", site_title=f"{county.name if county else STATES[geo]} profile", county=county,
+            state=state, state_name=STATES[state], product=product, vintage=vintage, products=PRODUCTS,
+            vintages=VINTAGES, release=release_title(product, vintage), min_population=ONE_YEAR_MIN_POPULATION,
+            profile=data.profiles[(geo, product, vintage)] if available else None,
+            tables=((EDUCATION, "education"), (EMPLOYMENT, "employment")),
+            counties=[] if county else data.counties_in(state),
+        )
+
+    async def mortality_form(request: Request) -> HTMLResponse:
+        q, rows, error = DeathQuery(), None, ""
+        if request.method == "POST":
+            q, error = DeathQuery.from_form(await request.form())
+            if not error:
+                rows = mortality_table(data, q)
+        return render("stats/mortality.html", site_title="Mortality query", q=q, rows=rows, error=error,
+                      group_by=DEATH_GROUP_BY, states=STATES, years=MORTALITY_YEARS, causes=CAUSES,
+                      measures=MEASURES, suppressed_max=SUPPRESSED_MAX, reliable_min=RELIABLE_MIN)
+
     return [
         Route("/", home),
         Route("/explore", explorer),
         Route("/frame/vintage", vintage_frame),
         Route("/query", query_form, methods=["GET", "POST"]),
+        Route("/profiles", profiles_index),
+        Route("/profile/{geo}", profile_page),
+        Route("/mortality", mortality_form, methods=["GET", "POST"]),
     ]
 
 
@@ -403,6 +459,8 @@ def tasks(data: StatsData) -> list[dict[str, Any]]:
                    "in-page misreading: births vs birth rate", "state only in a POSTed form (URL unchanged)"],
             column_notes={"births": "integer count"},
         ),
+        profile_draft(data),
+        deaths_draft(data),
     ]
     return [record for draft in drafts for record in record_pair(draft)]
 
@@ -457,7 +515,11 @@ def walkthroughs(data: StatsData) -> dict[str, list[Step]]:
              "why": "births, not rates"},
             {"tool": "finish", "args": {"order_by": []}, "why": "rows already in the form's order"},
         ],
+        "offline_stats_004": profile_walkthrough(data),
+        "offline_stats_005": deaths_walkthrough(data),
     }
+
+
 
 
 SITE = Site(
