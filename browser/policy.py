@@ -17,9 +17,10 @@ import contextlib
 import re
 import time
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
-from playwright.async_api import BrowserContext, Route, WebSocketRoute
+from playwright.async_api import APIResponse, BrowserContext, Route, WebSocketRoute
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 from pydantic import BaseModel, ConfigDict, Field
@@ -128,7 +129,7 @@ class OriginPolicy:
         """Chromium follows redirects without routing them again, so a navigation is fetched here
         without following its redirect, and a redirect to a refused origin is stopped at that hop."""
         try:
-            response = await route.fetch(max_redirects=0, timeout=self.fetch_timeout_ms)
+            response = await fetch_resending_on_reset(route, max_redirects=0, timeout=self.fetch_timeout_ms)
         except PlaywrightError as exc:  # the page sees a failed load; the action reports the timeout
             with contextlib.suppress(PlaywrightError):
                 await route.abort("timedout" if isinstance(exc, PlaywrightTimeout) else "failed")
@@ -145,3 +146,21 @@ class OriginPolicy:
         request = route.request
         self.blocked.append(BlockedRequest(url, request.resource_type, request.is_navigation_request(), time.time()))
         await route.abort("blockedbyclient")
+
+
+_DROPPED_CONNECTION = ("econnreset", "socket hang up", "epipe")
+
+
+async def fetch_resending_on_reset(route: Route, **options: Any) -> APIResponse:
+    """`route.fetch`, sent once more when the server dropped a kept-alive connection under it.
+
+    A server closes an idle connection when its keep-alive time runs out (5 s is a common default); a
+    request that leaves on that socket at the same moment fails before the server read it. Chromium's own
+    network stack resends such a request; `route.fetch` does not, so a form POST or a page load failed at
+    random (seen on a POST 5.03 s after the previous response). Timeouts and refusals are not resent."""
+    try:
+        return await route.fetch(**options)
+    except PlaywrightError as exc:
+        if isinstance(exc, PlaywrightTimeout) or not any(m in str(exc).lower() for m in _DROPPED_CONNECTION):
+            raise
+    return await route.fetch(**options)

@@ -41,7 +41,7 @@ from playwright.async_api import APIResponse, BrowserContext, Route, WebSocketRo
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
-from browser.policy import BlockedRequest, OriginPolicy
+from browser.policy import BlockedRequest, OriginPolicy, fetch_resending_on_reset
 
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 _TEXT_TYPES = re.compile(r"text/|javascript|json|xml|ecmascript", re.I)
@@ -228,8 +228,9 @@ class EnvironmentRouter:
                      post_data: bytes | None) -> tuple[APIResponse, dict[str, str], str | None] | None:
         environment_url = self.origins.to_environment(live_url)
         try:
-            response = await route.fetch(url=environment_url, headers=headers, method=method, post_data=post_data,
-                                         max_redirects=0, timeout=self.policy.fetch_timeout_ms)
+            response = await fetch_resending_on_reset(route, url=environment_url, headers=headers, method=method,
+                                                      post_data=post_data, max_redirects=0,
+                                                      timeout=self.policy.fetch_timeout_ms)
         except PlaywrightError as exc:
             self.failures.append(EnvironmentFailure(live_url, environment_url, str(exc).splitlines()[0],
                                                     time.time()))

@@ -90,3 +90,44 @@ async def test_websocket_to_other_host_refused_and_reported(task_browser, fixtur
     assert await task_browser.page.text_content("#status") == "closed 1008"
     assert fixture_site.foreign_url("feed").replace("http://", "ws://") in task_browser.blocked_requests
     assert len(fixture_site.foreign_hits()) == before
+
+
+class _Route:
+    """Stands in for Playwright's Route: `fetch` fails with the given errors, then answers."""
+
+    def __init__(self, *errors: Exception):
+        self.errors, self.calls = list(errors), []
+
+    async def fetch(self, **options):
+        self.calls.append(options)
+        if self.errors:
+            raise self.errors.pop(0)
+        return "response"
+
+
+async def test_a_request_on_a_dropped_kept_alive_connection_is_sent_once_more():
+    from playwright.async_api import Error as PlaywrightError
+
+    from browser.policy import fetch_resending_on_reset
+
+    route = _Route(PlaywrightError("route.fetch: read ECONNRESET"))
+    assert await fetch_resending_on_reset(route, max_redirects=0) == "response"
+    assert route.calls == [{"max_redirects": 0}, {"max_redirects": 0}]
+
+    twice = _Route(PlaywrightError("socket hang up"), PlaywrightError("socket hang up"))
+    with pytest.raises(PlaywrightError):  # resent once, not in a loop
+        await fetch_resending_on_reset(twice)
+    assert len(twice.calls) == 2
+
+
+async def test_timeouts_and_refusals_are_not_resent():
+    from playwright.async_api import Error as PlaywrightError
+    from playwright.async_api import TimeoutError as PlaywrightTimeout
+
+    from browser.policy import fetch_resending_on_reset
+
+    for error in (PlaywrightTimeout("Timeout 30000ms exceeded"), PlaywrightError("connect ECONNREFUSED 127.0.0.1:9")):
+        route = _Route(error)
+        with pytest.raises(PlaywrightError):
+            await fetch_resending_on_reset(route)
+        assert len(route.calls) == 1
