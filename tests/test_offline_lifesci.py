@@ -124,6 +124,8 @@ def test_oracles_match_what_the_pages_show(client):
 def test_answers_absent_from_default_pages(client):
     default_text = "".join(client.get(p).text for p in ("/lifesci/", "/lifesci/browse", "/lifesci/search"))
     for record in RECORDS.values():
+        if record["metadata"]["task_shape"] == "derived":
+            continue  # first cells are keys listed by default (family names); tests/test_offline_lifesci_derived.py
         spec_rows = record["oracle_answer"].replace(";", "\n").split("\n")
         for row in spec_rows:
             first_value = row.split("|")[0]

@@ -12,6 +12,7 @@ import asyncio
 import random
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
+from functools import cached_property
 from typing import Any
 from urllib.parse import urlencode
 
@@ -115,8 +116,16 @@ class TaxonData:
         return [n for n in self.nodes.values() if n.parent == node_id]
 
     def species_under(self, node: Node) -> list[Species]:
-        key = {"Order": "order", "Family": "family", "Genus": "genus"}[node.rank]
-        return [s for s in self.species if getattr(s, key) == node.name]
+        return list(self._members.get((node.rank, node.name), ()))
+
+    @cached_property
+    def _members(self) -> dict[tuple[str, str], list[Species]]:
+        """(rank, name) -> its species in name order, built once (the task pickers ask thousands of times)."""
+        members: dict[tuple[str, str], list[Species]] = {}
+        for sp in self.species:
+            for rank, name in (("Order", sp.order), ("Family", sp.family), ("Genus", sp.genus)):
+                members.setdefault((rank, name), []).append(sp)
+        return members
 
 
 def _word(rng: random.Random, parts: int) -> str:
@@ -446,8 +455,8 @@ def choose(data: TaxonData) -> Chosen:
         holotypes = sum(s.type_status == "holotype" for s in under)
         return genus.name != synonym_query.name and 3 <= holotypes <= 6 and len(under) - holotypes >= 2
 
-    rule = first_fit((HierarchyRule(t, m, n) for t in dict.fromkeys(THRESHOLDS) for m in (8, 9, 10, 11, 12)
-                      for n in (12, 14, 10, 16, 11, 13, 15, 17, 18)),
+    rule = first_fit((HierarchyRule(t, m, n) for t in dict.fromkeys(THRESHOLDS) for m in (8, 9, 10, 11, 12, 7, 6, 13, 14, 5)
+                      for n in (12, 14, 10, 16, 11, 13, 15, *range(17, 30), *range(6, 10))),
                      lambda r: _hierarchy_fits(data, r), "lifesci hierarchy rule")
     return Chosen(synonym_query, count_family, first_fit(genera, fits_types, "lifesci genus"), rule)
 
@@ -552,6 +561,7 @@ def tasks(data: TaxonData) -> list[dict[str, Any]]:
 # ---------------------------------------------------------------- task 004: hierarchy shares (derived)
 
 COLLECTIONS_URL = f"{PLACEHOLDER_ORIGIN}/{PREFIX}/collections"
+MAX_WALK_STEPS = 58  # the offline protocol's step budget is 60
 THRESHOLDS = (50, 55, 60, 45, 65, 40, 70, *range(30, 100))  # round thresholds first
 
 
@@ -591,7 +601,7 @@ def ranked_by_share(data: TaxonData, genus: Node) -> list[Species]:
 def _hierarchy_fits(data: TaxonData, rule: HierarchyRule) -> bool:
     """3-5 families qualify and one is just under the threshold; each qualifying family has a genus, and in
     two of them an earlier genus fails one condition only; the tie-breaks decide in two families (the id in
-    one); at most 45 species pages to open."""
+    one); few enough species pages for a walkthrough within the default step budget."""
     families = _families(data)
     if not any(rule.threshold - 3 <= len(data.species_under(f)) < rule.threshold for f in families):
         return False
@@ -608,7 +618,8 @@ def _hierarchy_fits(data: TaxonData, rule: HierarchyRule) -> bool:
         pairs = [(a, b) for a, b in zip(ranked[:2], ranked[1:3], strict=False) if a.subspecies == b.subspecies]
         ties += bool(pairs)
         id_ties += any(len(a.distribution) == len(b.distribution) for a, b in pairs)
-    return near_genus >= 2 and ties >= 2 and id_ties >= 1 and pages <= 45
+    steps = 1 + 3 * len(data.children(None)) + 3 * len(chosen) + pages + 2  # walkthrough within 60 steps
+    return near_genus >= 2 and ties >= 2 and id_ties >= 1 and steps <= MAX_WALK_STEPS
 
 
 def hierarchy_rows(data: TaxonData, rule: HierarchyRule) -> list[tuple[str, ...]]:
@@ -648,21 +659,20 @@ def _hierarchy_draft(data: TaxonData, rule: HierarchyRule) -> TaskDraft:
         columns=("family", "genus", "leader", "leader_share", "runner_up", "runner_up_share"),
         rows=hierarchy_rows(data, rule), sorting="family ascending",
         gates=["every order expanded (client-side children)", f"families with >= {t} valid species expanded",
-               "the chosen genus's page and each of its species pages"],
+               "each species page of the chosen genus"],
         data_dependency=("The expanded orders give the families' counts; each kept family's genera table (display "
                          "order and both counts) gives the genus; that genus's species pages give subspecies, "
                          "distribution and taxon id for the shares and the tie-breaks."),
         control_dependency=("Families are only listed after their order is expanded, genera after the family is; "
-                            "opening a genus page leaves the browser, whose tree is collapsed again on return."),
+                            "the tree is collapsed again whenever the browse page is reopened."),
         inclusion=[f"families with at least {t} valid species",
                    f"per family the first listed genus with <= {m} valid species and >= {n} taxa"],
         exclusion=[f"families under {t} valid species even if their taxa count reaches {t}",
                    "genera failing either condition, or listed after the first fitting one"],
         traps=[f"near miss: {', '.join(near)} just under {t} valid species (its taxa figure is far above)",
                "near miss: an earlier-listed genus meets one condition but not the other",
-               "criterion mismatch: shares over the genus's valid species count instead of its taxa, or the "
-               "alphabetical instead of the displayed genus order",
-               "drift: the hierarchy collapses again after visiting a genus page",
+               "criterion mismatch: shares over the genus's valid species count instead of its taxa",
+               "drift: the hierarchy is collapsed again whenever the browse page is reopened (e.g. after a genus page)",
                "tie-break: equal shares decided by distribution countries, then by the smaller taxon id"],
         column_notes={
             "genus": "per family the first genus in display order with both conditions",
@@ -854,29 +864,25 @@ def _hierarchy_walkthrough(data: TaxonData, rule: HierarchyRule) -> list[Step]:
         steps += [*_expand(fam),
                   {"tool": "extract_rows", "args": {
                       "into": "genera", "section": f"Genera of {fam.name}", "columns": {
-                          "family": r"re:Genera of ([A-Z][a-z]+)", "genus": "Genus", "species": "Species",
-                          "taxa": "Taxa incl. subspecies"}}, "why": "genera in display order with both counts"},
-                  {"tool": "click", "args": {"target": {"text": f"Collapse {fam.name}"}},
-                   "why": "one family open at a time"}]
+                          "genus": "Genus", "species": "Species", "taxa": "Taxa incl. subspecies"}},
+                   "why": "this family's genera in display order with both counts"}]
     for _, genus in chosen:
         assert genus is not None
-        steps.append({"tool": "goto", "args": {"url": f"{PLACEHOLDER_ORIGIN}/{PREFIX}/node/{genus.id}"},
-                      "why": f"genus {genus.name}: its species list"})
         steps += [{"tool": "read_facts", "args": {
             "url": f"{PLACEHOLDER_ORIGIN}/{PREFIX}/species/{sp.slug}", "into": "species_pages", "fields": {
-                "species": r"re:Accepted name: ([A-Z][a-z]+ [a-z]+)", "genus": r"re:· Genus ([A-Z][a-z]+)",
-                "subspecies": "Subspecies", "distribution": "Distribution", "taxon_id": "Taxon ID"}},
-            "why": "subspecies, distribution and id of each species"} for sp in data.species_under(genus)]
+                "species": r"re:Accepted name: ([A-Z][a-z]+ [a-z]+)", "family": r"re:· Family ([A-Z][a-z]+)",
+                "genus": r"re:· Genus ([A-Z][a-z]+)", "subspecies": "Subspecies", "distribution": "Distribution",
+                "taxon_id": "Taxon ID"}},
+            "why": f"species of genus {genus.name}: subspecies, distribution, id"} for sp in data.species_under(genus)]
     sql = (
         f"WITH fam AS (SELECT family FROM families WHERE CAST(species AS INTEGER) >= {rule.threshold}), "
-        "g AS (SELECT family, genus, CAST(taxa AS INTEGER) AS taxa, row_number() OVER (PARTITION BY family "
-        r"ORDER BY _step, CAST(regexp_extract(_locator, 'row (\d+)', 1) AS INTEGER)) AS pos FROM genera "
-        f"WHERE CAST(species AS INTEGER) <= {rule.max_species} AND CAST(taxa AS INTEGER) >= {rule.min_taxa} "
-        "AND family IN (SELECT family FROM fam)), "
-        "ranked AS (SELECT g.family, g.genus, s.species, (1 + CAST(s.subspecies AS INTEGER)) || '/' || g.taxa AS share, "
-        "row_number() OVER (PARTITION BY g.family ORDER BY CAST(s.subspecies AS INTEGER) DESC, "
+        "g AS (SELECT genus, CAST(taxa AS INTEGER) AS taxa, row_number() OVER (PARTITION BY _step "
+        r"ORDER BY CAST(regexp_extract(_locator, 'row (\d+)', 1) AS INTEGER)) AS pos FROM genera "
+        f"WHERE CAST(species AS INTEGER) <= {rule.max_species} AND CAST(taxa AS INTEGER) >= {rule.min_taxa}), "
+        "ranked AS (SELECT s.family, s.genus, s.species, (1 + CAST(s.subspecies AS INTEGER)) || '/' || g.taxa AS share, "
+        "row_number() OVER (PARTITION BY s.family ORDER BY CAST(s.subspecies AS INTEGER) DESC, "
         "len(string_split(s.distribution, ', ')) DESC, CAST(s.taxon_id AS INTEGER)) AS r "
-        "FROM g JOIN species_pages s ON s.genus = g.genus WHERE g.pos = 1) "
+        "FROM g JOIN species_pages s ON s.genus = g.genus WHERE g.pos = 1 AND s.family IN (SELECT family FROM fam)) "
         "SELECT a.family, a.genus, a.species AS leader, a.share AS leader_share, b.species AS runner_up, "
         "b.share AS runner_up_share FROM ranked a JOIN ranked b ON b.family = a.family AND b.r = 2 "
         "WHERE a.r = 1 ORDER BY a.family"
@@ -891,7 +897,6 @@ def _specimen_walkthrough(data: TaxonData) -> list[Step]:
     steps: list[Step] = [
         {"tool": "goto", "args": {"url": COLLECTIONS_URL}, "why": "type collections"},
         {"tool": "click", "args": {"target": {"text": st.title}}, "why": "the historical set"},
-        {"tool": "read_table", "args": {"table": 0}, "why": "every specimen"},
         {"tool": "extract_rows", "args": {"into": "specimens", "columns": {
             "catalogued_as": "Catalogued as", "current": "Current name"}}, "why": "catalogued vs current names"},
     ]
@@ -907,15 +912,16 @@ def _specimen_walkthrough(data: TaxonData) -> list[Step]:
                                               "columns": {"species": accepted, "type_status": "Type status"}},
              "why": "type status from the type material block"},
         ]
+    steps += [
+        {"tool": "goto", "args": {"url": SEARCH_URL}, "why": "a fresh search form (synonyms unticked)"},
+        {"tool": "check", "args": {"target": {"label": "Include synonyms (old names)"}},
+         "why": "old names only match with the back-search on (the results page keeps it ticked)"},
+    ]
     for _, sp in pairs:
         steps += [
-            {"tool": "goto", "args": {"url": SEARCH_URL}, "why": "a fresh search form (synonyms unticked)"},
             {"tool": "fill", "args": {"target": {"label": "Name contains"}, "value": oldest_other_genus(sp).name},
              "why": "the oldest name outside the current genus"},
-            {"tool": "check", "args": {"target": {"label": "Include synonyms (old names)"}},
-             "why": "old names only match with the back-search on"},
             {"tool": "click", "args": {"target": {"text": "Search"}}, "why": "run the back-search"},
-            {"tool": "read_table", "args": {"table": 0}, "why": "who carries that name"},
             {"tool": "extract_rows", "args": {"into": "back", "columns": {"query": "url:name", "species": "Species"}},
              "why": "species found by the old name"},
         ]
