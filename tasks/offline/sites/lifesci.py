@@ -3,7 +3,11 @@
 Mechanics: a hierarchy browser whose nodes expand client-side (JavaScript fetches the children after a
 delay, so the agent must wait); counts per node (valid species vs all taxa incl. subspecies); genus node
 pages; species pages with synonyms, type material and created / last-updated dates; an advanced search whose
-synonym (old name) back-search is off by default; page numbers plus a page-size selector.
+synonym (old name) back-search is off by default; page numbers plus a page-size selector. An expanded
+order lists its families as a table (both counts), an expanded family its genera in display order (not
+alphabetical); species pages carry a taxon ID numbered by entry creation. Historical type catalogues (linked
+from the home page only) list specimens under the names and statuses they were catalogued with, beside the
+current species; most of one catalogue's species have since moved genus and carry designed synonym lists.
 """
 
 from __future__ import annotations
