@@ -241,7 +241,7 @@ def _specimen_sets(rng: random.Random, genera: list[str], species: list[Species]
         sp = by_slug[slug]
         by_slug[slug] = replace(sp, synonyms=tuple(sorted((*sp.synonyms, synonym), key=lambda s: (s.year, s.name))))
 
-    flags = [set() for _ in range(REASSIGNED)]
+    flags: list[set[str]] = [set() for _ in range(REASSIGNED)]
     for i in rng.sample(range(REASSIGNED), 3):
         flags[i].add("older_current")
     for i in rng.sample(range(REASSIGNED), 2):
@@ -271,8 +271,8 @@ def _specimen_sets(rng: random.Random, genera: list[str], species: list[Species]
             catalogued = later.name
             add_synonym(rng.choice(others).slug, Synonym(later.name, rng.choice(AUTHORS), rng.randint(1880, 1990)))
         if "older_current" in flags[n]:
-            synonyms.append(Synonym(fresh([sp.genus], rng.sample(JUNIOR_EPITHETS, len(JUNIOR_EPITHETS))), rng.choice(AUTHORS),
-                                    year - rng.randint(2, 30)))
+            junior = fresh([sp.genus], rng.sample(JUNIOR_EPITHETS, len(JUNIOR_EPITHETS)))
+            synonyms.append(Synonym(junior, rng.choice(AUTHORS), year - rng.randint(2, 30)))
         if "ambiguous" in flags[n]:
             add_synonym(rng.choice(others).slug, Synonym(original, rng.choice(AUTHORS), rng.randint(year + 1, 1990)))
         status = statuses[n]
@@ -287,8 +287,7 @@ def _specimen_sets(rng: random.Random, genera: list[str], species: list[Species]
     sets = (
         SpecimenSet("westwood-1868-1904", "Westwood expeditions type catalogue", SET_MUSEUM, "1868–1904",
                     tuple(sorted(specimens, key=lambda s: int(s.catalogue.split()[1])))),
-        SpecimenSet("harlan-bequest", "Harlan bequest type catalogue", by_slug[decoy[0].slug].catalogue.split()[0],
-                    "1921–1958", tuple(sorted(decoy_specimens, key=lambda s: s.catalogued_as))),
+        SpecimenSet("harlan-bequest", "Harlan bequest type catalogue", "various museums", "1921–1958", tuple(sorted(decoy_specimens, key=lambda s: s.catalogued_as))),
     )
     return [by_slug[s.slug] for s in species], sets
 
@@ -459,9 +458,9 @@ def choose(data: TaxonData) -> Chosen:
         holotypes = sum(s.type_status == "holotype" for s in under)
         return genus.name != synonym_query.name and 3 <= holotypes <= 6 and len(under) - holotypes >= 2
 
-    rule = first_fit((HierarchyRule(t, m, n) for t in dict.fromkeys(THRESHOLDS) for m in (8, 9, 10, 11, 12, 7, 6, 13, 14, 5)
-                      for n in (12, 14, 10, 16, 11, 13, 15, *range(17, 30), *range(6, 10))),
-                     lambda r: _hierarchy_fits(data, r), "lifesci hierarchy rule")
+    rules = (HierarchyRule(t, m, n) for t in dict.fromkeys(THRESHOLDS) for m in (8, 9, 10, 11, 12, 7, 6, 13, 14, 5)
+             for n in (12, 14, 10, 16, 11, 13, 15, *range(17, 30), *range(6, 10)))
+    rule = first_fit(rules, lambda r: _hierarchy_fits(data, r), "lifesci hierarchy rule")
     return Chosen(synonym_query, count_family, first_fit(genera, fits_types, "lifesci genus"), rule)
 
 
@@ -607,7 +606,8 @@ def _hierarchy_fits(data: TaxonData, rule: HierarchyRule) -> bool:
     two of them an earlier genus fails one condition only; the tie-breaks decide in two families (the id in
     one); few enough species pages for a walkthrough within the default step budget."""
     families = _families(data)
-    if not any(rule.threshold - 3 <= len(data.species_under(f)) < rule.threshold for f in families):
+    if not any(rule.threshold - 3 <= len(data.species_under(f)) < rule.threshold <= _taxa(data, f)
+               for f in families):
         return False
     chosen = hierarchy_choice(data, rule)
     if not 3 <= len(chosen) <= 5 or any(g is None for _, g in chosen):
