@@ -22,6 +22,7 @@ import argparse
 import asyncio
 import json
 import platform
+import re
 import statistics
 import sys
 import tempfile
@@ -33,7 +34,8 @@ from typing import Any
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
 
-from browser.observe import observe_page
+from browser.observe import ALL_LINKS, observe_page
+from browser.listing import SECTION_TEXT_JS
 from browser.render import LONG_OPTION_LIST, _row
 from browser.session import ChromiumWorker
 from browser.tokens import count_tokens
@@ -418,10 +420,35 @@ class CorpusSample:
     probes_in_text: int
     probes_one_call: int
     left_out_notes: int
+    benchmark: bool = False
+    probes_missed: list[str] = field(default_factory=list)  # on the page, in neither the text nor a read
 
 
 def _norm(text: str) -> str:
     return " ".join(text.split()).lower()
+
+
+_CUT_REF = re.compile(r"\[read_section ([\w-]+)\]")
+
+
+async def one_read_away(page: Page, obs: Observation) -> str:
+    """What the reads the text names return, each one call: read_section of a cut line's ref or of a heading
+    the text shows, list_links (all links), read_table (every row the observation holds)."""
+    shown = obs.text.splitlines()
+    refs = sorted({m.group(1) for line in obs.outline for m in _CUT_REF.finditer(line)})
+    texts: list[str] = await page.evaluate(
+        "(refs) => refs.map((r) => { const el = document.querySelector(`[data-sgr-ref=\"${r}\"]`);"
+        " return el ? (el.innerText || el.textContent || '') : ''; })", refs)
+    for line in shown:
+        if line.startswith("#"):
+            section = await page.evaluate(SECTION_TEXT_JS, {"heading": line.lstrip("# ").split(" [read_section")[0]})
+            texts.append(section or "")
+    every = await observe_page(page, page_id=0, token_budget=obs.tokens or 1500, max_links=ALL_LINKS)
+    texts += list(obs.outline)  # outline lines past the text's cut: read_section of the heading above them
+    texts += [ln.text for ln in every.links]
+    texts += [" ".join(r) for t in obs.tables for r in t.rows]
+    texts += [o.label for c in obs.controls for o in c.options]
+    return " ".join(texts)
 
 
 async def measure_corpus_page(page: Page, entry: Any, budget: int) -> CorpusSample:
@@ -438,9 +465,7 @@ async def measure_corpus_page(page: Page, entry: Any, budget: int) -> CorpusSamp
                 refs_in_text.update(r.strip(" ,…)") for r in line.split("alike: ", 1)[1].split(","))
     known = {c.ref for c in obs.controls}
     text = _norm(obs.text)
-    structured = _norm(" ".join([*obs.outline, *(ln.text for ln in obs.links),
-                                 *(" ".join(r) for t in obs.tables for r in t.rows),
-                                 *(o.label for c in obs.controls for o in c.options)]))
+    structured = _norm(await one_read_away(page, obs))
     page_text = _norm(dom["text"])
     text_lines = set(obs.text.splitlines())
     rows_in_text = sum(1 for t in obs.tables if t.source == "table" for r in t.rows if _row(r) in text_lines)
@@ -459,10 +484,12 @@ async def measure_corpus_page(page: Page, entry: Any, budget: int) -> CorpusSamp
         probes_in_text=sum(1 for p in on_page if _norm(p) in text),
         probes_one_call=sum(1 for p in on_page if _norm(p) not in text and _norm(p) in structured),
         left_out_notes=sum(1 for line in obs.text.splitlines() if " not shown — " in line),
+        benchmark=entry.benchmark,
+        probes_missed=[p for p in on_page if _norm(p) not in text and _norm(p) not in structured],
     )
 
 
-def corpus_report(samples: list[CorpusSample]) -> str:
+def corpus_summary(samples: list[CorpusSample]) -> list[tuple[str, str]]:
     def tot(key: str) -> int:
         return sum(getattr(x, key) for x in samples)
 
@@ -487,13 +514,23 @@ def corpus_report(samples: list[CorpusSample]) -> str:
         ("observe ms: median ours / plain content()+aria_snapshot()",
          f"{_median([x.observe_ms for x in samples]):.0f} / {_median([x.baseline_ms for x in samples]):.0f}"),
     ]
-    lines = ["| metric | value |", "|---|---|"] + [f"| {a} | {b} |" for a, b in rows]
+    return rows
+
+
+def corpus_report(samples: list[CorpusSample]) -> str:
+    """One summary table with a column for all pages and one for the benchmark-kind pages, then per page."""
+    every, bench = corpus_summary(samples), corpus_summary([x for x in samples if x.benchmark])
+    lines = ["| metric | all pages | benchmark-kind pages |", "|---|---|---|"]
+    lines += [f"| {a} | {b} | {c} |" for (a, b), (_, c) in zip(every, bench, strict=True)]
     lines += ["", "| page | kind | tokens | ctrl named/dom | links | rows | probes text/one-call/on page | ms ours/plain |",
               "|---|---|---|---|---|---|---|---|"]
     for x in samples:
         lines.append(f"| {x.page} | {x.kind} | {x.obs_tokens} | {x.controls_named}/{x.controls_dom} | "
                      f"{x.links_in_text}/{x.links_dom} | {x.rows_in_text}/{x.rows_dom} | "
                      f"{x.probes_in_text}/{x.probes_one_call}/{x.probes_on_page} | {x.observe_ms:.0f}/{x.baseline_ms:.0f} |")
+    missed = [f"- {x.page}: {p!r}" for x in samples for p in x.probes_missed]
+    if missed:
+        lines += ["", "Probes on the page but in neither the text nor one read:", *missed]
     return "\n".join(lines)
 
 

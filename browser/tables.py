@@ -10,7 +10,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from bs4 import BeautifulSoup, Tag
+from bs4 import BeautifulSoup, Comment, Tag
 
 from browser.types import TableData
 
@@ -20,8 +20,32 @@ _SKIP_TAGS = {"script", "style", "template", "noscript", "select", "option", "bu
 _NOT_CARDS = {"nav", "header", "footer", "form", "aside", "select", "table"}
 
 
+_NO_TEXT_TAGS = {"script", "style", "template", "noscript", "select", "datalist"}
+_INLINE_TAGS = {"a", "span", "b", "i", "em", "strong", "small", "code", "label", "abbr", "sup", "sub", "font", "u",
+                "s", "mark", "time", "cite", "q", "kbd", "var", "img", "data", "bdi", "bdo", "wbr", "nobr"}
+
+
 def _text(node: Tag) -> str:
-    return _SPACE.sub(" ", node.get_text(" ", strip=True)).strip()
+    """Text as laid out: inline markup joins without a space ("km<sup>2</sup>" is "km2", "(cs.CV)</span>;" keeps
+    its semicolon attached); block boundaries and line breaks separate words."""
+    parts: list[str] = []
+
+    def visit(tag: Tag) -> None:
+        for child in tag.children:
+            if isinstance(child, Tag):
+                if child.name in _NO_TEXT_TAGS:
+                    continue
+                block = child.name not in _INLINE_TAGS
+                if block:
+                    parts.append(" ")
+                visit(child)
+                if block:
+                    parts.append(" ")
+            elif isinstance(child, str) and not isinstance(child, Comment):
+                parts.append(str(child))
+
+    visit(node)
+    return _SPACE.sub(" ", "".join(parts)).strip()
 
 
 def _soup(html: str) -> BeautifulSoup:
@@ -250,7 +274,7 @@ def _is_card_container(node: Tag) -> bool:
     cards = card_items(node)
     if not cards:
         return False
-    rich = [c for c in cards if len(_card_fields(c)) >= 2 and len(_text(c)) >= 25]
+    rich = [c for c in cards if len(_card_fields(c)) >= 2 and len(c.get_text(" ", strip=True)) >= 25]
     return len(rich) >= 0.6 * len(cards)
 
 
