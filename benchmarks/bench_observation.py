@@ -34,8 +34,8 @@ from typing import Any
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
 
-from browser.observe import ALL_LINKS, observe_page
 from browser.listing import SECTION_TEXT_JS
+from browser.observe import ALL_LINKS, observe_page
 from browser.render import LONG_OPTION_LIST, _row
 from browser.session import ChromiumWorker
 from browser.tokens import count_tokens
