@@ -650,10 +650,12 @@
   };
   // A box whose children are all inline ("<span>Subjects:</span> <span>Symbolic Computation</span>") reads as
   // one line of text even without text of its own; a box holding only one link is that link, listed below.
+  // Boxes of nothing but links or controls (a menu bar, a row of buttons) are left to the link and control lists.
   const inlineOnly = (el) => {
     if (!el.children.length || ![...el.children].every((c) => INLINE.has(tag(c)))) return false;
     const kids = [...el.childNodes].filter((c) => norm(c.textContent));
-    return kids.length > 1 || (kids.length === 1 && !(kids[0].nodeType === 1 && tag(kids[0]) === "a"));
+    const listed = (c) => c.nodeType === 1 && (tag(c) === "a" || consumed.has(c) || !!c.querySelector("a,button,input"));
+    return kids.length > 0 && !kids.every(listed);
   };
   // Line text as the browser lays it out (inline markup joined without spurious spaces); boxes holding form
   // fields fall back to ownText, which leaves out option lists and typed values.

@@ -56,6 +56,17 @@ def _hrefs(node: Tag) -> list[str]:
     return [str(a["href"]) for a in node.find_all("a", href=True)]
 
 
+_CONTROL_TAGS = {"button", "input", "select", "textarea"}
+_CONTROL_ROLES = {"button", "checkbox", "radio", "switch", "combobox", "tab", "menuitem"}
+
+
+def _control_refs(node: Tag) -> list[str]:
+    """Refs (set by observe.js before the HTML was taken) of the controls inside a row: a button per result row
+    is addressed through its row."""
+    return [str(el["data-sgr-ref"]) for el in node.find_all(attrs={"data-sgr-ref": True})
+            if el.name in _CONTROL_TAGS or el.get("role") in _CONTROL_ROLES]
+
+
 # ---------------------------------------------------------------- <table> and role=table
 
 
@@ -66,6 +77,7 @@ class _Grid:
     rows: list[list[str]] = field(default_factory=list)
     header_rows: int = 0
     links: list[list[str]] = field(default_factory=list)
+    controls: list[list[str]] = field(default_factory=list)
 
 
 def _span(cell: Tag, name: str) -> int:
@@ -109,6 +121,7 @@ def _html_grid(table: Tag) -> _Grid:
             grid.header_rows += 1
         grid.rows.append(out)
         grid.links.append(_hrefs(tr))
+        grid.controls.append(_control_refs(tr))
     return grid
 
 
@@ -122,6 +135,7 @@ def _aria_grid(table: Tag) -> _Grid:
             grid.header_rows += 1
         grid.rows.append([_text(c) for c in cells])
         grid.links.append(_hrefs(row))
+        grid.controls.append(_control_refs(row))
     return grid
 
 
@@ -158,6 +172,7 @@ def parse_table(table: Tag, *, index: int = 0, max_rows: int = 200) -> TableData
         headers=headers,
         rows=body[:max_rows],
         row_links=links[:max_rows],
+        row_controls=grid.controls[header_rows:][:max_rows],
         total_rows=len(body),
         truncated=len(body) > max_rows,
         source="table",
@@ -260,6 +275,7 @@ def parse_cards(container: Tag, *, index: int = 0, max_rows: int = 200) -> Table
         headers=headers,
         rows=rows[:max_rows],
         row_links=[_hrefs(c) for c in cards][:max_rows],
+        row_controls=[_control_refs(c) for c in cards][:max_rows],
         total_rows=len(rows),
         truncated=len(rows) > max_rows,
         source="cards",
