@@ -719,7 +719,7 @@
       if (directText(el) >= 2) mixedRuns(el);
       continue;
     }
-    const text = heading ? ownText(el) : lineText(el);
+    const text = lineText(el);
     if (!text || (!heading && text.length < 2)) continue;
     emitted.add(el);
     pushLine(el, text, heading, position.get(el));

@@ -212,6 +212,14 @@ def _field_name(node: Tag, card: Tag) -> str:
     return "/".join(reversed(path)) or node.name
 
 
+_LAYOUT_NAME = re.compile(r"\d|/|^(?:[a-z]|h[1-6]|div|span|p|li|ul|ol|dl|dt|dd|td|tr|section|article|b|i|em|strong|small|a)$")
+
+
+def _meaningful(name: str) -> bool:
+    """A column name a reader can use: not a tag path or a layout class with numbers in it ("col-xs-6")."""
+    return not _LAYOUT_NAME.search(name)
+
+
 def _card_fields(card: Tag) -> list[tuple[str, str]]:
     """(column name, text) for each text-bearing leaf of a card, in document order.
 
@@ -269,6 +277,7 @@ def parse_cards(container: Tag, *, index: int = 0, max_rows: int = 200) -> Table
     if not headers:
         return None
     rows = [[values.get(h, "") for h in headers] for values in per_card]
+    headers = [h if _meaningful(h) else "" for h in headers]
     return TableData(
         index=index,
         caption=None,
