@@ -668,6 +668,7 @@
     while (last.lastElementChild) last = last.lastElementChild;
     return position.has(last) ? position.get(last) : position.get(el);
   };
+  const FIELD_SEL = "label,input,select,textarea,button,[role=combobox],[role=listbox],[role=radio],[role=checkbox]";
   const emitted = new Set();
   const emittedAbove = (el) => {
     for (let p = el.parentElement; p; p = p.parentElement) if (emitted.has(p)) return true;
@@ -714,7 +715,8 @@
     if (!heading && !block) continue;
     if (consumed.has(el) || !visible(el) || skipBox(el) || emittedAbove(el)) continue;
     if (!heading && el.querySelector("[data-sgr-group]")) continue; // a facet entry: already a control option
-    if (!heading && el.closest("form")) continue;
+    // inside a form, loose text (a format hint, a note) is read; labels and boxes holding fields go with controls
+    if (!heading && el.closest("form") && (el.closest("label") || el.querySelector(FIELD_SEL))) continue;
     if (!heading && el.querySelector("p,li,ul,ol,table,h1,h2,h3,h4,h5,h6,div")) {
       if (directText(el) >= 2) mixedRuns(el);
       continue;
