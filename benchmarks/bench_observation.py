@@ -34,7 +34,7 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
 
 from browser.observe import observe_page
-from browser.render import LONG_OPTION_LIST, _row
+from browser.render import LONG_OPTION_LIST
 from browser.session import ChromiumWorker
 from browser.tokens import count_tokens
 from browser.types import BROWSER_ACTION_TYPES, Observation
@@ -371,98 +371,7 @@ def report(totals: Totals, budget: int) -> str:
 
 # ---------------------------------------------------------------- real-page corpus
 
-# Independent of observe.js: what a person could operate or read on the page.
-DOM_COUNT_JS = """() => {
-  const vis = (el) => el.checkVisibility ? el.checkVisibility({visibilityProperty: true}) : !!el.offsetWidth;
-  const refOf = (el) => el.getAttribute('data-sgr-group') || el.getAttribute('data-sgr-ref')
-    || (el.closest('[data-sgr-ref]') && el.closest('[data-sgr-ref]').getAttribute('data-sgr-ref'));
-  const controls = [], links = [];
-  let options = 0, rows = 0;
-  for (const el of document.querySelectorAll('*')) {
-    const t = el.tagName.toLowerCase(), role = el.getAttribute('role');
-    const isControl = t === 'select' || t === 'textarea' || t === 'button' ||
-      (t === 'input' && el.type !== 'hidden') ||
-      ['combobox', 'listbox', 'button', 'checkbox', 'switch', 'radio', 'tab', 'menuitem', 'menuitemradio',
-       'menuitemcheckbox'].includes(role);
-    if (isControl && vis(el)) {
-      controls.push(refOf(el));
-      if (t === 'select') options += el.options.length;
-    }
-    if (t === 'a' && el.hasAttribute('href') && vis(el) && (el.innerText || '').trim() && !role) links.push(refOf(el));
-    if (t === 'tr' && vis(el) && el.querySelector('td')) rows++;
-  }
-  return {controls, links, options, rows, text: document.body ? document.body.innerText : ''};
-}"""
-
-
-@dataclass
-class CorpusSample:
-    page: str
-    kind: str
-    html_tokens: int
-    obs_tokens: int
-    budget: int
-    observe_ms: float
-    baseline_ms: float
-    controls_dom: int
-    controls_addressable: int
-    controls_named: int
-    options_dom: int
-    options_reachable: int
-    links_dom: int
-    links_in_text: int
-    rows_dom: int
-    rows_in_text: int
-    probes: int
-    probes_on_page: int
-    probes_in_text: int
-    probes_one_call: int
-    left_out_notes: int
-
-
-def _norm(text: str) -> str:
-    return " ".join(text.split()).lower()
-
-
-async def measure_corpus_page(page: Page, entry: Any, budget: int) -> CorpusSample:
-    started = time.perf_counter()
-    obs = await observe_page(page, page_id=0, token_budget=budget)
-    observe_ms = (time.perf_counter() - started) * 1000
-    baseline_ms, html, _aria = await _baseline(page)
-    dom = await page.evaluate(DOM_COUNT_JS)
-    refs_in_text = set()
-    for line in obs.text.splitlines():
-        if line.startswith("["):
-            refs_in_text.add(line[1:].split("]", 1)[0])
-            if "alike: " in line:
-                refs_in_text.update(r.strip(" ,…)") for r in line.split("alike: ", 1)[1].split(","))
-    known = {c.ref for c in obs.controls}
-    text = _norm(obs.text)
-    structured = _norm(" ".join([*obs.outline, *(ln.text for ln in obs.links),
-                                 *(" ".join(r) for t in obs.tables for r in t.rows),
-                                 *(o.label for c in obs.controls for o in c.options)]))
-    page_text = _norm(dom["text"])
-    text_lines = set(obs.text.splitlines())
-    rows_in_text = sum(1 for t in obs.tables if t.source == "table" for r in t.rows if _row(r) in text_lines)
-    on_page = [p for p in entry.probes if _norm(p) in page_text]
-    return CorpusSample(
-        page=entry.name, kind=entry.kind, html_tokens=count_tokens(html), obs_tokens=obs.tokens, budget=budget,
-        observe_ms=observe_ms, baseline_ms=baseline_ms,
-        controls_dom=len(dom["controls"]),
-        controls_addressable=sum(1 for r in dom["controls"] if r in known),
-        controls_named=sum(1 for r in dom["controls"] if r in refs_in_text),
-        options_dom=dom["options"],
-        options_reachable=sum(len(c.options) for c in obs.controls if c.kind in ("select", "page_size")),
-        links_dom=len(dom["links"]), links_in_text=sum(1 for r in set(dom["links"]) if r and f"[{r}]" in obs.text),
-        rows_dom=dom["rows"], rows_in_text=max(0, rows_in_text),
-        probes=len(entry.probes), probes_on_page=len(on_page),
-        probes_in_text=sum(1 for p in on_page if _norm(p) in text),
-        probes_one_call=sum(1 for p in on_page if _norm(p) not in text and _norm(p) in structured),
-        left_out_notes=sum(1 for line in obs.text.splitlines() if " not shown — " in line),
-    )
-
-
-def corpus_report(samples: list[CorpusSample]) -> str:
+def corpus_summary(samples: list[Any]) -> list[tuple[str, str]]:
     def tot(key: str) -> int:
         return sum(getattr(x, key) for x in samples)
 
@@ -481,19 +390,30 @@ def corpus_report(samples: list[CorpusSample]) -> str:
          f"{_pct(tot('probes_in_text'), tot('probes_on_page'))} / "
          f"{_pct(tot('probes_in_text') + tot('probes_one_call'), tot('probes_on_page'))}"),
         ("observations over budget", f"{len(over)} {over if over else ''}"),
-        ("pages with left-out notes", f"{sum(1 for x in samples if x.left_out_notes)}"),
+        ("pages with left-out notes / silent cuts", f"{sum(1 for x in samples if x.left_out_notes)} / "
+                                                    f"{sum(len(x.silent_cuts) for x in samples)}"),
         ("tokens: median obs / median HTML", f"{_median([x.obs_tokens for x in samples]):.0f} / "
                                              f"{_median([x.html_tokens for x in samples]):.0f}"),
         ("observe ms: median ours / plain content()+aria_snapshot()",
          f"{_median([x.observe_ms for x in samples]):.0f} / {_median([x.baseline_ms for x in samples]):.0f}"),
     ]
-    lines = ["| metric | value |", "|---|---|"] + [f"| {a} | {b} |" for a, b in rows]
+    return rows
+
+
+def corpus_report(samples: list[Any]) -> str:
+    """One summary table with a column for all pages and one for the benchmark-kind pages, then per page."""
+    every, bench = corpus_summary(samples), corpus_summary([x for x in samples if x.benchmark])
+    lines = ["| metric | all pages | benchmark-kind pages |", "|---|---|---|"]
+    lines += [f"| {a} | {b} | {c} |" for (a, b), (_, c) in zip(every, bench, strict=True)]
     lines += ["", "| page | kind | tokens | ctrl named/dom | links | rows | probes text/one-call/on page | ms ours/plain |",
               "|---|---|---|---|---|---|---|---|"]
     for x in samples:
         lines.append(f"| {x.page} | {x.kind} | {x.obs_tokens} | {x.controls_named}/{x.controls_dom} | "
                      f"{x.links_in_text}/{x.links_dom} | {x.rows_in_text}/{x.rows_dom} | "
                      f"{x.probes_in_text}/{x.probes_one_call}/{x.probes_on_page} | {x.observe_ms:.0f}/{x.baseline_ms:.0f} |")
+    missed = [f"- {x.page}: {p!r}" for x in samples for p in x.probes_missed]
+    if missed:
+        lines += ["", "Probes on the page but in neither the text nor one read:", *missed]
     return "\n".join(lines)
 
 
@@ -509,9 +429,9 @@ def _corpus_module() -> Any:
     return module
 
 
-async def run_corpus(budget: int) -> list[CorpusSample]:
+async def run_corpus(budget: int) -> list[Any]:
     corpus = _corpus_module()
-    samples: list[CorpusSample] = []
+    samples: list[Any] = []
     worker = ChromiumWorker(token_budget=budget)
     try:
         browser = await worker.browser()
@@ -522,7 +442,7 @@ async def run_corpus(budget: int) -> list[CorpusSample]:
                     await corpus.offline_route(context, server.origin)
                     page = await context.new_page()
                     await page.goto(server.url(entry), wait_until="load")
-                    samples.append(await measure_corpus_page(page, entry, budget))
+                    samples.append(await corpus.measure_corpus_page(page, entry, budget))
                 finally:
                     await context.close()
     finally:

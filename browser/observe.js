@@ -648,29 +648,85 @@
     for (const child of el.childNodes) if (child.nodeType === 3) n += norm(child.nodeValue).length;
     return n;
   };
+  // A box whose children are all inline ("<span>Subjects:</span> <span>Symbolic Computation</span>") reads as
+  // one line of text even without text of its own; a box holding only one link is that link, listed below.
+  // Boxes of nothing but links or controls (a menu bar, a row of buttons) are left to the link and control lists.
+  const inlineOnly = (el) => {
+    if (!el.children.length || ![...el.children].every((c) => INLINE.has(tag(c)))) return false;
+    const kids = [...el.childNodes].filter((c) => norm(c.textContent));
+    const listed = (c) => c.nodeType === 1 && (tag(c) === "a" || consumed.has(c) || !!c.querySelector("a,button,input"));
+    return kids.length > 0 && !kids.every(listed);
+  };
+  // Line text as the browser lays it out (inline markup joined without spurious spaces); boxes holding form
+  // fields fall back to ownText, which leaves out option lists and typed values.
+  const lineText = (el) =>
+    el.querySelector("select,textarea,input,[role=listbox]") ? ownText(el) : norm(el.innerText || el.textContent);
+  const position = new Map();
+  all.forEach((el, i) => position.set(el, i));
+  const lastInside = (el) => {
+    let last = el;
+    while (last.lastElementChild) last = last.lastElementChild;
+    return position.has(last) ? position.get(last) : position.get(el);
+  };
+  const FIELD_SEL = "label,input,select,textarea,button,[role=combobox],[role=listbox],[role=radio],[role=checkbox]";
   const emitted = new Set();
   const emittedAbove = (el) => {
     for (let p = el.parentElement; p; p = p.parentElement) if (emitted.has(p)) return true;
     return false;
   };
   const outlineItems = [];
+  const pushLine = (el, text, heading, order) => {
+    const limit = heading ? 200 : 600;
+    const shownText = text.length > limit ? cut(text, limit) + ` [read_section ${refOf(el)}]` : text;
+    const t = tag(el);
+    outlineItems.push({ line: heading ? "#".repeat(+t[1]) + " " + shownText : shownText, rank: rankOf(el), order });
+  };
+  // Text runs of a box that mixes its own text with block children (a heading followed by loose text and
+  // line breaks): each run between block children is one line, placed after the block before it.
+  const mixedRuns = (el) => {
+    let run = "";
+    let order = position.get(el);
+    const flush = () => {
+      const text = norm(run);
+      if (text.length >= 2) outlineItems.push({ line: text, rank: rankOf(el), order: order + 0.5 });
+      run = "";
+    };
+    for (const child of el.childNodes) {
+      if (child.nodeType === 3) run += child.nodeValue;
+      else if (child.nodeType === 1) {
+        const t = tag(child);
+        if (t === "br") run += " ";
+        else if (INLINE.has(t)) {
+          if (!consumed.has(child) && visible(child) && !child.hasAttribute("data-sgr-group"))
+            run += " " + (child.innerText || child.textContent) + " ";
+        } else if (!SKIP_SEL.split(",").includes(t)) {
+          flush();
+          order = lastInside(child);
+        }
+      }
+    }
+    flush();
+  };
   for (const el of all) {
     if (outlineItems.length >= args.maxOutline * 4) break;
     const t = tag(el);
     const heading = /^h[1-6]$/.test(t);
-    const block = TEXT_TAGS.has(t) || (!INLINE.has(t) && directText(el) >= 2);
+    const block = TEXT_TAGS.has(t) || (!INLINE.has(t) && (directText(el) >= 2 || inlineOnly(el)));
     if (!heading && !block) continue;
     if (consumed.has(el) || !visible(el) || skipBox(el) || emittedAbove(el)) continue;
     if (!heading && el.querySelector("[data-sgr-group]")) continue; // a facet entry: already a control option
-    if (!heading && (el.closest("form") || el.querySelector("p,li,ul,ol,table,h1,h2,h3,h4,h5,h6,div"))) continue;
-    const text = ownText(el);
+    // inside a form, loose text (a format hint, a note) is read; labels and boxes holding fields go with controls
+    if (!heading && el.closest("form") && (el.closest("label") || el.querySelector(FIELD_SEL))) continue;
+    if (!heading && el.querySelector("p,li,ul,ol,table,h1,h2,h3,h4,h5,h6,div")) {
+      if (directText(el) >= 2) mixedRuns(el);
+      continue;
+    }
+    const text = lineText(el);
     if (!text || (!heading && text.length < 2)) continue;
     emitted.add(el);
-    const limit = heading ? 200 : 600;
-    const shownText = text.length > limit ? cut(text, limit) + ` [read_section ${refOf(el)}]` : text;
-    outlineItems.push({ line: heading ? "#".repeat(+t[1]) + " " + shownText : shownText, rank: rankOf(el) });
+    pushLine(el, text, heading, position.get(el));
   }
-  outlineItems.sort((a, b) => a.rank - b.rank);
+  outlineItems.sort((a, b) => a.rank - b.rank || a.order - b.order);
   const outline = outlineItems.slice(0, args.maxOutline).map((o) => o.line);
   const linkItems = [];
   const seenLinks = new Set();

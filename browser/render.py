@@ -126,6 +126,12 @@ def _row(cells: list[str]) -> str:
     return "| " + " | ".join(_cell(c) for c in cells) + " |"
 
 
+def row_line(table: TableData, i: int) -> str:
+    """A table row as text, followed by the refs of the controls in it (a per-row button is clicked by its ref)."""
+    refs = table.row_controls[i] if i < len(table.row_controls) else []
+    return _row(table.rows[i]) + (f" [{', '.join(refs)}]" if refs else "")
+
+
 @dataclass
 class _Section:
     """Lines that may be cut from the end, with a note saying what was left out and how to get it."""
@@ -189,9 +195,13 @@ def _collapse_alike(controls: list[Control]) -> list[tuple[Control, list[str]]]:
     return out
 
 
-def _alike_note(alike: list[str]) -> str:
+def _alike_note(alike: list[str], row_tables: dict[str, int]) -> str:
+    """The other refs of a collapsed line; when they are all controls of table rows, the rows carry them."""
     if not alike:
         return ""
+    tables = {row_tables.get(ref) for ref in alike}
+    if None not in tables and len(tables) == 1:
+        return f" (+{len(alike)} alike, one per row of TABLE {tables.pop()}: each row ends with its ref)"
     refs = ", ".join(alike[:ALIKE_REFS_SHOWN]) + (", …" if len(alike) > ALIKE_REFS_SHOWN else "")
     return f" (+{len(alike)} alike: {refs})"
 
@@ -214,7 +224,8 @@ def render(obs: Observation, *, token_budget: int = 1500) -> tuple[str, int]:
         fixed.append("Frames: " + "; ".join(obs.frames))
     fixed.append(f"CONTROLS ({len(obs.controls)}):" if obs.controls else "CONTROLS: none found")
     twins = _duplicate_labels(obs.controls)
-    fixed += [control_line(c, with_form=c.label in twins) + _alike_note(alike)
+    row_tables = {ref: t.index for t in obs.tables for refs in t.row_controls for ref in refs}
+    fixed += [control_line(c, with_form=c.label in twins) + _alike_note(alike, row_tables)
               for c, alike in _collapse_alike(obs.controls)]
     fixed += _paging_lines(obs)
     if obs.notices:
@@ -279,7 +290,7 @@ def _table_section(table: TableData) -> _Section:
     head = [_table_header(table)]
     if any(table.headers):
         head.append(_row(table.headers))
-    rows = [_row(r) for r in table.rows]
+    rows = [row_line(table, i) for i in range(len(table.rows))]
     if any(len(c) > CELL_CHARS for r in table.rows for c in r):
         head[0] += f" (long cells cut: read_table {table.index} reads them whole)"
     return _Section("tables", head, rows, f"rows of TABLE {table.index}", f"read_table {table.index}",

@@ -10,7 +10,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from bs4 import BeautifulSoup, Tag
+from bs4 import BeautifulSoup, Comment, Tag
 
 from browser.types import TableData
 
@@ -20,8 +20,32 @@ _SKIP_TAGS = {"script", "style", "template", "noscript", "select", "option", "bu
 _NOT_CARDS = {"nav", "header", "footer", "form", "aside", "select", "table"}
 
 
+_NO_TEXT_TAGS = {"script", "style", "template", "noscript", "select", "datalist"}
+_INLINE_TAGS = {"a", "span", "b", "i", "em", "strong", "small", "code", "label", "abbr", "sup", "sub", "font", "u",
+                "s", "mark", "time", "cite", "q", "kbd", "var", "img", "data", "bdi", "bdo", "wbr", "nobr"}
+
+
 def _text(node: Tag) -> str:
-    return _SPACE.sub(" ", node.get_text(" ", strip=True)).strip()
+    """Text as laid out: inline markup joins without a space ("km<sup>2</sup>" is "km2", "(cs.CV)</span>;" keeps
+    its semicolon attached); block boundaries and line breaks separate words."""
+    parts: list[str] = []
+
+    def visit(tag: Tag) -> None:
+        for child in tag.children:
+            if isinstance(child, Tag):
+                if child.name in _NO_TEXT_TAGS:
+                    continue
+                block = child.name not in _INLINE_TAGS
+                if block:
+                    parts.append(" ")
+                visit(child)
+                if block:
+                    parts.append(" ")
+            elif isinstance(child, str) and not isinstance(child, Comment):
+                parts.append(str(child))
+
+    visit(node)
+    return _SPACE.sub(" ", "".join(parts)).strip()
 
 
 def _soup(html: str) -> BeautifulSoup:
@@ -30,6 +54,17 @@ def _soup(html: str) -> BeautifulSoup:
 
 def _hrefs(node: Tag) -> list[str]:
     return [str(a["href"]) for a in node.find_all("a", href=True)]
+
+
+_CONTROL_TAGS = {"button", "input", "select", "textarea"}
+_CONTROL_ROLES = {"button", "checkbox", "radio", "switch", "combobox", "tab", "menuitem"}
+
+
+def _control_refs(node: Tag) -> list[str]:
+    """Refs (set by observe.js before the HTML was taken) of the controls inside a row: a button per result row
+    is addressed through its row."""
+    return [str(el["data-sgr-ref"]) for el in node.find_all(attrs={"data-sgr-ref": True})
+            if el.name in _CONTROL_TAGS or el.get("role") in _CONTROL_ROLES]
 
 
 # ---------------------------------------------------------------- <table> and role=table
@@ -42,6 +77,7 @@ class _Grid:
     rows: list[list[str]] = field(default_factory=list)
     header_rows: int = 0
     links: list[list[str]] = field(default_factory=list)
+    controls: list[list[str]] = field(default_factory=list)
 
 
 def _span(cell: Tag, name: str) -> int:
@@ -85,6 +121,7 @@ def _html_grid(table: Tag) -> _Grid:
             grid.header_rows += 1
         grid.rows.append(out)
         grid.links.append(_hrefs(tr))
+        grid.controls.append(_control_refs(tr))
     return grid
 
 
@@ -98,6 +135,7 @@ def _aria_grid(table: Tag) -> _Grid:
             grid.header_rows += 1
         grid.rows.append([_text(c) for c in cells])
         grid.links.append(_hrefs(row))
+        grid.controls.append(_control_refs(row))
     return grid
 
 
@@ -134,6 +172,7 @@ def parse_table(table: Tag, *, index: int = 0, max_rows: int = 200) -> TableData
         headers=headers,
         rows=body[:max_rows],
         row_links=links[:max_rows],
+        row_controls=grid.controls[header_rows:][:max_rows],
         total_rows=len(body),
         truncated=len(body) > max_rows,
         source="table",
@@ -171,6 +210,14 @@ def _field_name(node: Tag, card: Tag) -> str:
         path.append(here.name)
         here = here.parent
     return "/".join(reversed(path)) or node.name
+
+
+_LAYOUT_NAME = re.compile(r"\d|/|^(?:[a-z]|h[1-6]|div|span|p|li|ul|ol|dl|dt|dd|td|tr|section|article|b|i|em|strong|small|a)$")
+
+
+def _meaningful(name: str) -> bool:
+    """A column name a reader can use: not a tag path or a layout class with numbers in it ("col-xs-6")."""
+    return not _LAYOUT_NAME.search(name)
 
 
 def _card_fields(card: Tag) -> list[tuple[str, str]]:
@@ -230,12 +277,14 @@ def parse_cards(container: Tag, *, index: int = 0, max_rows: int = 200) -> Table
     if not headers:
         return None
     rows = [[values.get(h, "") for h in headers] for values in per_card]
+    headers = [h if _meaningful(h) else "" for h in headers]
     return TableData(
         index=index,
         caption=None,
         headers=headers,
         rows=rows[:max_rows],
         row_links=[_hrefs(c) for c in cards][:max_rows],
+        row_controls=[_control_refs(c) for c in cards][:max_rows],
         total_rows=len(rows),
         truncated=len(rows) > max_rows,
         source="cards",
@@ -250,7 +299,7 @@ def _is_card_container(node: Tag) -> bool:
     cards = card_items(node)
     if not cards:
         return False
-    rich = [c for c in cards if len(_card_fields(c)) >= 2 and len(_text(c)) >= 25]
+    rich = [c for c in cards if len(_card_fields(c)) >= 2 and len(c.get_text(" ", strip=True)) >= 25]
     return len(rich) >= 0.6 * len(cards)
 
 

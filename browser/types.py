@@ -236,6 +236,7 @@ class TableData(BaseModel):
     headers: list[str]
     rows: list[list[str]]
     row_links: list[list[str]] = Field(default_factory=list, description="hrefs found in each row")
+    row_controls: list[list[str]] = Field(default_factory=list, description="refs of the controls in each row")
     total_rows: int
     truncated: bool = False
     source: Literal["table", "cards", "csv", "pdf"] = "table"

@@ -4,51 +4,54 @@ buttons in two forms, site menus, a layout table, a table footer total, a dated 
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from playwright.async_api import async_playwright
 
 from browser.launch import launch_chromium
-from browser.observe import observe_page
 from browser.policy import OriginPolicy
 from browser.types import Goto, ListLinks, ListOptions, ReadSection, Target
 from graph.render import observation_text
-from tests.fixtures.realpages import CorpusServer, load_corpus, offline_route
+from tests.fixtures.realpages import CorpusServer, load_corpus, measure_corpus_page, offline_route
 
 pytestmark = pytest.mark.slow
+BUDGET = 1500
 
 
 def _line(text: str, ref: str) -> str:
     return next(line for line in text.splitlines() if line.startswith(f"[{ref}] "))
 
 
-async def test_every_corpus_page_is_observed_within_budget_with_every_control_and_honest_notes() -> None:
+async def test_corpus_observations_hold_every_control_and_the_values_a_task_needs_within_budget() -> None:
+    """The issue's bar on the saved real pages, all of them and the benchmark-kind ones alone: every DOM control
+    addressable and >= 98% named in the text, every option reachable, >= 95% of the value probes in the text or
+    one documented read away, every observation within its budget and nothing left out without a note."""
     corpus = load_corpus()
-    assert len(corpus) >= 20
+    assert len(corpus) >= 20 and sum(1 for p in corpus if p.benchmark) >= 10
+    samples = []
     async with async_playwright() as pw:
         browser = await launch_chromium(pw.chromium)
         try:
             with CorpusServer() as server:
                 for entry in corpus:
-                    context = await browser.new_context()
+                    context = await browser.new_context(viewport={"width": 1280, "height": 900})
                     await offline_route(context, server.origin)
                     page = await context.new_page()
                     await page.goto(server.url(entry))
-                    obs = await observe_page(page, page_id=1, token_budget=1500)
-                    assert obs.tokens <= 1500, entry.name
-                    refs: list[Any] = await page.evaluate(
-                        "() => [...document.querySelectorAll('select,textarea,button,input:not([type=hidden])')]"
-                        ".filter(e => e.checkVisibility()).map(e => e.getAttribute('data-sgr-group')"
-                        " || e.getAttribute('data-sgr-ref'))")
-                    known = {c.ref for c in obs.controls}
-                    assert all(r in known for r in refs), entry.name
-                    shown_links = sum(1 for line in obs.text.splitlines() if " -> " in line)
-                    if obs.links_total > shown_links:  # links were left out: the text says so, and where
-                        assert "more links not shown — list_links" in obs.text, entry.name
+                    samples.append(await measure_corpus_page(page, entry, BUDGET))
                     await context.close()
         finally:
             await browser.close()
+    for group in (samples, [x for x in samples if x.benchmark]):
+        controls = sum(x.controls_dom for x in group)
+        assert sum(x.controls_addressable for x in group) == controls
+        assert sum(x.controls_named for x in group) >= 0.98 * controls
+        assert sum(x.options_reachable for x in group) >= sum(x.options_dom for x in group)
+        on_page = sum(x.probes_on_page for x in group)
+        reached = sum(x.probes_in_text + x.probes_one_call for x in group)
+        assert reached >= 0.95 * on_page, [(x.page, x.probes_missed) for x in group if x.probes_missed]
+    assert on_page >= 0.95 * sum(x.probes for x in samples if x.benchmark)  # the probes are on the pages
+    assert [x.page for x in samples if x.obs_tokens > BUDGET] == []
+    assert [(x.page, x.silent_cuts) for x in samples if x.silent_cuts] == []
 
 
 async def test_realish_page_observation(task_browser, fixture_site) -> None:
