@@ -39,6 +39,17 @@ def prompt_tokens(messages: list[AnyMessage], tools: list[dict[str, Any]]) -> in
     return sum(message_tokens(m) for m in messages) + tools_tokens(tools)
 
 
+def prompt_parts(system: AnyMessage, history: list[AnyMessage], turn: AnyMessage, observation: str,
+                 tools: list[dict[str, Any]]) -> dict[str, int]:
+    """Where an actor prompt's tokens go (message texts and `json.dumps(tools)`, as the usage counters bill
+    them): system prompt, tool schemas, earlier exchanges, the turn's task/plan/state part, its observation."""
+    content = lambda m: count_tokens(str(m.content or ""))  # noqa: E731
+    observed = count_tokens(observation)
+    return {"system": content(system), "tools": count_tokens(json.dumps(tools)),
+            "history": sum(content(m) for m in history), "state": max(content(turn) - observed, 0),
+            "observation": observed}
+
+
 def _exchanges(history: list[AnyMessage]) -> list[list[AnyMessage]]:
     """Groups starting at each AI message, so a tool result never loses its call."""
     groups: list[list[AnyMessage]] = []

@@ -8,8 +8,11 @@ goal when their node is off), the system prompt follows `deps.ablated`.
 
 Phase and page decide the rest, which keeps every call's tool schemas small: before the first page only
 navigation; a tool that acts on a kind of control only when the page has one; `extract_rows` after a read
-or on a page with tables; `discard_rows` once rows or evidence tables exist. A call to a valid tool that is not offered is still executed (the list is
-advice for the model, not a trap).
+or on a page with tables; `derive` once evidence tables exist, `discard_rows` once rows or tables exist; the
+reads of what the observation left out (`list_options`, `list_links`, `read_section`) when its notes name
+them (the renderer's note on every cut says which read returns the rest); `set_url_params` when the URL has
+a query. A call to a valid tool that is not offered is still executed (the list is advice for the model,
+not a trap).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ CONTROL_TOOLS = {  # tool -> control kinds that make it useful
     "set_range": {"range"},
     "submit": {"submit", "button", "text", "search", "date", "number", "select"},
 }
+LEFT_OUT_READS = ("list_options", "list_links", "read_section")
 DOWNLOADABLE = (".csv", ".tsv", ".xlsx", ".xls", ".json", "download", "export", "format=")
 
 
@@ -38,17 +42,29 @@ def _gates(state: AgentState) -> dict[str, bool]:
     kinds = {c.get("kind") for c in controls}
     hrefs = [str(link.get("href", "")).lower() for link in observation.get("links") or []]
     gates = {tool: bool(kinds & wanted) for tool, wanted in CONTROL_TOOLS.items()}
+    url = str(observation.get("url", ""))
     gates.update(
         select=any(c.get("options") for c in controls),
         read_table=bool(observation.get("tables") or observation.get("pagination")),
-        read_pdf=str(observation.get("url", "")).lower().endswith(".pdf") or any(".pdf" in h for h in hrefs),
+        read_pdf=url.lower().endswith(".pdf") or any(".pdf" in h for h in hrefs),
         download=any(marker in h for h in hrefs for marker in DOWNLOADABLE),
         extract_rows=bool(state.get("last_read") or observation.get("tables")),
+        derive=bool(state.get("tables")),
         discard_rows=bool(state.get("rows") or state.get("tables")),
-        list_options=any(c.get("options") for c in controls),
-        list_links=bool(observation.get("links") or observation.get("links_total")),
+        set_url_params="?" in url or bool(observation.get("query_state")),
+        **_left_out_reads(observation, controls),
     )
     return gates
+
+
+def _left_out_reads(observation: dict[str, Any], controls: list[dict[str, Any]]) -> dict[str, bool]:
+    """The reads of what the observation left out: named by the rendered text's notes; for an observation
+    without text (the graph's fallback rendering shows everything but capped lists) from its counts."""
+    text = observation.get("text")
+    if text:
+        return {tool: tool in text for tool in LEFT_OUT_READS}
+    return {"list_options": False, "read_section": observation.get("outline_total", 0) > len(observation.get("outline") or []),
+            "list_links": observation.get("links_total", 0) > len(observation.get("links") or [])}
 
 
 def offered_tool_names(state: AgentState, *, ablated: frozenset[str], all_names: set[str]) -> set[str]:
@@ -63,9 +79,10 @@ def offered_tool_names(state: AgentState, *, ablated: frozenset[str], all_names:
 
 
 def actor_tools(deps: Deps, state: AgentState) -> list[dict[str, Any]]:
-    tools = tool_schemas(search=deps.search_enabled)
-    names = offered_tool_names(state, ablated=deps.ablated, all_names={t["function"]["name"] for t in tools})
-    return [t for t in tools if t["function"]["name"] in names]
+    """The offered tools' schemas; a shared shape (the element target) is spelled out at its first use here."""
+    all_names = {t["function"]["name"] for t in tool_schemas(search=deps.search_enabled)}
+    names = offered_tool_names(state, ablated=deps.ablated, all_names=all_names)
+    return tool_schemas(search=deps.search_enabled, names=names)
 
 
 def actor_system(deps: Deps, state: AgentState | None = None) -> str:

@@ -6,6 +6,7 @@ model sees is exactly what the graph state holds (and a test can check it holds 
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -60,6 +61,16 @@ def _pending_gates(plan: Plan | None, retrieval: Any) -> list[str]:
     return [f"{g.name}={g.target}" for g in plan.gates
             if g.kind not in ("window", "search") and not find_gate_value(retrieval, g.name, g)] + [
         f"AMBIGUOUS {note}" for note in ambiguous_gates(plan, retrieval)]
+
+
+def page_key(observation: dict[str, Any] | None) -> str:
+    """Identity of what an observation shows: URL, page id and the rendered content (a page that did not
+    change since the model last saw it has the same key)."""
+    if not observation:
+        return ""
+    shown = observation.get("text") or _fallback(observation)
+    raw = "\n".join((str(observation.get("url", "")), str(observation.get("page_id", "")), shown))
+    return hashlib.sha1(raw.encode("utf-8")).hexdigest()[:12]
 
 
 def observation_text(observation: dict[str, Any] | None, token_budget: int) -> str:

@@ -9,7 +9,7 @@ from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage, Too
 from pydantic import BaseModel
 
 from graph.composer import live_rows, parse_order
-from graph.context import fit_window
+from graph.context import fit_window, prompt_parts
 from graph.evidence import ANSWER, derived_answer, discard_from
 from graph.nodes.common import (
     MAX_INVALID_STREAK,
@@ -22,7 +22,7 @@ from graph.nodes.common import (
 )
 from graph.nodes.deps import Deps
 from graph.phase import actor_system, actor_tools
-from graph.render import observation_text
+from graph.render import observation_text, page_key
 from graph.robust import (
     PROSE_FEEDBACK,
     REPEAT_STOP,
@@ -48,7 +48,7 @@ def make_actor(deps: Deps):
             return {"stop_reason": stop, "pending": None, "nodes_run": ["actor"]}
         step = state.get("step", 0) + 1
         tools = actor_tools(deps, state)
-        prompt, trimmed = _prompt(deps, state, tools)
+        prompt, trimmed, parts = _prompt(deps, state, tools)
         try:
             ai, llm_ms = await call_model(deps.model.bind_tools(tools, tool_choice="auto"), prompt)
         except LLMCallError as exc:
@@ -92,7 +92,8 @@ def make_actor(deps: Deps):
 
         deps.log.write({"node": "actor", "step": step, "tool": call["name"], "args": tool.model_dump(exclude={"kind"}),
                         "llm_ms": llm_ms, "prompt_chars": sum(len(str(m.content)) for m in prompt),
-                        "refused_calls": len(ignored), **spent})
+                        "refused_calls": len(ignored), "prompt_parts": parts,
+                        "page_key": page_key(state.get("observation")), **spent})
         update.update(invalid_streak=0, messages=[ai, *ignored])
         if isinstance(tool, RevisePlan | DiscardRows):
             return {**update, **_bookkeeping(state, tool, call["id"])}
@@ -110,19 +111,22 @@ def _structured(state: AgentState) -> dict[str, Any]:
             "repairs": state.get("repairs", 0)}
 
 
-def _prompt(deps: Deps, state: AgentState, tools: list[dict[str, Any]]) -> tuple[list[AnyMessage], bool]:
+def _prompt(deps: Deps, state: AgentState, tools: list[dict[str, Any]]
+            ) -> tuple[list[AnyMessage], bool, dict[str, int]]:
     """System prompt, the earlier exchanges that fit the model's context window, and the current turn (its
-    observation cut further only if even the bare turn would not fit)."""
+    observation cut further only if even the bare turn would not fit); also the prompt's parts in tokens."""
     system = SystemMessage(actor_system(deps, state))
     budget = deps.token_budget
     while True:
-        turn = HumanMessage(deps.prompts.actor_turn(
-            state, observation_text=observation_text(state.get("observation"), budget), max_steps=deps.budgets.max_steps),
-            additional_kwargs={"sgr_state": _structured(state)})
+        seen = observation_text(state.get("observation"), budget)
+        turn = HumanMessage(deps.prompts.actor_turn(state, observation_text=seen, max_steps=deps.budgets.max_steps),
+                            additional_kwargs={"sgr_state": _structured(state)})
         window = fit_window(history_window(state.get("messages") or []), head=[system], turn=turn, tools=tools,
                             context_tokens=deps.model_config.context_tokens)
         if window.limit is None or window.tokens <= window.limit or budget <= MIN_OBSERVATION_TOKENS:
-            return [system, *window.messages, turn], window.trimmed > 0 or budget < deps.token_budget
+            messages = [system, *window.messages, turn]
+            return messages, window.trimmed > 0 or budget < deps.token_budget, prompt_parts(
+                system, window.messages, turn, seen, tools)
         budget = max(MIN_OBSERVATION_TOKENS, budget - (window.tokens - window.limit) - 50)
 
 
