@@ -7,6 +7,7 @@ model sees is exactly what the graph state holds (and a test can check it holds 
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,6 +72,57 @@ def page_key(observation: dict[str, Any] | None) -> str:
     shown = observation.get("text") or _fallback(observation)
     raw = "\n".join((str(observation.get("url", "")), str(observation.get("page_id", "")), shown))
     return hashlib.sha1(raw.encode("utf-8")).hexdigest()[:12]
+
+
+DELTA_SPAN = 3  # a page shown whole at most this many actor steps ago may be sent as a delta
+DELTA_MIN_SAVING = 40  # tokens; a smaller saving is not worth a second form of the page
+_REF_LINE = re.compile(r"^\[[a-z]*\d+\]")  # a control or link line: never left out
+
+
+def observation_delta(text: str, since_step: int) -> str | None:
+    """The page the model was shown whole at `since_step`, unchanged since (same URL, page id and content):
+    every line but the bulk content it already read then - table body rows (each table's heading and header
+    row stay) and outline text - with a first line saying so and which reads return them. Every control,
+    link, the state, pagination, counts and notices stay. None when that would save little (send it whole)."""
+    kept: list[str] = []
+    section, header_row, left_out = "", False, {"table": 0, "outline": 0}
+    for line in text.splitlines():
+        if line.startswith("TABLE ") and "(" in line:
+            section, header_row = "table", False
+        elif line.startswith("OUTLINE:"):
+            section = "outline"
+        elif line.startswith("LINKS:") or line.startswith("CONTROLS") or line.startswith("NOTICES:"):
+            section = ""
+        elif section == "table" and line.startswith("| ") and not header_row:
+            header_row = True
+        elif section and not _REF_LINE.match(line):
+            left_out[section] += 1
+            continue
+        kept.append(line)
+    if not any(left_out.values()):
+        return None
+    note = (f"(page unchanged since step {since_step}: every control and link is below; left out here: "
+            f"{left_out['table']} table line(s) and {left_out['outline']} outline line(s) shown then - "
+            "read_table / read_section return them)")
+    delta = "\n".join([note, *kept])
+    return delta if count_tokens(text) - count_tokens(delta) >= DELTA_MIN_SAVING else None
+
+
+def turn_observation(state: AgentState, token_budget: int) -> tuple[str, dict[str, Any] | None]:
+    """The observation text for this actor call and the `seen_page` record to keep: the whole page, or a delta
+    when the model was shown this same page whole within the last `DELTA_SPAN` steps."""
+    observation = state.get("observation")
+    text = observation_text(observation, token_budget)
+    key = page_key(observation)
+    if not key:
+        return text, None
+    step = state.get("step", 0) + 1
+    seen = state.get("seen_page") or {}
+    if seen.get("key") == key and step - int(seen.get("step", 0)) <= DELTA_SPAN:
+        delta = observation_delta(text, int(seen["step"]))
+        if delta is not None:
+            return delta, seen
+    return text, {"key": key, "step": step}
 
 
 def observation_text(observation: dict[str, Any] | None, token_budget: int) -> str:

@@ -12,39 +12,36 @@ from graph.state import Plan
 
 
 class ExtractRows(BaseModel):
-    """Append the rows of the last read table / PDF / page text to table `into` (default answer: keys = the
-    output columns)."""
+    """Rows of the last read table / PDF / page text into table `into` (default answer: the output columns)."""
 
     model_config = ConfigDict(extra="forbid")
     kind: Literal["extract_rows"] = "extract_rows"
     source: Literal["table", "pdf", "page_text"] = "table"
     table: int = 0
-    columns: dict[str, str] = Field(description='column -> a header, or for every row "re:<regex>" (1st group, '
-                                    'page text), "url:<param>", "fact:<label>"')
-    pattern: str | None = Field(None, description="source pdf/page_text: a regex with named groups")
-    where: dict[str, str] = Field(default_factory=dict, description="column/header -> exact value to keep")
+    columns: dict[str, str] = Field(description="column -> header, or re:<regex> (1st group), url:<param>, fact:<label>")
+    pattern: str | None = Field(None, description="for pdf/page_text: regex with named groups")
+    where: dict[str, str] = Field(default_factory=dict, description="column -> value rows must have")
     into: str = "answer"
-    section: str | None = Field(None, description="The table under this heading/caption.")
+    section: str | None = Field(None, description="the table under this heading/caption")
     note: str = ""
 
 
 class ReadFacts(BaseModel):
-    """The page's labelled values (dt/dd, 'Label: value', th|td rows, control label -> value) as ONE row of
-    table `into`."""
+    """The page's labelled values (dt/dd, 'Label: value', th|td, controls) as ONE row of table `into`."""
 
     model_config = ConfigDict(extra="forbid")
     kind: Literal["read_facts"] = "read_facts"
     into: str
-    fields: dict[str, str] = Field(description="column -> label as shown, or heading, title, url:<param>, re:<regex>")
-    section: str | None = Field(None, description="Only labels under this heading.")
-    url: str | None = Field(None, description="Open first (one call per detail page).")
+    fields: dict[str, str] = Field(description="column -> label as shown, heading, title, url:<param> or re:<regex>")
+    section: str | None = Field(None, description="only labels under this heading")
+    url: str | None = Field(None, description="open it first (one call per detail page)")
     allow_missing: bool = False
     note: str = ""
 
 
 class Derive(BaseModel):
-    """One read-only DuckDB SELECT over the tables -> table `into` (default answer: the output columns, in
-    answer order). Tables also have _url, _step, _state, _drift; helpers num(), iso_date(), year_of()."""
+    """One DuckDB SELECT over the tables -> table `into` (default answer: the output columns, in order).
+    Also columns _url, _step, _state, _drift; helpers num(), iso_date(), year_of()."""
 
     model_config = ConfigDict(extra="forbid")
     kind: Literal["derive"] = "derive"
@@ -66,11 +63,11 @@ class Finish(BaseModel):
 
 
 class DiscardRows(BaseModel):
-    """Drop rows read in a wrong state or failing a criterion (before reading them again)."""
+    """Drop rows read in a wrong state or failing a criterion."""
 
     model_config = ConfigDict(extra="forbid")
     kind: Literal["discard_rows"] = "discard_rows"
-    where: dict[str, str] = Field(default_factory=dict, description="column -> exact value (rows matching all)")
+    where: dict[str, str] = Field(default_factory=dict, description="column -> value")
     from_step: int | None = Field(None, description="only rows extracted at this step")
     all_rows: bool = False
     table: str = "answer"

@@ -45,8 +45,9 @@ TOOL_DOCS = {
     "list_links": "All plain links of the page, optionally only those containing a string.",
     "read_section": "The whole text of a page section: by heading, or target = the ref of a shortened line.",
 }
-TARGET_DOC = ("The element: one of ref (from the observation, e.g. 'e12'), label (a form control's), text (a "
-              "link's, button's, tab's or option's) or selector (CSS, last resort); frame: the iframe's name/URL.")
+TARGET_DOC = ("One of ref (from the observation, e.g. 'e12'), label (a form control's), text (a link's, "
+              "button's or option's), selector (CSS); frame: an iframe's name.")
+UNADVERTISED = {"max_rows", "max_pages", "max_chars", "timeout_ms", "pixels", "offset", "limit"}  # limits: defaults serve
 TARGET_FIELDS = ("target", "start_target", "end_target")
 PLAN_DOC = ("The full new plan, the planner's fields: source, gates [{kind, name, target, required}], read, "
             "row_criteria, all_pages, detail_pages, stopping_rule, phases [{read, into, gates, detail_pages}], "
@@ -97,6 +98,10 @@ def _schema(model: type[BaseModel]) -> dict[str, Any]:
     properties = params.get("properties", {})
     properties.pop("kind", None)
     properties.pop("note", None)  # accepted (walkthroughs explain steps) but not advertised
+    for field in UNADVERTISED & set(properties):
+        properties.pop(field)
+    if name == "set_url_params":
+        properties["params"] = {"type": "object", "description": "name -> value (or list of values)"}
     for field in TARGET_FIELDS:  # the element: its keys as bare types, documented once
         if field in properties:
             keys = properties[field].get("properties", {})
