@@ -11,16 +11,17 @@ navigation; a tool that acts on a kind of control only when the page has one; `e
 or on a page with tables; `derive` once evidence tables exist, `discard_rows` once rows or tables exist; the
 reads of what the observation left out (`list_options`, `list_links`, `read_section`) when its notes name
 them (the renderer's note on every cut says which read returns the rest); `set_url_params` when the URL has
-a query. A call to a valid tool that is not offered is still executed (the list is advice for the model,
-not a trap).
-"""
+a query; `read_facts` for chained answers; `scroll` and `wait_for` for a page in doubt; `revise_plan` while
+the plan is in question (a gate not found or ambiguous, drift, a repair goal). A call to a valid tool that
+is not offered is still executed (the list is advice for the model, not a trap)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from graph.nodes.deps import Deps
-from graph.state import AgentState
+from graph.render import page_key, pending_gates
+from graph.state import AgentState, Plan
 from graph.toolset import tool_schemas
 
 BEFORE_FIRST_PAGE = frozenset({"goto", "web_search", "revise_plan"})
@@ -31,6 +32,7 @@ CONTROL_TOOLS = {  # tool -> control kinds that make it useful
     "set_range": {"range"},
     "submit": {"submit", "button", "text", "search", "date", "number", "select"},
 }
+SPARSE_PAGE_TOKENS = 120  # an observation this short may be a page still loading
 LEFT_OUT_READS = ("list_options", "list_links", "read_section")
 DOWNLOADABLE = (".csv", ".tsv", ".xlsx", ".xls", ".json", "download", "export", "format=")
 
@@ -52,9 +54,32 @@ def _gates(state: AgentState) -> dict[str, bool]:
         derive=bool(state.get("tables")),
         discard_rows=bool(state.get("rows") or state.get("tables")),
         set_url_params="?" in url or bool(observation.get("query_state")),
+        read_facts=_facts_wanted(state),
+        scroll=_page_in_doubt(state), wait_for=_page_in_doubt(state),
         **_left_out_reads(observation, controls),
     )
+    gates["list_options"] = gates["list_options"] or (  # a delta shows option lists as {…}
+        gates["select"] and (state.get("seen_page") or {}).get("key") == page_key(observation)
+    )
     return gates
+
+
+def _facts_wanted(state: AgentState) -> bool:
+    """read_facts (one row per page) serves chained answers: offered without a plan (nothing says the answer
+    is one table), when the plan reads detail pages, phases or a derivation, or once evidence tables exist."""
+    plan = state.get("plan")
+    if not plan or state.get("tables"):
+        return True
+    return bool(plan.get("detail_pages") or plan.get("phases") or plan.get("derivation"))
+
+
+def _page_in_doubt(state: AgentState) -> bool:
+    """Waiting and scrolling recover a page that shows less than it should (still loading, lazy content):
+    offered after an action that failed or changed nothing, or on a page that shows almost nothing."""
+    result = state.get("last_result") or {}
+    observation = state.get("observation") or {}
+    shown = observation.get("tokens") or len(str(observation.get("text", ""))) // 4
+    return bool(result.get("error")) or result.get("ok") is False or shown < SPARSE_PAGE_TOKENS
 
 
 def _left_out_reads(observation: dict[str, Any], controls: list[dict[str, Any]]) -> dict[str, bool]:
@@ -67,13 +92,22 @@ def _left_out_reads(observation: dict[str, Any], controls: list[dict[str, Any]])
             "list_links": observation.get("links_total", 0) > len(observation.get("links") or [])}
 
 
+def _plan_in_question(state: AgentState) -> bool:
+    """When the site may show the plan wrong: before the first page, while a plan gate is not found (or
+    matches several controls), under drift flags or a repair goal, or when there is no plan yet."""
+    if not state.get("observation") or not state.get("plan"):
+        return True
+    plan = Plan.model_validate(state["plan"])
+    return bool(state.get("repair_goal") or state.get("drift_flags") or pending_gates(plan, state.get("retrieval")))
+
+
 def offered_tool_names(state: AgentState, *, ablated: frozenset[str], all_names: set[str]) -> set[str]:
     if not state.get("observation"):
         names = set(BEFORE_FIRST_PAGE)
     else:
         gates = _gates(state)
         names = {name for name in all_names if gates.get(name, True)}
-    if "planner" in ablated:
+    if "planner" in ablated or not _plan_in_question(state):
         names.discard("revise_plan")
     return names & all_names
 

@@ -16,7 +16,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from browser.tokens import count_tokens, encoding
 from graph.state import AgentState, Plan, TaskView
-from graph.tracker import ambiguous_gates, find_gate_value
+from graph.tracker import ambiguous_gates, find_gate_value, plan_gates
 from graph.workspace import schemas
 
 DEFAULT_PROMPT_DIR = Path(__file__).resolve().parent.parent / "agent" / "prompts"
@@ -44,9 +44,11 @@ class Prompts:
         retrieval = state.get("retrieval")
         rows = state.get("rows") or []
         columns = state["task"]["output_spec"]["columns"]
+        state_values, untouched = split_state_values(plan, retrieval)
         return self.env.get_template("actor_turn.md").render(
             task=state["task"], columns=columns, plan=plan, retrieval=retrieval,
-            pending_gates=_pending_gates(plan, retrieval),
+            pending_gates=pending_gates(plan, retrieval), retrieval_url=_retrieval_url(retrieval, state.get("observation")),
+            state_values=state_values, untouched=untouched,
             drift_flags=state.get("drift_flags") or [], repair_goal=state.get("repair_goal"),
             rows_count=len(rows), last_rows=[[r["values"].get(c, "") for c in columns] for r in rows[-LAST_ROWS_SHOWN:]],
             step=state.get("step", 0), max_steps=max_steps, observation=observation_text,
@@ -56,7 +58,33 @@ class Prompts:
         )
 
 
-def _pending_gates(plan: Plan | None, retrieval: Any) -> list[str]:
+def split_state_values(plan: Plan | None, retrieval: Any) -> tuple[list[tuple[str, Any]], list[str]]:
+    """The tracked values worth a line (set by the agent, named by the plan, or with evidence beyond the URL
+    and the control itself: a chip, a readback) and the keys of the rest, which the observation's CONTROLS
+    already show with the same value."""
+    if not retrieval:
+        return [], []
+    named = {found[0] for g in plan_gates(plan) if (found := find_gate_value(retrieval, g.name, g))} if plan else set()
+    shown: list[tuple[str, Any]] = []
+    untouched: list[str] = []
+    for key, value in retrieval["values"].items():
+        if not value.get("value"):
+            continue
+        if value.get("set_at_step") is not None or key in named or set(value["evidence"]) - {"url", "control"}:
+            shown.append((key, value))
+        else:
+            untouched.append(key)
+    return shown, untouched
+
+
+def _retrieval_url(retrieval: Any, observation: dict[str, Any] | None) -> str:
+    """The tracked URL, unless it is the observed page's (whose URL and query the observation spells out)."""
+    if not retrieval:
+        return ""
+    return "the page below" if observation and retrieval["url"] == observation.get("url") else retrieval["url"]
+
+
+def pending_gates(plan: Plan | None, retrieval: Any) -> list[str]:
     if plan is None or not retrieval:
         return []
     return [f"{g.name}={g.target}" for g in plan.gates
@@ -76,17 +104,24 @@ def page_key(observation: dict[str, Any] | None) -> str:
 
 DELTA_SPAN = 3  # a page shown whole at most this many actor steps ago may be sent as a delta
 DELTA_MIN_SAVING = 40  # tokens; a smaller saving is not worth a second form of the page
+_OPTIONS = re.compile(r'^(?P<head>\[e\d+\] (?!link )\w+ "[^"]*"(?: \(form "[^"]*"\))?(?: = "[^"]*")?) \{.*\}'
+                      r'(?P<tail>(?: \((?:disabled|in frame [^)]*|\+\d+ alike: [^)]*)\))*)$')
 _REF_LINE = re.compile(r"^\[[a-z]*\d+\]")  # a control or link line: never left out
 
 
 def observation_delta(text: str, since_step: int) -> str | None:
     """The page the model was shown whole at `since_step`, unchanged since (same URL, page id and content):
-    every line but the bulk content it already read then - table body rows (each table's heading and header
-    row stay) and outline text - with a first line saying so and which reads return them. Every control,
-    link, the state, pagination, counts and notices stay. None when that would save little (send it whole)."""
+    every line but the bulk content it already read then - option lists (each control's line stays, with its
+    value), table body rows (each table's heading and header row stay) and outline text - with a first line
+    saying so and which reads return them. Every control, link, the state, pagination, counts and notices
+    stay. None when that would save little (send it whole)."""
     kept: list[str] = []
-    section, header_row, left_out = "", False, {"table": 0, "outline": 0}
+    section, header_row, left_out = "", False, {"table": 0, "outline": 0, "options": 0}
     for line in text.splitlines():
+        if not section and (short := _without_options(line)) != line:
+            left_out["options"] += 1
+            kept.append(short)
+            continue
         if line.startswith("TABLE ") and "(" in line:
             section, header_row = "table", False
         elif line.startswith("OUTLINE:"):
@@ -101,11 +136,18 @@ def observation_delta(text: str, since_step: int) -> str | None:
         kept.append(line)
     if not any(left_out.values()):
         return None
-    note = (f"(page unchanged since step {since_step}: every control and link is below; left out here: "
-            f"{left_out['table']} table line(s) and {left_out['outline']} outline line(s) shown then - "
-            "read_table / read_section return them)")
+    note = (f"(page unchanged since step {since_step}: every control and link is below; left out here, as shown "
+            f"then: {left_out['options']} option list(s) {{…}}, {left_out['table']} table row(s), "
+            f"{left_out['outline']} outline line(s) - list_options / read_table / read_section return them)")
     delta = "\n".join([note, *kept])
     return delta if count_tokens(text) - count_tokens(delta) >= DELTA_MIN_SAVING else None
+
+
+def _without_options(line: str) -> str:
+    """A control line with its option list as `{…}` (ref, kind, label, value and notes stay); the line as it
+    is when it does not parse as one (nothing is dropped on a guess), and a link list's (a pager) as it is."""
+    match = _OPTIONS.match(line)
+    return f"{match['head']} {{…}}{match['tail']}" if match else line
 
 
 def turn_observation(state: AgentState, token_budget: int) -> tuple[str, dict[str, Any] | None]:

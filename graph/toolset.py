@@ -45,8 +45,7 @@ TOOL_DOCS = {
     "list_links": "All plain links of the page, optionally only those containing a string.",
     "read_section": "The whole text of a page section: by heading, or target = the ref of a shortened line.",
 }
-TARGET_DOC = ("One of ref (from the observation, e.g. 'e12'), label (a form control's), text (a link's, "
-              "button's or option's), selector (CSS); frame: an iframe's name.")
+TARGET_DOC = "ref from the observation (e.g. 'e12'), or label / text / CSS selector; frame: an iframe's name"
 UNADVERTISED = {"max_rows", "max_pages", "max_chars", "timeout_ms", "pixels", "offset", "limit"}  # limits: defaults serve
 TARGET_FIELDS = ("target", "start_target", "end_target")
 PLAN_DOC = ("The full new plan, the planner's fields: source, gates [{kind, name, target, required}], read, "

@@ -20,7 +20,7 @@ from browser.types import Control, Link, Observation, Option, Pagination, TableD
 from eval.score import score_answer
 from graph.context import fit_window
 from graph.phase import offered_tool_names
-from graph.render import DELTA_SPAN, observation_delta, turn_observation
+from graph.render import DELTA_SPAN, observation_delta, page_key, turn_observation
 from graph.toolset import ToolCallError, parse_tool_call, tool_schemas
 from tasks.loaders import load_tasks
 
@@ -46,7 +46,8 @@ def page(value: str = "Any", url: str = "http://127.0.0.1:9/s?kind=a") -> dict:
 
 
 def ref_lines(text: str) -> list[str]:
-    return [line for line in text.splitlines() if CONTROL_LINE.match(line)]
+    """Every control and link line, without its option list (a delta shows that as {…})."""
+    return [line.split(" {")[0] for line in text.splitlines() if CONTROL_LINE.match(line)]
 
 
 def turn_state(observation: dict, step: int, seen_page: dict | None = None) -> dict:
@@ -66,8 +67,17 @@ def test_a_delta_keeps_every_control_and_link_and_says_what_it_left_out():
                  "| Id | Name |", "OUTLINE:", "LINKS:"):
         assert kept in delta
     assert "| R0 |" not in delta and "Paragraph 3" not in delta
-    assert "read_table / read_section return them" in delta
+    assert '[e1] select "Kind" = "Any" {…}' in delta and "{Any | A | B}" in full  # value kept, options as {…}
+    assert "list_options / read_table / read_section return them" in delta
     assert len(delta) < len(full) / 2
+
+
+def test_a_control_line_that_does_not_parse_keeps_its_options():
+    odd = '[e5] select "Year" = "2020" {2019 | 2020} something unexpected'
+    pager = '[e7] link "Result pages" {1 | 2 | Next}'
+    text = "\n".join(["URL: http://x/", "CONTROLS (2):", odd, pager, "OUTLINE:", *(f"line {i} " * 9 for i in range(20))])
+    delta = observation_delta(text, since_step=2)
+    assert delta is not None and odd in delta.splitlines() and pager in delta.splitlines()
 
 
 def test_a_page_without_bulk_content_is_sent_whole():
@@ -128,9 +138,48 @@ def test_reads_of_left_out_content_are_offered_when_the_observation_names_them()
     short["text"] = short["text"] + "\n… 40 more links not shown — list_links"
     offered = offered_tool_names({"observation": short}, ablated=frozenset(), all_names=all_names)
     assert "list_links" in offered and not offered & {"list_options", "read_section", "derive"}
+    seen = {"key": page_key(short), "step": 1}  # the next turn shows this page as a delta: options as {…}
+    assert "list_options" in offered_tool_names({"observation": short, "seen_page": seen}, ablated=frozenset(),
+                                                all_names=all_names)
     with_tables = offered_tool_names({"observation": page(), "tables": {"t": {"rows": []}}}, ablated=frozenset(),
                                      all_names=all_names)
     assert {"derive", "discard_rows", "set_url_params", "read_table", "extract_rows"} <= with_tables
+
+
+def test_facts_scroll_and_wait_are_offered_when_they_can_help():
+    all_names = {t["function"]["name"] for t in tool_schemas(search=False)}
+
+    def offered(**state) -> set[str]:
+        return offered_tool_names({"observation": page(), **state}, ablated=frozenset(), all_names=all_names)
+
+    one_table = {"gates": [], "phases": [], "detail_pages": False, "derivation": ""}
+    assert not offered(plan=one_table) & {"read_facts", "scroll", "wait_for"}
+    assert "read_facts" in offered()  # no plan: nothing says the answer is one table
+    assert "read_facts" in offered(plan={**one_table, "detail_pages": True})
+    assert "read_facts" in offered(plan=one_table, tables={"t": {"rows": []}})
+    assert {"scroll", "wait_for"} <= offered(plan=one_table, last_result={"ok": False, "error": "no_effect"})
+    sparse = {**page(), "text": "URL: http://x/\nCONTROLS: none found", "tokens": 12}
+    assert {"scroll", "wait_for"} <= offered_tool_names({"observation": sparse}, ablated=frozenset(),
+                                                         all_names=all_names)
+
+
+def test_revise_plan_is_offered_while_the_plan_is_in_question():
+    all_names = {t["function"]["name"] for t in tool_schemas(search=False)}
+    plan = {"gates": [{"kind": "filter", "name": "Kind", "target": "A"}]}
+    found = {"kind": {"value": "A", "label": "Kind", "evidence": ["control"], "set_at_step": 2, "set_by": "select"}}
+    retrieval = {"url": "u", "path": "/s", "values": {}, "page": None, "pages": None, "result_count": None, "step": 2}
+
+    def offered(**extra) -> bool:
+        state = {"observation": page(), "plan": plan, "retrieval": retrieval, **extra}
+        return "revise_plan" in offered_tool_names(state, ablated=frozenset(), all_names=all_names)
+
+    assert offered()  # the plan's gate is not on the page yet
+    assert not offered(retrieval={**retrieval, "values": found})  # every gate found: nothing to revise
+    assert offered(retrieval={**retrieval, "values": found}, repair_goal="[pages] page 2 not read")
+    assert offered(retrieval={**retrieval, "values": found}, drift_flags=[{"rule": "navigation_reset"}])
+    assert "revise_plan" in offered_tool_names({}, ablated=frozenset(), all_names=all_names)  # before the first page
+    assert "revise_plan" not in offered_tool_names({"observation": page(), "plan": plan, "retrieval": retrieval},
+                                                   ablated=frozenset({"planner"}), all_names=all_names)
 
 
 # ---------------------------------------------------------------- history

@@ -127,7 +127,7 @@ async def test_the_prompt_fits_the_context_window_and_older_steps_are_summarised
     for i in range(12):
         history += [AIMessage("", tool_calls=[{"name": "click", "args": {"target": {"text": f"Row {i}"}},
                                                "id": f"h{i}", "type": "tool_call"}]),
-                    ToolMessage("ok=True\n" + "long table line | value | value | value\n" * 40, tool_call_id=f"h{i}")]
+                    ToolMessage("ok=True\n" + "long table line | value | value | value\n" * 100, tool_call_id=f"h{i}")]
     with FakeOpenAIServer([goto()]) as fake:
         update = await actor_with(fake, context_tokens=4096)(state(observation=OBSERVATION, messages=history))
     sent = fake.requests[0]
@@ -151,9 +151,12 @@ async def test_the_prompt_fits_the_context_window_and_older_steps_are_summarised
 ])
 async def test_an_ablated_node_takes_its_prompt_parts_and_tools_with_it(ablated, gone_text, gone_tools):
     rows = [{"values": {"cve_id": "X"}, "provenance": {"step": 1}}]
-    current = state(observation=OBSERVATION, rows=rows, last_read={"table": {}},
-                    plan={"source": "s", "gates": [], "read": {}, "row_criteria": {}, "all_pages": True,
-                          "detail_pages": False, "stopping_rule": "done"})
+    current = state(observation=OBSERVATION, rows=rows, last_read={"table": {}},  # a plan gate not found yet:
+                    plan={"source": "s", "gates": [{"kind": "filter", "name": "Severity", "target": "High"}],
+                          "read": {}, "row_criteria": {}, "all_pages": True, "detail_pages": False,
+                          "stopping_rule": "done"},  # revise_plan is offered (graph/phase.py)
+                    retrieval={"url": OBSERVATION["url"], "path": "/vulns/search", "values": {}, "page": None,
+                               "pages": None, "result_count": None, "step": 1})
     with FakeOpenAIServer([goto(), goto()]) as fake:
         await actor_with(fake)(current)
         await actor_with(fake, frozenset({ablated}))(current)

@@ -38,7 +38,7 @@ from graph.tools import DiscardRows, Finish, RevisePlan
 from graph.toolset import ToolCallError, parse_tool_call
 
 MIN_OBSERVATION_TOKENS = 300
-HISTORY_WHOLE = 4  # the newest exchanges sent whole; older ones (up to HISTORY_TURNS) as one line each
+HISTORY_WHOLE = 2  # the newest exchanges sent whole; older ones (up to HISTORY_TURNS) as one line each
 
 
 def make_actor(deps: Deps):

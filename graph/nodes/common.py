@@ -86,7 +86,8 @@ def summarize_result(result: ActionResult) -> str:
         parts.append(f"readback={result.readback!r}")
     delta = result.delta
     if not delta.empty:
-        if delta.url_after and delta.url_after != delta.url_before and delta.url_after not in said:
+        if delta.url_after and delta.url_after != delta.url_before and delta.url_after not in said \
+                and "URL +" not in said and "URL -" not in said:  # the message spelled out the URL's change
             parts.append(f"url -> {delta.url_after}")
         for label, (before, after) in delta.controls_changed.items():
             if f"{label}: {before!r} -> {after!r}" not in said:
@@ -96,7 +97,7 @@ def summarize_result(result: ActionResult) -> str:
     if result.table is not None:
         t = result.table
         parts.append(f"table: {len(t.rows)} rows of {t.total_rows}; headers {t.headers}")
-        parts += [" | ".join(r) for r in t.rows[:3]]
+        parts += [" | ".join(r) for r in t.rows[:2]]
     if result.pdf_pages:
         parts.append(f"pdf: {len(result.pdf_pages)} page(s) read")
     return "\n".join(parts)
