@@ -20,8 +20,8 @@ from browser.tokens import count_tokens
 COMPLETION_RESERVE = 512
 TOKENIZER_MARGIN = 0.85  # cl100k counts ~10-15% fewer tokens than small models' own tokenizers
 MESSAGE_OVERHEAD = 4  # role and separators per message, as chat templates add them
-SUMMARY_LINE_CHARS = 120
-SUMMARY_MAX_LINES = 20
+SUMMARY_LINE_CHARS = 100
+SUMMARY_MAX_LINES = 8
 
 
 def message_tokens(message: AnyMessage) -> int:

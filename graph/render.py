@@ -20,7 +20,7 @@ from graph.tracker import ambiguous_gates, find_gate_value, plan_gates
 from graph.workspace import schemas
 
 DEFAULT_PROMPT_DIR = Path(__file__).resolve().parent.parent / "agent" / "prompts"
-LAST_ROWS_SHOWN = 3
+LAST_ROWS_SHOWN = 2
 
 
 @dataclass(frozen=True)

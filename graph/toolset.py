@@ -99,6 +99,8 @@ def _schema(model: type[BaseModel]) -> dict[str, Any]:
     properties.pop("note", None)  # accepted (walkthroughs explain steps) but not advertised
     for field in UNADVERTISED & set(properties):
         properties.pop(field)
+    if name == "read_table":  # "Read table N" says it
+        properties["table"].pop("description", None)
     if name == "set_url_params":
         properties["params"] = {"type": "object", "description": "name -> value (or list of values)"}
     for field in TARGET_FIELDS:  # the element: its keys as bare types, documented once
