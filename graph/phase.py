@@ -94,8 +94,9 @@ def _left_out_reads(observation: dict[str, Any], controls: list[dict[str, Any]])
 
 def _plan_in_question(state: AgentState) -> bool:
     """When the site may show the plan wrong: before the first page, while a plan gate is not found (or
-    matches several controls), under drift flags or a repair goal, or when there is no plan yet."""
-    if not state.get("observation") or not state.get("plan"):
+    matches several controls), under drift flags or a repair goal, or when there is no plan yet; and always
+    without a tracked state (state tracker off: nothing checks the plan against the page)."""
+    if not state.get("observation") or not state.get("plan") or not state.get("retrieval"):
         return True
     plan = Plan.model_validate(state["plan"])
     return bool(state.get("repair_goal") or state.get("drift_flags") or pending_gates(plan, state.get("retrieval")))

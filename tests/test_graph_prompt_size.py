@@ -177,6 +177,7 @@ def test_revise_plan_is_offered_while_the_plan_is_in_question():
     assert not offered(retrieval={**retrieval, "values": found})  # every gate found: nothing to revise
     assert offered(retrieval={**retrieval, "values": found}, repair_goal="[pages] page 2 not read")
     assert offered(retrieval={**retrieval, "values": found}, drift_flags=[{"rule": "navigation_reset"}])
+    assert offered(retrieval=None)  # state tracker off: nothing checks the plan, so it stays revisable
     assert "revise_plan" in offered_tool_names({}, ablated=frozenset(), all_names=all_names)  # before the first page
     assert "revise_plan" not in offered_tool_names({"observation": page(), "plan": plan, "retrieval": retrieval},
                                                    ablated=frozenset({"planner"}), all_names=all_names)
