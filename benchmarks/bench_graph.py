@@ -7,6 +7,11 @@ verification, prompt rendering, checkpointing, artefact writing. Also prints pro
 (the scripted model counts with cl100k: messages plus tool schemas, as an API would bill them), and the
 tool schemas' own share of every actor call (total and per tool), so a new tool's cost is visible.
 
+Before that line: where an actor prompt's tokens go (system prompt, tool schemas, history, the turn's
+task/plan/state part, its observation; logged per call as `prompt_parts`), next to the recorded baseline
+(benchmarks/prompt_tokens_baseline.json, taken before the prompts were compacted; `--save-baseline LABEL`
+records a new one), and how many calls saw an unchanged page (sent as an observation delta).
+
 It ends with `prompt tokens per actor call: mean N, max M` (every actor call of every task, tool schemas
 included) and, with `--local TASKS`, the packaged local model's seconds per call on those tasks (extra `local`).
 
