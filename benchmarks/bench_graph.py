@@ -7,6 +7,11 @@ verification, prompt rendering, checkpointing, artefact writing. Also prints pro
 (the scripted model counts with cl100k: messages plus tool schemas, as an API would bill them), and the
 tool schemas' own share of every actor call (total and per tool), so a new tool's cost is visible.
 
+Before that line: where an actor prompt's tokens go (system prompt, tool schemas, history, the turn's
+task/plan/state part, its observation; logged per call as `prompt_parts`), next to the recorded baseline
+(benchmarks/prompt_tokens_baseline.json, taken before the prompts were compacted; `--save-baseline LABEL`
+records a new one), and how many calls saw an unchanged page (sent as an observation delta).
+
 It ends with `prompt tokens per actor call: mean N, max M` (every actor call of every task, tool schemas
 included) and, with `--local TASKS`, the packaged local model's seconds per call on those tasks (extra `local`).
 
@@ -49,6 +54,8 @@ class TaskRow:
     max_prompt_tokens: int
     actor_prompt_tokens: list[int]
     actor_llm_ms: list[float]
+    actor_prompt_parts: list[dict[str, int]]
+    actor_page_keys: list[str]
 
     @property
     def overhead_share(self) -> float:
@@ -66,7 +73,9 @@ def measure(task_id: str, out_dir: Path, wall_ms: float, exact_match: bool, step
                    prompt_tokens_per_call=statistics.mean(prompts) if prompts else 0.0,
                    max_prompt_tokens=max(prompts, default=0),
                    actor_prompt_tokens=[e["prompt_tokens"] for e in actor],
-                   actor_llm_ms=[e.get("llm_ms", 0.0) for e in actor])
+                   actor_llm_ms=[e.get("llm_ms", 0.0) for e in actor],
+                   actor_prompt_parts=[e["prompt_parts"] for e in actor if "prompt_parts" in e],
+                   actor_page_keys=[e.get("page_key", "") for e in actor if "prompt_parts" in e])
 
 
 async def run(task_ids: list[str] | None, checkpoint: bool, model: ModelConfig = SCRIPTED,
@@ -115,6 +124,43 @@ def table(rows: list[TaskRow], checkpoint: bool) -> str:
     return "\n".join(lines)
 
 
+PARTS = ("system", "tools", "history", "state", "observation")
+PART_NAMES = {"system": "system prompt", "tools": "tool schemas", "history": "history (earlier exchanges)",
+              "state": "turn: task, plan, retrieval state, rows", "observation": "turn: observation"}
+BASELINE = Path(__file__).with_name("prompt_tokens_baseline.json")
+
+
+def prompt_figures(rows: list[TaskRow]) -> dict[str, object]:
+    """Mean / max prompt tokens per actor call and the mean of each part (graph.context.prompt_parts)."""
+    calls = [t for r in rows for t in r.actor_prompt_tokens]
+    parts = [p for r in rows for p in r.actor_prompt_parts]
+    unchanged = [p["observation"] for r in rows for prev, key, p in
+                 zip(["", *r.actor_page_keys], r.actor_page_keys, r.actor_prompt_parts, strict=False) if key and key == prev]
+    return {"tasks": len(rows), "calls": len(calls), "mean": round(statistics.mean(calls)) if calls else 0,
+            "max": max(calls, default=0),
+            "parts": {k: round(statistics.mean(p.get(k, 0) for p in parts)) if parts else 0 for k in PARTS},
+            "unchanged_page_calls": len(unchanged),
+            "unchanged_page_observation_tokens": round(statistics.mean(unchanged)) if unchanged else 0}
+
+
+def breakdown_table(after: dict[str, object], before: dict[str, object] | None) -> str:
+    """Where the actor's prompt tokens go, per call (mean), before (the recorded baseline) and now."""
+    head = f"Actor prompt per call, mean tokens (cl100k; {after['calls']} actor calls on {after['tasks']} tasks)"
+    if before:
+        head += f"; before = {before.get('label', 'baseline')}"
+    lines = [head, "", "| part | before | after |" if before else "| part | tokens |",
+             "|---|---:|---:|" if before else "|---|---:|"]
+    rows = [(PART_NAMES[k], (before or {}).get("parts", {}).get(k), after["parts"][k]) for k in PARTS]
+    rows += [("**whole prompt, mean**", (before or {}).get("mean"), after["mean"]),
+             ("**whole prompt, max**", (before or {}).get("max"), after["max"])]
+    for name, old, new in rows:
+        lines.append(f"| {name} | {old if old is not None else '-'} | {new} |" if before else f"| {name} | {new} |")
+    lines += ["", f"calls whose page was unchanged since the previous actor call: {after['unchanged_page_calls']} "
+                  f"of {after['calls']} (their observation part: mean {after['unchanged_page_observation_tokens']} "
+                  f"tokens)"]
+    return "\n".join(lines)
+
+
 def local_table(rows: list[TaskRow]) -> str:
     """The local model's speed: seconds per actor call and prompt tokens per call (as the server counts)."""
     seconds = [ms / 1000 for r in rows for ms in r.actor_llm_ms]
@@ -149,6 +195,9 @@ def main() -> None:
     parser.add_argument("--local", help="also time the packaged local model on these comma-separated task ids")
     parser.add_argument("--local-steps", type=int, default=8, help="step budget per task for the local model")
     parser.add_argument("--schemas-only", action="store_true", help="only print the tool-schema token table")
+    parser.add_argument("--baseline", type=Path, default=BASELINE, help="prompt figures to print as 'before'")
+    parser.add_argument("--save-baseline", metavar="LABEL",
+                        help="record this run's prompt figures as the baseline, labelled (e.g. a commit)")
     args = parser.parse_args()
     print(schema_table(), end="\n\n")
     if args.schemas_only:
@@ -167,6 +216,14 @@ def main() -> None:
                                                     Budgets(max_steps=args.local_steps, wall_seconds=1800))))
     if local:  # before the main table, which ends with the prompt-token line
         print(local, end="\n\n")
+    figures = prompt_figures(rows)
+    before = json.loads(args.baseline.read_text()) if args.baseline and args.baseline.exists() else None
+    if args.save_baseline:
+        args.baseline.write_text(json.dumps({"label": args.save_baseline, **figures}, indent=2) + "\n")
+    print(breakdown_table(figures, before), end="\n\n")
+    if before:
+        print(f"prompt tokens per actor call before ({before.get('label', 'baseline')}): mean {before['mean']}, "
+              f"max {before['max']}", end="\n\n")
     print(table(rows, args.checkpoint))
 
 

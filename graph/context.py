@@ -1,9 +1,9 @@
 """The actor's context window: what of the conversation fits the model's context length.
 
 The current turn (instruction, plan, retrieval state, rows so far, the latest observation) and the system
-prompt with the tool schemas are always sent; of the earlier exchanges the newest are kept whole and the
-older ones are folded into a one-line-per-step summary, until the whole prompt fits
-`context_tokens` - `COMPLETION_RESERVE`, counted with the project's token counter (`browser.tokens`).
+prompt with the tool schemas are always sent; of the earlier exchanges the newest few are kept whole and the
+older ones are folded into a one-line-per-step summary (always beyond `whole`, and further until the whole
+prompt fits `context_tokens` - `COMPLETION_RESERVE`), counted with the project's token counter (`browser.tokens`).
 Other tokenizers count differently, so `TOKENIZER_MARGIN` leaves headroom.
 """
 
@@ -20,8 +20,8 @@ from browser.tokens import count_tokens
 COMPLETION_RESERVE = 512
 TOKENIZER_MARGIN = 0.85  # cl100k counts ~10-15% fewer tokens than small models' own tokenizers
 MESSAGE_OVERHEAD = 4  # role and separators per message, as chat templates add them
-SUMMARY_LINE_CHARS = 160
-SUMMARY_MAX_LINES = 20
+SUMMARY_LINE_CHARS = 100
+SUMMARY_MAX_LINES = 8
 
 
 def message_tokens(message: AnyMessage) -> int:
@@ -37,6 +37,17 @@ def tools_tokens(tools: list[dict[str, Any]]) -> int:
 
 def prompt_tokens(messages: list[AnyMessage], tools: list[dict[str, Any]]) -> int:
     return sum(message_tokens(m) for m in messages) + tools_tokens(tools)
+
+
+def prompt_parts(system: AnyMessage, history: list[AnyMessage], turn: AnyMessage, observation: str,
+                 tools: list[dict[str, Any]]) -> dict[str, int]:
+    """Where an actor prompt's tokens go (message texts and `json.dumps(tools)`, as the usage counters bill
+    them): system prompt, tool schemas, earlier exchanges, the turn's task/plan/state part, its observation."""
+    content = lambda m: count_tokens(str(m.content or ""))  # noqa: E731
+    observed = count_tokens(observation)
+    return {"system": content(system), "tools": count_tokens(json.dumps(tools)),
+            "history": sum(content(m) for m in history), "state": max(content(turn) - observed, 0),
+            "observation": observed}
 
 
 def _exchanges(history: list[AnyMessage]) -> list[list[AnyMessage]]:
@@ -55,9 +66,16 @@ def _summary_line(group: list[AnyMessage]) -> str:
     calls = getattr(ai, "tool_calls", None) or []
     did = "; ".join(f"{c['name']}({json.dumps(c.get('args') or {}, separators=(',', ':'))})" for c in calls)
     did = did or f"replied without a tool call: {str(ai.content)[:60]!r}"
-    result = " / ".join(str(m.content).splitlines()[0] if str(m.content) else "" for m in group[1:]
-                        if isinstance(m, ToolMessage | HumanMessage))
+    result = " / ".join(_first_line(str(m.content)) for m in group[1:] if isinstance(m, ToolMessage | HumanMessage))
     return f"- {did} -> {result}"[:SUMMARY_LINE_CHARS]
+
+
+def _first_line(text: str) -> str:
+    """A result's first line; a bare `ok=True` with what follows it (the line that says what happened)."""
+    lines = text.splitlines() or [""]
+    if lines[0].startswith("ok=") and len(lines) > 1:
+        return f"{lines[0]}; {lines[1]}"
+    return lines[0]
 
 
 @dataclass
@@ -69,21 +87,22 @@ class Window:
 
 
 def fit_window(history: list[AnyMessage], *, head: list[AnyMessage], turn: AnyMessage, tools: list[dict[str, Any]],
-               context_tokens: int | None) -> Window:
-    """`history` is already cut to the last K exchanges; without `context_tokens` it is sent as is."""
+               context_tokens: int | None, whole: int | None = None) -> Window:
+    """`history` is already cut to the last K exchanges. The newest `whole` exchanges are sent whole (all when
+    None), older ones as one summary line each; with `context_tokens`, more are summarised until the prompt
+    fits (`Window.trimmed` counts only those: the context trims)."""
     fixed = prompt_tokens([*head, turn], tools)
-    if context_tokens is None:
-        return Window(history, 0, fixed + sum(message_tokens(m) for m in history), None)
-    limit = int(context_tokens * TOKENIZER_MARGIN) - COMPLETION_RESERVE
     groups = _exchanges(history)
-    for cut in range(len(groups) + 1):
+    base = max(0, len(groups) - whole) if whole is not None else 0
+    limit = int(context_tokens * TOKENIZER_MARGIN) - COMPLETION_RESERVE if context_tokens is not None else None
+    for cut in range(base, len(groups) + 1):
         kept = [m for g in groups[cut:] for m in g]
         summary = _summary(groups[:cut])
         window = ([summary] if summary else []) + kept
         total = fixed + sum(message_tokens(m) for m in window)
-        if total <= limit:
-            return Window(window, cut, total, limit)
-    return Window([], len(groups), fixed, limit)  # even the bare turn is over: the caller cuts the observation
+        if limit is None or total <= limit:
+            return Window(window, cut - base, total, limit)
+    return Window([], len(groups) - base, fixed, limit)  # even the bare turn is over: the caller cuts the observation
 
 
 def _summary(groups: list[list[AnyMessage]]) -> HumanMessage | None:
@@ -92,4 +111,4 @@ def _summary(groups: list[list[AnyMessage]]) -> HumanMessage | None:
     lines = [_summary_line(g) for g in groups][-SUMMARY_MAX_LINES:]
     if len(groups) > SUMMARY_MAX_LINES:
         lines.insert(0, f"- ({len(groups) - SUMMARY_MAX_LINES} earlier steps not shown)")
-    return HumanMessage("EARLIER STEPS (summarised to fit the context window):\n" + "\n".join(lines))
+    return HumanMessage("EARLIER STEPS (one line each):\n" + "\n".join(lines))

@@ -8,16 +8,20 @@ goal when their node is off), the system prompt follows `deps.ablated`.
 
 Phase and page decide the rest, which keeps every call's tool schemas small: before the first page only
 navigation; a tool that acts on a kind of control only when the page has one; `extract_rows` after a read
-or on a page with tables; `discard_rows` once rows or evidence tables exist. A call to a valid tool that is not offered is still executed (the list is
-advice for the model, not a trap).
-"""
+or on a page with tables; `derive` once evidence tables exist, `discard_rows` once rows or tables exist; the
+reads of what the observation left out (`list_options`, `list_links`, `read_section`) when its notes name
+them (the renderer's note on every cut says which read returns the rest); `set_url_params` when the URL has
+a query; `read_facts` for chained answers; `scroll` and `wait_for` for a page in doubt; `revise_plan` while
+the plan is in question (a gate not found or ambiguous, drift, a repair goal). A call to a valid tool that
+is not offered is still executed (the list is advice for the model, not a trap)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from graph.nodes.deps import Deps
-from graph.state import AgentState
+from graph.render import page_key, pending_gates
+from graph.state import AgentState, Plan
 from graph.toolset import tool_schemas
 
 BEFORE_FIRST_PAGE = frozenset({"goto", "web_search", "revise_plan"})
@@ -28,6 +32,8 @@ CONTROL_TOOLS = {  # tool -> control kinds that make it useful
     "set_range": {"range"},
     "submit": {"submit", "button", "text", "search", "date", "number", "select"},
 }
+SPARSE_PAGE_TOKENS = 120  # an observation this short may be a page still loading
+LEFT_OUT_READS = ("list_options", "list_links", "read_section")
 DOWNLOADABLE = (".csv", ".tsv", ".xlsx", ".xls", ".json", "download", "export", "format=")
 
 
@@ -38,17 +44,62 @@ def _gates(state: AgentState) -> dict[str, bool]:
     kinds = {c.get("kind") for c in controls}
     hrefs = [str(link.get("href", "")).lower() for link in observation.get("links") or []]
     gates = {tool: bool(kinds & wanted) for tool, wanted in CONTROL_TOOLS.items()}
+    url = str(observation.get("url", ""))
     gates.update(
         select=any(c.get("options") for c in controls),
         read_table=bool(observation.get("tables") or observation.get("pagination")),
-        read_pdf=str(observation.get("url", "")).lower().endswith(".pdf") or any(".pdf" in h for h in hrefs),
+        read_pdf=url.lower().endswith(".pdf") or any(".pdf" in h for h in hrefs),
         download=any(marker in h for h in hrefs for marker in DOWNLOADABLE),
         extract_rows=bool(state.get("last_read") or observation.get("tables")),
+        derive=bool(state.get("tables")),
         discard_rows=bool(state.get("rows") or state.get("tables")),
-        list_options=any(c.get("options") for c in controls),
-        list_links=bool(observation.get("links") or observation.get("links_total")),
+        set_url_params="?" in url or bool(observation.get("query_state")),
+        read_facts=_facts_wanted(state),
+        scroll=_page_in_doubt(state), wait_for=_page_in_doubt(state),
+        **_left_out_reads(observation, controls),
+    )
+    gates["list_options"] = gates["list_options"] or (  # a delta shows option lists as {…}
+        gates["select"] and (state.get("seen_page") or {}).get("key") == page_key(observation)
     )
     return gates
+
+
+def _facts_wanted(state: AgentState) -> bool:
+    """read_facts (one row per page) serves chained answers: offered without a plan (nothing says the answer
+    is one table), when the plan reads detail pages, phases or a derivation, or once evidence tables exist."""
+    plan = state.get("plan")
+    if not plan or state.get("tables"):
+        return True
+    return bool(plan.get("detail_pages") or plan.get("phases") or plan.get("derivation"))
+
+
+def _page_in_doubt(state: AgentState) -> bool:
+    """Waiting and scrolling recover a page that shows less than it should (still loading, lazy content):
+    offered after an action that failed or changed nothing, or on a page that shows almost nothing."""
+    result = state.get("last_result") or {}
+    observation = state.get("observation") or {}
+    shown = observation.get("tokens") or len(str(observation.get("text", ""))) // 4
+    return bool(result.get("error")) or result.get("ok") is False or shown < SPARSE_PAGE_TOKENS
+
+
+def _left_out_reads(observation: dict[str, Any], controls: list[dict[str, Any]]) -> dict[str, bool]:
+    """The reads of what the observation left out: named by the rendered text's notes; for an observation
+    without text (the graph's fallback rendering shows everything but capped lists) from its counts."""
+    text = observation.get("text")
+    if text:
+        return {tool: tool in text for tool in LEFT_OUT_READS}
+    return {"list_options": False, "read_section": observation.get("outline_total", 0) > len(observation.get("outline") or []),
+            "list_links": observation.get("links_total", 0) > len(observation.get("links") or [])}
+
+
+def _plan_in_question(state: AgentState) -> bool:
+    """When the site may show the plan wrong: before the first page, while a plan gate is not found (or
+    matches several controls), under drift flags or a repair goal, or when there is no plan yet; and always
+    without a tracked state (state tracker off: nothing checks the plan against the page)."""
+    if not state.get("observation") or not state.get("plan") or not state.get("retrieval"):
+        return True
+    plan = Plan.model_validate(state["plan"])
+    return bool(state.get("repair_goal") or state.get("drift_flags") or pending_gates(plan, state.get("retrieval")))
 
 
 def offered_tool_names(state: AgentState, *, ablated: frozenset[str], all_names: set[str]) -> set[str]:
@@ -57,15 +108,16 @@ def offered_tool_names(state: AgentState, *, ablated: frozenset[str], all_names:
     else:
         gates = _gates(state)
         names = {name for name in all_names if gates.get(name, True)}
-    if "planner" in ablated:
+    if "planner" in ablated or not _plan_in_question(state):
         names.discard("revise_plan")
     return names & all_names
 
 
 def actor_tools(deps: Deps, state: AgentState) -> list[dict[str, Any]]:
-    tools = tool_schemas(search=deps.search_enabled)
-    names = offered_tool_names(state, ablated=deps.ablated, all_names={t["function"]["name"] for t in tools})
-    return [t for t in tools if t["function"]["name"] in names]
+    """The offered tools' schemas; a shared shape (the element target) is spelled out at its first use here."""
+    all_names = {t["function"]["name"] for t in tool_schemas(search=deps.search_enabled)}
+    names = offered_tool_names(state, ablated=deps.ablated, all_names=all_names)
+    return tool_schemas(search=deps.search_enabled, names=names)
 
 
 def actor_system(deps: Deps, state: AgentState | None = None) -> str:

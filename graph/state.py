@@ -206,6 +206,7 @@ class AgentState(TypedDict, total=False):
     retrieval: RetrievalState | None
     history: Annotated[list[RetrievalState], operator.add]  # distinct retrieval states visited
     observation: dict[str, Any] | None  # latest browser.types.Observation dump
+    seen_page: dict[str, Any] | None  # {key, step}: the page last shown to the actor whole (graph.render)
     last_action: dict[str, Any] | None  # the browser action just run
     last_result: dict[str, Any] | None  # its ActionResult dump, without the observation
     last_read: dict[str, Any] | None  # latest read_table/download/read_pdf payload, for the extractor

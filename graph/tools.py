@@ -12,39 +12,36 @@ from graph.state import Plan
 
 
 class ExtractRows(BaseModel):
-    """Rows of the last read table/PDF/page text, appended to table `into` (answer: keys = output columns).
-    columns: column -> a header, or for all rows "re:<regex>" (1st group, page text), "url:<param>",
-    "fact:<label>". source pdf/page_text: `pattern` with named groups."""
+    """Rows of the last read table / PDF / page text into table `into` (default answer: the output columns)."""
 
     model_config = ConfigDict(extra="forbid")
     kind: Literal["extract_rows"] = "extract_rows"
     source: Literal["table", "pdf", "page_text"] = "table"
     table: int = 0
-    columns: dict[str, str]
-    pattern: str | None = None
-    where: dict[str, str] = Field(default_factory=dict, description="column/header -> exact value to keep")
+    columns: dict[str, str] = Field(description="column -> header, or re:<regex> (1st group), url:<param>, fact:<label>")
+    pattern: str | None = Field(None, description="for pdf/page_text: regex with named groups")
+    where: dict[str, str] = Field(default_factory=dict, description="column -> value rows must have")
     into: str = "answer"
-    section: str | None = Field(None, description="The table under this heading/caption.")
+    section: str | None = Field(None, description="the table under this heading/caption")
     note: str = ""
 
 
 class ReadFacts(BaseModel):
-    """Labelled values of the page (dt/dd, 'Label: value', th|td rows, control label -> value) into ONE row
-    of table `into`. fields: column -> label as shown, or heading, title, url:<param>, re:<regex>."""
+    """The page's labelled values (dt/dd, 'Label: value', th|td, controls) as ONE row of table `into`."""
 
     model_config = ConfigDict(extra="forbid")
     kind: Literal["read_facts"] = "read_facts"
     into: str
-    fields: dict[str, str]
-    section: str | None = Field(None, description="Only labels under this heading.")
-    url: str | None = Field(None, description="Open first (one call per detail page).")
+    fields: dict[str, str] = Field(description="column -> label as shown, heading, title, url:<param> or re:<regex>")
+    section: str | None = Field(None, description="only labels under this heading")
+    url: str | None = Field(None, description="open it first (one call per detail page)")
     allow_missing: bool = False
     note: str = ""
 
 
 class Derive(BaseModel):
-    """One read-only DuckDB SELECT over the tables -> table `into` (answer: the output columns, in answer
-    order). Also columns _url,_step,_state,_drift. Helpers: num(text), iso_date(text), year_of(text)."""
+    """One DuckDB SELECT over the tables -> table `into` (default answer: the output columns, in order).
+    Also columns _url, _step, _state, _drift; helpers num(), iso_date(), year_of()."""
 
     model_config = ConfigDict(extra="forbid")
     kind: Literal["derive"] = "derive"
@@ -54,31 +51,31 @@ class Derive(BaseModel):
 
 
 class Finish(BaseModel):
-    """Stop collecting; the verifier checks, the composer writes the answer (a derived `answer` table keeps
-    its SQL order unless order_by is given)."""
+    """Stop: the answer is composed from the rows (a derived answer table keeps its SQL order unless
+    order_by)."""
 
     model_config = ConfigDict(extra="forbid")
     kind: Literal["finish"] = "finish"
     order_by: list[str] = Field(
-        default_factory=list, description="schema columns, each optionally followed by ' desc' / ' asc' / ' num'"
+        default_factory=list, description="output columns, each optionally + ' desc' / ' asc' / ' num'"
     )
     note: str = ""
 
 
 class DiscardRows(BaseModel):
-    """Drop collected rows that were read in a wrong state or fail a criterion (before extracting again)."""
+    """Drop rows read in a wrong state or failing a criterion."""
 
     model_config = ConfigDict(extra="forbid")
     kind: Literal["discard_rows"] = "discard_rows"
-    where: dict[str, str] = Field(default_factory=dict, description="column -> exact value; rows matching all go")
-    from_step: int | None = Field(None, description="Drop only rows extracted at this step.")
-    all_rows: bool = Field(False, description="Drop every collected row.")
+    where: dict[str, str] = Field(default_factory=dict, description="column -> value")
+    from_step: int | None = Field(None, description="only rows extracted at this step")
+    all_rows: bool = False
     table: str = "answer"
     note: str = ""
 
 
 class RevisePlan(BaseModel):
-    """Replace the plan (gates, columns, criteria) when the site shows the first one was wrong."""
+    """Replace the plan when the site shows it was wrong."""
 
     model_config = ConfigDict(extra="forbid")
     kind: Literal["revise_plan"] = "revise_plan"

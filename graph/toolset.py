@@ -6,6 +6,7 @@ are the same thing; validation errors are returned as text the model can correct
 
 from __future__ import annotations
 
+import copy
 import json
 from functools import lru_cache
 from typing import Any
@@ -21,18 +22,37 @@ AGENT_TOOL_TYPES: tuple[type[BaseModel], ...] = (ExtractRows, ReadFacts, Derive,
 BROWSER_KINDS = frozenset(t.model_fields["kind"].default for t in BROWSER_ACTION_TYPES)
 
 
-_FALLBACK_DESCRIPTIONS = {
-    "goto": "Open a URL (same allowed origins only).",
+# The model's documentation of each browser tool: one short line (browser/types.py documents them for Python
+# callers; a prompt pays for every word on every call). A field is documented only where its name and type do
+# not say enough; defaults and numeric bounds are not advertised (validation still applies them).
+TOOL_DOCS = {
+    "goto": "Open a URL.",
     "click": "Click a link, button, tab or option.",
     "fill": "Type a value into a text, search, date or number field.",
-    "check": "Tick or untick a checkbox / toggle.",
-    "submit": "Submit a form (apply the filters).",
+    "select": "Choose an option (its label or value) of a dropdown or radio group.",
+    "check": "Tick a checkbox or toggle (checked=false unticks).",
+    "set_range": "Set a date/number range: the start and end fields.",
+    "submit": "Submit a form (apply the filters); target: its button or any of its fields.",
     "press": "Press a key, e.g. Enter in a search field.",
     "scroll": "Scroll the page.",
-    "back": "Go back in history (beware: may reset filters).",
-    "wait_for": "Wait for text, a selector or network idle.",
-    "read_pdf": "Read a PDF's text with page numbers.",
+    "back": "Go back in history (may reset filters).",
+    "wait_for": "Wait for text, a CSS selector or network idle.",
+    "read_table": "Read table N whole; all_pages=true follows its pagination.",
+    "read_pdf": "Read a PDF (its link as target, or url) with page numbers.",
+    "download": "Download a file (CSV is parsed into rows).",
+    "set_url_params": "Open the current URL with query parameters changed or removed.",
+    "list_options": "All options of a dropdown, radio group or link list the observation shortened.",
+    "list_links": "All plain links of the page, optionally only those containing a string.",
+    "read_section": "The whole text of a page section: by heading, or target = the ref of a shortened line.",
 }
+TARGET_DOC = "ref from the observation (e.g. 'e12'), or label / text / CSS selector; frame: an iframe's name"
+UNADVERTISED = {"max_rows", "max_pages", "max_chars", "timeout_ms", "pixels", "offset", "limit"}  # limits: defaults serve
+TARGET_FIELDS = ("target", "start_target", "end_target")
+PLAN_DOC = ("The full new plan, the planner's fields: source, gates [{kind, name, target, required}], read, "
+            "row_criteria, all_pages, detail_pages, stopping_rule, phases [{read, into, gates, detail_pages}], "
+            "derivation.")
+_NOISE_KEYS = frozenset({"title", "default", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
+# pydantic's field titles repeat the property names; defaults and bounds are applied by validation
 
 
 class ToolCallError(ValueError):
@@ -49,20 +69,16 @@ def _types(search: bool) -> dict[str, type[BaseModel]]:
     return {_kind(t): t for t in types}
 
 
-_NOISE_KEYS = frozenset({"title"})  # pydantic's field titles repeat the property names
-
-
 def _compact(node: Any) -> Any:
-    """Optional fields as their plain type (`anyOf [T, null]` -> T, no `default: null`), no titles and no
-    `additionalProperties: false` (pydantic still refuses unknown arguments): the same calls validate, and
+    """Optional fields as their plain type (`anyOf [T, null]` -> T), no titles, defaults, bounds or
+    `additionalProperties: false` (pydantic still applies and refuses them): the same calls validate, and
     every prompt carries far fewer schema tokens."""
     if isinstance(node, list):
         return [_compact(n) for n in node]
     if not isinstance(node, dict):
         return node
     out = {k: _compact(v) for k, v in node.items()
-           if not (k == "default" and v is None) and k not in _NOISE_KEYS
-           and not (k == "additionalProperties" and v is False)}
+           if k not in _NOISE_KEYS and not (k == "additionalProperties" and v is False)}
     variants = out.get("anyOf")
     if isinstance(variants, list):
         non_null = [v for v in variants if v != {"type": "null"}]
@@ -75,38 +91,57 @@ def _compact(node: Any) -> Any:
 def _schema(model: type[BaseModel]) -> dict[str, Any]:
     tool = _compact(convert_to_openai_tool(model))
     function = tool["function"]
-    function["name"] = _kind(model)
-    if not function.get("description"):
-        function["description"] = _FALLBACK_DESCRIPTIONS.get(_kind(model), f"Browser action '{_kind(model)}'.")
+    name = function["name"] = _kind(model)
+    function["description"] = TOOL_DOCS.get(name) or " ".join((function.get("description") or name).split())
     params = function.get("parameters", {})
-    params.get("properties", {}).pop("kind", None)
-    params.get("properties", {}).pop("note", None)  # accepted (walkthroughs explain steps) but not advertised
+    properties = params.get("properties", {})
+    properties.pop("kind", None)
+    properties.pop("note", None)  # accepted (walkthroughs explain steps) but not advertised
+    for field in UNADVERTISED & set(properties):
+        properties.pop(field)
+    if name == "read_table":  # "Read table N" says it
+        properties["table"].pop("description", None)
+    if name == "set_url_params":
+        properties["params"] = {"type": "object", "description": "name -> value (or list of values)"}
+    for field in TARGET_FIELDS:  # the element: its keys as bare types, documented once
+        if field in properties:
+            keys = properties[field].get("properties", {})
+            properties[field] = {"description": TARGET_DOC, "properties": {k: {"type": "string"} for k in keys},
+                                 "type": "object"}
+    if name == "revise_plan":  # validated against Plan on parse; its full schema would cost ~400 tokens a call
+        properties["plan"] = {"type": "object", "description": PLAN_DOC}
     if "required" in params:
         params["required"] = [r for r in params["required"] if r != "kind"]
     return tool
 
 
-def tool_schemas(*, search: bool) -> list[dict[str, Any]]:
-    """OpenAI tool definitions for everything the actor may call under this protocol."""
-    return _share_nested_docs([_schema(t) for t in _types(search).values()])
+def tool_schemas(*, search: bool, names: set[str] | frozenset[str] | None = None) -> list[dict[str, Any]]:
+    """OpenAI tool definitions for what the actor may call under this protocol (only `names` when given),
+    nested shapes documented once per list."""
+    tools = [copy.deepcopy(t) for t in _all_schemas(search) if names is None or t["function"]["name"] in names]
+    return _share_nested_docs(tools)
+
+
+@lru_cache(maxsize=2)
+def _all_schemas(search: bool) -> tuple[dict[str, Any], ...]:
+    return tuple(_schema(t) for t in _types(search).values())
 
 
 def _share_nested_docs(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A nested object schema (the element `Target`) is documented once, at its first use; later copies keep
-    their fields and types but point back to it, which saves ~15% of every actor prompt."""
+    """A nested object schema (the element target) is spelled out once, at its first use in this list; later
+    copies are a bare object pointing back to it, which saves ~40 tokens per copy on every actor call."""
     first_use: dict[str, str] = {}
     for tool in tools:
         name = tool["function"]["name"]
-        for prop_name, prop in tool["function"].get("parameters", {}).get("properties", {}).items():
+        properties = tool["function"].get("parameters", {}).get("properties", {})
+        for prop_name, prop in list(properties.items()):
             if prop.get("type") != "object" or "properties" not in prop:
                 continue
-            shape = json.dumps(prop, sort_keys=True)
+            shape = json.dumps(prop["properties"], sort_keys=True)
             if shape not in first_use:
                 first_use[shape] = f"{name}.{prop_name}"
                 continue
-            prop["description"] = f"As in {first_use[shape]}."
-            for field in prop["properties"].values():
-                field.pop("description", None)
+            properties[prop_name] = {"type": "object", "description": f"As {first_use[shape]}."}
     return tools
 
 

@@ -127,7 +127,7 @@ async def test_the_prompt_fits_the_context_window_and_older_steps_are_summarised
     for i in range(12):
         history += [AIMessage("", tool_calls=[{"name": "click", "args": {"target": {"text": f"Row {i}"}},
                                                "id": f"h{i}", "type": "tool_call"}]),
-                    ToolMessage("ok=True\n" + "long table line | value | value | value\n" * 40, tool_call_id=f"h{i}")]
+                    ToolMessage("ok=True\n" + "long table line | value | value | value\n" * 100, tool_call_id=f"h{i}")]
     with FakeOpenAIServer([goto()]) as fake:
         update = await actor_with(fake, context_tokens=4096)(state(observation=OBSERVATION, messages=history))
     sent = fake.requests[0]
@@ -136,7 +136,8 @@ async def test_the_prompt_fits_the_context_window_and_older_steps_are_summarised
     assert counted <= 4096
     assert update["context_trims"] == 1 and update["pending"]["name"] == "goto"
     summary = next(m["content"] for m in sent["messages"] if str(m.get("content", "")).startswith("EARLIER STEPS"))
-    assert 'click({"target":{"text":"Row 0"}}) -> ok=True' in summary
+    assert 'click({"target":{"text":"Row 3"}}) -> ok=True' in summary  # one line per step, the last 8 of them
+    assert "(3 earlier steps not shown)" in summary and "Row 0" not in summary
     assert sent["messages"][-1]["content"].startswith(("TODAY:", "TASK:"))  # the current turn is always sent whole
     with FakeOpenAIServer([goto()]) as fake:  # no context_tokens configured: nothing is trimmed
         update = await actor_with(fake)(state(observation=OBSERVATION, messages=history))
@@ -151,9 +152,12 @@ async def test_the_prompt_fits_the_context_window_and_older_steps_are_summarised
 ])
 async def test_an_ablated_node_takes_its_prompt_parts_and_tools_with_it(ablated, gone_text, gone_tools):
     rows = [{"values": {"cve_id": "X"}, "provenance": {"step": 1}}]
-    current = state(observation=OBSERVATION, rows=rows, last_read={"table": {}},
-                    plan={"source": "s", "gates": [], "read": {}, "row_criteria": {}, "all_pages": True,
-                          "detail_pages": False, "stopping_rule": "done"})
+    current = state(observation=OBSERVATION, rows=rows, last_read={"table": {}},  # a plan gate not found yet:
+                    plan={"source": "s", "gates": [{"kind": "filter", "name": "Severity", "target": "High"}],
+                          "read": {}, "row_criteria": {}, "all_pages": True, "detail_pages": False,
+                          "stopping_rule": "done"},  # revise_plan is offered (graph/phase.py)
+                    retrieval={"url": OBSERVATION["url"], "path": "/vulns/search", "values": {}, "page": None,
+                               "pages": None, "result_count": None, "step": 1})
     with FakeOpenAIServer([goto(), goto()]) as fake:
         await actor_with(fake)(current)
         await actor_with(fake, frozenset({ablated}))(current)

@@ -9,7 +9,7 @@ from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage, Too
 from pydantic import BaseModel
 
 from graph.composer import live_rows, parse_order
-from graph.context import fit_window
+from graph.context import fit_window, prompt_parts
 from graph.evidence import ANSWER, derived_answer, discard_from
 from graph.nodes.common import (
     MAX_INVALID_STREAK,
@@ -22,7 +22,7 @@ from graph.nodes.common import (
 )
 from graph.nodes.deps import Deps
 from graph.phase import actor_system, actor_tools
-from graph.render import observation_text
+from graph.render import page_key, turn_observation
 from graph.robust import (
     PROSE_FEEDBACK,
     REPEAT_STOP,
@@ -38,6 +38,7 @@ from graph.tools import DiscardRows, Finish, RevisePlan
 from graph.toolset import ToolCallError, parse_tool_call
 
 MIN_OBSERVATION_TOKENS = 300
+HISTORY_WHOLE = 2  # the newest exchanges sent whole; older ones (up to HISTORY_TURNS) as one line each
 
 
 def make_actor(deps: Deps):
@@ -48,7 +49,7 @@ def make_actor(deps: Deps):
             return {"stop_reason": stop, "pending": None, "nodes_run": ["actor"]}
         step = state.get("step", 0) + 1
         tools = actor_tools(deps, state)
-        prompt, trimmed = _prompt(deps, state, tools)
+        prompt, trimmed, seen_page, parts = _prompt(deps, state, tools)
         try:
             ai, llm_ms = await call_model(deps.model.bind_tools(tools, tool_choice="auto"), prompt)
         except LLMCallError as exc:
@@ -58,7 +59,8 @@ def make_actor(deps: Deps):
         usage, spent = usage_after(deps, state["usage"], ai)
         usage["steps"] = step
         update: dict[str, Any] = {"step": step, "usage": usage, "nodes_run": ["actor"], "pending": None,
-                                  "context_trims": state.get("context_trims", 0) + (1 if trimmed else 0)}
+                                  "context_trims": state.get("context_trims", 0) + (1 if trimmed else 0),
+                                  "seen_page": seen_page}
         calls = ai.tool_calls or []
         bad_json = ai.invalid_tool_calls or []
         if not calls and bad_json:  # arguments that are not JSON: answer each with its parse error
@@ -92,7 +94,9 @@ def make_actor(deps: Deps):
 
         deps.log.write({"node": "actor", "step": step, "tool": call["name"], "args": tool.model_dump(exclude={"kind"}),
                         "llm_ms": llm_ms, "prompt_chars": sum(len(str(m.content)) for m in prompt),
-                        "refused_calls": len(ignored), **spent})
+                        "refused_calls": len(ignored), "prompt_parts": parts,
+                        "page_key": page_key(state.get("observation")),
+                        "observation_delta": seen_page is not None and seen_page.get("step") != step, **spent})
         update.update(invalid_streak=0, messages=[ai, *ignored])
         if isinstance(tool, RevisePlan | DiscardRows):
             return {**update, **_bookkeeping(state, tool, call["id"])}
@@ -110,19 +114,23 @@ def _structured(state: AgentState) -> dict[str, Any]:
             "repairs": state.get("repairs", 0)}
 
 
-def _prompt(deps: Deps, state: AgentState, tools: list[dict[str, Any]]) -> tuple[list[AnyMessage], bool]:
+def _prompt(deps: Deps, state: AgentState, tools: list[dict[str, Any]]
+            ) -> tuple[list[AnyMessage], bool, dict[str, Any] | None, dict[str, int]]:
     """System prompt, the earlier exchanges that fit the model's context window, and the current turn (its
-    observation cut further only if even the bare turn would not fit)."""
+    observation cut further only if even the bare turn would not fit, or a delta of a page shown whole a
+    few steps ago); also the page record to keep and the prompt's parts in tokens."""
     system = SystemMessage(actor_system(deps, state))
     budget = deps.token_budget
     while True:
-        turn = HumanMessage(deps.prompts.actor_turn(
-            state, observation_text=observation_text(state.get("observation"), budget), max_steps=deps.budgets.max_steps),
-            additional_kwargs={"sgr_state": _structured(state)})
+        seen, seen_page = turn_observation(state, budget)
+        turn = HumanMessage(deps.prompts.actor_turn(state, observation_text=seen, max_steps=deps.budgets.max_steps),
+                            additional_kwargs={"sgr_state": _structured(state)})
         window = fit_window(history_window(state.get("messages") or []), head=[system], turn=turn, tools=tools,
-                            context_tokens=deps.model_config.context_tokens)
+                            context_tokens=deps.model_config.context_tokens, whole=HISTORY_WHOLE)
         if window.limit is None or window.tokens <= window.limit or budget <= MIN_OBSERVATION_TOKENS:
-            return [system, *window.messages, turn], window.trimmed > 0 or budget < deps.token_budget
+            messages = [system, *window.messages, turn]
+            return messages, window.trimmed > 0 or budget < deps.token_budget, seen_page, prompt_parts(
+                system, window.messages, turn, seen, tools)
         budget = max(MIN_OBSERVATION_TOKENS, budget - (window.tokens - window.limit) - 50)
 
 

@@ -73,26 +73,31 @@ def budget_stop(deps: Deps, state: AgentState) -> str | None:
 
 
 def summarize_result(result: ActionResult) -> str:
-    """What the actor learns from one browser action (the full page comes in the next observation)."""
+    """What the actor learns from one browser action (the full page comes in the next observation). A fact
+    the browser's own message already states (the new URL, a control's new value, the result count, the
+    value read back) is not repeated: it would be paid for again on every later call that keeps this step."""
     parts = [f"ok={result.ok}"]
     if result.error:
         parts.append(f"error={result.error}: {result.message}")
     elif result.message:
         parts.append(result.message)
-    if result.readback is not None:
+    said = "\n".join(parts)
+    if result.readback is not None and f"-> {result.readback!r}" not in said:
         parts.append(f"readback={result.readback!r}")
     delta = result.delta
     if not delta.empty:
-        if delta.url_after and delta.url_after != delta.url_before:
+        if delta.url_after and delta.url_after != delta.url_before and delta.url_after not in said \
+                and "URL +" not in said and "URL -" not in said:  # the message spelled out the URL's change
             parts.append(f"url -> {delta.url_after}")
         for label, (before, after) in delta.controls_changed.items():
-            parts.append(f"{label}: {before!r} -> {after!r}")
-        if delta.count_before != delta.count_after:
+            if f"{label}: {before!r} -> {after!r}" not in said:
+                parts.append(f"{label}: {before!r} -> {after!r}")
+        if delta.count_before != delta.count_after and f"results {delta.count_before} -> {delta.count_after}" not in said:
             parts.append(f"results {delta.count_before} -> {delta.count_after}")
     if result.table is not None:
         t = result.table
         parts.append(f"table: {len(t.rows)} rows of {t.total_rows}; headers {t.headers}")
-        parts += [" | ".join(r) for r in t.rows[:3]]
+        parts += [" | ".join(r) for r in t.rows[:2]]
     if result.pdf_pages:
         parts.append(f"pdf: {len(result.pdf_pages)} page(s) read")
     return "\n".join(parts)

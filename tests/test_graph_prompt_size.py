@@ -1,0 +1,241 @@
+"""What keeps the actor's prompt small without hiding anything it needs: compact tool schemas that still
+validate the same calls, the older history folded into one line per step, and observation deltas that keep
+every control and link (checked on a hand-built page and on every actor call of a real Chromium run)."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+import pytest
+from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
+
+from agent.config import AgentVariant, ModelConfig, ProtocolConfig
+from agent.scripted import ScriptedChatModel, load_walkthrough
+from agent.solve import initial_state, solve_task
+from browser.render import render
+from browser.types import Control, Link, Observation, Option, Pagination, TableData
+from eval.score import score_answer
+from graph.context import fit_window
+from graph.phase import offered_tool_names
+from graph.render import DELTA_SPAN, observation_delta, page_key, turn_observation
+from graph.toolset import ToolCallError, parse_tool_call, tool_schemas
+from tasks.loaders import load_tasks
+
+TASK = load_tasks("offline", origin="http://127.0.0.1:9", task_ids=["offline_vulns_001"])[0]
+CONTROL_LINE = re.compile(r"^\[e\d+\] ")
+
+
+def page(value: str = "Any", url: str = "http://127.0.0.1:9/s?kind=a") -> dict:
+    obs = Observation(
+        url=url, query_state={"kind": ["a"]}, title="Search", page_id=3,
+        controls=[Control(ref="e1", kind="select", label="Kind", value=value,
+                          options=[Option(label=x, value=x) for x in ("Any", "A", "B")]),
+                  Control(ref="e2", kind="text", label="Name", value=""),
+                  Control(ref="e3", kind="submit", label="Search")],
+        tables=[TableData(index=0, caption="Results", headers=["Id", "Name"],
+                          rows=[[f"R{i}", f"Row number {i} with a longer name"] for i in range(12)], total_rows=30)],
+        pagination=Pagination(page=1, pages=3, has_next=True, has_prev=False),
+        outline=["# Search", *(f"Paragraph {i} of the page with some words in it" for i in range(8))], outline_total=8,
+        links=[Link(ref="e9", text="Next", href=url + "&page=2"), Link(ref="e10", text="Help", href="/help")],
+        links_total=2)
+    text, tokens = render(obs, token_budget=1500)
+    return {**obs.model_dump(), "text": text, "tokens": tokens}
+
+
+def ref_lines(text: str) -> list[str]:
+    """Every control and link line, without its option list (a delta shows that as {…})."""
+    return [line.split(" {")[0] for line in text.splitlines() if CONTROL_LINE.match(line)]
+
+
+def turn_state(observation: dict, step: int, seen_page: dict | None = None) -> dict:
+    return {**initial_state(TASK.solver_view(), time.time()), "observation": observation, "step": step,
+            "seen_page": seen_page}
+
+
+# ---------------------------------------------------------------- observation deltas
+
+
+def test_a_delta_keeps_every_control_and_link_and_says_what_it_left_out():
+    full = page()["text"]
+    delta = observation_delta(full, since_step=4)
+    assert delta is not None and delta.startswith("(page unchanged since step 4:")
+    assert ref_lines(delta) == ref_lines(full) and len(ref_lines(full)) == 5  # 3 controls + 2 links
+    for kept in ("URL: ", "State: kind=a", "Pagination: page 1 of 3", "TABLE 0 (table, caption \"Results\"",
+                 "| Id | Name |", "OUTLINE:", "LINKS:"):
+        assert kept in delta
+    assert "| R0 |" not in delta and "Paragraph 3" not in delta
+    assert '[e1] select "Kind" = "Any" {…}' in delta and "{Any | A | B}" in full  # value kept, options as {…}
+    assert "list_options / read_table / read_section return them" in delta
+    assert len(delta) < len(full) / 2
+
+
+def test_a_control_line_that_does_not_parse_keeps_its_options():
+    odd = '[e5] select "Year" = "2020" {2019 | 2020} something unexpected'
+    pager = '[e7] link "Result pages" {1 | 2 | Next}'
+    text = "\n".join(["URL: http://x/", "CONTROLS (2):", odd, pager, "OUTLINE:", *(f"line {i} " * 9 for i in range(20))])
+    delta = observation_delta(text, since_step=2)
+    assert delta is not None and odd in delta.splitlines() and pager in delta.splitlines()
+
+
+def test_a_page_without_bulk_content_is_sent_whole():
+    text = "URL: http://x/\nState: (no query parameters)\nCONTROLS (1):\n[e1] text \"Name\" = \"\""
+    assert observation_delta(text, since_step=1) is None
+
+
+def test_the_delta_follows_the_page_the_model_was_shown_whole():
+    shown = page()
+    text, seen = turn_observation(turn_state(shown, step=0), 1500)
+    assert text == shown["text"] and seen["step"] == 1  # first sight: whole
+    text, again = turn_observation(turn_state(shown, step=1, seen_page=seen), 1500)
+    assert text.startswith("(page unchanged since step 1:") and again == seen  # same page: a delta
+    assert ref_lines(text) == ref_lines(shown["text"])
+    changed = page(value="B")  # a control changed: the model has not seen this page, so it gets it whole
+    text, seen_changed = turn_observation(turn_state(changed, step=2, seen_page=seen), 1500)
+    assert text == changed["text"] and seen_changed["step"] == 3
+    moved = page(url="http://127.0.0.1:9/s?kind=b")
+    assert turn_observation(turn_state(moved, step=2, seen_page=seen), 1500)[0] == moved["text"]
+    assert turn_observation(turn_state(shown, step=DELTA_SPAN, seen_page=seen), 1500)[0].startswith("(page unchanged")
+    text, refreshed = turn_observation(turn_state(shown, step=DELTA_SPAN + 1, seen_page=seen), 1500)
+    assert text == shown["text"] and refreshed["step"] == DELTA_SPAN + 2  # whole again DELTA_SPAN steps later
+
+
+# ---------------------------------------------------------------- tool schemas
+
+
+def test_the_element_target_is_spelled_out_once_per_offered_list():
+    for names in ({"click", "fill", "select"}, {"fill", "select", "download"}, {"goto", "set_range"}):
+        tools = tool_schemas(search=False, names=names)
+        targets = [(t["function"]["name"], field, prop) for t in tools
+                   for field, prop in t["function"]["parameters"]["properties"].items() if field.endswith("target")]
+        full = [(name, field) for name, field, prop in targets if "properties" in prop]
+        assert len(full) == 1, names
+        owner = f"{full[0][0]}.{full[0][1]}"
+        assert all(prop["description"] == f"As {owner}." for _, _, prop in targets if "properties" not in prop)
+    assert {t["function"]["name"] for t in tool_schemas(search=False, names={"goto", "finish"})} == {"goto", "finish"}
+
+
+def test_compact_schemas_still_validate_the_same_calls():
+    assert parse_tool_call("fill", {"target": {"label": "Name"}, "value": "x"}, search=False).target.label == "Name"
+    assert parse_tool_call("read_table", {"all_pages": True}, search=False).max_rows == 500  # defaults still apply
+    with pytest.raises(ToolCallError, match="target"):
+        parse_tool_call("fill", {"target": {"name": "Name"}, "value": "x"}, search=False)
+    with pytest.raises(ToolCallError, match="plan"):  # revise_plan advertises a summary; the Plan still validates
+        parse_tool_call("revise_plan", {"plan": {"gates": [{"kind": "colour"}]}, "reason": "r"}, search=False)
+    plan = {"gates": [{"kind": "filter", "name": "Kind", "target": "A"}]}
+    assert parse_tool_call("revise_plan", {"plan": plan, "reason": "r"}, search=False).plan.gates[0].name == "Kind"
+    with pytest.raises(ToolCallError, match="list_links"):  # an unadvertised limit is still bounded
+        parse_tool_call("list_links", {"limit": 0}, search=False)
+    schemas = json.dumps(tool_schemas(search=False))
+    assert '"default"' not in schemas and "maximum" not in schemas and '"title"' not in schemas
+
+
+def test_reads_of_left_out_content_are_offered_when_the_observation_names_them():
+    all_names = {t["function"]["name"] for t in tool_schemas(search=False)}
+    short = page()
+    short["text"] = short["text"] + "\n… 40 more links not shown — list_links"
+    offered = offered_tool_names({"observation": short}, ablated=frozenset(), all_names=all_names)
+    assert "list_links" in offered and not offered & {"list_options", "read_section", "derive"}
+    seen = {"key": page_key(short), "step": 1}  # the next turn shows this page as a delta: options as {…}
+    assert "list_options" in offered_tool_names({"observation": short, "seen_page": seen}, ablated=frozenset(),
+                                                all_names=all_names)
+    with_tables = offered_tool_names({"observation": page(), "tables": {"t": {"rows": []}}}, ablated=frozenset(),
+                                     all_names=all_names)
+    assert {"derive", "discard_rows", "set_url_params", "read_table", "extract_rows"} <= with_tables
+
+
+def test_facts_scroll_and_wait_are_offered_when_they_can_help():
+    all_names = {t["function"]["name"] for t in tool_schemas(search=False)}
+
+    def offered(**state) -> set[str]:
+        return offered_tool_names({"observation": page(), **state}, ablated=frozenset(), all_names=all_names)
+
+    one_table = {"gates": [], "phases": [], "detail_pages": False, "derivation": ""}
+    assert not offered(plan=one_table) & {"read_facts", "scroll", "wait_for"}
+    assert "read_facts" in offered()  # no plan: nothing says the answer is one table
+    assert "read_facts" in offered(plan={**one_table, "detail_pages": True})
+    assert "read_facts" in offered(plan=one_table, tables={"t": {"rows": []}})
+    assert {"scroll", "wait_for"} <= offered(plan=one_table, last_result={"ok": False, "error": "no_effect"})
+    sparse = {**page(), "text": "URL: http://x/\nCONTROLS: none found", "tokens": 12}
+    assert {"scroll", "wait_for"} <= offered_tool_names({"observation": sparse}, ablated=frozenset(),
+                                                         all_names=all_names)
+
+
+def test_revise_plan_is_offered_while_the_plan_is_in_question():
+    all_names = {t["function"]["name"] for t in tool_schemas(search=False)}
+    plan = {"gates": [{"kind": "filter", "name": "Kind", "target": "A"}]}
+    found = {"kind": {"value": "A", "label": "Kind", "evidence": ["control"], "set_at_step": 2, "set_by": "select"}}
+    retrieval = {"url": "u", "path": "/s", "values": {}, "page": None, "pages": None, "result_count": None, "step": 2}
+
+    def offered(**extra) -> bool:
+        state = {"observation": page(), "plan": plan, "retrieval": retrieval, **extra}
+        return "revise_plan" in offered_tool_names(state, ablated=frozenset(), all_names=all_names)
+
+    assert offered()  # the plan's gate is not on the page yet
+    assert not offered(retrieval={**retrieval, "values": found})  # every gate found: nothing to revise
+    assert offered(retrieval={**retrieval, "values": found}, repair_goal="[pages] page 2 not read")
+    assert offered(retrieval={**retrieval, "values": found}, drift_flags=[{"rule": "navigation_reset"}])
+    assert offered(retrieval=None)  # state tracker off: nothing checks the plan, so it stays revisable
+    assert "revise_plan" in offered_tool_names({}, ablated=frozenset(), all_names=all_names)  # before the first page
+    assert "revise_plan" not in offered_tool_names({"observation": page(), "plan": plan, "retrieval": retrieval},
+                                                   ablated=frozenset({"planner"}), all_names=all_names)
+
+
+# ---------------------------------------------------------------- history
+
+
+def test_older_exchanges_are_one_line_each_and_the_newest_stay_whole():
+    history = []
+    for i in range(7):
+        history += [AIMessage("", tool_calls=[{"name": "click", "args": {"target": {"text": f"Row {i}"}},
+                                               "id": f"c{i}", "type": "tool_call"}]),
+                    ToolMessage(f"ok=True\nclicked text='Row {i}'\n" + "detail line\n" * 20, tool_call_id=f"c{i}")]
+    window = fit_window(history, head=[SystemMessage("s")], turn=SystemMessage("t"), tools=[], context_tokens=None,
+                        whole=4)
+    summary, *kept = window.messages
+    assert summary.content.startswith("EARLIER STEPS") and window.trimmed == 0  # not a context trim
+    assert "- click({\"target\":{\"text\":\"Row 0\"}}) -> ok=True; clicked text='Row 0'" in summary.content
+    assert len(summary.content.splitlines()) == 4 and kept == history[6:]
+
+
+# ---------------------------------------------------------------- real run
+
+
+class Recording(ScriptedChatModel):
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+        turns.append(str(messages[-1].content))
+        return super()._generate(messages, stop, run_manager, **kwargs)
+
+
+turns: list[str] = []
+
+
+@pytest.mark.slow
+@pytest.mark.asyncio(loop_scope="session")
+async def test_deltas_on_a_real_run_hide_no_control_and_the_replay_stays_exact(offline_server, chromium_worker,
+                                                                                tmp_path: Path):
+    task_id = "offline_water_004"  # reads two tables of the same page in turn: deltas happen
+    task = load_tasks("offline", origin=offline_server.origin, task_ids=[task_id])[0]
+    turns.clear()
+    chat = Recording(steps=load_walkthrough(task_id, origin=offline_server.origin))
+    async with chromium_worker.task_browser(str(tmp_path), [offline_server.origin]) as browser:
+        outcome = await solve_task(task, browser=browser, model=ModelConfig(name="scripted", provider="scripted"),
+                                   variant=AgentVariant(name="full"), protocol=ProtocolConfig(), out_dir=tmp_path,
+                                   chat_model=chat)
+    assert score_answer(outcome.answer, task.oracle_answer, task.output_spec).exact_match
+    observations = [t.split("\nOBSERVATION:\n", 1)[1] for t in turns if "\nOBSERVATION:\n" in t]
+    deltas = 0
+    last_whole = ""
+    for text in observations:
+        if text.startswith("(page unchanged since step"):
+            deltas += 1
+            assert ref_lines(text) == ref_lines(last_whole)  # the same controls and links, every one
+        else:
+            last_whole = text
+    assert deltas >= 4
+    events = [json.loads(line) for line in (tmp_path / "steps.jsonl").read_text().splitlines()]
+    actor = [e for e in events if e.get("node") == "actor" and "prompt_parts" in e]
+    assert sum(e["observation_delta"] for e in actor) == deltas
+    assert all(e["prompt_tokens"] == sum(e["prompt_parts"].values()) for e in actor)
