@@ -7,6 +7,8 @@
 - A target `ref` that is not on the latest page: answered with the nearest valid refs and their labels.
 - The same action failing again and again: after `REPEAT_WARN` identical failures the reply says to change
   approach; at `REPEAT_STOP` the run stops (`stop_reason` "repeated_failure") instead of burning its budget.
+  An action that succeeded but left the page exactly as it was (`NO_CHANGE` in its reply) counts as failed:
+  a model re-sending the same `goto` loops as surely as one re-sending a refused click.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 
 REPEAT_WARN = 2
 REPEAT_STOP = 3
+NO_CHANGE = "no change: the page is exactly as it was before this action"
 NEAREST_REFS = 5
 PROSE_FEEDBACK = ("Your reply had no tool call. Reply with exactly one tool call (no prose): pick the next action "
                   "from the tools, e.g. a browser action on a ref from the OBSERVATION, or `finish`.")
@@ -78,7 +81,7 @@ def failed_repeats(messages: list[AnyMessage], signature: str) -> int:
             continue
         for call in message.tool_calls:
             result = results.get(call["id"], "")
-            failed = result.startswith(("ok=False", "INVALID TOOL CALL"))
+            failed = result.startswith(("ok=False", "INVALID TOOL CALL")) or result.endswith(NO_CHANGE)
             if call_signature(call["name"], call["args"]) == signature and failed:
                 count += 1
             elif not failed:
@@ -87,5 +90,5 @@ def failed_repeats(messages: list[AnyMessage], signature: str) -> int:
 
 
 def repeat_message(count: int) -> str:
-    return (f"This exact action has already failed {count} time(s). Do not repeat it: use another ref, label or "
+    return (f"This exact action has already failed or changed nothing {count} time(s). Do not repeat it: use another ref, label or "
             "option from the OBSERVATION, another page, or revise the plan.")

@@ -117,7 +117,7 @@ async def test_a_repeated_failing_action_is_refused_then_stops_the_run():
     with FakeOpenAIServer([again, again]) as fake:
         actor, current = actor_with(fake), state(observation=OBSERVATION, messages=history)
         third = await actor(current)
-        assert "already failed 2 time(s)" in third["messages"][-1].content and third["pending"] is None
+        assert "already failed or changed nothing 2 time(s)" in third["messages"][-1].content and third["pending"] is None
         fourth = await actor(advance(current, third))
     assert fourth["stop_reason"] == "repeated_failure"
 

@@ -13,11 +13,16 @@ from browser.interface import BrowserError
 from browser.types import ActionResult, BrowserAction, Observation
 from graph.nodes.common import error_record, summarize_result
 from graph.nodes.deps import Deps
+from graph.robust import NO_CHANGE
 from graph.state import AgentState, Listing, PendingCall
 from graph.tools import WebSearch
 from graph.tracker import result_set_key
 
 PASSIVE_KINDS = frozenset({"scroll", "wait_for"})  # do not invalidate what was just read
+# Actions meant to change the page: one that leaves it exactly as it was is said to be a no-op, so that
+# repeating it counts as a failing repeat (graph/robust.py) instead of looping until the step budget.
+CHANGING_KINDS = frozenset({"goto", "back", "set_url_params", "click", "fill", "select", "check", "set_range",
+                            "submit", "press"})
 
 _ACTION = TypeAdapter(BrowserAction)
 
@@ -46,7 +51,7 @@ def make_executor(deps: Deps):
             "observation": observation.model_dump(),
             "last_action": action.model_dump(),
             "last_result": result.model_dump(exclude={"observation"}),
-            "messages": [ToolMessage(summarize_result(result), tool_call_id=pending["id"])],
+            "messages": [ToolMessage(_reply(state, action.kind, result, observation), tool_call_id=pending["id"])],
             "pending": None,
             "nodes_run": ["executor"],
         }
@@ -114,3 +119,12 @@ def _listing(observation: Observation, result: ActionResult, step: int) -> Listi
         return None
     links = [urljoin(observation.url, row[0]) for row in table.row_links if row]
     return Listing(step=step, url=url, result_set=result_set_key(observation.url), row_links=links)
+
+
+def _reply(state: AgentState, kind: str, result: ActionResult, observation: Observation) -> str:
+    text = summarize_result(result)
+    before = state.get("observation") or {}
+    unchanged = bool(observation.text) and (before.get("url"), before.get("text")) == (observation.url, observation.text)
+    if result.ok and kind in CHANGING_KINDS and result.table is None and not result.pdf_pages and unchanged:
+        text += "\n" + NO_CHANGE  # same URL, same text: a reload of the same page counts as no change
+    return text
