@@ -23,6 +23,10 @@ from typing import Any
 
 FORMAT_NAME = "sgr-chatml-tools"
 DEFAULT_MAX_TOKENS = 320  # when a request names none: a tool call or a short message fits
+# Sampling settings of the request handed to every completion (llama.cpp's server sends repeat_penalty 1.1 by
+# default; without it SmolLM2 repeats a URL path segment until the token cap - measured).
+_SAMPLING = ("top_p", "top_k", "min_p", "typical_p", "repeat_penalty", "presence_penalty", "frequency_penalty",
+             "seed", "tfs_z", "mirostat_mode", "mirostat_tau", "mirostat_eta", "logits_processor")
 _INSTRUCTIONS = ("\n\nReply with exactly one function call: the line 'functions.<name>:' then its JSON arguments "
                  "on the next line. Or reply in words: the line 'message:' then the text.")
 
@@ -81,7 +85,7 @@ def _chosen_tool(tools: list[dict], tool_choice: Any) -> str | None:
 
 def handle_chat(llama: Any, messages: list[dict], tools: list[dict] | None = None, tool_choice: Any = None,
                 max_tokens: int | None = None, temperature: float = 0.0, stream: bool = False,
-                **_: Any) -> dict:
+                **kwargs: Any) -> dict:
     """The llama-cpp-python chat handler (the keyword arguments `Llama.create_chat_completion` passes)."""
     from llama_cpp import llama_grammar
 
@@ -92,13 +96,14 @@ def handle_chat(llama: Any, messages: list[dict], tools: list[dict] | None = Non
     use_tools = bool(tools) and tool_choice != "none"
     prompt = render_prompt(messages, tools if use_tools else [])
     completions: list[dict] = []
+    sampling = {key: kwargs[key] for key in _SAMPLING if kwargs.get(key) is not None}
 
     def complete(text: str, grammar: str | None, limit: int, stop: list[str]) -> str:
         compiled = None
         if grammar is not None:
             compiled = llama_grammar.LlamaGrammar.from_string(grammar, verbose=False)
         completion = llama.create_completion(prompt=text, max_tokens=limit, temperature=temperature, stop=stop,
-                                             grammar=compiled)
+                                             grammar=compiled, **sampling)
         completions.append(completion)
         return completion["choices"][0]["text"]
 
