@@ -6,7 +6,7 @@ serves it as an OpenAI-compatible endpoint with our chat format `sgr-chatml-tool
 ChatML, which SmolLM2 speaks, and one grammar-constrained tool call per turn, capped at `max_tokens`), so
 the agent's real `ChatOpenAI` wire path is exercised end to end. Both come with the optional extra `local`.
 
-`LocalModelServer` starts `python -m llama_cpp.server` as a child process on a free loopback port, waits
+`LocalModelServer` starts `python -m agent.local_chat_format` (llama_cpp.server with our format) as a child process on a free loopback port, waits
 until `/v1/models` answers, and stops it on exit; every failure names its cause and the fix.
 """
 

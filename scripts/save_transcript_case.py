@@ -38,6 +38,7 @@ def main() -> None:
     transcript = (args.run / "transcript.jsonl").read_text(encoding="utf-8")
     origins = set(re.findall(r"http://127\.0\.0\.1:\d+", transcript))
     outcome = json.loads((args.run / "outcome.json").read_text(encoding="utf-8"))
+    fingerprint = json.loads((args.run / "fingerprint.json").read_text(encoding="utf-8"))
     for origin in origins:
         transcript = transcript.replace(origin, PLACEHOLDER)
     CASES.mkdir(parents=True, exist_ok=True)
@@ -46,7 +47,10 @@ def main() -> None:
                 "context_tokens": args.context_tokens, "ablate": outcome.get("ablated", []),
                 "actor": actor_decisions(args.run / "steps.jsonl"), "stop_reason": outcome["stop_reason"],
                 "invalid_calls": outcome.get("invalid_calls", 0), "context_trims": outcome.get("context_trims", 0),
-                "answer": outcome["answer"]}
+                "answer": outcome["answer"],
+                # the window (and so context_trims) depends on prompt and tool-schema sizes: the test checks the
+                # trim count only while these are unchanged since the recording
+                "recorded_with": {k: fingerprint["code"][k] for k in ("prompts", "tools")}}
     for origin in origins:
         expected["answer"] = expected["answer"].replace(origin, PLACEHOLDER)
     (CASES / f"{args.name}.expected.json").write_text(json.dumps(expected, indent=2) + "\n", encoding="utf-8")
