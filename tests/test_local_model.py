@@ -3,7 +3,7 @@
 Any score is accepted: what is tested is the real-model path - the server starts and stops, the real
 `ChatOpenAI` client talks to it, the graph survives whatever the model emits, and the run leaves a valid
 answer file, a score, a transcript and no unhandled exception. Skipped (with the reason printed) only where
-the server cannot be built: `scripts/install.sh` installs the extra `local` so CI runs it.
+the server cannot be built: `.ci/run` builds the extra `local` in the background and runs this file after the suite.
 """
 
 from __future__ import annotations
