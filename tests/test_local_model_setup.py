@@ -15,7 +15,7 @@ from agent.run_command import pick_model
 def test_local_is_a_first_class_model_name():
     model = pick_model("local", [])
     assert model is LOCAL_MODEL and model.provider == "local" and not model.needs_key
-    assert model.context_tokens == 8192 and model.max_output_tokens and model.max_retries == 0
+    assert model.context_tokens == 4096 and model.max_output_tokens and model.max_retries == 0
 
 
 def test_a_local_model_without_a_running_server_is_a_clear_configuration_error():
@@ -61,3 +61,11 @@ def test_a_server_that_dies_while_starting_is_reported(monkeypatch, tmp_path):
     with pytest.raises(LocalModelError, match="exited with code 3 while starting"):
         server.start()
     assert server.process is None
+
+
+def test_the_local_model_installer_refuses_an_unknown_option_before_doing_anything():
+    import subprocess
+
+    done = subprocess.run(["bash", "scripts/install_local_model.sh", "--bogus"], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 2 and "usage:" in done.stderr and "--build-only DIR" in done.stderr
