@@ -122,12 +122,13 @@ def _options_hint(options: list[str]) -> str:
 # ------------------------------------------------------------------ navigation
 
 
-async def _navigate(driver: PageDriver, url: str) -> None:
+async def _navigate(driver: PageDriver, url: str) -> int | None:
+    """Opens `url`; returns the HTTP status of the page (None when there was no HTTP response)."""
     refusal = driver.policy.navigation_refusal(url)
     if refusal:
         raise BrowserError("blocked_by_policy", f"not opening {url}: {refusal}")
     try:
-        await driver.page.goto(url, wait_until="domcontentloaded")
+        response = await driver.page.goto(url, wait_until="domcontentloaded")
     except PlaywrightTimeout as exc:
         raise BrowserError("timeout", f"{url} did not load within {driver.timeouts.navigation_ms / 1000:.0f}s; "
                                       "retry once or try another page") from exc
@@ -136,10 +137,16 @@ async def _navigate(driver: PageDriver, url: str) -> None:
         if "ERR_BLOCKED_BY_CLIENT" in message:
             raise BrowserError("blocked_by_policy", f"{url} redirected to a refused origin") from exc
         raise BrowserError("not_found", f"{url} could not be opened: {message}") from exc
+    return response.status if response is not None else None
 
 
 async def _goto(driver: PageDriver, action: Goto) -> Outcome:
-    await _navigate(driver, action.url)
+    status = await _navigate(driver, action.url)
+    if status is not None and status >= 400:  # the server's error page is shown: not the page that was asked for
+        hint = ("check the address (opening a link from the page is safer than typing a URL)" if status < 500
+                else "the site failed; retry once or try another page")
+        return Outcome(f"opened {action.url} but the server answered HTTP {status}: {hint}", navigated=True,
+                       error="http_error")
     return Outcome(f"opened {action.url}", navigated=True)
 
 

@@ -19,6 +19,7 @@ ErrorClass = Literal[
     "option_not_found",
     "value_reverted",
     "no_effect",
+    "http_error",
     "timeout",
     "blocked_by_policy",
     "download_too_large",

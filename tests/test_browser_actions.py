@@ -335,3 +335,11 @@ async def test_wrong_action_for_the_control_says_which_to_use(task_browser, fixt
     assert slider.ok and slider.readback == "7"
     tabbed = await task_browser.act(Press(key="Tab"))  # moving focus is an effect for a key press
     assert tabbed.ok, tabbed.message
+
+
+async def test_goto_a_missing_page_is_an_http_error_not_a_success(task_browser, fixture_site):
+    result = await task_browser.act(Goto(url=fixture_site.url("no-such-page.html,")))
+    assert not result.ok and result.error == "http_error" and "HTTP 404" in result.message
+    assert result.observation is not None and result.observation.url.endswith("no-such-page.html,")
+    fine = await task_browser.act(Goto(url=fixture_site.url("act_links.html")))
+    assert fine.ok and fine.error is None
