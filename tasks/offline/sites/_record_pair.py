@@ -120,3 +120,8 @@ def record_pair(draft: TaskDraft) -> list[dict[str, Any]]:
     constraint = {"task_id": draft.task_id, "instruction": draft.constraint_instruction, **common}
     goal = {"task_id": f"{draft.task_id}-g", "instruction": draft.goal_instruction, **copy.deepcopy(common)}
     return [constraint, goal]
+
+
+def derive_then_finish(sql: str, why: str, done: str = "answer = the derived table") -> list[dict[str, Any]]:
+    """The last two steps of every derived walkthrough: compute the `answer` table, then finish from it."""
+    return [{"tool": "derive", "args": {"sql": sql}, "why": why}, {"tool": "finish", "args": {}, "why": done}]

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from tasks.offline.registry import PLACEHOLDER_ORIGIN, Step
 from tasks.offline.sites._first_fit import first_fit
-from tasks.offline.sites._record_pair import TaskDraft
+from tasks.offline.sites._record_pair import TaskDraft, derive_then_finish
 from tasks.offline.sites._stats_base import DOMAIN, FAMILY, PREFIX, STATES, County, half_tie
 
 if TYPE_CHECKING:
@@ -306,5 +306,4 @@ def deaths_walkthrough(data: StatsData) -> list[Step]:
         f"CASE WHEN change IS NULL THEN '{SUPPRESSED}' WHEN change > 0 THEN 'UP' ELSE 'DOWN' END AS direction "
         f"FROM j WHERE change IS NULL OR abs(change) >= {CHANGE_THRESHOLD} ORDER BY county"
     )
-    return [*steps, {"tool": "derive", "args": {"sql": sql}, "why": "change, direction and selection"},
-            {"tool": "finish", "args": {}, "why": "answer = the derived table, in the results' order"}]
+    return [*steps, *derive_then_finish(sql, "change, direction and selection", "answer = the derived table, in the results' order")]

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from tasks.offline.registry import PLACEHOLDER_ORIGIN, Step
 from tasks.offline.sites._first_fit import first_fit
-from tasks.offline.sites._record_pair import TaskDraft
+from tasks.offline.sites._record_pair import TaskDraft, derive_then_finish
 from tasks.offline.sites._stats_base import (
     DOMAIN,
     FAMILY,
@@ -316,5 +316,4 @@ def profile_walkthrough(data: StatsData) -> list[Step]:
         f"CASE WHEN met = 3 THEN '{LABEL_ALL}' ELSE '{LABEL_TWO}' END AS label "
         f"FROM c WHERE met >= {MIN_CONDITIONS} ORDER BY met DESC, county"
     )
-    return [*steps, {"tool": "derive", "args": {"sql": sql}, "why": "shares, conditions and labels from the counts"},
-            {"tool": "finish", "args": {}, "why": "answer = the derived table, in its order"}]
+    return [*steps, *derive_then_finish(sql, "shares, conditions and labels from the counts", "answer = the derived table, in its order")]

@@ -27,7 +27,7 @@ from starlette.routing import Route
 from tasks.offline.app import render
 from tasks.offline.registry import PLACEHOLDER_ORIGIN, Site, Step
 from tasks.offline.sites._first_fit import first_fit
-from tasks.offline.sites._record_pair import TaskDraft, record_pair
+from tasks.offline.sites._record_pair import TaskDraft, derive_then_finish, record_pair
 
 PREFIX = "lifesci"
 FAMILY = "Life-science resources"
@@ -891,8 +891,7 @@ def _hierarchy_walkthrough(data: TaxonData, rule: HierarchyRule) -> list[Step]:
         "b.share AS runner_up_share FROM ranked a JOIN ranked b ON b.family = a.family AND b.r = 2 "
         "WHERE a.r = 1 ORDER BY a.family"
     )
-    return [*steps, {"tool": "derive", "args": {"sql": sql}, "why": "first fitting genus, shares, tie-breaks"},
-            {"tool": "finish", "args": {}, "why": "answer = the derived table"}]
+    return [*steps, *derive_then_finish(sql, "first fitting genus, shares, tie-breaks")]
 
 
 def _specimen_walkthrough(data: TaxonData) -> list[Step]:
@@ -942,8 +941,7 @@ def _specimen_walkthrough(data: TaxonData) -> list[Step]:
         "FROM o JOIN v USING (species) JOIN (SELECT DISTINCT species, type_status FROM types) t USING (species) "
         "WHERE o.species IN (SELECT current FROM moved) ORDER BY o.species"
     )
-    return [*steps, {"tool": "derive", "args": {"sql": sql}, "why": "oldest other-genus name, verdict, type"},
-            {"tool": "finish", "args": {}, "why": "answer = the derived table"}]
+    return [*steps, *derive_then_finish(sql, "oldest other-genus name, verdict, type")]
 
 
 SITE = Site(

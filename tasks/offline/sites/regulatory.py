@@ -32,7 +32,7 @@ from starlette.routing import Route
 from tasks.offline.app import render
 from tasks.offline.registry import PLACEHOLDER_ORIGIN, Site, Step
 from tasks.offline.sites._first_fit import first_fit
-from tasks.offline.sites._record_pair import TaskDraft, record_pair
+from tasks.offline.sites._record_pair import TaskDraft, derive_then_finish, record_pair
 
 PREFIX = "regulatory"
 FAMILY = "Regulatory resources"
@@ -1189,8 +1189,7 @@ def _actions_walkthrough(data: RegulatoryData) -> list[Step]:
         "LEFT JOIN r ON r.docket = a.docket LEFT JOIN p ON p.docket = a.docket "
         "ORDER BY a.filed, a.docket"
     )
-    return [*steps, {"tool": "derive", "args": {"sql": sql}, "why": "first page per amount, NONE without redress"},
-            {"tool": "finish", "args": {}, "why": "answer = the derived table"}]
+    return [*steps, *derive_then_finish(sql, "first page per amount, NONE without redress")]
 
 
 def _stage_sql(k: int) -> str:
@@ -1236,8 +1235,7 @@ def _cohort_walkthrough(data: RegulatoryData) -> list[Step]:
     columns = ("stage, excluded_companies, peak_month, month_complaints, top_state, state_complaints, top_company, "
                "company_complaints, earliest_complaint_id, earliest_date")
     union = " UNION ALL ".join(f"SELECT {columns} FROM stage{k}" for k in range(1, STAGES + 1))
-    return [*steps, {"tool": "derive", "args": {"sql": f"{union} ORDER BY stage"}, "why": "the three stages"},
-            {"tool": "finish", "args": {}, "why": "answer = the derived table"}]
+    return [*steps, *derive_then_finish(f"{union} ORDER BY stage", "the three stages")]
 
 
 SITE = Site(

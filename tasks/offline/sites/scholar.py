@@ -24,7 +24,7 @@ from starlette.routing import Route
 from tasks.offline.app import render
 from tasks.offline.registry import PLACEHOLDER_ORIGIN, Site, Step
 from tasks.offline.sites import _census as census
-from tasks.offline.sites._record_pair import TaskDraft, record_pair
+from tasks.offline.sites._record_pair import TaskDraft, derive_then_finish, record_pair
 
 PREFIX = "scholar"
 FAMILY = "Scholarly archives"
@@ -725,8 +725,7 @@ def walkthroughs(data: ScholarData) -> dict[str, list[Step]]:
             *_search_steps(CENSUS_QUERY),
             {"tool": "read_table", "args": {"table": 0}, "why": "the series' papers: pick the editions by title"},
             *census_steps,
-            {"tool": "derive", "args": {"sql": census_sql}, "why": "join by registry id; change; renamed flag"},
-            {"tool": "finish", "args": {}, "why": "both editions' v1 tables joined"},
+            *derive_then_finish(census_sql, "join by registry id; change; renamed flag", "both editions' v1 tables joined"),
         ],
         "offline_scholar_004": [
             *_search_steps(c.trail_query),
@@ -734,8 +733,7 @@ def walkthroughs(data: ScholarData) -> dict[str, list[Step]]:
             {"tool": "extract_rows", "args": {"into": "candidates", "columns": {"arxiv_id": "Identifier"}},
              "why": "the records to open"},
             *trail_steps,
-            {"tool": "derive", "args": {"sql": trail_sql}, "why": "primary only; next-year version; DOI or NONE"},
-            {"tool": "finish", "args": {}, "why": "answer derived from every record page"},
+            *derive_then_finish(trail_sql, "primary only; next-year version; DOI or NONE", "answer derived from every record page"),
         ],
         "offline_scholar_001": [
             *_search_steps(c.primary_query),

@@ -23,7 +23,7 @@ from starlette.routing import Route
 from tasks.offline.app import render
 from tasks.offline.registry import PLACEHOLDER_ORIGIN, Site, Step
 from tasks.offline.sites._first_fit import first_fit
-from tasks.offline.sites._record_pair import TaskDraft, record_pair
+from tasks.offline.sites._record_pair import TaskDraft, derive_then_finish, record_pair
 
 PREFIX = "vulns"
 FAMILY = "Vulnerability records"
@@ -884,17 +884,14 @@ def walkthroughs(data: VulnData) -> dict[str, list[Step]]:
             {"tool": "extract_rows", "args": {"into": "records", "columns": {"record_id": "ID", "product": "Product"}},
              "why": "every listed record"},
             *milestone_steps,
-            {"tool": "derive", "args": {"sql": milestone_sql},
-             "why": "per milestone: remapped records, count, earliest remap, pending"},
-            {"tool": "finish", "args": {}, "why": "every record page read"},
+            *derive_then_finish(milestone_sql, "per milestone: remapped records, count, earliest remap, pending", "every record page read"),
         ],
         "offline_vulns_004": [
             *_search_steps(c.remap_query, data.vendors), read_all,
             {"tool": "extract_rows", "args": {"into": "records", "columns": {
                 "record_id": "ID", "published": "Published", "summary": "Summary"}}, "why": "every listed record"},
             *remap_steps,
-            {"tool": "derive", "args": {"sql": remap_sql}, "why": "remap rows, days, common bound"},
-            {"tool": "finish", "args": {}, "why": "every record's history read"},
+            *derive_then_finish(remap_sql, "remap rows, days, common bound", "every record's history read"),
         ],
         "offline_vulns_001": [
             *_search_steps(c.deprecated_query, data.vendors), read_all,

@@ -27,7 +27,7 @@ from starlette.routing import Route
 
 from tasks.offline.app import render
 from tasks.offline.registry import PLACEHOLDER_ORIGIN, Site, Step
-from tasks.offline.sites._record_pair import TaskDraft, record_pair
+from tasks.offline.sites._record_pair import TaskDraft, derive_then_finish, record_pair
 
 PREFIX = "water"
 FAMILY = "Environmental monitoring"
@@ -989,8 +989,7 @@ def _reach_walkthrough(data: WaterData) -> list[Step]:
         f"FROM reach r JOIN status a ON a.station_id = r.station_id AND a.yr = '{y1}' "
         f"JOIN status b ON b.station_id = r.station_id AND b.yr = '{y2}' ORDER BY r.km"
     )
-    return [*steps, {"tool": "derive", "args": {"sql": sql}, "why": "verdicts and ranks from the read rows"},
-            {"tool": "finish", "args": {}, "why": "answer = the derived table, in its order"}]
+    return [*steps, *derive_then_finish(sql, "verdicts and ranks from the read rows", "answer = the derived table, in its order")]
 
 
 def _quality_walkthrough(data: WaterData) -> list[Step]:
@@ -1031,8 +1030,7 @@ def _quality_walkthrough(data: WaterData) -> list[Step]:
         + ", ".join(f"{g.lower()}_start" for g in GROUPS)
         + " FROM c QUALIFY row_number() OVER (PARTITION BY huc ORDER BY common_start, location_id) = 1 ORDER BY huc"
     )
-    return [*steps, {"tool": "derive", "args": {"sql": sql}, "why": "common period, window, one per unit"},
-            {"tool": "finish", "args": {}, "why": "answer = the derived table"}]
+    return [*steps, *derive_then_finish(sql, "common period, window, one per unit")]
 
 
 SITE = Site(
