@@ -20,6 +20,7 @@ from urllib.parse import parse_qs, urlsplit
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Page
 
+from browser.numbers import digits_only, page_int
 from browser.render import LONG_OPTION_LIST, render
 from browser.tables import parse_fragment
 from browser.types import Control, Link, Observation, Option, Pagination, TableData
@@ -114,14 +115,14 @@ _NEXT = re.compile(r"^(next|next page|more results|older|›|»|→|>|>>)$|\bnex
 _PREV = re.compile(r"^(prev|previous|previous page|newer|‹|«|←|<|<<)$|\bprev(ious)?\b", re.I)
 
 
-def _int(text: str) -> int:
-    return int(re.sub(r"\D", "", text))
+def _int(text: str) -> int | None:
+    return digits_only(text)  # None for a number no page shows (thousands of digits): never a ValueError
 
 
 def _count_line(text: str) -> int | None:
     """'1,204 results' on a short line of its own; in running prose ('results on 4 datasets') it is no count."""
     for line in text.splitlines():
-        if len(line) <= 100 and (m := _COUNT.search(line) or _FOUND.search(line)):
+        if len(line) <= 100 and (m := _COUNT.search(line) or _FOUND.search(line)) and _int(m.group(1)) is not None:
             return _int(m.group(1))
     return None
 
@@ -131,10 +132,10 @@ def _pagination(text: str, controls: list[Control]) -> tuple[Pagination | None, 
     snippets: list[str] = []
     if m := _PAGE_OF.search(text):
         page, pages = _int(m.group(1)), _int(m.group(2))
-        snippets.append(m.group(0))
+        snippets.append(m.group(0)[:80])
     if m := _RANGE_OF.search(text):
         first, last, total = _int(m.group(1)), _int(m.group(2)), _int(m.group(3))
-        snippets.append(m.group(0))
+        snippets.append(m.group(0)[:80])
     count = total
     if count is None:
         count = _count_line(text)
@@ -148,17 +149,17 @@ def _pagination(text: str, controls: list[Control]) -> tuple[Pagination | None, 
             names = [o.label for o in c.options if not o.selected]
         has_next = has_next or any(_NEXT.search(n) for n in names)
         has_prev = has_prev or any(_PREV.search(n) for n in names)
-        if c.kind == "page_size" and c.value and c.value.strip().split()[0].isdigit():
-            size = int(c.value.strip().split()[0])
+        if c.kind == "page_size" and c.value and c.value.split() and page_int(c.value.split()[0]) is not None:
+            size = page_int(c.value.split()[0])
         if c.kind == "link" and c.label == "Pagination":
-            current = [o.label for o in c.options if o.selected and o.label.strip().isdigit()]
-            numbers = [int(o.label) for o in c.options if o.label.strip().isdigit()]
+            current = [n for o in c.options if o.selected and (n := page_int(o.label)) is not None]
+            numbers = [n for o in c.options if (n := page_int(o.label)) is not None]
             if page is None and current:
-                page = int(current[0])
+                page = current[0]
             highest_link = max(numbers, default=None)
             if current:  # links to higher/lower page numbers than the current one mean next/prev exist
-                has_next = has_next or any(n > int(current[0]) for n in numbers)
-                has_prev = has_prev or any(n < int(current[0]) for n in numbers)
+                has_next = has_next or any(n > current[0] for n in numbers)
+                has_prev = has_prev or any(n < current[0] for n in numbers)
     if page is not None and pages is not None:
         has_next = has_next or page < pages
         has_prev = has_prev or page > 1
@@ -239,7 +240,7 @@ async def observe_page(page: Page, *, page_id: int, token_budget: int = 1500,
     for fragment in fragments:
         table = parse_fragment(fragment["html"], fragment["kind"], index=len(tables), max_rows=max_table_rows)
         if table is not None and fragment.get("total"):
-            _apply_total(table, int(fragment["total"]))
+            _apply_total(table, int(fragment["total"]))  # a row count observe.js counted, not page text
         if table is not None and table.rows:
             tables.append(table)
     pagination, count = _pagination("\n".join(texts), controls)

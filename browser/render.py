@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
+from browser.numbers import page_int
 from browser.tokens import count_tokens
 from browser.types import Control, Observation, TableData
 
@@ -30,10 +31,10 @@ def _quote(text: str | None) -> str:
 
 def _page_numbers(control: Control) -> str | None:
     """A long pager as '1 | 2 | … | 14 | 15* | 16 | … | 31' (numbers around the current page and the ends)."""
-    numbered = [(int(o.label), o.selected) for o in control.options if o.label.strip().isdigit()]
+    numbered = [(n, o.selected) for o in control.options if (n := page_int(o.label)) is not None]
     if len(numbered) < len(control.options) - 4 or not numbered:
         return None
-    others = [o.label for o in control.options if not o.label.strip().isdigit()]
+    others = [o.label for o in control.options if page_int(o.label) is None]
     current = next((n for n, chosen in numbered if chosen), None)
     last = max(n for n, _ in numbered)
     keep = sorted({n for n, _ in numbered if n <= 2 or n >= last - 1
