@@ -21,7 +21,7 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Page
 
 from browser.numbers import digits_only, page_int
-from browser.render import LONG_OPTION_LIST, render
+from browser.render import LONG_OPTION_LIST, render_into
 from browser.tables import parse_fragment
 from browser.types import Control, Link, Observation, Option, Pagination, TableData
 
@@ -89,6 +89,9 @@ def _control(raw: dict[str, Any], frame_label: str | None) -> Control:
         frame=frame_label,
         form=raw.get("form"),
         disabled=bool(raw.get("disabled")),
+        rank=int(raw.get("rank") or 0),
+        box=(f"{frame_label}:{raw['box']}" if frame_label else raw["box"]) if raw.get("box") else None,
+        box_label=plain_label(raw.get("boxLabel") or "") or None,
     )
 
 
@@ -212,6 +215,7 @@ async def observe_page(page: Page, *, page_id: int, token_budget: int = 1500,
     outline: list[str] = []
     links: list[Link] = []
     outline_total = links_total = 0
+    outline_main: int | None = None
     frame_notes: list[str] = []
     texts: list[str] = []
     url, title = page.url, ""
@@ -225,6 +229,8 @@ async def observe_page(page: Page, *, page_id: int, token_budget: int = 1500,
         label = None if is_main else _frame_label(frame, result["prefix"])
         if is_main:
             url, title = result["url"], result["title"]
+            if "outlineMain" in result:  # the main frame's outline comes first, its main-content lines first
+                outline_main = int(result["outlineMain"])
         else:
             frame_notes.append(f"{label} ({len(result['controls'])} controls, refs {result['prefix']}e*)")
         controls += [_control(c, label) for c in result["controls"]]
@@ -241,6 +247,8 @@ async def observe_page(page: Page, *, page_id: int, token_budget: int = 1500,
         table = parse_fragment(fragment["html"], fragment["kind"], index=len(tables), max_rows=max_table_rows)
         if table is not None and fragment.get("total"):
             _apply_total(table, int(fragment["total"]))  # a row count observe.js counted, not page text
+        if table is not None:
+            table.rank = int(fragment.get("rank") or 0)
         if table is not None and table.rows:
             tables.append(table)
     pagination, count = _pagination("\n".join(texts), controls)
@@ -256,10 +264,10 @@ async def observe_page(page: Page, *, page_id: int, token_budget: int = 1500,
         result_count=count,
         outline=outline,
         outline_total=max(outline_total, len(outline)),
+        outline_main=outline_main,
         links=links,
         links_total=max(links_total, len(links)),
         notices=notices,
         page_id=page_id,
     )
-    obs.text, obs.tokens = render(obs, token_budget=token_budget)
-    return obs
+    return render_into(obs, token_budget)
