@@ -164,7 +164,7 @@
     if (chrome && !(inMain && mainEl.contains(chrome) && chrome !== mainEl)) return 2;
     return inMain || !mainEl ? 0 : 1;
   };
-  // The widget panel or landmark a control sits in (the outermost one below the main content), so a panel of
+  // The widget panel or landmark a control sits in (the nearest one below the main content), so a panel of
   // many controls can be shown as one line when the budget is short; keyed by `data-sgr-box`.
   const WIDGET_SEL = "[role=tablist],[role=toolbar],[role=menubar],[role=menu],[role=group],[role=radiogroup]," +
     "[role=search],[role=dialog],dialog,fieldset,form,nav,header,footer,aside,[role=navigation],[role=banner]," +
@@ -180,16 +180,13 @@
     return k;
   };
   const boxOfControl = (el) => {
-    let outer = null;
     for (let node = el.parentElement; node && node !== document.body; node = node.parentElement) {
       if (mainEl && node === mainEl) break;
-      if (node.matches(WIDGET_SEL)) outer = node;
+      if (node.matches(WIDGET_SEL)) return node;
     }
-    if (!outer) {
-      const region = el.parentElement && el.parentElement.closest(REGION_SEL);
-      if (region && region !== document.body && region !== mainEl && !(region.contains(mainEl))) outer = region;
-    }
-    return outer;
+    const region = el.parentElement && el.parentElement.closest(REGION_SEL);
+    if (region && region !== document.body && region !== mainEl && !(mainEl && region.contains(mainEl))) return region;
+    return null;
   };
   const boxLabel = (box) => {
     const lb = attr(box, "aria-labelledby");
@@ -588,6 +585,7 @@
     const el = controlEls[i];
     let panel = null;  // the outermost box of >= 3 toggles whose controls are nearly all toggles, tabs and buttons
     for (let node = el.parentElement; node && node !== document.body && node !== mainEl; node = node.parentElement) {
+      if ((pageHeading && node.contains(pageHeading)) || node.matches("main,article,[role=main]")) break;
       const inside = controls.filter((d, j) => node.contains(controlEls[j]));
       const toggles = inside.filter((d) => d.kind === "toggle").length;
       const tooly = inside.filter((d) => TOOL_KINDS.includes(d.kind)).length;
@@ -736,7 +734,11 @@
     if (!el.children.length || ![...el.children].every((c) => INLINE.has(tag(c)))) return false;
     const kids = [...el.childNodes].filter((c) => norm(c.textContent));
     const listed = (c) => c.nodeType === 1 && (tag(c) === "a" || consumed.has(c) || !!c.querySelector("a,button,input"));
-    return kids.length > 0 && !kids.every(listed);
+    if (kids.length > 0 && !kids.every(listed)) return true;
+    // in the page's own main element, a box of plain links is a line of content too (a listing's author line)
+    const plainLinks = kids.every((c) => c.nodeType === 1 && tag(c) === "a" && !consumed.has(c));
+    return kids.length > 0 && plainLinks && !!mainEl && mainEl !== document.body && mainEl.contains(el) &&
+      rankOf(el) === 0 && tag(el) !== "a";
   };
   // Line text as the browser lays it out (inline markup joined without spurious spaces); boxes holding form
   // fields fall back to ownText, which leaves out option lists and typed values.
@@ -757,7 +759,7 @@
   };
   const outlineItems = [];
   const pushLine = (el, text, heading, order) => {
-    const limit = heading ? 200 : 600;
+    const limit = heading ? 200 : rankOf(el) === 0 ? 1200 : 300;  // main content's paragraphs read whole
     const shownText = text.length > limit ? cut(text, limit) + ` [read_section ${refOf(el)}]` : text;
     const t = tag(el);
     outlineItems.push({ line: heading ? "#".repeat(+t[1]) + " " + shownText : shownText, rank: rankOf(el), order });

@@ -12,7 +12,8 @@ read returns it (read_table, read_section, list_links, list_options).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit, urlunsplit
 
 from browser.render_controls import (
@@ -29,12 +30,16 @@ from browser.types import Control, Observation, TableData
 __all__ = ["LONG_OPTION_LIST", "control_line", "render", "render_into", "render_unchanged", "row_line",
            "collapsed_controls"]
 
+_SUMMARY = re.compile(r"(?i)^(totals?|sum|overall|grand total|all|mean|average|avg|max(imum)?|min(imum)?|median|"
+                      r"count|std\.?|standard deviation)\b")
+MAX_SUMMARY_ROWS = 6
+FOOT_SHARE = 0.25
 DEFAULT_BUDGET = 1500  # an observation not rendered here (no token_budget) is read as rendered at this
 CELL_CHARS = 160
 MIN_TABLE_ROWS = 2  # every main table shows at least its header and this many rows before any gets more
-# Shares of the budget left after the fixed part; what one section leaves unused goes to the next.
-_SHARES = {"tables": 0.6, "outline": 0.2, "links": 0.2}
-MAIN_OUTLINE_SHARE = 0.35  # the main content's text lines, before table shares are spent
+# Shares of the budget left after the fixed part (see _allocate); what one leaves unused goes to the next.
+MAIN_OUTLINE_SHARE = 0.35  # the main content's text lines, before the tables' rows
+LINKS_SHARE = 0.15  # links before the tables' rows
 CONTROLS_SHARE = 0.6  # control lines beyond this share of the budget: chrome panels become one line each
 NOTICES_SHARE = 0.15
 NOTICE_CHARS = 300
@@ -98,6 +103,8 @@ class _Section:
     what: str  # "rows of TABLE 2", "outline lines", "links"
     tool: str  # the read that returns what is left out
     beyond: int = 0  # items the observer counted but did not send (capped lists)
+    foot: list[str] = field(default_factory=list)  # a table's summary rows: shown after the note when rows are cut
+    show_foot: bool = False
     main: bool = True  # main content (tables ranked 0; the outline's first `first` lines)
     first: int = 0  # outline: how many leading lines are main content
 
@@ -111,8 +118,8 @@ def _tokens(line: str) -> int:
 
 
 def _fit(section: _Section, budget: int, most: int | None = None) -> int:
-    """How many lines (with the head) fit in `budget`; the note is paid for separately."""
-    cost = sum(_tokens(h) for h in section.head)
+    """How many lines (with the head and foot) fit in `budget`; the note is paid for separately."""
+    cost = sum(_tokens(h) for h in section.head + _foot(section))
     kept = 0
     for line in section.lines[:most]:
         cost += _tokens(line)
@@ -125,14 +132,19 @@ def _fit(section: _Section, budget: int, most: int | None = None) -> int:
 def _cost(section: _Section, kept: int) -> int:
     if not kept:
         return 0
-    return sum(_tokens(h) for h in section.head) + sum(_tokens(line) for line in section.lines[:kept])
+    return sum(_tokens(h) for h in section.head + _foot(section)) + sum(_tokens(line) for line in section.lines[:kept])
+
+
+def _foot(section: _Section) -> list[str]:
+    return section.foot if section.show_foot else []
 
 
 def _lines(section: _Section, kept: int) -> list[str]:
     note = section.note(kept)
     if not kept:  # not one line fits: the head alone says what the section is, the note where it is
         return [f"{section.head[0]} {note}"] if note else []
-    return section.head + section.lines[:kept] + ([note] if note else [])
+    foot = _foot(section) if note and kept < len(section.lines) - len(section.foot) else []
+    return section.head + section.lines[:kept] + ([note] if note else []) + foot
 
 
 @dataclass
@@ -146,6 +158,7 @@ class _Layout:
     controls_soft: int
     controls_hard: int
     row_tables: dict[str, int]
+    content_cut: bool  # the main content does not fit whole beside every control line
 
 
 def _notice_lines(obs: Observation, limit: int) -> list[str]:
@@ -187,42 +200,69 @@ def _layout(obs: Observation, token_budget: int) -> _Layout:
     fixed_other = sum(_tokens(line) for line in head + notices)
     hard = max(0, int(token_budget * (1 - CONTENT_RESERVE)) - notes_reserve - fixed_other)
     soft = min(hard, int(token_budget * CONTROLS_SHARE))
-    control_lines = fit_controls(obs.controls, row_tables, soft_limit=soft, hard_limit=hard)
+    every = fit_controls(obs.controls, row_tables, soft_limit=soft, hard_limit=hard)
+    main_need = sum(_cost(s, s.first if s.kind == "outline" else len(s.lines)) for s in sections if s.main)
+    content_cut = fixed_other + sum(_tokens(line) for line in every) + notes_reserve + main_need > token_budget
+    control_lines = fit_controls(obs.controls, row_tables, soft_limit=soft, hard_limit=hard,
+                                 content_cut=content_cut) if content_cut else every
     used = fixed_other + sum(_tokens(line) for line in control_lines)
     left = max(0, token_budget - used - notes_reserve)
     kept = _allocate(sections, left)
-    return _Layout(head, notices, sections, kept, soft, hard, row_tables)
+    return _Layout(head, notices, sections, kept, soft, hard, row_tables, content_cut)
 
 
 def _allocate(sections: list[_Section], left: int) -> list[int]:
-    """1. every main table its header and first rows, 2. the main content's text lines, 3. shares per kind,
-    4. what is unused goes to the next section in order."""
+    """Main content first: 1. every main table its header and first rows, 2. the main content's text lines
+    (up to a share), 3. links (up to a share: how the model moves on), 4. the main tables' rows, shared so that
+    short tables show whole, 5. what is left: the rest of the main text, side tables, the rest of the outline,
+    more links."""
     kept = [0] * len(sections)
-    tables = [i for i, s in enumerate(sections) if s.kind == "tables" and s.main]
-    for i in tables:
-        kept[i] = min(MIN_TABLE_ROWS, _fit(sections[i], left // max(1, len(tables))))
-    spent = sum(_cost(sections[i], kept[i]) for i in tables)
+    tables = [i for i, s in enumerate(sections) if s.kind == "tables"]
+    main_tables = [i for i in tables if sections[i].main]
+    side_tables = [i for i in tables if not sections[i].main]
     outline = next(i for i, s in enumerate(sections) if s.kind == "outline")
-    if sections[outline].first:
-        kept[outline] = _fit(sections[outline], int((left - spent) * MAIN_OUTLINE_SHARE), most=sections[outline].first)
-        spent += _cost(sections[outline], kept[outline])
-    pool = {kind: int((left - spent) * share) for kind, share in _SHARES.items()}
-    for i, section in enumerate(sections):
-        base = _cost(section, kept[i])
-        more = _fit(section, base + max(0, pool[section.kind]))
-        if more > kept[i]:
-            pool[section.kind] -= _cost(section, more) - base
-            kept[i] = more
-    free = left - sum(_cost(s, k) for s, k in zip(sections, kept, strict=True))
-    for i, section in enumerate(sections):
-        if free <= 0:
-            break
-        base = _cost(section, kept[i])
-        more = _fit(section, base + free)
-        if more > kept[i]:
-            free -= _cost(section, more) - base
-            kept[i] = more
+    links = next(i for i, s in enumerate(sections) if s.kind == "links")
+
+    def spent() -> int:
+        return sum(_cost(s, k) for s, k in zip(sections, kept, strict=True))
+
+    for i in main_tables:
+        kept[i] = min(MIN_TABLE_ROWS, _fit(sections[i], left // max(1, len(main_tables))))
+    first = sections[outline].first
+    if first:
+        kept[outline] = _fit(sections[outline], int((left - spent()) * MAIN_OUTLINE_SHARE), most=first)
+    kept[links] = _fit(sections[links], int((left - spent()) * LINKS_SHARE))
+    for i in main_tables:  # a main table's summary rows (totals, means), the last ones first, within a share
+        section = sections[i]
+        while section.foot and sum(_tokens(f) for f in section.foot) > min(left - spent(), left * FOOT_SHARE):
+            section.foot.pop(0)
+        section.show_foot = bool(section.foot)
+    _share_fairly(sections, kept, main_tables, left - spent())
+
+    def grow(i: int, most: int | None = None) -> None:
+        more = _fit(sections[i], _cost(sections[i], kept[i]) + left - spent(), most=most)
+        kept[i] = max(kept[i], more)
+
+    grow(outline, most=first)
+    _share_fairly(sections, kept, side_tables, left - spent())
+    grow(outline)
+    grow(links)
     return kept
+
+
+def _share_fairly(sections: list[_Section], kept: list[int], order: list[int], budget: int) -> int:
+    """Spread `budget` over the tables so that short tables show whole and the long ones share the rest (a
+    station's details and its history before the 90th row of its data); returns what is left."""
+    need = {i: _cost(sections[i], len(sections[i].lines)) - _cost(sections[i], kept[i]) for i in order}
+    waiting = sorted(order, key=lambda i: (need[i], order.index(i)))
+    for n, i in enumerate(waiting):
+        share = max(0, budget) // (len(waiting) - n)
+        base = _cost(sections[i], kept[i])
+        more = _fit(sections[i], base + share)
+        if more > kept[i]:
+            budget -= _cost(sections[i], more) - base
+            kept[i] = more
+    return budget
 
 
 def _assemble(layout: _Layout, control_lines: list[str], body: list[str]) -> str:
@@ -233,7 +273,7 @@ def _rendered(obs: Observation, token_budget: int) -> tuple[_Layout, list[str], 
     """The layout with its final kept counts, the control lines, the text and its tokens."""
     layout = _layout(obs, token_budget)
     control_lines = fit_controls(obs.controls, layout.row_tables, soft_limit=layout.controls_soft,
-                                 hard_limit=layout.controls_hard)
+                                 hard_limit=layout.controls_hard, content_cut=layout.content_cut)
     kept = layout.kept
 
     def assemble() -> str:
@@ -268,7 +308,7 @@ def collapsed_controls(obs: Observation) -> dict[str, list[Control]]:
     `list_options <ref>` lists)."""
     layout = _layout(obs, obs.token_budget or DEFAULT_BUDGET)
     return collapsed_members(obs.controls, layout.row_tables, soft_limit=layout.controls_soft,
-                             hard_limit=layout.controls_hard)
+                             hard_limit=layout.controls_hard, content_cut=layout.content_cut)
 
 
 def render_unchanged(obs: Observation, *, since_step: int, token_budget: int = DEFAULT_BUDGET) -> str:
@@ -279,7 +319,7 @@ def render_unchanged(obs: Observation, *, since_step: int, token_budget: int = D
     pagination, counts and notices stay, laid out as in the whole text (its budget, else `token_budget`)."""
     layout, whole, _, _ = _rendered(obs, obs.token_budget or token_budget)
     control_lines = fit_controls(obs.controls, layout.row_tables, soft_limit=layout.controls_soft,
-                                 hard_limit=layout.controls_hard, options=False)
+                                 hard_limit=layout.controls_hard, content_cut=layout.content_cut, options=False)
     options = sum(1 for a, b in zip(control_lines, whole, strict=True) if a != b)
     rows = outline = 0
     body: list[str] = []
@@ -317,5 +357,11 @@ def _table_section(table: TableData) -> _Section:
     rows = [row_line(table, i) for i in range(len(table.rows))]
     if any(len(c) > CELL_CHARS for r in table.rows for c in r):
         head[0] += f" (long cells cut: read_table {table.index} reads them whole)"
+    foot: list[str] = []
+    if len(rows) >= table.total_rows:  # the observer sent the table's end: its summary rows are shown after a cut
+        while (len(foot) < MAX_SUMMARY_ROWS and len(rows) - len(foot) > MIN_TABLE_ROWS + 1
+               and (cells := table.rows[len(rows) - len(foot) - 1]) and _SUMMARY.match(cells[0].strip())):
+            foot.insert(0, rows[len(rows) - len(foot) - 1])
+    foot = [f"(end) {line}" for line in foot]
     return _Section("tables", head, rows, f"rows of TABLE {table.index}", f"read_table {table.index}",
-                    max(0, table.total_rows - len(table.rows)), main=table.rank == 0)
+                    max(0, table.total_rows - len(table.rows)), main=table.rank == 0, foot=foot)

@@ -25,6 +25,10 @@ OPTION_CHARS = 80
 ALIKE_REFS_SHOWN = 8
 ALIKE_KINDS = {"button", "submit", "tab"}
 GROUP_REFS_SHOWN = 40  # ref items (single refs or ranges) a collapsed line names
+# Chrome panels of only these kinds (site menus, tool toggles) become one line as soon as the page's main content
+# does not fit whole; panels with form fields, link lists (facets, pagers) wait until the controls exceed their
+# share of the budget.
+NAV_KINDS = {"button", "submit", "tab", "toggle"}
 _REF = re.compile(r"^(.*?)(\d+)$")
 
 
@@ -214,7 +218,8 @@ class _Slot:
         return [c for e in self.members for c in e.controls]
 
 
-def _layout(items: list[Entry], soft_limit: int, hard_limit: int, row_tables: dict[str, int]) -> list[_Slot]:
+def _layout(items: list[Entry], soft_limit: int, hard_limit: int, row_tables: dict[str, int],
+            content_cut: bool = False) -> list[_Slot]:
     all_refs = [c.ref for e in items for c in e.controls]
 
     def line(slot: _Slot) -> str:
@@ -230,7 +235,7 @@ def _layout(items: list[Entry], soft_limit: int, hard_limit: int, row_tables: di
 
     slots = [_Slot([e]) for e in items]
     used = total(slots)
-    if used <= soft_limit:
+    if used <= soft_limit and not content_cut:
         return slots
     boxes: dict[str, list[Entry]] = {}
     for entry in items:
@@ -238,9 +243,12 @@ def _layout(items: list[Entry], soft_limit: int, hard_limit: int, row_tables: di
             boxes.setdefault(entry.control.box, []).append(entry)
     weight = {id(s.members[0]): s.tokens for s in slots}
     panels = sorted((es for es in boxes.values() if len(es) >= 2), key=lambda es: -sum(weight[id(e)] for e in es))
-    chrome = [es for es in panels if all(e.control.rank >= 2 for e in es)]
-    rest = [es for es in panels if not all(e.control.rank >= 2 for e in es)]
-    for panel, limit in [*((es, soft_limit) for es in chrome), *((es, hard_limit) for es in rest)]:
+    chrome = [es for es in panels if all(e.control.rank >= 2 and e.control.kind != "link" for e in es)]
+    menus = [es for es in chrome if all(e.control.kind in NAV_KINDS for e in es)] if content_cut else []
+    rest = [es for es in panels if es not in chrome]
+    plan = [*((es, -1) for es in menus), *((es, soft_limit) for es in chrome if es not in menus),
+            *((es, hard_limit) for es in rest)]
+    for panel, limit in plan:
         if used <= limit:
             continue
         inside = {id(e) for e in panel}
@@ -266,18 +274,19 @@ def _layout(items: list[Entry], soft_limit: int, hard_limit: int, row_tables: di
 
 
 def fit_controls(controls: list[Control], row_tables: dict[str, int], *, soft_limit: int, hard_limit: int,
-                 options: bool = True) -> list[str]:
-    """The control lines within the limits (tokens, newlines included); `options=False` shows option lists as
-    `{…}` (the layout is the one with the lists, so the same lines stand for the same controls)."""
+                 content_cut: bool = False, options: bool = True) -> list[str]:
+    """The control lines within the limits (tokens, newlines included); `content_cut` when the main content
+    does not fit whole (chrome menus give way to it); `options=False` shows option lists as `{…}` (the layout is
+    the one with the lists, so the same lines stand for the same controls)."""
     items = entries(controls)
-    slots = _layout(items, soft_limit, hard_limit, row_tables)
+    slots = _layout(items, soft_limit, hard_limit, row_tables, content_cut)
     all_refs = [c.ref for c in controls]
     return [_group_line(s.label, s.controls, all_refs, tail=s.tail) if s.collapsed
             else entry_line(s.members[0], row_tables, options=options) for s in slots]
 
 
 def collapsed_members(controls: list[Control], row_tables: dict[str, int], *, soft_limit: int,
-                      hard_limit: int) -> dict[str, list[Control]]:
+                      hard_limit: int, content_cut: bool = False) -> dict[str, list[Control]]:
     """First ref of each collapsed line -> the controls the line stands for (what list_options lists)."""
-    return {s.controls[0].ref: s.controls for s in _layout(entries(controls), soft_limit, hard_limit, row_tables)
-            if s.collapsed}
+    slots = _layout(entries(controls), soft_limit, hard_limit, row_tables, content_cut)
+    return {s.controls[0].ref: s.controls for s in slots if s.collapsed}
