@@ -590,7 +590,6 @@
       const toggles = inside.filter((d) => d.kind === "toggle").length;
       const tooly = inside.filter((d) => TOOL_KINDS.includes(d.kind)).length;
       if (toggles >= TOGGLE_PANEL_MIN && tooly >= 0.8 * inside.length) panel = node;
-      else if (panel) break;
     }
     if (panel && !toolPanels.some((b) => b.contains(panel))) {
       for (let k = toolPanels.length - 1; k >= 0; k--) if (panel.contains(toolPanels[k])) toolPanels.splice(k, 1);

@@ -22,7 +22,7 @@ SHOWN_OF_LONG_LIST = 10
 LABEL_CHARS = 120  # a label, value or option longer than this is cut in the text (the structure keeps it whole)
 VALUE_CHARS = 160
 OPTION_CHARS = 80
-ALIKE_REFS_SHOWN = 8
+ALIKE_REFS_SHOWN = 24  # ref items (refs or runs 'e5-e9') an alike note names
 ALIKE_KINDS = {"button", "submit", "tab"}
 GROUP_REFS_SHOWN = 40  # ref items (single refs or ranges) a collapsed line names
 # Chrome panels of only these kinds (site menus, tool toggles) become one line as soon as the page's main content
@@ -150,16 +150,19 @@ def _alike_note(alike: list[Control], row_tables: dict[str, int]) -> str:
     tables = {row_tables.get(c.ref) for c in alike}
     if None not in tables and len(tables) == 1:
         return f" (+{len(alike)} alike, one per row of TABLE {tables.pop()}: each row ends with its ref)"
-    refs = ", ".join(c.ref for c in alike[:ALIKE_REFS_SHOWN]) + (", …" if len(alike) > ALIKE_REFS_SHOWN else "")
+    items = ref_ranges([c.ref for c in alike])
+    refs = ", ".join(items[:ALIKE_REFS_SHOWN]) + (", …" if len(items) > ALIKE_REFS_SHOWN else "")
     return f" (+{len(alike)} alike: {refs})"
 
 
 def entry_line(entry: Entry, row_tables: dict[str, int], *, options: bool = True) -> str:
-    return control_line(entry.control, with_form=entry.with_form, options=options) + _alike_note(entry.alike, row_tables)
+    """The control's line, with the refs of the alike controls it stands for (consecutive refs as 'e5-e9')."""
+    return (control_line(entry.control, with_form=entry.with_form, options=options)
+            + _alike_note(entry.alike, row_tables))
 
 
-def ref_ranges(refs: list[str], others: list[str]) -> list[str]:
-    """Refs as items, runs written 'e10-e45' when no ref of `others` (controls not meant) falls inside."""
+def ref_ranges(refs: list[str]) -> list[str]:
+    """Refs as items, a run of consecutive refs written 'e10-e45' (every ref of a run is one of `refs`)."""
     numbered: dict[str, list[int]] = {}
     plain: list[str] = []
     for ref in refs:
@@ -167,21 +170,16 @@ def ref_ranges(refs: list[str], others: list[str]) -> list[str]:
             numbered.setdefault(m[1], []).append(int(m[2]))
         else:
             plain.append(ref)
-    outside: dict[str, list[int]] = {}
-    for ref in others:
-        if m := _REF.match(ref):
-            outside.setdefault(m[1], []).append(int(m[2]))
     items: list[str] = []
     for prefix, numbers in numbered.items():
         numbers = sorted(set(numbers))
-        blocked = sorted(outside.get(prefix, []))
         run = [numbers[0]]
         for n in numbers[1:]:
-            if any(run[-1] < b < n for b in blocked):
+            if n == run[-1] + 1:
+                run.append(n)
+            else:
                 items.append(_run(prefix, run))
                 run = [n]
-            else:
-                run.append(n)
         items.append(_run(prefix, run))
     return items + plain
 
@@ -192,11 +190,10 @@ def _run(prefix: str, run: list[int]) -> str:
     return ", ".join(f"{prefix}{n}" for n in run)
 
 
-def _group_line(label: str, members: list[Control], all_refs: list[str], *, tail: bool) -> str:
+def _group_line(label: str, members: list[Control], *, tail: bool) -> str:
     kinds = Counter(c.kind for c in members)
     what = ", ".join(f"{n} {kind}" for kind, n in kinds.most_common())
-    member_refs = {c.ref for c in members}
-    items = ref_ranges([c.ref for c in members], [r for r in all_refs if r not in member_refs])
+    items = ref_ranges([c.ref for c in members])
     refs = ", ".join(items[:GROUP_REFS_SHOWN]) + (", …" if len(items) > GROUP_REFS_SHOWN else "")
     head = members[0].ref
     lead = f"… {len(members)} more controls" if tail else f"[{head}] panel {quote(label, 60)}: {len(members)} controls"
@@ -220,11 +217,10 @@ class _Slot:
 
 def _layout(items: list[Entry], soft_limit: int, hard_limit: int, row_tables: dict[str, int],
             content_cut: bool = False) -> list[_Slot]:
-    all_refs = [c.ref for e in items for c in e.controls]
 
     def line(slot: _Slot) -> str:
         if slot.collapsed:
-            return _group_line(slot.label, slot.controls, all_refs, tail=slot.tail)
+            return _group_line(slot.label, slot.controls, tail=slot.tail)
         return entry_line(slot.members[0], row_tables)
 
     def total(slots: list[_Slot]) -> int:
@@ -280,8 +276,7 @@ def fit_controls(controls: list[Control], row_tables: dict[str, int], *, soft_li
     the one with the lists, so the same lines stand for the same controls)."""
     items = entries(controls)
     slots = _layout(items, soft_limit, hard_limit, row_tables, content_cut)
-    all_refs = [c.ref for c in controls]
-    return [_group_line(s.label, s.controls, all_refs, tail=s.tail) if s.collapsed
+    return [_group_line(s.label, s.controls, tail=s.tail) if s.collapsed
             else entry_line(s.members[0], row_tables, options=options) for s in slots]
 
 
