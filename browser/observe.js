@@ -165,17 +165,20 @@
     return inMain || !mainEl ? 0 : 1;
   };
   // The widget panel or landmark a control sits in (the nearest one below the main content), so a panel of
-  // many controls can be shown as one line when the budget is short; keyed by `data-sgr-box`.
+  // many controls can be shown as one line when the budget is short; keyed per page in `__sgrBoxes`.
   const WIDGET_SEL = "[role=tablist],[role=toolbar],[role=menubar],[role=menu],[role=group],[role=radiogroup]," +
     "[role=search],[role=dialog],dialog,fieldset,form,nav,header,footer,aside,[role=navigation],[role=banner]," +
     "[role=contentinfo],[role=complementary]";
   const REGION_SEL = "section,article,[role=region],details,li,[id]";
-  if (W.__sgrNextBox === undefined) W.__sgrNextBox = 1;
+  if (W.__sgrBoxes === undefined) {
+    W.__sgrBoxes = new WeakMap();  // no attribute: the page's markup (and error messages quoting it) stays as is
+    W.__sgrNextBox = 1;
+  }
   const boxKey = (box) => {
-    let k = box.getAttribute("data-sgr-box");
+    let k = W.__sgrBoxes.get(box);
     if (!k) {
       k = "b" + W.__sgrNextBox++;
-      box.setAttribute("data-sgr-box", k);
+      W.__sgrBoxes.set(box, k);
     }
     return k;
   };
