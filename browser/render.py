@@ -159,6 +159,7 @@ class _Layout:
     controls_hard: int
     row_tables: dict[str, int]
     content_cut: bool  # the main content does not fit whole beside every control line
+    control_lines: list[str]
 
 
 def _notice_lines(obs: Observation, limit: int) -> list[str]:
@@ -208,7 +209,7 @@ def _layout(obs: Observation, token_budget: int) -> _Layout:
     used = fixed_other + sum(_tokens(line) for line in control_lines)
     left = max(0, token_budget - used - notes_reserve)
     kept = _allocate(sections, left)
-    return _Layout(head, notices, sections, kept, soft, hard, row_tables, content_cut)
+    return _Layout(head, notices, sections, kept, soft, hard, row_tables, content_cut, control_lines)
 
 
 def _allocate(sections: list[_Section], left: int) -> list[int]:
@@ -272,8 +273,7 @@ def _assemble(layout: _Layout, control_lines: list[str], body: list[str]) -> str
 def _rendered(obs: Observation, token_budget: int) -> tuple[_Layout, list[str], str, int]:
     """The layout with its final kept counts, the control lines, the text and its tokens."""
     layout = _layout(obs, token_budget)
-    control_lines = fit_controls(obs.controls, layout.row_tables, soft_limit=layout.controls_soft,
-                                 hard_limit=layout.controls_hard, content_cut=layout.content_cut)
+    control_lines = layout.control_lines
     kept = layout.kept
 
     def assemble() -> str:
