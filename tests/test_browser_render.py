@@ -123,3 +123,21 @@ def test_the_graph_holds_no_parser_of_the_observation_text() -> None:
         source = path.read_text(encoding="utf-8")
         assert not [m for m in markers if m in source], path
         assert not ref_line.search(source), f"{path}: a regex over bracketed (ref) lines"
+
+
+def test_no_page_exceeds_the_budget_whatever_its_fixed_part_holds() -> None:
+    """A title, labels, values, query values and notices of thousands of characters: each is cut to a length,
+    notices beyond their share are counted in a note, and the controls that do not fit are one line with refs."""
+    huge = "word " * 2000
+    obs = Observation(
+        url="http://x.test/s?q=" + "9" * 5000, query_state={"q": ["9" * 5000]}, title=huge,
+        controls=[Control(ref=f"e{i}", kind="text", label=huge, value=huge) for i in range(1, 101)],
+        notices=[f"[notice] {huge}" for _ in range(50)],
+        outline=["Main text line"], outline_total=1)
+    render_into(obs, 1500)
+    assert obs.tokens <= 1500
+    assert "… " in obs.text and "more notice(s) not shown" in obs.text
+    assert "Main text line" in obs.text  # the content's share survives
+    shown = {c.ref for c in obs.controls if f"[{c.ref}] text" in obs.text}
+    collapsed = {c.ref for members in collapsed_controls(obs).values() for c in members}
+    assert shown | collapsed == {c.ref for c in obs.controls}
