@@ -125,6 +125,7 @@ def test_the_graph_sees_real_imports() -> None:
     assert "graph.settings" in graph["agent.config"]
     assert "browser.actions" in graph["browser.session"]  # a lazy import inside a method
     assert "browser.actions" not in import_graph(import_time_only=True)["browser.session"]
+    assert "tasks.offline.sites._stats_data" in graph["tasks.offline.sites._stats_profiles"]  # TYPE_CHECKING only
 
 
 def test_cycle_finder_finds_a_cycle() -> None:
