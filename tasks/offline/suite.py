@@ -139,10 +139,12 @@ def release_files(seed: int = DEFAULT_SEED) -> dict[str, str]:
 
 HOW_TO_ADD = """## How to add a task
 
-1. In the site module (`tasks/offline/sites/<site>.py`) choose the task's search from the data in code
-   (cardinality 2-20, the trap must change the answer, the answer must not be visible by default).
-2. Compute the oracle rows from the data and add a `TaskDraft` (both wordings come from it) to `tasks()`.
-3. Add the scripted walkthrough to `walkthroughs()`: browser actions addressed by label/text, values read by
+1. In the site's package (`tasks/offline/sites/<site>/`: `data`, `search`, `pages`, `oracles`, `scripted`)
+   choose the task's search from the data in code (cardinality 2-20, the trap must change the answer, the
+   answer must not be visible by default).
+2. Compute the oracle rows from the data and add a `TaskDraft` (both wordings come from it) to `tasks()`
+   (`oracles.py`).
+3. Add the scripted walkthrough to `walkthroughs()` (`scripted.py`): browser actions addressed by label/text, values read by
    `extract_rows`, ordered by `finish`.
 4. Run `sgr offline build`, then `pytest tests/test_offline_suite.py` (default-state crawl, record loading,
    Chromium replay) and commit `tasks/offline/data`.
