@@ -17,7 +17,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from eval.aggregate import ScoredRecord
-from eval.compat.rules import AuthorsRulesError, authors_rules
+from eval.compat.rules import AuthorsRulesError, authors_rules, overlay_from_carried
 from eval.compat.score import score_authors
 from eval.rules import RulesBook, RulesError, TaskRules
 from eval.score import Evidence, GoldParseError, Score, score_answer
@@ -198,7 +198,9 @@ def _score_one(
 def score_task(task: ScorableTask, answer: str, rules: TaskRules | None = None, compat: Compat = "ours") -> Score:
     """One answer of one task, in the project's definitions or the authors' (their rules from the
     record's rubric when it carries them, else from `rules`, else a fallback; see eval/compat/rules.py)."""
+    rubric: Any = getattr(task, "rubric", None)
     if compat == "authors":
-        rubric: Any = getattr(task, "rubric", None)
         return score_authors(answer, task.oracle_answer, authors_rules(task.task_id, task.output_spec, rubric, rules))
-    return score_answer(answer, task.oracle_answer, task.output_spec, rules)
+    return score_answer(
+        answer, task.oracle_answer, task.output_spec, rules or overlay_from_carried(task.task_id, rubric)
+    )

@@ -20,7 +20,7 @@ from eval.lines import iter_lines, iter_split
 
 _PIPE = re.compile(r"(?<!\\)\|")
 _RULE_CELL = re.compile(r":?-{3,}:?")
-_NONE = re.compile(r"\s*none\s*", re.IGNORECASE)
+_NONE = re.compile(r"\s*(?:none)?\s*", re.IGNORECASE)
 MAX_KEPT = 200  # evidence lines kept; the rest are counted
 
 
@@ -43,7 +43,7 @@ class AuthorsParse:
 
     def rows(self) -> Iterator[tuple[int, list[str]]]:
         """(line number, cells) of every data row, in order."""
-        if not self.text or self.text.isspace() or _is_none(self.text):
+        if _is_empty(self.text, self.record_separator):
             self.status = "empty"
             return
         names = [c.casefold() for c in self.columns]
@@ -100,8 +100,16 @@ def _is_header(cells: list[str], names: list[str]) -> bool:
     return [clean(c).casefold() for c in cells] == names
 
 
-def _is_none(text: str) -> bool:
-    """`text.strip().upper() == "NONE"` without copying a large answer."""
-    return len(text) < 10_000 and text.strip().upper() == "NONE" or bool(
-        len(text) >= 10_000 and _NONE.fullmatch(text)
-    )
+def _is_empty(text: str, separator: str | None) -> bool:
+    """Theirs: after separators become line breaks, blank or `NONE` (`.strip().upper()`); a large answer
+    is tested by pattern rather than copied."""
+    if separator and separator != "\n":
+        if len(text) < 10_000:
+            text = text.replace(separator, "\n")
+        else:
+            filler = f"[\\s{re.escape(separator)}]*"
+            return bool(re.fullmatch(f"{filler}(?:none)?{filler}", text, re.IGNORECASE))
+    if len(text) >= 10_000:
+        return bool(_NONE.fullmatch(text)) or text.isspace()
+    stripped = text.strip()
+    return not stripped or stripped.upper() == "NONE"

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from eval.rules import TaskRules, column_index
+from eval.rules import FieldRule, TaskRules, UnitConversion, column_index
 from tasks.spec import OutputSpec
 
 AuthorsType = Literal["string", "integer", "decimal", "id_list"]
@@ -145,3 +145,30 @@ def _from_overlay(task_id: str, columns: list[str], separator: str | None, overl
         fields=fields,
         source=f"--rules overlay ({overlay.origin})" if overlay.origin else "--rules overlay",
     )
+
+
+def overlay_from_carried(task_id: str, rubric: Any) -> TaskRules | None:
+    """The record's own authors' rules as our overlay, so the default mode keys and types rows as the
+    record says (only what our rules can state: key, types, aliases, case, units)."""
+    raw = carried_rules(rubric)
+    if raw is None:
+        return None
+    try:
+        rules = AuthorsRules.model_validate(raw)
+    except ValidationError:
+        return None  # --compat authors reports it; the default mode falls back to its own key
+    fields = {}
+    for name, rule in rules.fields.items():
+        inverted: dict[str, list[str]] = {}
+        for variant, canonical in rule.aliases.items():
+            inverted.setdefault(canonical, []).append(variant)
+        fields[name] = FieldRule(
+            type=rule.type,
+            aliases=inverted,
+            uppercase=rule.uppercase,
+            conversions={
+                unit: UnitConversion(offset=str(c.offset), num=str(c.scale_num), den=str(c.scale_den))
+                for unit, c in rule.units.items()
+            },
+        )
+    return TaskRules(row_key=list(rules.row_key), fields=fields, origin=f"{task_id}: rubric (authors' rules)")
