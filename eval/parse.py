@@ -93,6 +93,7 @@ def iter_rows(text: str, spec: OutputSpec, parsed: ParsedAnswer) -> Iterator[lis
         any_record = False
         for cells in records:
             any_record = True
+            cells = _unwrap_row(cells)
             if _is_header(cells, header_keys):
                 parsed.header_seen = True
                 csv_mode = csv_mode or not _has_primary_separator(line, spec)
@@ -119,6 +120,20 @@ def _joined_records(
         cells = _split_cells(line, spec, csv_mode, header_keys)
         if cells is not None:
             yield cells
+
+
+_ROW_WRAPPERS = ("**", "*", "`")
+
+
+def _unwrap_row(cells: list[str]) -> list[str]:
+    """`**a|b|c**` (a whole row in bold or code): the wrapper opens the first cell and closes the last."""
+    if len(cells) < 2:
+        return cells
+    first, last = cells[0], cells[-1]
+    for wrap in _ROW_WRAPPERS:
+        if first.startswith(wrap) and last.endswith(wrap) and not first.endswith(wrap) and not last.startswith(wrap):
+            return [first[len(wrap) :].strip(), *cells[1:-1], last[: -len(wrap)].strip()]
+    return cells
 
 
 def _is_header(cells: list[str], header_keys: list[str]) -> bool:
@@ -205,6 +220,11 @@ def _records_of_line(
             current = [token[cut + len(record_sep) :]]
         else:
             current.append(token)
+    if len(current) == 1 and spec.width > 1 and not line.rstrip().endswith(spec.field_separator):
+        # text after the last record separator without any field separator: prose, not a 1-cell row
+        if current[0].strip():
+            parsed.ignore(number, current[0], "text after the last record (no field separator)")
+        return
     yield from _cleaned(current)
 
 
