@@ -18,7 +18,7 @@ from eval.runs import SCORES_FILE, RunReadError
 
 review_app = typer.Typer(no_args_is_help=True, help="Failure review (the benchmark's audit protocol).")
 console = Console(width=max(Console().width, 110))  # tables stay readable in logs and pipes
-errors = Console(stderr=True, width=max(Console().width, 110))
+errors = Console(stderr=True, width=max(Console().width, 110), soft_wrap=True)  # one error, one line
 
 
 def score(

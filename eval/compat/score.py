@@ -19,6 +19,9 @@ from eval.parse import IgnoredLine
 from eval.score import Counts, Evidence, FieldDiff, GoldParseError, OrderPair, Score, keep
 
 Value = str | tuple[object, ...] | None
+# Non-gold keys are remembered only to tell a repeated extra row (duplicate) from a new one; both earn
+# nothing and count alike, so past this many the distinction is dropped to keep memory bounded.
+MAX_TRACKED_KEYS = 100_000
 _STATUS = {"parsed": "rows", "empty": "empty", "parse_failure": "parse_failure"}
 
 
@@ -55,7 +58,8 @@ def score_authors(answer: str, gold: str, rules: AuthorsRules) -> Score:
                 first_seen.setdefault(key, index)
             else:
                 duplicate = hash(key) in other_keys
-                other_keys.add(hash(key))
+                if len(other_keys) < MAX_TRACKED_KEYS:
+                    other_keys.add(hash(key))
             target = gold_rows[gold_index[key]] if key in gold_index and not duplicate else None
             if duplicate:
                 keep(evidence, "duplicate_keys", key_text(key))
@@ -85,6 +89,11 @@ def score_authors(answer: str, gold: str, rules: AuthorsRules) -> Score:
         return Score(item_f1=None, row_f1=None, poa=None, exact_match=None, parse_failure=True,
                      evidence=evidence, mode="authors")
     evidence.prediction_status = _STATUS[parse.status]  # type: ignore[assignment]
+    if len(other_keys) >= MAX_TRACKED_KEYS:
+        evidence.parse_notes.append(
+            f"over {MAX_TRACKED_KEYS:,} distinct extra keys: later repeats of extra keys count as extra rows, "
+            "not duplicates (no metric changes)"
+        )
     for number, text in parse.ignored:
         evidence.ignored_lines.append(IgnoredLine(line=number, text=text, reason="not a row (authors' parse)"))
     if parse.n_ignored > len(parse.ignored):
