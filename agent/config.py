@@ -127,12 +127,18 @@ class RunConfig(StrictModel):
     ray: RayConfig = Field(default_factory=RayConfig)
 
 
+class ScoringConfig(StrictModel):
+    compat: Literal["ours", "authors"] = Field(
+        "ours", description="ours: the project's definitions; authors: as the SGR-Bench authors' scorer (eval/README.md)")
+
+
 class BenchConfig(StrictModel):
     models: list[ModelConfig] = Field(min_length=1)
     datasets: list[DatasetConfig] = Field(default_factory=lambda: [DatasetConfig()])
     protocol: ProtocolConfig = Field(default_factory=ProtocolConfig)
     agent: AgentConfig = Field(default_factory=AgentConfig)
     run: RunConfig = Field(default_factory=RunConfig)
+    scoring: ScoringConfig = Field(default_factory=ScoringConfig)
 
     @field_validator("models")
     @classmethod

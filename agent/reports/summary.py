@@ -84,6 +84,7 @@ class RunSummary:
     by_shape: list[GroupStats]  # copy vs derived answers, where the records say (the offline suite does)
     stop_reasons: dict[str, dict[str, int]]
     scripted: bool
+    scoring: str = "ours"  # the evaluator's mode (eval/README.md), as the cells record it
 
     def views(self) -> list[GroupStats]:
         return [*self.overall, *self.by_family, *self.by_split, *self.by_shape]
@@ -117,6 +118,7 @@ def summarize(run_dir: Path, records: list[CellRecord] | None = None) -> RunSumm
         by_shape=_grouped(records, "shape", lambda r: r.shape) if any(r.shape for r in records) else [],
         stop_reasons={k: dict(sorted(v.items())) for k, v in sorted(stops.items())},
         scripted=bool(scripted),
+        scoring=" + ".join(sorted({str(r.score.get("mode", "ours")) for r in records})) or "ours",
     )
 
 
@@ -149,6 +151,8 @@ def render_markdown(summary: RunSummary) -> str:
     lines += [f"> **{notice}**" for notice in summary.notices] + ([""] if summary.notices else [])
     planned = f" of {summary.planned} planned" if summary.planned is not None else ""
     lines += [f"Cells finished: {summary.finished}{planned}. Metrics in %, macro-averaged over tasks.", ""]
+    lines += [f"Scoring mode: {summary.scoring} (ours: the project's definitions; authors: as the SGR-Bench "
+              "authors' scorer; differences in eval/README.md).", ""]
     lines += ["## Overall (per model and variant)", "", *_table(summary.overall, None), ""]
     lines += ["## By source family", "", *_table(summary.by_family, "Family"), ""]
     lines += ["## Goal vs constraint", "", *_table(summary.by_split, "Split"), ""]
@@ -191,7 +195,8 @@ def write_summary(run_dir: Path, records: list[CellRecord] | None = None) -> Run
     write_text_atomic(run_dir / "summary.csv", render_csv([_rounded(asdict(r)) for r in summary.views()]))
     write_text_atomic(run_dir / "cells.csv", render_csv(cell_rows(records)))
     write_json_atomic(run_dir / "summary.json", {
-        "notices": summary.notices, "scripted": summary.scripted, "planned": summary.planned,
+        "notices": summary.notices, "scripted": summary.scripted, "scoring": summary.scoring,
+        "planned": summary.planned,
         "finished": summary.finished,
         "overall": [_rounded(asdict(r)) for r in summary.overall],
         "by_family": [_rounded(asdict(r)) for r in summary.by_family],

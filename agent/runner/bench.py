@@ -18,7 +18,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from rich.console import Console
 
@@ -209,7 +209,7 @@ class BenchRunner:
         })
         if not (staging / "answer.txt").is_file():
             write_text_atomic(staging / "answer.txt", outcome.answer)
-        metrics, score = score_cell(cell.task, outcome.answer)
+        metrics, score = score_cell(cell.task, outcome.answer, self.config.scoring.compat)
         write_json_atomic(staging / "score.json", score)
         task = cell.task
         record = CellRecord(
@@ -227,15 +227,18 @@ class BenchRunner:
         return record
 
 
-def score_cell(task: Task, answer: str) -> tuple[dict[str, float | None], dict[str, Any]]:
-    """The evaluator's verdict. A parse failure keeps null metrics (reported apart, never zero); a scoring
-    failure (e.g. a broken gold answer) is recorded in the cell, never raised."""
-    from eval.score import score_answer
+def score_cell(
+    task: Task, answer: str, compat: Literal["ours", "authors"] = "ours"
+) -> tuple[dict[str, float | None], dict[str, Any]]:
+    """The evaluator's verdict (in the config's scoring mode, recorded in the score). A parse failure keeps
+    null metrics (reported apart, never zero); a scoring failure (e.g. a broken gold answer) is recorded in
+    the cell, never raised."""
+    from eval.batch import score_task
 
     try:
-        score = score_answer(answer, task.oracle_answer, task.output_spec)
+        score = score_task(task, answer, None, compat)
     except Exception as exc:  # recorded: a broken gold or spec must not lose the agent's answer
-        return dict.fromkeys(METRICS), {"error": describe_error(exc)}
+        return dict.fromkeys(METRICS), {"error": describe_error(exc), "mode": compat}
     exact = None if score.exact_match is None else float(score.exact_match)
     metrics = {"em": exact, "item_f1": score.item_f1, "row_f1": score.row_f1, "poa": score.poa}
     return metrics, score.model_dump(mode="json")
