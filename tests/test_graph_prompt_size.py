@@ -13,7 +13,7 @@ import pytest
 from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
 
 from agent.config import AgentVariant, ModelConfig, ProtocolConfig
-from agent.scripted import ScriptedChatModel, load_walkthrough
+from agent.models.scripted import ScriptedChatModel, load_walkthrough
 from agent.solve import initial_state, solve_task
 from browser.delta import page_key as browser_page_key
 from browser.delta import render_delta
