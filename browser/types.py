@@ -163,7 +163,9 @@ class SetUrlParams(_Action):
 
 
 class ListOptions(_Action):
-    """All options of a dropdown, radio group or link list the observation shortened."""
+    """All options of a dropdown, radio group or link list the observation shortened; given the ref of a line
+    that stands for a panel of controls (`[e4] panel "Menu": 15 controls ... list_options e4 lists them`),
+    those controls, one line each with its ref."""
 
     kind: Literal["list_options"] = "list_options"
     target: Target
