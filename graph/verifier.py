@@ -165,6 +165,10 @@ def verify(*, plan: Plan | None, columns: tuple[str, ...], rows: list[EvidenceRo
     notes: list[str] = []
     failures = (
         check_schema(columns, rows, extracted=extracted)
+        + ([Failure(check="schema", message=(
+            "every row read was discarded and nothing was read again: restore the state and extract_rows again "
+            "(a page with no results is read too: extract_rows there records 0 rows)"))]
+           if extracted and not rows and not reads else [])
         + check_gates(plan, rows or _empty_read_rows(reads), notes)
         + check_pages(plan, reads)
         + check_details(plan, listings or [], visited or [])

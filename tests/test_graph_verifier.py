@@ -143,3 +143,10 @@ def test_detail_pages_the_plan_needs_must_all_be_opened():
     not_needed = verify(plan=Plan(), columns=COLUMNS, rows=[row("1")], reads=[read([1, 2])], step=9,
                         listings=[page1], visited=[])
     assert not_needed["ok"]
+
+
+def test_an_answer_whose_rows_were_all_discarded_is_not_verified_as_empty():
+    discarded_all = verify(plan=None, columns=COLUMNS, rows=[], reads=[read([1, 2])], step=9)
+    assert checks(discarded_all) == ["schema"] and "every row read was discarded" in discarded_all["repair_goal"]
+    read_none = read([1], pages=None, rows=0)
+    assert verify(plan=None, columns=COLUMNS, rows=[], reads=[read([1, 2]), read_none], step=9)["ok"]
