@@ -45,6 +45,7 @@ class Prompts:
         rows = state.get("rows") or []
         columns = state["task"]["output_spec"]["columns"]
         state_values, untouched = split_state_values(plan, retrieval)
+        phases = [(p, bool((state.get("tables") or {}).get(p.into, {}).get("rows"))) for p in plan.phases] if plan else []
         return self.env.get_template("actor_turn.md").render(
             task=state["task"], columns=columns, plan=plan, retrieval=retrieval,
             pending_gates=pending_gates(plan, retrieval), retrieval_url=_retrieval_url(retrieval, state.get("observation")),
@@ -53,9 +54,20 @@ class Prompts:
             rows_count=len(rows), last_rows=[[r["values"].get(c, "") for c in columns] for r in rows[-LAST_ROWS_SHOWN:]],
             step=state.get("step", 0), max_steps=max_steps, observation=observation_text,
             tables=schemas(state["tables"]) if state.get("tables") else "",
-            phases=[(p, bool((state.get("tables") or {}).get(p.into, {}).get("rows"))) for p in plan.phases]
-            if plan else [],
+            phases=phases, derivation=derivation_text(plan.derivation if plan else "", all(d for _, d in phases)),
         )
+
+
+DERIVATION_PREVIEW_TOKENS = 40
+
+
+def derivation_text(derivation: str, phases_read: bool) -> str:
+    """The plan's derivation: whole once every phase is read (the turn that derives), else its opening while
+    the phases (shown whole) drive the reads; a long derivation on every read turn costs more than it guides."""
+    if phases_read or count_tokens(derivation) <= DERIVATION_PREVIEW_TOKENS:
+        return derivation
+    tokens = encoding().encode(derivation, disallowed_special=())
+    return encoding().decode(tokens[:DERIVATION_PREVIEW_TOKENS]).rstrip() + " … (whole once every phase is read)"
 
 
 def split_state_values(plan: Plan | None, retrieval: Any) -> tuple[list[tuple[str, Any]], list[str]]:
