@@ -427,7 +427,7 @@ def _point(value: str) -> tuple[int, int, int] | None:
 def clamp_evidence(value: StateValue, target: str, page_lines: list[str]) -> str | None:
     """Why `target` cannot be had on this page, in the page's own terms, when the control holds the nearest
     end of what the page allows: its options (years, dates) end before the target, or the page states a
-    range ("Showing 1958–1966") that does. None when the target could be set (then a different value is
+    range ("Showing 2001–2010") that does. None when the target could be set (then a different value is
     a mismatch, not a clamp)."""
     want, held = parse_date(target.strip()), _point(value["value"])
     if want is None or held is None or want == held:
