@@ -353,7 +353,7 @@ def _plan_flags(plan: Plan, state: RetrievalState, step: int, held: set[str] = f
             continue  # several phases name this gate: one flag
         planned = [g.target for g in gates if find_gate_value(state, g.name, g) == found]  # any phase's value
         held_here = state["values"][key]
-        if (held_here["set_at_step"] is not None or key in held) and value and not any(
+        if ((held_here["set_at_step"] is not None and value) or key in held) and not any(
                 values_match(value, target) for target in planned) and not is_clamped(held_here, gate.target):
             flags.append(DriftFlag(
                 rule="gate_mismatch", gate=key, label=gate.name, before=gate.target, after=value, step=step,
