@@ -132,3 +132,15 @@ def test_fixed_decimals_are_kept_as_the_sql_wrote_them():
     fixed = derive(Derive(sql="SELECT printf('%.1f', 20 / 2) AS share"), tables=tables, schema=("share",), step=1)
     assert compose_derived(fixed.tables["answer"], spec, []) == "10.0"
     assert "printf('%.1f', x)" in Derive.__doc__
+
+
+def test_a_record_page_is_checked_on_the_list_it_was_reached_from():
+    listed, _ = step(obs("/search"), 1, {"kind": "goto", "url": "x"})  # Agency kept at its default
+    detail, _ = step(obs("/detail/1"), 2, {"kind": "click", "target": {"text": "R-1"}}, previous=listed,
+                     history=[listed])
+    check = check_read(PLAN, "answer", detail, 3, [listed, detail])
+    assert [(f["gate"], f["path"]) for f in check.mismatches] == [("agency", "/detail/1")]
+    assert "on /search, the list this page was reached from," in check.mismatches[0]["message"]
+    right, _ = step(obs("/search", agency="fda"), 1, {"kind": "goto", "url": "x"})
+    assert check_read(PLAN, "answer", detail, 3, [right, detail]).mismatches == []
+    assert check_read(PLAN, "answer", detail, 3, [detail]).notes() == []  # nothing to check it on

@@ -23,7 +23,8 @@ def read_context(state: AgentState, *, provenance: bool, observation: dict[str, 
     return ReadContext(observation=observation if observation is not None else state.get("observation") or {},
                        last_read=state.get("last_read"), retrieval=state.get("retrieval"),
                        drift_flags=state.get("drift_flags") or [], provenance=provenance, step=state.get("step", 0),
-                       plan=Plan.model_validate(state["plan"]) if state.get("plan") else None)
+                       plan=Plan.model_validate(state["plan"]) if state.get("plan") else None,
+                       history=state.get("history") or [])
 
 
 def flag_update(state: AgentState, flags: list[DriftFlag]) -> dict[str, Any]:
