@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graph.state import DriftFlag, Gate, Plan, RetrievalState
-from graph.tracker import gate_candidates, is_clamped, values_match
+from graph.tracker import gate_candidates, is_clamped, values_match, window_flag
 
 
 def state_snapshot(retrieval: RetrievalState | None) -> dict[str, dict[str, Any]]:
@@ -32,13 +32,12 @@ def state_snapshot(retrieval: RetrievalState | None) -> dict[str, dict[str, Any]
 
 
 def read_gates(plan: Plan | None, into: str) -> list[Gate]:
-    """The gates a read into table `into` must satisfy: the plan's, plus its phase's for a phased plan. Windows
-    are the tracker's (`window_narrower`, on actual values already)."""
+    """The gates a read into table `into` must satisfy: the plan's, plus its phase's for a phased plan."""
     if plan is None:
         return []
     phase = plan.phase_for(into) if plan.phases else None
     gates = [*plan.gates, *(phase.gate_list() if phase else [])]
-    return [g for g in gates if g.required and g.kind != "window"]
+    return [g for g in gates if g.required]
 
 
 @dataclass
@@ -64,13 +63,20 @@ def check_read(plan: Plan | None, into: str, retrieval: RetrievalState | None, s
     check = ReadCheck()
     if not gates or not retrieval:
         return check
+    windows = [g for g in gates if g.kind == "window"]
+    gates = [g for g in gates if g.kind != "window"]
     source = retrieval
     if not any(len(gate_candidates(retrieval, g.name, g)) == 1 for g in gates):
         source = next((s for s in reversed(history or []) if s is not retrieval and s["url"] != retrieval["url"]
-                       and any(len(gate_candidates(s, g.name, g)) == 1 for g in gates)), None)
+                       and any(len(gate_candidates(s, g.name, g)) == 1 for g in gates)), None) if gates else None
         if source is None:
-            return check
+            source = retrieval
+            gates = []
     reached = "" if source is retrieval else f" on {source['path']}, the list this page was reached from,"
+    for gate in windows:  # on the page read (a window is the read page's own)
+        if flag := window_flag(gate.name, gate.target, retrieval, step, at_read=True):
+            check.mismatches.append(DriftFlag(**{**flag, "node": "extractor", "message": (
+                f"{flag['message']} (read so: discard_rows these rows and read again)")}))
     unresolved: list[str] = []
     for gate in gates:
         found = gate_candidates(source, gate.name, gate)

@@ -190,7 +190,7 @@ def track(
     if plan is not None and plan.phases:
         flags = [f for f in flags if _in_phase(f, phase, plan)]
     if plan is not None:
-        held = {f["gate"] for f in active_flags if f["rule"] == "gate_mismatch"}
+        held = {f["gate"] for f in active_flags if f["rule"] in ("gate_mismatch", "window_narrower")}
         flags += _plan_flags(plan, state, step, held)
     return state, flags
 
@@ -341,7 +341,7 @@ def _plan_flags(plan: Plan, state: RetrievalState, step: int, held: set[str] = f
     gates = plan_gates(plan)
     for gate in gates:
         if gate.kind == "window":
-            flag = _window_flag(gate.name, gate.target, state, step)
+            flag = window_flag(gate.name, gate.target, state, step, held=held)
             if flag:
                 flags.append(flag)
             continue
@@ -382,7 +382,10 @@ def _split_window(target: str) -> tuple[str, str] | None:
     return (parts[0], parts[0]) if parts and parse_date(parts[0]) else None
 
 
-def _window_flag(name: str, target: str, state: RetrievalState, step: int) -> DriftFlag | None:
+def window_flag(name: str, target: str, state: RetrievalState, step: int, *, at_read: bool = False,
+                held: set[str] | frozenset[str] = frozenset()) -> DriftFlag | None:
+    """The shown window is narrower than the plan's: once the agent touched one of its bounds, or at a read
+    (`at_read`: a default window kept), and while a flag so raised is `held`; a bound the page clamps is not."""
     bounds = _split_window(target)
     if not bounds:
         return None
@@ -405,6 +408,9 @@ def _window_flag(name: str, target: str, state: RetrievalState, step: int) -> Dr
     if narrow_end and is_clamped(state["values"][end[0]], bounds[1]):
         narrow_end = False
     if not (narrow_start or narrow_end):
+        return None
+    touched = any(b and state["values"][b[0]]["set_at_step"] is not None for b in (start, end))
+    if not (at_read or touched or gate_key(name) in held):
         return None
     shown = f"{start[1] if start else '?'}..{end[1] if end else '?'}"
     return DriftFlag(

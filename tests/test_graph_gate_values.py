@@ -144,3 +144,18 @@ def test_a_record_page_is_checked_on_the_list_it_was_reached_from():
     right, _ = step(obs("/search", agency="fda"), 1, {"kind": "goto", "url": "x"})
     assert check_read(PLAN, "answer", detail, 3, [right, detail]).mismatches == []
     assert check_read(PLAN, "answer", detail, 3, [detail]).notes() == []  # nothing to check it on
+
+
+def test_a_default_window_narrower_than_the_plan_is_flagged_at_the_read_not_on_arrival():
+    plan = Plan(gates=[Gate(kind="window", name="Date", target="2019-01-01..2021-12-31")])
+    s1, flags = step(obs("/search", window=("2021-01-01", "2021-12-31")), 1, {"kind": "goto", "url": "x"}, plan=plan)
+    assert flags == []  # the page's default window: not yet a mistake
+    check = check_read(plan, "answer", s1, 2)
+    assert [(f["rule"], f["node"]) for f in check.mismatches] == [("window_narrower", "extractor")]
+    s2, held = step(obs("/search", window=("2021-01-01", "2021-12-31")), 3, {"kind": "scroll"}, previous=s1,
+                    history=[s1], flags=check.mismatches, plan=plan)
+    assert [f["rule"] for f in held] == ["window_narrower"]
+    _, wide = step(obs("/search", window=("2019-01-01", "2021-12-31")), 4,
+                   {"kind": "set_range", "start_target": {"label": "From date"}}, previous=s2, history=[s1, s2],
+                   flags=held, plan=plan)
+    assert wide == []
