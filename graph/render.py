@@ -54,20 +54,21 @@ class Prompts:
             rows_count=len(rows), last_rows=[[r["values"].get(c, "") for c in columns] for r in rows[-LAST_ROWS_SHOWN:]],
             step=state.get("step", 0), max_steps=max_steps, observation=observation_text,
             tables=schemas(state["tables"]) if state.get("tables") else "",
-            phases=phases, derivation=derivation_text(plan.derivation if plan else "", all(d for _, d in phases)),
+            phases=phases, derivation=derivation_text(plan.derivation if plan else "", not any(d for _, d in phases)),
         )
 
 
-DERIVATION_PREVIEW_TOKENS = 40
+DERIVATION_PREVIEW_TOKENS = 60
 
 
-def derivation_text(derivation: str, phases_read: bool) -> str:
-    """The plan's derivation: whole once every phase is read (the turn that derives), else its opening while
-    the phases (shown whole) drive the reads; a long derivation on every read turn costs more than it guides."""
-    if phases_read or count_tokens(derivation) <= DERIVATION_PREVIEW_TOKENS:
+def derivation_text(derivation: str, nothing_read: bool) -> str:
+    """The plan's derivation: whole while no phase has rows (the turns that orient), then its opening only. It
+    restates how the TASK (always shown whole) computes the answer, and a long one repeated on every read
+    turn of a many-page task costs more than it guides."""
+    if nothing_read or count_tokens(derivation) <= DERIVATION_PREVIEW_TOKENS:
         return derivation
     tokens = encoding().encode(derivation, disallowed_special=())
-    return encoding().decode(tokens[:DERIVATION_PREVIEW_TOKENS]).rstrip() + " … (whole once every phase is read)"
+    return encoding().decode(tokens[:DERIVATION_PREVIEW_TOKENS]).rstrip() + " … (cut: the TASK says how)"
 
 
 def split_state_values(plan: Plan | None, retrieval: Any) -> tuple[list[tuple[str, Any]], list[str]]:
@@ -148,9 +149,9 @@ def observation_delta(text: str, since_step: int) -> str | None:
         kept.append(line)
     if not any(left_out.values()):
         return None
-    note = (f"(page unchanged since step {since_step}: every control and link is below; left out here, as shown "
-            f"then: {left_out['options']} option list(s) {{…}}, {left_out['table']} table row(s), "
-            f"{left_out['outline']} outline line(s) - list_options / read_table / read_section return them)")
+    note = (f"(page unchanged since step {since_step}: every control and link below; not repeated: "
+            f"{left_out['options']} option list(s) {{…}}, {left_out['table']} table row(s), "
+            f"{left_out['outline']} outline line(s): list_options / read_table / read_section return them)")
     delta = "\n".join([note, *kept])
     return delta if count_tokens(text) - count_tokens(delta) >= DELTA_MIN_SAVING else None
 
