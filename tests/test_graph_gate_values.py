@@ -159,3 +159,15 @@ def test_a_default_window_narrower_than_the_plan_is_flagged_at_the_read_not_on_a
                    {"kind": "set_range", "start_target": {"label": "From date"}}, previous=s2, history=[s1, s2],
                    flags=held, plan=plan)
     assert wide == []
+
+
+def test_a_long_derivation_is_whole_until_a_phase_has_rows_then_its_opening():
+    from graph.render import DERIVATION_PREVIEW_TOKENS, derivation_text
+
+    short = "rank by first year; verdict from the share"
+    assert derivation_text(short, nothing_read=False) == short
+    long = "SELECT " + ", ".join(f"col_{i}" for i in range(200)) + " FROM t"
+    assert derivation_text(long, nothing_read=True) == long
+    cut = derivation_text(long, nothing_read=False)
+    assert cut.startswith("SELECT col_0") and cut.endswith("… (cut: the TASK says how)")
+    assert len(cut) < len(long) and DERIVATION_PREVIEW_TOKENS == 60
