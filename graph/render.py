@@ -58,7 +58,7 @@ class Prompts:
         )
 
 
-DERIVATION_PREVIEW_TOKENS = 60
+DERIVATION_PREVIEW_TOKENS = 30
 
 
 def derivation_text(derivation: str, nothing_read: bool) -> str:
