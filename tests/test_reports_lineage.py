@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from agent.reports.write import write_run_reports
+from agent.rundir.atomic import write_json_atomic
 from agent.rundir.cells import cell_dir
 from graph.evidence import derive
 from graph.state import EvidenceRow, Provenance
@@ -69,3 +70,14 @@ def test_lineage_and_report_show_clamps_and_empty_reads(run_dir: Path):  # noqa:
     html = (run_dir / "report.html").read_text()
     assert "clamped: To year = &#39;1966&#39; for the plan&#39;s &#39;1969&#39;" in html
     assert "1 read(s) of 0 rows" in html
+
+
+def test_report_shows_the_verifiers_notes_of_a_copied_answer(tmp_path: Path):
+    """A clamp accepted on rows copied into the answer (no derivation, so no lineage) is shown too."""
+    note = "[gate] clamped, accepted: End = '2010': End = '2008' ('End' offers 2001..2008)"
+    record = RECORDS[0].model_copy(update={"outcome": RECORDS[0].outcome.model_copy(update={
+        "verifier_reports": [{"step": 9, "ok": True, "failures": [], "repair_goal": None, "notes": [note]}]})})
+    write_json_atomic(cell_dir(tmp_path, record.key) / "cell.json", record.model_dump(mode="json"))
+    write_run_reports(tmp_path, html=True)
+    html = (tmp_path / "report.html").read_text()
+    assert html.count('data-role="verifier-note"') == 1 and "clamped, accepted: End = &#39;2010&#39;" in html
