@@ -74,7 +74,7 @@ def _keep(values: dict[str, str], raw: dict[str, str], where: dict[str, str]) ->
 
 def active_drift(drift_flags: list[DriftFlag], url: str) -> list[str]:
     path = urlsplit(url).path
-    return [f"{f['rule']}:{f['gate']}" for f in drift_flags if f.get("path") == path]
+    return list(dict.fromkeys(f"{f['rule']}:{f['gate']}" for f in drift_flags if f.get("path") == path))
 
 
 def extract(
