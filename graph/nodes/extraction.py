@@ -28,15 +28,18 @@ def make_extractor(deps: Deps, *, provenance: bool = True):
         args = ExtractRows.model_validate(pending["args"])
         step = state.get("step", 0)
         tables = state.get("tables") or {}
+        ctx = read_context(state, provenance=provenance)
         try:
             facts = (await read_page(deps)).model_dump() if needs_page_facts(args) else None
-            written = extract_into(args, read_context(state, provenance=provenance), schema=deps.spec.columns,
-                                   tables=tables, page_facts=facts)
+            written = extract_into(args, ctx, schema=deps.spec.columns, tables=tables, page_facts=facts)
         except (ExtractionError, FactError, WorkspaceError, PageReadError) as exc:
             message = error_text(exc, tables)
+            # a planned gate held at another value often explains a table without the expected columns
+            check = ctx.check(args.into)
             deps.log.write({"node": "extractor", "step": step, "error": message})
-            return {"messages": [ToolMessage(f"extract_rows failed: {message}", tool_call_id=pending["id"])],
-                    "pending": None, "nodes_run": ["extractor"],
+            return {"messages": [ToolMessage("\n".join([f"extract_rows failed: {message}", *check.notes()]),
+                                             tool_call_id=pending["id"])],
+                    "pending": None, "nodes_run": ["extractor"], **flag_update(state, check.mismatches),
                     "errors": [error_record(state, "extractor", "agent", "extraction", message)]}
         rows = written.rows
         if args.into == ANSWER:
