@@ -171,3 +171,31 @@ def test_a_long_derivation_is_whole_until_a_phase_has_rows_then_its_opening():
     cut = derivation_text(long, nothing_read=False)
     assert cut.startswith("SELECT col_0") and cut.endswith("… (cut: the TASK says how)")
     assert len(cut) < len(long) and DERIVATION_PREVIEW_TOKENS == 30
+
+
+@pytest.mark.asyncio
+async def test_a_failed_extraction_names_the_planned_gate_its_control_holds_otherwise():
+    """The rows' table lacks the asked column because a grouping gate was kept at its default: the failure says
+    so and raises the flag, so the read is not simply retried in the same state."""
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    from agent.config import ModelConfig
+    from graph.nodes import Deps
+    from graph.nodes.extraction import make_extractor
+    from graph.state import new_usage
+
+    class ToolBindingFake(FakeListChatModel):
+        def bind_tools(self, tools, **kwargs):
+            return self
+
+    state, _ = step(obs("/search"), 1, {"kind": "goto", "url": "x"})
+    deps = Deps(browser=None, model=ToolBindingFake(responses=["x"]), model_config=ModelConfig(name="m"),
+                spec=OutputSpec(columns=("year",)))
+    update = await make_extractor(deps)({
+        "pending": {"id": "c1", "name": "extract_rows", "args": {"columns": {"year": "Year"}}}, "step": 2,
+        "observation": {"url": state["url"], "tables": [{"index": 0, "headers": ["Agency"], "rows": [["EPA"]]}]},
+        "retrieval": state, "plan": PLAN.model_dump(), "usage": new_usage(0.0), "history": [state]})
+    text = update["messages"][0].content
+    assert text.startswith("extract_rows failed: column 'year': no header 'Year'")
+    assert "[gate] Agency holds 'Any agency [any]' (its default: never set) but the plan needs 'FDA'" in text
+    assert [(f["rule"], f["node"]) for f in update["drift_log"]] == [("gate_mismatch", "extractor")]
