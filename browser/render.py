@@ -336,8 +336,8 @@ def render_unchanged(obs: Observation, *, since_step: int, token_budget: int = D
                 body += section.head
             elif note := section.note(0):
                 body.append(f"{section.head[0]} {note}")
-    note = (f"(page unchanged since step {since_step}: every control and link is below; left out here, as shown "
-            f"then: {options} option list(s) {{…}}, {rows} table row(s), {outline} outline line(s) - "
+    note = (f"(page unchanged since step {since_step}: every control and link below; not repeated: "
+            f"{options} option list(s) {{…}}, {rows} table row(s), {outline} outline line(s): "
             "list_options / read_table / read_section return them)")
     return "\n".join([note, *layout.head, *control_lines, *layout.notices, *body])
 

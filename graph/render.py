@@ -15,6 +15,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from browser.delta import observation_text as browser_observation_text
 from browser.delta import page_key as browser_page_key
 from browser.delta import render_delta
+from browser.tokens import count_tokens, encoding
 from graph.state import AgentState, Plan, TaskView
 from graph.tracker import ambiguous_gates, find_gate_value, plan_gates
 from graph.workspace import schemas
@@ -45,6 +46,7 @@ class Prompts:
         rows = state.get("rows") or []
         columns = state["task"]["output_spec"]["columns"]
         state_values, untouched = split_state_values(plan, retrieval)
+        phases = [(p, bool((state.get("tables") or {}).get(p.into, {}).get("rows"))) for p in plan.phases] if plan else []
         return self.env.get_template("actor_turn.md").render(
             task=state["task"], columns=columns, plan=plan, retrieval=retrieval,
             pending_gates=pending_gates(plan, retrieval), retrieval_url=_retrieval_url(retrieval, state.get("observation")),
@@ -53,9 +55,21 @@ class Prompts:
             rows_count=len(rows), last_rows=[[r["values"].get(c, "") for c in columns] for r in rows[-LAST_ROWS_SHOWN:]],
             step=state.get("step", 0), max_steps=max_steps, observation=observation_text,
             tables=schemas(state["tables"]) if state.get("tables") else "",
-            phases=[(p, bool((state.get("tables") or {}).get(p.into, {}).get("rows"))) for p in plan.phases]
-            if plan else [],
+            phases=phases, derivation=derivation_text(plan.derivation if plan else "", not any(d for _, d in phases)),
         )
+
+
+DERIVATION_PREVIEW_TOKENS = 30
+
+
+def derivation_text(derivation: str, nothing_read: bool) -> str:
+    """The plan's derivation: whole while no phase has rows (the turns that orient), then its opening only. It
+    restates how the TASK (always shown whole) computes the answer, and a long one repeated on every read
+    turn of a many-page task costs more than it guides."""
+    if nothing_read or count_tokens(derivation) <= DERIVATION_PREVIEW_TOKENS:
+        return derivation
+    tokens = encoding().encode(derivation, disallowed_special=())
+    return encoding().decode(tokens[:DERIVATION_PREVIEW_TOKENS]).rstrip() + " … (cut: the TASK says how)"
 
 
 def split_state_values(plan: Plan | None, retrieval: Any) -> tuple[list[tuple[str, Any]], list[str]]:
