@@ -168,7 +168,8 @@ def hard_limit(config: BenchConfig) -> float:
 
 
 def checkpoint_path(run_dir: Path, key: CellKey) -> Path:
-    path = cell_dir(run_dir / CHECKPOINTS_DIR, key).with_suffix(".sqlite")
+    folder = cell_dir(run_dir / CHECKPOINTS_DIR, key)  # `name + .sqlite`: a task id `a.1` keeps its `.1`
+    path = folder.with_name(folder.name + ".sqlite")
     path.parent.mkdir(parents=True, exist_ok=True)
     return path
 

@@ -7,7 +7,6 @@ staging folder, writes `cell.json` last, then renames the folder into place in o
 from __future__ import annotations
 
 import json
-import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,19 +15,14 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from agent.outcome import TaskOutcome
+from agent.run_paths import ensure_inside, safe_segment
 
 CELLS_DIR = "cells"
 STAGING_DIR = ".staging"
 CELL_FILE = "cell.json"
 CELL_SCHEMA_VERSION = 1
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-def slug(name: str) -> str:
-    """Folder-safe and stable; distinct names that collapse to one slug are rejected by `plan_cells`."""
-    cleaned = _UNSAFE.sub("_", name).strip("._")
-    return cleaned or "_"
+slug = safe_segment  # the one rule for names in paths (agent/run_paths.py)
 
 
 @dataclass(frozen=True)
@@ -97,7 +91,7 @@ class CellRecord(BaseModel):
 
 
 def cell_dir(run_dir: Path, key: CellKey) -> Path:
-    return run_dir / key.relpath
+    return ensure_inside(run_dir, run_dir / key.relpath)
 
 
 def is_finished(run_dir: Path, key: CellKey) -> bool:
@@ -105,7 +99,7 @@ def is_finished(run_dir: Path, key: CellKey) -> bool:
 
 
 def staging_dir(run_dir: Path, key: CellKey) -> Path:
-    return run_dir / STAGING_DIR / key.relpath.relative_to(CELLS_DIR)
+    return ensure_inside(run_dir, run_dir / STAGING_DIR / key.relpath.relative_to(CELLS_DIR))
 
 
 def fresh_staging_dir(run_dir: Path, key: CellKey) -> Path:

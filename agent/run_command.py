@@ -33,6 +33,7 @@ from agent.config import (
 from agent.local_model import LocalModelError
 from agent.manifest import SINGLE_RUN_FINGERPRINT, MixedCodeError, check_single_run_code
 from agent.outcome import TaskOutcome
+from agent.run_paths import UnsafePath, run_path
 from agent.webenv_sites import DEFAULT_RELEASE
 
 _TASK = typer.Option(..., "--task", help="Task id, e.g. offline_vulns_001 or offline_vulns_001-g.")
@@ -43,7 +44,8 @@ _MODEL = typer.Option(None, "--model", help="A model name from --config, 'script
 _CONFIG = typer.Option(None, "--config", help="Benchmark YAML: models, protocol and agent settings.")
 _ABLATE = typer.Option("", "--ablate", help="Comma-separated nodes to switch off: planner,state_tracker,verifier,"
                                            "provenance.")
-_OUT = typer.Option(Path("runs"), "--out", help="Parent folder; the run goes to OUT/<task>/<model>/<variant>.")
+_OUT = typer.Option(Path("runs"), "--out", help="Parent folder; the run goes to OUT/<task>/<model>/<variant> "
+                                                "(each name made one safe folder name).")
 _FRESH = typer.Option(False, "--fresh", help="Start over instead of resuming (or re-reporting) an earlier run.")
 _WEBENV = typer.Option(None, "--webenv", help="SITE=ORIGIN (repeatable): serve the task's live site from a local "
                                              "SGR-WebEnv environment, e.g. arxiv=http://127.0.0.1:8083 or "
@@ -165,12 +167,12 @@ def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASK
         chosen = pick_model(model, bench.models if bench else [])
         variant = make_variant(ablate)
         mapping, release = _webenv_mapping(bench, webenv or [])
-    except (RunSetupError, ConfigError) as exc:
+        out_dir = run_path(out, task, chosen.name, variant.name)  # checked before anything is written or removed
+    except (RunSetupError, ConfigError, UnsafePath) as exc:
         console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
         raise typer.Exit(2) from exc
     protocol = bench.protocol if bench else ProtocolConfig()
     agent = bench.agent if bench else AgentConfig()
-    out_dir = out / task / chosen.name / variant.name
     if fresh and out_dir.exists():
         shutil.rmtree(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
