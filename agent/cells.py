@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from agent.run_paths import ensure_inside, safe_segment
 CELLS_DIR = "cells"
 STAGING_DIR = ".staging"
 CELL_FILE = "cell.json"
+STEPS_FILE = "steps.jsonl"
 CELL_SCHEMA_VERSION = 1
 
 slug = safe_segment  # the one rule for names in paths (agent/run_paths.py)
@@ -103,11 +105,19 @@ def staging_dir(run_dir: Path, key: CellKey) -> Path:
 
 
 def fresh_staging_dir(run_dir: Path, key: CellKey) -> Path:
-    """An empty staging folder: leftovers of a killed or failed attempt are discarded, never merged."""
+    """A staging folder for a new attempt. Leftovers of a killed or failed attempt are discarded, never
+    merged, except its `steps.jsonl`: the new attempt appends to it after a `new_attempt` line, so the steps
+    before a kill or a retry are never lost (a line the kill cut short is dropped)."""
     path = staging_dir(run_dir, key)
+    steps = path / STEPS_FILE
+    earlier = steps.read_bytes() if steps.is_file() and not steps.is_symlink() else b""
     if path.exists():
         shutil.rmtree(path)
     path.mkdir(parents=True)
+    earlier = earlier[:earlier.rfind(b"\n") + 1]
+    if earlier:
+        marker = {"t": round(time.time(), 3), "node": "run", "event": "new_attempt"}
+        steps.write_bytes(earlier + json.dumps(marker).encode() + b"\n")
     return path
 
 
