@@ -3,8 +3,9 @@
 For the offline suite the local sites are started on a free loopback port first. The run folder gets
 `answer.txt`, `score.json` (shared evaluator), `outcome.json`, `steps.jsonl`, `retrieval_state.json`,
 the browser trace, `checkpoints.sqlite` and `fingerprint.json` (the code that made it): rerunning the same
-command resumes an interrupted run and re-reports a finished one, unless the code changed (then `--fresh`
-starts over, `--allow-mixed` goes on and records it).
+command restarts an interrupted run from a clean slate (recorded in `outcome.json`, see agent/checkpoints.py)
+and re-reports a finished one, unless the code changed (then `--fresh` starts over, `--allow-mixed` goes on
+and records it). The folder's path is built from safe names and checked first (agent/run_paths.py).
 """
 
 from __future__ import annotations

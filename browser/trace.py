@@ -91,7 +91,10 @@ class Redactor:
         return value, False
 
     def text(self, text: str) -> str:
-        for secret in self.env_secrets:
+        secrets = self.env_secrets
+        if not _REGISTERED_SECRETS.issubset(secrets):  # registered after this redactor was made: still covered
+            secrets = sorted(set(secrets) | _REGISTERED_SECRETS, key=len, reverse=True)
+        for secret in secrets:
             text = text.replace(secret, REDACTED)
         for pattern in _SECRET_PATTERNS:
             text = pattern.sub(lambda m: (m.group(1) if m.lastindex else "") + REDACTED, text)

@@ -24,11 +24,12 @@ from browser.trace import REDACTED, register_secret
 # only the mechanism (the key registered where it is read) can find it.
 KEY_ENV = "SGR_TEST_ENDPOINT_CRED"
 KEY = "zq8Vw3nLp0aK7mT4xY2bR9cQ"
+UNIT_KEY = "Jw5rT8kQ2mX9vB3nZ7pL4cY6"  # registered by hand in the checkpoint test; KEY only where the run reads it
 ECHO_401 = {"status": 401, "error": "Incorrect API key provided: {api_key}. You can find your key at ..."}
 
 
-def _files_holding_the_key(root: Path) -> list[str]:
-    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and KEY.encode() in p.read_bytes())
+def _files_holding(root: Path, key: str) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and key.encode() in p.read_bytes())
 
 
 class _State(TypedDict):
@@ -37,16 +38,16 @@ class _State(TypedDict):
 
 
 async def test_secrets_checkpoint_database_never_holds_the_key(tmp_path: Path):
-    register_secret(KEY)
+    register_secret(UNIT_KEY)
 
     async def leaks(state: _State) -> dict[str, Any]:
-        return {"messages": [AIMessage(f"the key is {KEY}", tool_calls=[{"name": "goto", "id": "c1",
-                                                                          "args": {"url": f"http://h/?k={KEY}"}}]),
-                             ToolMessage(f"401: {KEY}", tool_call_id="c1")],
-                "errors": [{"message": f"HTTP 401 Incorrect API key provided: {KEY}"}]}
+        return {"messages": [AIMessage(f"the key is {UNIT_KEY}", tool_calls=[{"name": "goto", "id": "c1",
+                                                                          "args": {"url": f"http://h/?k={UNIT_KEY}"}}]),
+                             ToolMessage(f"401: {UNIT_KEY}", tool_call_id="c1")],
+                "errors": [{"message": f"HTTP 401 Incorrect API key provided: {UNIT_KEY}"}]}
 
     async def raises(state: _State) -> dict[str, Any]:
-        raise RuntimeError(f"Incorrect API key provided: {KEY}")  # kept as the task's pending ERROR write
+        raise RuntimeError(f"Incorrect API key provided: {UNIT_KEY}")  # kept as the task's pending ERROR write
 
     builder = StateGraph(_State)
     builder.add_node("leaks", leaks)
@@ -64,7 +65,7 @@ async def test_secrets_checkpoint_database_never_holds_the_key(tmp_path: Path):
     assert isinstance(state["messages"][0], AIMessage) and state["messages"][0].content == f"the key is {REDACTED}"
     assert state["messages"][0].tool_calls[0]["args"]["url"] == f"http://h/?k={REDACTED}"
     assert state["errors"][0]["message"].endswith(REDACTED)
-    assert db.stat().st_size > 0 and _files_holding_the_key(tmp_path) == []
+    assert db.stat().st_size > 0 and _files_holding(tmp_path, UNIT_KEY) == []
 
 
 def _config(tmp_path: Path, base_url: str) -> Path:
@@ -97,4 +98,4 @@ def test_secrets_echoed_401_never_printed_or_written_by_sgr_run_or_bench(tmp_pat
     sqlite = [*tmp_path.rglob("*.sqlite")]
     assert {p.name for p in sqlite} >= {"checkpoints.sqlite", "offline_stats_001.sqlite"}
     assert all(REDACTED.encode() in p.read_bytes() for p in sqlite)  # the error is there, its key is not
-    assert _files_holding_the_key(tmp_path) == []
+    assert _files_holding(tmp_path, KEY) == []
