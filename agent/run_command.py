@@ -206,6 +206,9 @@ def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASK
     console.print(f"{task} [{chosen.name}/{variant.name}] stop={outcome.stop_reason} steps={outcome.steps} "
                   f"tokens={outcome.prompt_tokens}+{outcome.completion_tokens} {metrics or score.get('error', '')}",
                   highlight=False)
+    for restart in outcome.restarts:
+        console.print(f"[bold yellow]restarted from a clean slate:[/] an earlier run was interrupted at step "
+                      f"{restart.get('interrupted_at_step')} ({escape(str(restart.get('last_url')))})", highlight=False)
     if outcome.error:
         console.print(f"[yellow]{outcome.error_kind} error:[/] {outcome.error}", highlight=False)
     console.print(f"results in {out_dir}", highlight=False)
