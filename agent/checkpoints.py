@@ -59,9 +59,14 @@ async def restart_if_interrupted(graph: Any, saver: Any, config: dict[str, Any])
         return None
     values = snapshot.values
     earlier = restarts_of(snapshot)
+    usage = values.get("usage") or {}
     restart = {"at": datetime.now(UTC).isoformat(timespec="seconds"), "interrupted_at_step": int(values.get("step")
                or 0), "interrupted_before": list(snapshot.next), "last_url": (values.get("observation") or {}).get("url"),
-               "checkpoint_created_at": snapshot.created_at}
+               "checkpoint_created_at": snapshot.created_at,
+               # what the lost run had spent (the outcome's own counters cover the new run only)
+               "prompt_tokens": int(usage.get("prompt_tokens") or 0),
+               "completion_tokens": int(usage.get("completion_tokens") or 0),
+               "cost_usd": float(usage.get("cost_usd") or 0.0)}
     await saver.adelete_thread(config["configurable"]["thread_id"])
     return [*earlier, restart]
 
