@@ -32,3 +32,8 @@ class TaskOutcome(BaseModel):
     invalid_calls: int = Field(0, description="Model replies the actor could not execute (no/bad tool call).")
     repairs: int = Field(0, description="Verifier repair rounds.")
     context_trims: int = Field(0, description="Actor calls whose history was cut to fit the context window.")
+    restarts: list[dict[str, Any]] = Field(
+        default_factory=list, description="Each time the task was interrupted (its process killed) and restarted "
+                                          "from a clean slate: when, at which step, on which URL, and the tokens "
+                                          "and cost the lost run had spent. Empty: one "
+                                          "uninterrupted run. Earlier steps stay in steps.jsonl above a restart event.")

@@ -16,16 +16,15 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import ToolMessage
 from langgraph.errors import GraphRecursionError
 
 from agent.config import AgentVariant, ModelConfig, ProtocolConfig
 from agent.models.chat import MissingApiKey, ModelNotServed, make_chat_model
 from agent.models.transcript import TRANSCRIPT_FILE
 from agent.outcome import TaskOutcome
+from agent.rundir.checkpoints import open_checkpointer, restart_if_interrupted, restart_metadata, restarts_of
 from browser.interface import Browser
 from browser.trace import Redactor
-from browser.types import Goto
 from graph.build import build_graph
 from graph.composer import compose, live_rows
 from graph.evidence import compose_derived, derived_answer
@@ -58,40 +57,6 @@ def _origin(url: str | None) -> str | None:
 
 def thread_id(task_id: str, variant: AgentVariant, model: ModelConfig) -> str:
     return f"{task_id}::{variant.name}::{model.name}"
-
-
-async def _open_checkpointer(stack: AsyncExitStack, checkpoint_db: Path | None):
-    if checkpoint_db is None:
-        return None
-    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-
-    checkpoint_db.parent.mkdir(parents=True, exist_ok=True)
-    return await stack.enter_async_context(AsyncSqliteSaver.from_conn_string(str(checkpoint_db)))
-
-
-async def _resume_input(graph, config: dict[str, Any], browser: Browser) -> dict[str, Any] | None:
-    """An interrupted thread: re-open its last page (a fresh browser context starts blank), then continue."""
-    snapshot = await graph.aget_state(config)
-    if not snapshot.values or not snapshot.next:
-        return None
-    values = snapshot.values
-    url = (values.get("observation") or {}).get("url")
-    update: dict[str, Any] = {"pending": None}
-    if url:
-        result = await browser.act(Goto(url=url))
-        observation = result.observation or await browser.observe()
-        update.update(observation=observation.model_dump(), last_action=None, last_result=None, last_read=None)
-    usage = values.get("usage")
-    if usage:  # downtime between the kill and the resume is not the agent's time
-        stopped_at = datetime.fromisoformat(snapshot.created_at).timestamp() if snapshot.created_at else time.time()
-        now = time.time()
-        update["usage"] = {**usage, "started_at": now, "last_progress_at": now,
-                           "elapsed_before_resume": usage["elapsed_before_resume"] + stopped_at - usage["started_at"]}
-    pending = values.get("pending")
-    if pending:
-        update["messages"] = [ToolMessage(f"interrupted; the page was re-opened at {url}", tool_call_id=pending["id"])]
-    await graph.aupdate_state(config, update, as_node="executor")
-    return update
 
 
 async def solve_task(
@@ -141,18 +106,20 @@ async def solve_task(
     trace_text: str | None = None
     async with AsyncExitStack() as stack:
         try:
-            saver = await _open_checkpointer(stack, checkpoint_db)
+            saver = await open_checkpointer(stack, checkpoint_db)
             graph = build_graph(variant.ablate, deps, checkpointer=saver)
-            graph_input: Any = initial_state(view, time.time())
             if saver is not None:
                 snapshot = await graph.aget_state(config)
                 if snapshot.values and not snapshot.next:  # this thread already finished: report it again
                     state = dict(snapshot.values)
+                    outcome.restarts = restarts_of(snapshot)
                     return _finish(outcome, out_dir, state, started)
-                if await _resume_input(graph, config, browser) is not None:
-                    log.write({"node": "run", "event": "resume"})
-                    graph_input = None
-            async for values in graph.astream(graph_input, config, stream_mode="values"):
+                if (restarts := await restart_if_interrupted(graph, saver, config)) is not None:
+                    # killed mid-task: the page state it recorded is gone, so the task starts over (agent/rundir/checkpoints.py)
+                    log.write({"node": "run", "event": "restart", **restarts[-1]})
+                    outcome.restarts = restarts
+                    config["metadata"] = restart_metadata(restarts)
+            async for values in graph.astream(initial_state(view, time.time()), config, stream_mode="values"):
                 state = values
         except GraphRecursionError:
             error = ("the graph hit its recursion limit (step budget)", "agent")
@@ -190,10 +157,12 @@ def _finish(outcome: TaskOutcome, out_dir: Path, state: dict[str, Any] | None, s
         wall_seconds=round(time.monotonic() - started, 3), nodes_run=nodes_run,
         final_retrieval_state=dict(state.get("retrieval") or {}),
         drift_flags=list(state.get("drift_log") or []), verifier_reports=list(state.get("reports") or []),
-        traceback=Redactor.from_environment().text(trace_text) if trace_text else None,
+        traceback=trace_text,
         invalid_calls=int(state.get("invalid_calls") or 0), repairs=int(state.get("repairs") or 0),
         context_trims=int(state.get("context_trims") or 0),
     ))
+    # before anything is written or returned (an error text can quote a key: a 401 body echoing it)
+    outcome = TaskOutcome.model_validate(Redactor.from_environment().json(outcome.model_dump(mode="json")))
     (out_dir / "answer.txt").write_text(outcome.answer, encoding="utf-8")
     retrieval = {
         "final": state.get("retrieval"), "visited": state.get("history") or [], "plan": state.get("plan"),

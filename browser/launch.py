@@ -22,6 +22,11 @@ QUIET_ARGS = (
     "--disable-sync",
     "--no-first-run",
     "--disable-dev-shm-usage",
+    # WebRTC's STUN/TURN traffic bypasses request routing, so the origin policy cannot see it: no UDP at all
+    # (no proxy is configured, so "non-proxied" is all of it); `browser.policy` also removes the WebRTC API
+    # from every frame, which stops TURN over TCP too.
+    "--webrtc-ip-handling-policy=disable_non_proxied_udp",
+    "--force-webrtc-ip-handling-policy",
 )
 
 

@@ -3,17 +3,30 @@
 Requests to other origins are aborted at the context's router (not silently followed) and kept in
 `blocked`, so a run can report exactly what the page tried to reach.
 
+Every hop is checked (issue 21): Chromium does not route the hops of a redirect, so nothing allowed is
+left to Chromium's own redirect handling. A sub-resource (fetch/XHR, image, script, ...) is fetched here
+hop by hop, each `Location` checked, and fulfilled with the final response; a page navigation that
+redirects is answered with a tiny page that navigates on to the checked target, a new navigation that is
+routed (and checked) again. WebRTC cannot be routed at all (its STUN/TURN traffic bypasses the network
+stack Playwright intercepts): Chromium is launched with UDP off for WebRTC (`browser.launch`) and every
+frame loses the WebRTC constructors (`NO_WEBRTC_SCRIPT`), which also stops TURN over TCP.
+
 Third-party static assets (decision, issue 13): real pages load their scripts, stylesheets and fonts
 from CDNs (jQuery, framework bundles, the CSS that shows or hides a form's fields). Refusing them left
 forms without behaviour and changed what is visible, so observations of real pages differed from what
 a person sees. They are allowed, GET only, and listed in `third_party_assets`. Everything that can bring
 data or take the agent elsewhere stays refused: navigations, XHR/fetch, images and media (pixels and
-beacons), WebSockets, and any other scheme. `static_assets=False` restores the strict rule.
+beacons), WebSockets, and any other scheme. `static_assets=False` restores the strict rule, and it is the
+rule for a task whose every allowed origin is on this machine (the offline suite, a local mirror) or is
+served by local environments (SGR-WebEnv, `browser.routing`): such a world needs nothing from outside.
 """
 
 from __future__ import annotations
 
 import contextlib
+import html
+import ipaddress
+import json
 import re
 import time
 from dataclasses import dataclass, field
@@ -29,6 +42,34 @@ from pydantic import BaseModel, ConfigDict, Field
 _INTERNAL_SCHEMES = {"data", "blob", "about"}
 # Resource types a page may load from any http(s) origin (see the module docstring).
 STATIC_ASSET_TYPES = frozenset({"script", "stylesheet", "font"})
+MAX_HOPS = 8
+_METHOD_TO_GET = {301, 302, 303}  # a redirect that turns the request into a GET (307/308 keep it)
+
+# Every frame, before any page script: WebRTC's constructors are removed (also from frames a script reaches
+# through `contentWindow` before this script ran in them), so no page can open STUN/TURN connections.
+NO_WEBRTC_SCRIPT = """(() => {
+  const names = ["RTCPeerConnection", "webkitRTCPeerConnection", "RTCDataChannel", "RTCIceCandidate",
+                 "RTCSessionDescription", "RTCRtpSender", "RTCRtpReceiver", "RTCRtpTransceiver",
+                 "RTCDtlsTransport", "RTCIceTransport", "RTCSctpTransport", "RTCCertificate", "RTCEncodedAudioFrame",
+                 "RTCEncodedVideoFrame", "RTCError", "RTCErrorEvent", "RTCPeerConnectionIceEvent",
+                 "RTCDataChannelEvent", "RTCTrackEvent", "RTCDTMFSender", "RTCStatsReport"];
+  const strip = (w) => {
+    try { for (const n of names) { try { delete w[n]; } catch (e) {} if (n in w) { try {
+      Object.defineProperty(w, n, {value: undefined, configurable: false, writable: false}); } catch (e) {} } }
+    } catch (e) {}
+    return w;
+  };
+  strip(window);
+  for (const [proto, prop] of [[HTMLIFrameElement.prototype, "contentWindow"],
+                               [HTMLFrameElement.prototype, "contentWindow"],
+                               [HTMLObjectElement.prototype, "contentWindow"]]) {
+    const d = Object.getOwnPropertyDescriptor(proto, prop);
+    if (d && d.get) Object.defineProperty(proto, prop, {configurable: false, enumerable: d.enumerable,
+      get() { const w = d.get.call(this); return w ? strip(w) : w; }});
+  }
+  const open = window.open;
+  if (open) window.open = function (...args) { const w = open.apply(this, args); return w ? strip(w) : w; };
+})();"""
 
 
 class BrowserLimits(BaseModel):
@@ -46,6 +87,32 @@ class BrowserLimits(BaseModel):
 def origin_of(url: str) -> str:
     parts = urlsplit(url)
     return f"{parts.scheme}://{parts.netloc}".lower()
+
+
+def is_local_origin(origin: str) -> bool:
+    """An origin served from this machine: `localhost` or a loopback address."""
+    host = (urlsplit(origin).hostname or "").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def hop_headers(headers: dict[str, str]) -> dict[str, str]:
+    """A redirect's own headers (its cookies above all), minus what describes the redirect itself."""
+    kept = {k: v for k, v in headers.items() if k.lower() not in ("location", "content-type", "content-disposition",
+                                                                  "content-length", "content-encoding")}
+    return {**kept, "content-type": "text/html; charset=utf-8", "cache-control": "no-store"}
+
+
+def hop_page(location: str) -> bytes:
+    """The answer to a page navigation that redirects: a page that navigates on to `location` itself, a new
+    navigation that is routed (and checked) again; Chromium would follow a fulfilled redirect unrouted."""
+    target = html.escape(location, quote=True)
+    return (f'<!doctype html><meta http-equiv="refresh" content="0;url={target}">'
+            f"<script>location.replace({json.dumps(location)})</script>").encode()
 
 
 @dataclass
@@ -69,10 +136,11 @@ class OriginPolicy:
 
     @classmethod
     def for_task(cls, allowed: list[str], start_url: str | None = None) -> OriginPolicy:
+        """Third-party static assets are refused when every allowed origin is on this machine."""
         origins = {origin_of(url) for url in allowed if url}
         if start_url:
             origins.add(origin_of(start_url))
-        return cls(origins)
+        return cls(origins, static_assets=not origins or not all(is_local_origin(o) for o in origins))
 
     def allow(self, url: str) -> None:
         self.allowed_origins.add(origin_of(url))
@@ -93,6 +161,7 @@ class OriginPolicy:
         return self.navigation_refusal(url) is None
 
     async def install(self, context: BrowserContext) -> None:
+        await context.add_init_script(NO_WEBRTC_SCRIPT)
         await context.route("**/*", self._route)
         await context.route_web_socket(re.compile(".*"), self._route_web_socket)
 
@@ -120,27 +189,63 @@ class OriginPolicy:
                 await route.fallback()
                 return
             await self._refuse(route, request.url)
-        elif request.is_navigation_request() and urlsplit(request.url).scheme in ("http", "https"):
+        elif urlsplit(request.url).scheme.lower() not in ("http", "https"):
+            await route.fallback()  # data:/blob:/about: built in memory
+        elif request.is_navigation_request():
             await self._navigate_checking_redirect(route)
         else:
-            await route.fallback()
+            await self._fetch_checking_every_hop(route)
 
-    async def _navigate_checking_redirect(self, route: Route) -> None:
-        """Chromium follows redirects without routing them again, so a navigation is fetched here
-        without following its redirect, and a redirect to a refused origin is stopped at that hop."""
+    async def _fetch(self, route: Route, **options: Any) -> APIResponse | None:
+        """One hop, redirects not followed; None when it failed (the route is then aborted)."""
         try:
-            response = await fetch_resending_on_reset(route, max_redirects=0, timeout=self.fetch_timeout_ms)
+            return await fetch_resending_on_reset(route, max_redirects=0, timeout=self.fetch_timeout_ms, **options)
         except PlaywrightError as exc:  # the page sees a failed load; the action reports the timeout
             with contextlib.suppress(PlaywrightError):
                 await route.abort("timedout" if isinstance(exc, PlaywrightTimeout) else "failed")
+            return None
+
+    async def _navigate_checking_redirect(self, route: Route) -> None:
+        """A page navigation: a redirect to a refused origin is stopped at that hop; one to an allowed origin
+        is answered with `hop_page`, so the next hop is a new navigation, routed and checked again."""
+        response = await self._fetch(route)
+        if response is None:
             return
         location = response.headers.get("location")
         if 300 <= response.status < 400 and location:
             target = urljoin(route.request.url, location)
-            if not self.request_allowed(target):
+            await response.dispose()
+            if not self.request_allowed(target) or urlsplit(target).scheme.lower() not in ("http", "https"):
                 await self._refuse(route, target)
                 return
+            await route.fulfill(status=200, headers=hop_headers(response.headers), body=hop_page(target))
+            return
         await route.fulfill(response=response)
+
+    async def _fetch_checking_every_hop(self, route: Route) -> None:
+        """A sub-resource (fetch/XHR, image, script, ...): its redirects are followed here, each hop checked
+        before it is requested, and the final response is fulfilled (or the route refused at the bad hop)."""
+        request = route.request
+        url, method, post_data = request.url, request.method, request.post_data_buffer
+        options: dict[str, Any] = {}
+        for _hop in range(MAX_HOPS):
+            response = await self._fetch(route, **options)
+            if response is None:
+                return
+            location = response.headers.get("location")
+            if not (300 <= response.status < 400 and location):
+                await route.fulfill(response=response)
+                return
+            target = urljoin(url, location)
+            await response.dispose()
+            if not self.request_allowed(target) or urlsplit(target).scheme.lower() not in ("http", "https"):
+                await self._refuse(route, target)
+                return
+            if response.status in _METHOD_TO_GET and method != "HEAD":
+                method, post_data = "GET", None
+            url = target
+            options = {"url": url, "method": method, "post_data": post_data}
+        await route.abort("failed")  # too many redirects
 
     async def _refuse(self, route: Route, url: str) -> None:
         request = route.request

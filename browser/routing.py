@@ -20,7 +20,8 @@ runs after the same origin policy as every other request:
   followed here hop by hop, each hop checked by the policy;
 - request `Origin`/`Referer` are rewritten to the environment's origin (the environment sees itself);
 - WebSockets to mapped origins are refused (the environments do not use them; a socket cannot be
-  re-pointed by a route without leaving the policy).
+  re-pointed by a route without leaving the policy);
+- third-party static assets (CDN scripts, styles, fonts) are refused: the environments serve whole sites.
 
 `context.request` fetches (the browser layer's PDF/CSV reads) do not pass through routes; `get` does
 the same mapping for them.
@@ -29,8 +30,6 @@ the same mapping for them.
 from __future__ import annotations
 
 import contextlib
-import html
-import json
 import re
 import time
 from collections.abc import Mapping
@@ -41,7 +40,7 @@ from playwright.async_api import APIResponse, BrowserContext, Route, WebSocketRo
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
-from browser.policy import BlockedRequest, OriginPolicy, fetch_resending_on_reset
+from browser.policy import BlockedRequest, OriginPolicy, fetch_resending_on_reset, hop_headers, hop_page
 
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 _TEXT_TYPES = re.compile(r"text/|javascript|json|xml|ecmascript", re.I)
@@ -49,18 +48,6 @@ _REWRITE_MAX_BYTES = 20_000_000
 _HOP_HEADERS = {"host", "content-length", "connection", "transfer-encoding", "keep-alive", "upgrade"}
 _DROPPED_RESPONSE_HEADERS = {"content-length", "content-encoding", "transfer-encoding", "connection", "keep-alive"}
 _MAX_HOPS = 8
-
-
-def _hop_headers(headers: dict[str, str]) -> dict[str, str]:
-    """A redirect's own headers (its cookies above all), minus what describes the redirect itself."""
-    kept = {k: v for k, v in headers.items() if k not in ("location", "content-type", "content-disposition")}
-    return {**kept, "content-type": "text/html; charset=utf-8", "cache-control": "no-store"}
-
-
-def _hop_page(location: str) -> bytes:
-    target = html.escape(location, quote=True)
-    return (f'<!doctype html><meta http-equiv="refresh" content="0;url={target}">'
-            f"<script>location.replace({json.dumps(location)})</script>").encode()
 
 
 class RoutingError(ValueError):
@@ -180,6 +167,7 @@ class EnvironmentRouter:
         dropped = sorted(o for o in self.policy.allowed_origins if not self.origins.maps(o))
         self.policy.allowed_origins.difference_update(dropped)
         self.unmapped_allowed = dropped
+        self.policy.static_assets = False  # the environments serve the whole site: no third-party CDN is needed
 
     async def install(self, context: BrowserContext) -> None:
         # Routes registered later run first; unmapped URLs fall back to the policy's own handler.
@@ -211,7 +199,7 @@ class EnvironmentRouter:
                 if location and navigation:
                     # Chromium does not route the hop after a fulfilled redirect (it would go to the real
                     # network), so the page is sent on with a new navigation that is routed again.
-                    await route.fulfill(status=200, headers=_hop_headers(live_headers), body=_hop_page(location))
+                    await route.fulfill(status=200, headers=hop_headers(live_headers), body=hop_page(location))
                     return
                 if location and self.origins.maps(location):
                     url, method, post_data = location, "GET", None  # sub-resources: follow hop by hop

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from browser.types import ActionResult, Observation
 
 REDACTED = "[REDACTED]"
@@ -34,6 +36,16 @@ _SECRET_ENV_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET")
 _MIN_SECRET_LEN = 6  # shorter env values would redact ordinary words
 
 
+_REGISTERED_SECRETS: set[str] = set()
+
+
+def register_secret(value: str | None) -> None:
+    """A secret this process holds under any name (a config's `api_key_env` may name any variable): every
+    `Redactor.from_environment()` made afterwards redacts it too, whatever writes or prints."""
+    if value and len(value) >= _MIN_SECRET_LEN:
+        _REGISTERED_SECRETS.add(value)
+
+
 @dataclass
 class Redactor:
     env_secrets: list[str] = field(default_factory=list)
@@ -42,10 +54,47 @@ class Redactor:
     def from_environment(cls) -> Redactor:
         values = {value for name, value in os.environ.items()
                   if name.upper().endswith(_SECRET_ENV_SUFFIXES) and len(value) >= _MIN_SECRET_LEN}
-        return cls(sorted(values, key=len, reverse=True))
+        return cls(sorted(values | _REGISTERED_SECRETS, key=len, reverse=True))
+
+    def deep(self, value: Any) -> Any:
+        """Any object graph with every string redacted (pydantic models such as chat messages, containers and
+        exceptions included); parts holding no secret are kept as they are. For persisting objects that are
+        not JSON (checkpoints)."""
+        return self._deep(value)[0]
+
+    def _deep(self, value: Any) -> tuple[Any, bool]:
+        if isinstance(value, str):
+            text = self.text(value)
+            return (text, True) if text != value else (value, False)
+        if isinstance(value, dict):
+            pairs = [(self._deep(k), self._deep(v)) for k, v in value.items()]
+            if not any(k[1] or v[1] for k, v in pairs):
+                return value, False
+            return {k[0]: v[0] for k, v in pairs}, True
+        if isinstance(value, list | tuple | set | frozenset):
+            items = [self._deep(v) for v in value]
+            if not any(changed for _, changed in items):
+                return value, False
+            kind = type(value) if type(value) in (list, tuple, set, frozenset) else list
+            return kind(v for v, _ in items), True
+        if isinstance(value, BaseModel):
+            update = {}
+            for name in type(value).model_fields:
+                new, changed = self._deep(getattr(value, name, None))
+                if changed:
+                    update[name] = new
+            return (value.model_copy(update=update), True) if update else (value, False)
+        if isinstance(value, BaseException):
+            text = f"{type(value).__name__}: {value}"
+            redacted = self.text(text)
+            return (RuntimeError(redacted), True) if redacted != text else (value, False)
+        return value, False
 
     def text(self, text: str) -> str:
-        for secret in self.env_secrets:
+        secrets = self.env_secrets
+        if not _REGISTERED_SECRETS.issubset(secrets):  # registered after this redactor was made: still covered
+            secrets = sorted(set(secrets) | _REGISTERED_SECRETS, key=len, reverse=True)
+        for secret in secrets:
             text = text.replace(secret, REDACTED)
         for pattern in _SECRET_PATTERNS:
             text = pattern.sub(lambda m: (m.group(1) if m.lastindex else "") + REDACTED, text)

@@ -140,7 +140,9 @@ class SignalAfterSearch:
         await self.browser.close()
 
 
-async def test_a_killed_run_resumes_from_its_checkpoint(offline_server, chromium_worker, tmp_path):
+async def test_a_killed_run_restarts_from_a_clean_slate(offline_server, chromium_worker, tmp_path):
+    """The checkpoint of a killed run claims page state a new browser no longer has (issue 21 item 4): the
+    thread is restarted from the first step, the restart recorded, and the answer still right."""
     task_id, db = "offline_vulns_001", tmp_path / "checkpoints.sqlite"
     event = asyncio.Event()
     first = asyncio.create_task(run(task_id, offline_server, chromium_worker, tmp_path / "a", checkpoint_db=db,
@@ -153,9 +155,10 @@ async def test_a_killed_run_resumes_from_its_checkpoint(offline_server, chromium
 
     task, outcome, _ = await run(task_id, offline_server, chromium_worker, tmp_path / "b", checkpoint_db=db)
     events = graph_events(tmp_path / "b")
-    assert any(e.get("event") == "resume" for e in events)
-    assert min(e["step"] for e in events if e["node"] == "actor") > 1  # no restart from the first step
-    assert outcome.steps > len(before) - 1
+    [restart] = [e for e in events if e.get("event") == "restart"]
+    assert restart["interrupted_at_step"] >= len(before) - 1 >= 1
+    assert min(e["step"] for e in events if e["node"] == "actor") == 1  # from the first step again
+    assert [r["interrupted_at_step"] for r in outcome.restarts] == [restart["interrupted_at_step"]]
     assert score_answer(outcome.answer, task.oracle_answer, task.output_spec).exact_match
 
 

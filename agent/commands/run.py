@@ -3,8 +3,9 @@
 For the offline suite the local sites are started on a free loopback port first. The run folder gets
 `answer.txt`, `score.json` (shared evaluator), `outcome.json`, `steps.jsonl`, `retrieval_state.json`,
 the browser trace, `checkpoints.sqlite` and `fingerprint.json` (the code that made it): rerunning the same
-command resumes an interrupted run and re-reports a finished one, unless the code changed (then `--fresh`
-starts over, `--allow-mixed` goes on and records it).
+command restarts an interrupted run from a clean slate (recorded in `outcome.json`, see agent/rundir/checkpoints.py)
+and re-reports a finished one, unless the code changed (then `--fresh` starts over, `--allow-mixed` goes on
+and records it). The folder's path is built from safe names and checked first (agent/rundir/paths.py).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from agent.config import (
 from agent.models.local_server import LocalModelError
 from agent.outcome import TaskOutcome
 from agent.rundir.manifest import SINGLE_RUN_FINGERPRINT, MixedCodeError, check_single_run_code
+from agent.rundir.paths import UnsafePath, run_path
 from agent.webenv.sites import DEFAULT_RELEASE
 
 _TASK = typer.Option(..., "--task", help="Task id, e.g. offline_vulns_001 or offline_vulns_001-g.")
@@ -43,7 +45,8 @@ _MODEL = typer.Option(None, "--model", help="A model name from --config, 'script
 _CONFIG = typer.Option(None, "--config", help="Benchmark YAML: models, protocol and agent settings.")
 _ABLATE = typer.Option("", "--ablate", help="Comma-separated nodes to switch off: planner,state_tracker,verifier,"
                                            "provenance.")
-_OUT = typer.Option(Path("runs"), "--out", help="Parent folder; the run goes to OUT/<task>/<model>/<variant>.")
+_OUT = typer.Option(Path("runs"), "--out", help="Parent folder; the run goes to OUT/<task>/<model>/<variant> "
+                                                "(each name made one safe folder name).")
 _FRESH = typer.Option(False, "--fresh", help="Start over instead of resuming (or re-reporting) an earlier run.")
 _WEBENV = typer.Option(None, "--webenv", help="SITE=ORIGIN (repeatable): serve the task's live site from a local "
                                              "SGR-WebEnv environment, e.g. arxiv=http://127.0.0.1:8083 or "
@@ -165,12 +168,12 @@ def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASK
         chosen = pick_model(model, bench.models if bench else [])
         variant = make_variant(ablate)
         mapping, release = _webenv_mapping(bench, webenv or [])
-    except (RunSetupError, ConfigError) as exc:
+        out_dir = run_path(out, task, chosen.name, variant.name)  # checked before anything is written or removed
+    except (RunSetupError, ConfigError, UnsafePath) as exc:
         console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
         raise typer.Exit(2) from exc
     protocol = bench.protocol if bench else ProtocolConfig()
     agent = bench.agent if bench else AgentConfig()
-    out_dir = out / task / chosen.name / variant.name
     if fresh and out_dir.exists():
         shutil.rmtree(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -203,6 +206,9 @@ def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASK
     console.print(f"{task} [{chosen.name}/{variant.name}] stop={outcome.stop_reason} steps={outcome.steps} "
                   f"tokens={outcome.prompt_tokens}+{outcome.completion_tokens} {metrics or score.get('error', '')}",
                   highlight=False)
+    for restart in outcome.restarts:
+        console.print(f"[bold yellow]restarted from a clean slate:[/] an earlier run was interrupted at step "
+                      f"{restart.get('interrupted_at_step')} ({escape(str(restart.get('last_url')))})", highlight=False)
     if outcome.error:
         console.print(f"[yellow]{outcome.error_kind} error:[/] {outcome.error}", highlight=False)
     console.print(f"results in {out_dir}", highlight=False)

@@ -16,6 +16,7 @@ from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
 from agent.models.transcript import TranscriptRecorder
+from browser.trace import register_secret
 from graph.llm_errors import CONFIG_STATUSES as CONFIG_STATUSES  # re-exported: error classes live below
 from graph.llm_errors import describe_llm_error as describe_llm_error
 from graph.llm_errors import llm_error_kind as llm_error_kind
@@ -56,6 +57,7 @@ def make_chat_model(model: ModelConfig, task_id: str, *, origin: str | None = No
         raise ModelNotServed(f"model {model.name!r}: the local server is not running; `sgr run`/`sgr bench` start "
                              "it, or run `sgr model serve` and set base_url")
     key = model.api_key()
+    register_secret(key)  # whatever the variable is called, no artefact or message may carry it
     if key is None and model.needs_key:
         raise MissingApiKey(f"model {model.name!r}: environment variable {model.api_key_env} is not set")
     extra = {"http_async_client": TranscriptRecorder(transcript).async_client(model.timeout)} if transcript else {}

@@ -7,7 +7,8 @@ the same wire path as a real endpoint. A recorded transcript (`agent.models.tran
 Each reply is one of:
 - a full chat-completion response body (as recorded in a transcript), or
 - shorthand: `{"content": "..."}`, `{"tool_calls": [{"name": ..., "arguments": <dict or raw JSON text>}]}`,
-  `{"status": 429, "error": "..."}` (an HTTP error; 429/5xx are retried by the client).
+  `{"status": 429, "error": "..."}` (an HTTP error; 429/5xx are retried by the client; `{api_key}` in the
+  error text is replaced by the request's key, like an endpoint that echoes it in its 401).
 Every request body received is kept in `requests`, in order.
 """
 
@@ -94,6 +95,9 @@ class FakeOpenAIServer(ThreadedServer):
             index = len(self.requests)
             reply = self.replies.pop(0) if self.replies else self.fallback
         if "status" in reply and "choices" not in reply:
-            return JSONResponse({"error": {"message": str(reply.get("error", "")), "type": "fake_error"}},
+            # `{api_key}` in an error text echoes the request's key, as some real endpoints do in a 401
+            key = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
+            message = str(reply.get("error", "")).replace("{api_key}", key)
+            return JSONResponse({"error": {"message": message, "type": "fake_error"}},
                                 status_code=int(reply["status"]))
         return JSONResponse(completion(reply, index, self.model))

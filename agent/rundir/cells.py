@@ -7,8 +7,8 @@ staging folder, writes `cell.json` last, then renames the folder into place in o
 from __future__ import annotations
 
 import json
-import re
 import shutil
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,14 +16,15 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from agent.outcome import TaskOutcome
+from agent.rundir.paths import ensure_inside, safe_segment
 from tasks.models import Task
 
 CELLS_DIR = "cells"
 STAGING_DIR = ".staging"
 CELL_FILE = "cell.json"
+STEPS_FILE = "steps.jsonl"
 CELL_SCHEMA_VERSION = 1
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 def cell_task_id(task: Task) -> str:
@@ -31,10 +32,7 @@ def cell_task_id(task: Task) -> str:
     return task.task_id if task.language == "en" else f"{task.task_id}@{task.language}"
 
 
-def slug(name: str) -> str:
-    """Folder-safe and stable; distinct names that collapse to one slug are rejected by `plan_cells`."""
-    cleaned = _UNSAFE.sub("_", name).strip("._")
-    return cleaned or "_"
+slug = safe_segment  # the one rule for names in paths (agent/rundir/paths.py)
 
 
 @dataclass(frozen=True)
@@ -103,7 +101,7 @@ class CellRecord(BaseModel):
 
 
 def cell_dir(run_dir: Path, key: CellKey) -> Path:
-    return run_dir / key.relpath
+    return ensure_inside(run_dir, run_dir / key.relpath)
 
 
 def is_finished(run_dir: Path, key: CellKey) -> bool:
@@ -111,15 +109,23 @@ def is_finished(run_dir: Path, key: CellKey) -> bool:
 
 
 def staging_dir(run_dir: Path, key: CellKey) -> Path:
-    return run_dir / STAGING_DIR / key.relpath.relative_to(CELLS_DIR)
+    return ensure_inside(run_dir, run_dir / STAGING_DIR / key.relpath.relative_to(CELLS_DIR))
 
 
 def fresh_staging_dir(run_dir: Path, key: CellKey) -> Path:
-    """An empty staging folder: leftovers of a killed or failed attempt are discarded, never merged."""
+    """A staging folder for a new attempt. Leftovers of a killed or failed attempt are discarded, never
+    merged, except its `steps.jsonl`: the new attempt appends to it after a `new_attempt` line, so the steps
+    before a kill or a retry are never lost (a line the kill cut short is dropped)."""
     path = staging_dir(run_dir, key)
+    steps = path / STEPS_FILE
+    earlier = steps.read_bytes() if steps.is_file() and not steps.is_symlink() else b""
     if path.exists():
         shutil.rmtree(path)
     path.mkdir(parents=True)
+    earlier = earlier[:earlier.rfind(b"\n") + 1]
+    if earlier:
+        marker = {"t": round(time.time(), 3), "node": "run", "event": "new_attempt"}
+        steps.write_bytes(earlier + json.dumps(marker).encode() + b"\n")
     return path
 
 

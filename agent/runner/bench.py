@@ -327,7 +327,7 @@ async def run_bench(
         mixed = check_resumable(run_dir, config, config_path, allow_mixed)
         for line in mixed:
             console.print(f"[bold yellow]--allow-mixed: resuming over cells of other code: {line}[/]")
-        shutil.rmtree(run_dir / STAGING_DIR, ignore_errors=True)  # leftovers of a killed run
+        # leftovers of a killed run stay until their cell runs again: `fresh_staging_dir` keeps their steps
         # On Ray each worker serves the offline sites itself: tasks keep the placeholder origin here.
         with _offline_server(config, run_dir, console, needed=not on_ray) as origin, serving_config(config) as served:
             membership: dict[str, int] = {}

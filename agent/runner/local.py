@@ -94,8 +94,8 @@ class LocalSlot:
 
     The hard limit is enforced here (a hung task is cancelled and its browser restarted); the Ray executor
     runs this same class inside each of its actors, so both executors share one definition of an attempt.
-    `run_dir` holds the checkpoints (`checkpoints/<cell>.sqlite`), outside the staging folder, so a retried
-    or resumed cell continues where it stopped.
+    `run_dir` holds the checkpoints (`checkpoints/<cell>.sqlite`), outside the staging folder: a finished
+    thread is re-reported, an interrupted one restarted from a clean slate (agent/rundir/checkpoints.py).
     """
 
     def __init__(self, config: BenchConfig, run_dir: Path, allowed_origins: list[str], *,
@@ -168,7 +168,8 @@ def hard_limit(config: BenchConfig) -> float:
 
 
 def checkpoint_path(run_dir: Path, key: CellKey) -> Path:
-    path = cell_dir(run_dir / CHECKPOINTS_DIR, key).with_suffix(".sqlite")
+    folder = cell_dir(run_dir / CHECKPOINTS_DIR, key)  # `name + .sqlite`: a task id `a.1` keeps its `.1`
+    path = folder.with_name(folder.name + ".sqlite")
     path.parent.mkdir(parents=True, exist_ok=True)
     return path
 

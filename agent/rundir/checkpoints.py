@@ -1,0 +1,87 @@
+"""The LangGraph checkpoint database of a task: redacted before anything is persisted, and what happens to
+a thread that was interrupted (the process killed mid-task).
+
+Redaction: every checkpoint and pending write passes through `RedactingSerializer`, so an API key echoed in
+an error text (a 401 body), a typed value or a page never reaches `checkpoints.sqlite` or a cell's sqlite.
+
+Interruption: a killed run leaves its thread mid-way. Its recorded state claims page state (a form choice,
+a scope, a page of results) that a fresh browser no longer has, and re-opening the last URL does not bring
+it back, so a resumed cell could answer from state it no longer holds. Such a thread is restarted from a
+clean slate instead: its checkpoints are deleted, the run starts from the task's initial state, and the
+restart is recorded (in the checkpoint metadata, so a second kill still counts the first) and reported in
+the outcome; the earlier steps stay in `steps.jsonl` above a `restart` event.
+"""
+
+from __future__ import annotations
+
+import json
+from contextlib import AsyncExitStack
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from browser.trace import Redactor
+
+RESTARTS_KEY = "sgr_restarts"
+
+
+class RedactingSerializer:
+    """Wraps the saver's serializer: objects are redacted (`Redactor.deep`) before they are serialized."""
+
+    def __init__(self, inner: Any):
+        self.inner = inner
+
+    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
+        # made per write: a key registered after the saver opened (a model created later) is covered too
+        return self.inner.dumps_typed(Redactor.from_environment().deep(obj))
+
+    def loads_typed(self, data: tuple[str, bytes]) -> Any:
+        return self.inner.loads_typed(data)
+
+
+async def open_checkpointer(stack: AsyncExitStack, checkpoint_db: Path | None) -> Any:
+    """The task's sqlite saver (None without a database), redacting everything it writes."""
+    if checkpoint_db is None:
+        return None
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    checkpoint_db.parent.mkdir(parents=True, exist_ok=True)
+    saver = await stack.enter_async_context(AsyncSqliteSaver.from_conn_string(str(checkpoint_db)))
+    saver.serde = RedactingSerializer(saver.serde)
+    return saver
+
+
+async def restart_if_interrupted(graph: Any, saver: Any, config: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """For an interrupted thread: delete it and return every restart so far (this one last), to be recorded
+    with `restart_metadata` by the new run; None when the thread is new or finished."""
+    snapshot = await graph.aget_state(config)
+    if not snapshot.values or not snapshot.next:
+        return None
+    values = snapshot.values
+    earlier = restarts_of(snapshot)
+    usage = values.get("usage") or {}
+    restart = {"at": datetime.now(UTC).isoformat(timespec="seconds"), "interrupted_at_step": int(values.get("step")
+               or 0), "interrupted_before": list(snapshot.next), "last_url": (values.get("observation") or {}).get("url"),
+               "checkpoint_created_at": snapshot.created_at,
+               # what the lost run had spent (the outcome's own counters cover the new run only)
+               "prompt_tokens": int(usage.get("prompt_tokens") or 0),
+               "completion_tokens": int(usage.get("completion_tokens") or 0),
+               "cost_usd": float(usage.get("cost_usd") or 0.0)}
+    await saver.adelete_thread(config["configurable"]["thread_id"])
+    return [*earlier, restart]
+
+
+def restart_metadata(restarts: list[dict[str, Any]]) -> dict[str, str]:
+    """For `config["metadata"]`: LangGraph copies only scalar values into each checkpoint's metadata (JSON,
+    not passed through the serializer), so the list travels as redacted JSON text."""
+    return {RESTARTS_KEY: Redactor.from_environment().text(json.dumps(restarts))}
+
+
+def restarts_of(snapshot: Any) -> list[dict[str, Any]]:
+    """The restarts recorded in a thread's latest checkpoint ([] for a thread never interrupted)."""
+    text = (getattr(snapshot, "metadata", None) or {}).get(RESTARTS_KEY)
+    try:
+        restarts = json.loads(text) if isinstance(text, str) else []
+    except ValueError:
+        return []
+    return restarts if isinstance(restarts, list) else []
