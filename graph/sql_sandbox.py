@@ -22,6 +22,7 @@ import re
 import resource
 import sys
 import threading
+import time
 import unicodedata
 from typing import Any
 
@@ -29,6 +30,7 @@ import duckdb
 
 ENGINE_MEMORY_MB = 256  # DuckDB's own limit (buffer-managed memory: tables, sorts, hash joins)
 PROCESS_DATA_MB = 320  # the process's hard ceiling: the engine's limit plus what Python and DuckDB need to run
+LOAD_CHUNK_ROWS = 2000  # rows parsed per statement while loading (the JSON parse is not memory-limited)
 RESULT = "__result"  # where the query's rows are materialised inside the engine; table names never start with _
 PROVENANCE_COLUMNS: dict[str, str] = {
     "_url": "VARCHAR", "_step": "INTEGER", "_page": "INTEGER", "_pages": "INTEGER",
@@ -107,14 +109,17 @@ def check_columns(columns: list[str]) -> None:
 
 def table_payload(table: dict[str, Any]) -> dict[str, Any]:
     """A workspace table as the engine loads it: typed columns (provenance columns for evidence) and its rows
-    as one JSON text of value lists, so the engine process never holds them as Python objects."""
+    as JSON texts of value lists, a chunk at a time, so the engine process never holds them as Python
+    objects and parses only one chunk at once."""
     columns: dict[str, str] = {}
     for column, kind in zip(table["columns"], table["types"], strict=False):
         columns[column] = kind if _LOADABLE_TYPES.match(kind) else "VARCHAR"
     if not table["derived"]:
         columns.update(PROVENANCE_COLUMNS)
+    rows = table["rows"]
     return {"columns": list(columns.items()),
-            "rows": json.dumps([[_loadable(row.get(c)) for c in columns] for row in table["rows"]])}
+            "chunks": [json.dumps([[_loadable(row.get(c)) for c in columns] for row in rows[i:i + LOAD_CHUNK_ROWS]])
+                       for i in range(0, len(rows), LOAD_CHUNK_ROWS)]}
 
 
 def _loadable(value: Any) -> Any:
@@ -126,15 +131,18 @@ def _loadable(value: Any) -> Any:
     return value
 
 
-def load(con: duckdb.DuckDBPyConnection, name: str, payload: dict[str, Any]) -> None:
-    """One table into the engine in one interruptible statement: the rows are one JSON parameter, every
-    name a quoted identifier, every column a typed cast."""
+def load(con: duckdb.DuckDBPyConnection, name: str, payload: dict[str, Any], deadline: float) -> None:
+    """One table into the engine: every name a quoted identifier, the rows JSON parameters cast column by
+    column, one interruptible statement per chunk."""
+    table = quote_ident(name)
+    con.execute(f"CREATE TABLE {table} ({', '.join(f'{quote_ident(c)} {k}' for c, k in payload['columns'])})")
     paths = ", ".join(f"'$[{i}]'" for i in range(len(payload["columns"])))
-    casts = ", ".join(f"CAST(v[{i}] AS {kind}) AS {quote_ident(column)}"
-                      for i, (column, kind) in enumerate(payload["columns"], start=1))
-    con.execute(f"CREATE TABLE {quote_ident(name)} AS SELECT {casts} "
-                f"FROM (SELECT json_extract_string(r, [{paths}]) AS v FROM (SELECT unnest(CAST(? AS JSON[])) AS r))",
-                [payload["rows"]])
+    casts = ", ".join(f"CAST(v[{i}] AS {kind})" for i, (_, kind) in enumerate(payload["columns"], start=1))
+    insert = (f"INSERT INTO {table} SELECT {casts} FROM (SELECT json_extract_string(r, [{paths}]) AS v "
+              "FROM (SELECT unnest(CAST(? AS JSON[])) AS r))")
+    for chunk in payload["chunks"]:
+        _in_time(deadline)
+        con.execute(insert, [chunk])
 
 
 def plain(value: Any) -> Any:
@@ -167,14 +175,16 @@ def _result_size(con: duckdb.DuckDBPyConnection, columns: list[str]) -> tuple[in
     return int(rows), int(size)
 
 
-def execute(con: duckdb.DuckDBPyConnection, request: dict[str, Any]) -> dict[str, Any]:
-    """Load the tables the query names, run it into the engine's own result table, measure it, fetch it."""
+def execute(con: duckdb.DuckDBPyConnection, request: dict[str, Any], deadline: float) -> dict[str, Any]:
+    """Load the tables the query names, run it into the engine's own result table, measure it, fetch it.
+    The timer interrupts a running statement; `deadline` catches the time spent between statements."""
     sql, tables = request["sql"], request["tables"]
     max_rows, max_bytes = request["max_rows"], request["max_bytes"]
     check_select(con, sql)
     inputs = _referenced(con, sql, tables)
     for name in inputs:
-        load(con, name, tables[name])
+        load(con, name, tables[name], deadline)
+    _in_time(deadline)
     relation = con.sql(sql)
     check_columns(relation.columns)
     relation.limit(max_rows + 1).create(RESULT)
@@ -184,12 +194,18 @@ def execute(con: duckdb.DuckDBPyConnection, request: dict[str, Any]) -> dict[str
     if size > max_bytes:
         raise Refused(f"the result holds {size:,} bytes of text, more than the {max_bytes:,} allowed; "
                       "select fewer or shorter values", "too_big")
+    _in_time(deadline)
     cursor = con.execute(f"SELECT * FROM {RESULT}")
     fetched = cursor.fetchall()
     description = cursor.description or []
     columns = [d[0] for d in description]
     return {"columns": columns, "types": [str(d[1]) for d in description], "inputs": inputs,
             "rows": [{c: plain(v) for c, v in zip(columns, row, strict=True)} for row in fetched]}
+
+
+def _in_time(deadline: float) -> None:
+    if time.monotonic() > deadline:
+        raise duckdb.InterruptException("over the time limit between statements")
 
 
 def answer(request: dict[str, Any]) -> dict[str, Any]:
@@ -199,7 +215,7 @@ def answer(request: dict[str, Any]) -> dict[str, Any]:
     timer = threading.Timer(seconds, con.interrupt)
     timer.start()  # loading the tables counts against the time limit too
     try:
-        return execute(con, request)
+        return execute(con, request, time.monotonic() + seconds)
     except Refused as exc:
         return {"error": str(exc), "kind": exc.kind}
     except duckdb.InterruptException:
