@@ -49,7 +49,7 @@ from agent.cells import (
     is_finished,
     slug,
 )
-from agent.config import BenchConfig, ConfigError, ModelConfig, load_config
+from agent.config import BenchConfig, ConfigError, ModelConfig, load_config, make_output_dir
 from agent.local_model import serving_config
 from agent.manifest import (
     MANIFEST_FILE,
@@ -316,7 +316,7 @@ async def run_bench(
         require_ray(config_path)
 
     run_dir = Path(config.run.output_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
+    make_output_dir(run_dir, config_path)
     with run_lock(run_dir):
         if fresh:
             clear_run_folder(run_dir)
