@@ -58,7 +58,7 @@ STOPPED = f"{MEMORY}|ran longer than"  # whichever limit comes first; both leave
     ("SELECT strlen(string_agg(repeat('a', 10000000), '')) AS n FROM range(100)", MEMORY),  # a growing aggregate
     ("SELECT lpad('', 900000000, 'x') AS l", STOPPED),  # slow to build: may meet the time limit first
     ("SELECT count(*) AS n FROM (SELECT md5(range::VARCHAR) AS m FROM range(30000000) ORDER BY m)", STOPPED),
-])
+], ids=["five-1e9-columns", "strlen-repeat", "string-agg", "lpad", "sort-that-would-spill"])
 def test_derive_peak_memory_stays_under_the_cap_plus_100_mb(sql, refusal, tmp_path):
     figures = measure(sql, tmp_path)
     assert re.search(refusal, figures["outcome"]), figures
