@@ -27,6 +27,7 @@ MAX_RESULT_ROWS = 5000
 MAX_RESULT_BYTES = 4 * 2**20  # text of a derived table; it lives in the graph state and every checkpoint
 STARTUP_SECONDS = 10.0  # the engine process's start-up, on a busy machine, before its own time limit runs
 _SANDBOX = Path(__file__).with_name("sql_sandbox.py")
+_SANDBOX_ENV = {"LC_ALL": "C.UTF-8"}  # nothing of ours (no keys) reaches the engine process
 
 
 class TableRecord(TypedDict):
@@ -112,15 +113,18 @@ def run_query(tables: dict[str, TableRecord], sql: str, *, seconds: float = QUER
                           "max_bytes": max_bytes})
     try:
         done = subprocess.run([sys.executable, "-I", str(_SANDBOX)], input=request.encode(), capture_output=True,
-                              timeout=seconds + STARTUP_SECONDS, check=False)
+                              timeout=seconds + STARTUP_SECONDS, check=False, env=_SANDBOX_ENV)
     except subprocess.TimeoutExpired as exc:  # the engine did not stop itself: the process was killed
         raise WorkspaceError(f"the query ran longer than {seconds:g}s and was stopped; simplify it") from exc
     try:
         reply = json.loads(done.stdout)
     except ValueError:
         reply = None
-    if not isinstance(reply, dict):  # it died: over its memory ceiling (killed, or aborted on a failed allocation)
-        raise WorkspaceError(f"{memory_message()} (engine process exit status {done.returncode})")
+    if not isinstance(reply, dict):  # it died: a signal is its memory ceiling (an allocation failed: abort)
+        last = (done.stderr.decode("utf-8", "replace").strip().splitlines() or [""])[-1][:300]
+        if done.returncode < 0 or "memory" in last.lower() or "bad_alloc" in last:
+            raise WorkspaceError(f"{memory_message()} (engine process exit status {done.returncode})")
+        raise WorkspaceError(f"the query engine failed (exit status {done.returncode}): {last}")
     if "error" in reply:
         tail = f"\nTables:\n{schemas(tables)}" if reply.get("kind") == "engine" else ""
         raise WorkspaceError(f"{reply['error']}{tail}")
