@@ -9,14 +9,21 @@ them, and a table that already holds them (e.g. from an older checkpoint) loads 
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import duckdb
 import pytest
 
+from agent.fake_openai import FakeOpenAIServer
+from agent.llm import make_chat_model
+from agent.solve import initial_state
 from graph.evidence import derive
+from graph.nodes import Deps
+from graph.nodes.workspace import make_workspace
 from graph.tools import Derive
-from graph.workspace import WorkspaceError, derived_table, run_query
+from graph.workspace import QUERY_SECONDS, WorkspaceError, derived_table, run_query
+from tasks.loaders import load_tasks
 
 # What the attack looked like: close the quoted name, finish the DDL, run a statement, comment out the rest.
 BREAKOUT = 'a" VARCHAR); CREATE TABLE pwned AS SELECT 1 AS x; --'
@@ -84,3 +91,30 @@ def test_table_loading_counts_against_the_time_limit():
     table = {**_derived("big", ["a", "b"], rows), "derived": False}
     with pytest.raises(WorkspaceError, match="longer than 0.01s"):
         run_query({"big": table}, "SELECT count(*) AS n FROM big", seconds=0.01)
+
+
+async def test_a_runaway_derive_is_stopped_and_never_blocks_the_event_loop():
+    """The workspace node waits for the engine's process off the event loop: other tasks (the browser, a
+    second cell) keep running while a query runs into its time limit."""
+    task = load_tasks("offline", origin="http://127.0.0.1:9", task_ids=["offline_vulns_001"])[0]
+    with FakeOpenAIServer([]) as fake:
+        config = fake.model_config()
+        deps = Deps(browser=None, model=make_chat_model(config, "t"), model_config=config, spec=task.output_spec)
+    runaway = "SELECT count(*) AS n FROM range(1000000000000) t WHERE hash(t.range) = 0"
+    state = {**initial_state(task.solver_view(), time.time()), "messages": [], "rows": [], "tables": {},
+             "pending": {"name": "derive", "id": "c1", "args": {"sql": runaway, "into": "t"}}}
+    ticks = 0
+
+    async def tick() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.05)
+            ticks += 1
+
+    ticker = asyncio.create_task(tick())
+    started = time.monotonic()
+    update = await make_workspace(deps)(state)
+    elapsed = time.monotonic() - started
+    ticker.cancel()
+    assert f"longer than {QUERY_SECONDS:g}s" in update["messages"][0].content
+    assert ticks >= elapsed / 0.05 / 2, (ticks, elapsed)  # the loop kept turning the whole time
