@@ -20,9 +20,9 @@ from langchain_core.messages import ToolMessage
 from langgraph.errors import GraphRecursionError
 
 from agent.config import AgentVariant, ModelConfig, ProtocolConfig
-from agent.llm import MissingApiKey, ModelNotServed, make_chat_model
+from agent.models.chat import MissingApiKey, ModelNotServed, make_chat_model
+from agent.models.transcript import TRANSCRIPT_FILE
 from agent.outcome import TaskOutcome
-from agent.transcript import TRANSCRIPT_FILE
 from browser.interface import Browser
 from browser.trace import Redactor
 from browser.types import Goto

@@ -1,4 +1,4 @@
-"""Prompt rendering: the node prompts are data files (agent/prompts/*.md, Jinja); this fills them in.
+"""Prompt rendering: the node prompts are data files (graph/prompts/*.md, Jinja); this fills them in.
 
 Only the solver view, the plan, the tracked state and the observation reach a prompt, so what the
 model sees is exactly what the graph state holds (and a test can check it holds no oracle data).
@@ -20,7 +20,7 @@ from graph.state import AgentState, Plan, TaskView
 from graph.tracker import ambiguous_gates, find_gate_value, plan_gates
 from graph.workspace import schemas
 
-DEFAULT_PROMPT_DIR = Path(__file__).resolve().parent.parent / "agent" / "prompts"
+DEFAULT_PROMPT_DIR = Path(__file__).resolve().parent / "prompts"
 LAST_ROWS_SHOWN = 2
 
 

@@ -1,7 +1,7 @@
 """The model and budget settings a graph run is bound to, and the cost of one model call.
 
 They live in graph/ (not in the runner's config module) so that graph/ never imports agent/: the runner's
-config (`agent.config`) embeds and re-exports these types, and `agent.llm` re-exports `step_cost`.
+config (`agent.config`) embeds and re-exports these types, and `agent.models.chat` re-exports `step_cost`.
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agent.bench_reports import write_run_reports
-from agent.cells import cell_dir
+from agent.reports.write import write_run_reports
+from agent.rundir.cells import cell_dir
 from graph.evidence import derive
 from graph.state import EvidenceRow, Provenance
 from graph.tools import Derive

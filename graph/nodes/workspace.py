@@ -11,7 +11,7 @@ from langchain_core.messages import ToolMessage
 
 from browser.interface import BrowserError
 from browser.types import ActionResult, PageFacts, ReadPageFacts
-from graph.evidence import derive, error_text, query_tables, read_facts_row
+from graph.evidence import ReadContext, derive, error_text, query_tables, read_facts_row
 from graph.facts import FactError
 from graph.nodes.common import error_record, summarize_result
 from graph.nodes.deps import Deps
@@ -38,9 +38,13 @@ async def _read(deps: Deps, url: str | None) -> ActionResult:
     return result
 
 
-def make_workspace(deps: Deps, *, provenance: bool = True):
-    from graph.nodes.extraction import read_context
+def read_context(state: AgentState, *, provenance: bool, observation: dict[str, Any] | None = None) -> ReadContext:
+    return ReadContext(observation=observation if observation is not None else state.get("observation") or {},
+                       last_read=state.get("last_read"), retrieval=state.get("retrieval"),
+                       drift_flags=state.get("drift_flags") or [], provenance=provenance, step=state.get("step", 0))
 
+
+def make_workspace(deps: Deps, *, provenance: bool = True):
     async def workspace(state: AgentState) -> dict[str, Any]:
         pending = state["pending"]
         assert pending is not None
