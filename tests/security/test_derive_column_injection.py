@@ -15,8 +15,8 @@ import time
 import duckdb
 import pytest
 
-from agent.models.fake_server import FakeOpenAIServer
 from agent.models.chat import make_chat_model
+from agent.models.fake_server import FakeOpenAIServer
 from agent.solve import initial_state
 from graph.evidence import derive
 from graph.nodes import Deps

@@ -14,8 +14,8 @@ import re
 import time
 
 from agent.config import ModelConfig
-from agent.models.fake_server import FakeOpenAIServer
 from agent.models.chat import make_chat_model
+from agent.models.fake_server import FakeOpenAIServer
 from agent.solve import initial_state
 from browser.render import render
 from browser.tokens import count_tokens
