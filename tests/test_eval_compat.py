@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from agent.bench import score_cell
-from agent.cells import CellRecord
 from agent.outcome import TaskOutcome
-from agent.summary import render_markdown, summarize
+from agent.reports.summary import render_markdown, summarize
+from agent.rundir.cells import CellRecord
+from agent.runner.bench import score_cell
 from eval.batch import score_task
 from eval.compat.rules import AuthorsRules, AuthorsRulesError, authors_rules
 from eval.compat.score import score_authors

@@ -119,3 +119,14 @@ def test_ray_executor_without_the_extra_says_how_to_install(tmp_path: Path, monk
     with pytest.raises(ConfigError, match=r"run\.executor: ray needs Ray.*pip install -e '\.\[ray\]'"):
         asyncio.run(run_bench(_config(tmp_path), executor="ray"))
     assert not (tmp_path / "run" / "manifest.json").exists()  # nothing written
+
+
+def test_a_run_folder_scored_in_one_mode_refuses_cells_of_the_other(tmp_path: Path) -> None:
+    """Resuming with `scoring.compat` changed would mix EM-with-order and EM-without-order cells in one summary."""
+    from agent.rundir.manifest import config_fingerprints, fingerprint_conflicts
+
+    ours = load_config(_config(tmp_path, ""))
+    authors = ours.model_copy(update={"scoring": ours.scoring.model_copy(update={"compat": "authors"})})
+    assert fingerprint_conflicts(config_fingerprints(ours), config_fingerprints(authors)) == [
+        "datasets/protocol/scoring differ"]
+    assert fingerprint_conflicts(config_fingerprints(ours), config_fingerprints(ours.model_copy())) == []

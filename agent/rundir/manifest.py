@@ -62,8 +62,11 @@ def _digest(obj: Any) -> str:
 def config_fingerprints(config: BenchConfig) -> dict[str, Any]:
     """What must match for cells of two invocations to be comparable. Cells are keyed by model and
     variant NAME, so adding a model or a variant is fine; changing one under the same name is not."""
+    shared = config.model_dump(mode="json", include={"datasets", "protocol"})
+    if config.scoring.compat != "ours":  # only when set, so folders made before the option still resume
+        shared["scoring"] = config.scoring.model_dump(mode="json")
     return {
-        "shared": _digest(config.model_dump(mode="json", include={"datasets", "protocol"})),
+        "shared": _digest(shared),
         "models": {m.name: _digest(m.model_dump(mode="json")) for m in config.models},
         "variants": {v.name: _digest(v.model_dump(mode="json")) for v in config.agent.variants},
     }
@@ -73,7 +76,7 @@ def fingerprint_conflicts(previous: dict[str, Any], current: dict[str, Any]) -> 
     """Human-readable differences that would mix incomparable cells in one run folder."""
     problems = []
     if previous.get("shared") != current["shared"]:
-        problems.append("datasets/protocol differ")
+        problems.append("datasets/protocol/scoring differ")
     for group in ("models", "variants"):
         for name, digest in current[group].items():
             old = previous.get(group, {}).get(name)
