@@ -30,7 +30,9 @@ from graph.tools import Derive
 from graph.workspace import WorkspaceError, append_rows
 rows = [{"id": str(i), "name": "row %d of an evidence table" % i, "_step": 1} for i in range(int(sys.argv[2]))]
 tables = {"ev": append_rows(None, "ev", ["id", "name"], rows, None, 1)} if rows else {}
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+def peak_kb():  # VmHWM starts afresh at exec; ru_maxrss would carry the launching process's size over
+    return int(next(l for l in open("/proc/self/status") if l.startswith("VmHWM:")).split()[1])
+before = peak_kb()
 started = time.perf_counter()
 try:
     written = derive(Derive(sql=sys.argv[1], into="t"), tables=tables, schema=(), step=1)
@@ -38,7 +40,7 @@ try:
 except WorkspaceError as exc:
     outcome = str(exc).splitlines()[0]
 print(json.dumps({"outcome": outcome, "seconds": time.perf_counter() - started, "before_kb": before,
-                  "agent_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+                  "agent_kb": peak_kb(),
                   "engine_kb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}))
 """
 

@@ -28,14 +28,16 @@ import json, resource, sys
 from graph.evidence import derive
 from graph.tools import Derive
 from graph.workspace import WorkspaceError
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+def peak_kb():  # VmHWM starts afresh at exec; ru_maxrss would carry the launching process's size over
+    return int(next(l for l in open("/proc/self/status") if l.startswith("VmHWM:")).split()[1])
+before = peak_kb()
 try:
     written = derive(Derive(sql=sys.argv[1], into="t"), tables={}, schema=(), step=1)
     outcome = "ok: %d row(s)" % len(written.tables["t"]["rows"])
 except WorkspaceError as exc:
     outcome = str(exc)
 print(json.dumps({"outcome": outcome, "before_kb": before,
-                  "agent_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+                  "agent_kb": peak_kb(),
                   "engine_kb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}))
 """
 
