@@ -429,7 +429,7 @@ def _corpus_module() -> Any:
     return module
 
 
-async def run_corpus(budget: int) -> list[Any]:
+async def run_corpus(budget: int, only: set[str] | None = None) -> list[Any]:
     corpus = _corpus_module()
     samples: list[Any] = []
     worker = ChromiumWorker(token_budget=budget)
@@ -437,6 +437,8 @@ async def run_corpus(budget: int) -> list[Any]:
         browser = await worker.browser()
         with corpus.CorpusServer() as server:
             for entry in corpus.load_corpus():
+                if only and entry.name not in only:
+                    continue
                 context = await browser.new_context(viewport={"width": 1280, "height": 900})
                 try:
                     await corpus.offline_route(context, server.origin)
@@ -456,9 +458,10 @@ async def main() -> None:
     parser.add_argument("--budget", type=int, default=1500)
     parser.add_argument("--json", type=Path, default=None, help="also write the raw samples here")
     parser.add_argument("--corpus", action="store_true", help="measure the real-page corpus instead")
+    parser.add_argument("--pages", default="", help="with --corpus: comma-separated page names (default: all)")
     opts = parser.parse_args()
     if opts.corpus:
-        samples = await run_corpus(opts.budget)
+        samples = await run_corpus(opts.budget, {p for p in opts.pages.split(",") if p} or None)
         print(corpus_report(samples))
         if opts.json:
             opts.json.write_text(json.dumps([asdict(x) for x in samples], indent=1))

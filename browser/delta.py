@@ -1,8 +1,78 @@
-"""What an action changed, in the agent's terms: URL parameters, control values (by label), result count."""
+"""What changed between two observations, in the agent's terms: URL parameters, control values (by label),
+result count (`state_delta`); and the text of a page the model has already been shown whole (`page_key`,
+`render_delta`), rendered from the structured observation by the browser's renderer, never by parsing text."""
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Mapping
+from typing import Any
+
+from browser.render import DEFAULT_BUDGET, render, render_unchanged
+from browser.tokens import count_tokens
 from browser.types import Control, Observation, StateDelta
+
+DELTA_MIN_SAVING = 40  # tokens; a smaller saving is not worth a second form of the page
+
+
+def as_observation(observation: Observation | Mapping[str, Any]) -> Observation:
+    return observation if isinstance(observation, Observation) else Observation.model_validate(observation)
+
+
+def observation_text(observation: Observation | Mapping[str, Any] | None, token_budget: int) -> str:
+    """The text the model reads for an observation: its own rendering as it is (the renderer owns the one
+    budget and notes what it left out, so cutting it again would drop controls silently), or for an
+    observation that has none, the renderer's at `token_budget`."""
+    if not observation:
+        return "(no page yet: start with goto)"
+    text = observation.text if isinstance(observation, Observation) else observation.get("text")
+    if text:
+        return str(text)
+    return render(as_observation(observation), token_budget=token_budget)[0]
+
+
+LEFT_OUT_READS = ("list_options", "list_links", "read_section")
+
+
+def reads_named(observation: Observation | Mapping[str, Any] | None) -> set[str]:
+    """The reads of what the observation's text left out, as its notes name them (the renderer writes a note
+    with the read on every cut); for an observation without text, from its counts."""
+    if not observation:
+        return set()
+    text = observation.text if isinstance(observation, Observation) else observation.get("text")
+    if text:
+        return {tool for tool in LEFT_OUT_READS if tool in text}
+    obs = as_observation(observation)
+    return ({"read_section"} if obs.outline_total > len(obs.outline) else set()) | (
+        {"list_links"} if obs.links_total > len(obs.links) else set())
+
+
+def page_key(observation: Observation | Mapping[str, Any] | None) -> str:
+    """Identity of what an observation shows: URL, page id and the rendered content (a page that did not
+    change since the model last saw it has the same key)."""
+    if not observation:
+        return ""
+    fields = observation.model_dump(include={"url", "page_id"}) if isinstance(observation, Observation) else observation
+    raw = "\n".join((str(fields.get("url", "")), str(fields.get("page_id", 0)),
+                     observation_text(observation, DEFAULT_BUDGET)))
+    return hashlib.sha1(raw.encode("utf-8")).hexdigest()[:12]
+
+
+def render_delta(seen_key: str, observation: Observation | Mapping[str, Any], *, since_step: int,
+                 token_budget: int) -> str | None:
+    """The observation for a model that was shown the page with key `seen_key` whole at `since_step`: when it
+    is still that page, every line but the bulk content read then (option lists, table rows, outline text),
+    laid out as the whole text was (at its budget; `token_budget` for an observation rendered elsewhere), with
+    a first line saying which reads return them. None when it is another page or that would save little."""
+    if not seen_key or page_key(observation) != seen_key:
+        return None
+    obs = as_observation(observation)
+    if not obs.text:
+        return None
+    delta = render_unchanged(obs, since_step=since_step, token_budget=obs.token_budget or token_budget)
+    if count_tokens(obs.text) - count_tokens(delta) < DELTA_MIN_SAVING:
+        return None
+    return delta
 
 
 def params_diff(old: dict[str, list[str]], new: dict[str, list[str]]) -> str:

@@ -1,4 +1,5 @@
-"""Reads of what an observation shortened: every option of a control, every link, a section's whole text.
+"""Reads of what an observation shortened: every option of a control, the controls of a line that stands for a
+panel of them, every link, a section's whole text.
 
 The rendered observation stays within its token budget by summarising long option lists, capping links
 and cutting long text; its notes name these reads, so nothing it leaves out is out of reach.
@@ -9,6 +10,7 @@ from __future__ import annotations
 from browser.driver import PageHandle
 from browser.interface import BrowserError
 from browser.readback import Outcome
+from browser.render import collapsed_controls, control_line
 from browser.targets import resolve_target
 from browser.types import Control, ListLinks, ListOptions, ReadSection, Target
 
@@ -57,8 +59,19 @@ def _find_control(controls: list[Control], target: Target) -> Control:
     return (exact or partial)[0]
 
 
+def _list_panel(head: str, members: list[Control], contains: str | None) -> Outcome:
+    """The controls a collapsed line of the observation stands for, one line each as the observation shows them."""
+    needle = (contains or "").lower()
+    chosen = [c for c in members if needle in c.label.lower() or any(needle in o.label.lower() for o in c.options)]
+    what = f" matching {contains!r}" if contains else ""
+    head_line = f"{len(chosen)} of {len(members)} controls{what} of the line [{head}] (each usable by its ref):"
+    return Outcome("\n".join([head_line, *(control_line(c, with_form=True) for c in chosen[:MAX_OPTIONS_LISTED])]))
+
+
 async def list_options(driver: PageHandle, action: ListOptions) -> Outcome:
     observation = await driver.observe()
+    if action.target.ref and (members := collapsed_controls(observation).get(action.target.ref)):
+        return _list_panel(action.target.ref, members, action.contains)
     control = _find_control(observation.controls, action.target)
     if not control.options:
         raise BrowserError("invalid_action", f"[{control.ref}] {control.kind} {control.label!r} has no options")

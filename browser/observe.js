@@ -148,20 +148,71 @@
   const MAIN_SEL = "main,[role=main]";
   const CHROME_SEL = "nav,header,footer,aside,[role=navigation],[role=banner],[role=contentinfo],[role=complementary],[role=menubar],[role=menu]";
   const mainEl = document.querySelector(MAIN_SEL) || document.querySelector("#main,#content,.content,article");
+  // The heading that names the page (the h1, or a heading whose text the title holds) is content wherever it sits.
+  const titleText = norm(document.title).toLowerCase();
+  const pageHeading = [...document.querySelectorAll("h1")].find(visible) ||
+    [...document.querySelectorAll("h2,h3")].find((h) => visible(h) && norm(h.textContent).length >= 8 &&
+                                                 titleText.includes(norm(h.textContent).toLowerCase()));
+  // Tool panels (a group of on/off toggles for third-party features, with their help links and cards) are
+  // chrome however many controls they hold; found after the control pass, below.
+  const toolPanels = [];
   const rankOf = (el) => {
+    if (pageHeading && (el === pageHeading || pageHeading.contains(el))) return 0;
+    if (toolPanels.some((b) => b.contains(el))) return 2;
     const chrome = closestDeep(el, CHROME_SEL);
     const inMain = !!mainEl && mainEl.contains(el);
     if (chrome && !(inMain && mainEl.contains(chrome) && chrome !== mainEl)) return 2;
     return inMain || !mainEl ? 0 : 1;
   };
+  // The widget panel or landmark a control sits in (the nearest one below the main content), so a panel of
+  // many controls can be shown as one line when the budget is short; keyed per page in `__sgrBoxes`.
+  const WIDGET_SEL = "[role=tablist],[role=toolbar],[role=menubar],[role=menu],[role=group],[role=radiogroup]," +
+    "[role=search],[role=dialog],dialog,fieldset,form,nav,header,footer,aside,[role=navigation],[role=banner]," +
+    "[role=contentinfo],[role=complementary]";
+  const REGION_SEL = "section,article,[role=region],details,li,[id]";
+  if (W.__sgrBoxes === undefined) {
+    W.__sgrBoxes = new WeakMap();  // no attribute: the page's markup (and error messages quoting it) stays as is
+    W.__sgrNextBox = 1;
+  }
+  const boxKey = (box) => {
+    let k = W.__sgrBoxes.get(box);
+    if (!k) {
+      k = "b" + W.__sgrNextBox++;
+      W.__sgrBoxes.set(box, k);
+    }
+    return k;
+  };
+  const boxOfControl = (el) => {
+    for (let node = el.parentElement; node && node !== document.body; node = node.parentElement) {
+      if (mainEl && node === mainEl) break;
+      if (node.matches(WIDGET_SEL)) return node;
+    }
+    const region = el.parentElement && el.parentElement.closest(REGION_SEL);
+    if (region && region !== document.body && region !== mainEl && !(mainEl && region.contains(mainEl))) return region;
+    return null;
+  };
+  const boxLabel = (box) => {
+    const lb = attr(box, "aria-labelledby");
+    const named = norm(attr(box, "aria-label")) || (lb ? idsText(box, lb) : "");
+    if (named) return cut(named, 60);
+    const head = box.querySelector("h1,h2,h3,h4,h5,h6,legend,caption,[role=heading]");
+    if (head && ownText(head)) return cut(ownText(head), 60);
+    let prev = box.previousElementSibling;
+    for (let i = 0; prev && i < 2; i++, prev = prev.previousElementSibling) {
+      if (/^h[1-6]$/.test(tag(prev)) && ownText(prev)) return cut(ownText(prev), 60);
+    }
+    return cut(attr(box, "id") || attr(box, "role") || tag(box), 60);
+  };
 
   const controls = [];
   const consumed = new Set();
+  const controlEls = [];
   const add = (el, c) => {
     c.ref = refOf(el);
     c.form = c.form === undefined ? formOf(el) : c.form;
     c.disabled = c.disabled === undefined ? disabled(el) : c.disabled;
     controls.push(c);
+    controlEls.push(el);
     consumed.add(el);
     return c.ref;
   };
@@ -529,6 +580,36 @@
     group(ref, links.map((q) => q.el));
   }
 
+  // ------------------------------------------------------------------ tool panels, then each control's place
+  const TOGGLE_PANEL_MIN = 3;
+  const TOOL_KINDS = ["toggle", "tab", "button", "link", "radio_group"];
+  controls.forEach((c, i) => {
+    if (c.kind !== "toggle") return;
+    const el = controlEls[i];
+    let panel = null;  // the outermost box of >= 3 toggles whose controls are nearly all toggles, tabs and buttons
+    for (let node = el.parentElement; node && node !== document.body && node !== mainEl; node = node.parentElement) {
+      if ((pageHeading && node.contains(pageHeading)) || node.matches("main,article,[role=main]")) break;
+      const inside = controls.filter((d, j) => node.contains(controlEls[j]));
+      const toggles = inside.filter((d) => d.kind === "toggle").length;
+      const tooly = inside.filter((d) => TOOL_KINDS.includes(d.kind)).length;
+      if (toggles >= TOGGLE_PANEL_MIN && tooly >= 0.8 * inside.length) panel = node;
+    }
+    if (panel && !toolPanels.some((b) => b.contains(panel))) {
+      for (let k = toolPanels.length - 1; k >= 0; k--) if (panel.contains(toolPanels[k])) toolPanels.splice(k, 1);
+      toolPanels.push(panel);
+    }
+  });
+  controls.forEach((c, i) => {
+    const el = controlEls[i];
+    c.rank = rankOf(el);
+    const panel = toolPanels.find((b) => b.contains(el));
+    const box = panel || boxOfControl(el);
+    if (box) {
+      c.box = boxKey(box);
+      c.boxLabel = boxLabel(box);
+    }
+  });
+
   // ------------------------------------------------------------------ tables and card lists
   const tables = [];
   const dataTables = [];
@@ -655,7 +736,11 @@
     if (!el.children.length || ![...el.children].every((c) => INLINE.has(tag(c)))) return false;
     const kids = [...el.childNodes].filter((c) => norm(c.textContent));
     const listed = (c) => c.nodeType === 1 && (tag(c) === "a" || consumed.has(c) || !!c.querySelector("a,button,input"));
-    return kids.length > 0 && !kids.every(listed);
+    if (kids.length > 0 && !kids.every(listed)) return true;
+    // in the page's own main element, a box of plain links is a line of content too (a listing's author line)
+    const plainLinks = kids.every((c) => c.nodeType === 1 && tag(c) === "a" && !consumed.has(c));
+    return kids.length > 0 && plainLinks && !!mainEl && mainEl !== document.body && mainEl.contains(el) &&
+      rankOf(el) === 0 && tag(el) !== "a";
   };
   // Line text as the browser lays it out (inline markup joined without spurious spaces); boxes holding form
   // fields fall back to ownText, which leaves out option lists and typed values.
@@ -676,7 +761,7 @@
   };
   const outlineItems = [];
   const pushLine = (el, text, heading, order) => {
-    const limit = heading ? 200 : 600;
+    const limit = heading ? 200 : rankOf(el) === 0 ? 1200 : 300;  // main content's paragraphs read whole
     const shownText = text.length > limit ? cut(text, limit) + ` [read_section ${refOf(el)}]` : text;
     const t = tag(el);
     outlineItems.push({ line: heading ? "#".repeat(+t[1]) + " " + shownText : shownText, rank: rankOf(el), order });
@@ -728,6 +813,7 @@
   }
   outlineItems.sort((a, b) => a.rank - b.rank || a.order - b.order);
   const outline = outlineItems.slice(0, args.maxOutline).map((o) => o.line);
+  const outlineMain = outlineItems.slice(0, args.maxOutline).filter((o) => o.rank === 0).length;
   const linkItems = [];
   const seenLinks = new Set();
   for (const el of all) {
@@ -760,10 +846,11 @@
     title: document.title || "",
     controls,
     chips,
-    tables: tables.map(({ kind, html, total }) => ({ kind, html, total })),
+    tables: tables.map(({ kind, html, total, rank }) => ({ kind, html, total, rank })),
     notices,
     outline,
     outlineTotal: outlineItems.length,
+    outlineMain,
     links,
     linksTotal: linkItems.length,
     iframes,

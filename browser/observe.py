@@ -20,7 +20,8 @@ from urllib.parse import parse_qs, urlsplit
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Page
 
-from browser.render import LONG_OPTION_LIST, render
+from browser.numbers import digits_only, page_int
+from browser.render import LONG_OPTION_LIST, render_into
 from browser.tables import parse_fragment
 from browser.types import Control, Link, Observation, Option, Pagination, TableData
 
@@ -88,6 +89,9 @@ def _control(raw: dict[str, Any], frame_label: str | None) -> Control:
         frame=frame_label,
         form=raw.get("form"),
         disabled=bool(raw.get("disabled")),
+        rank=int(raw.get("rank") or 0),
+        box=(f"{frame_label}:{raw['box']}" if frame_label else raw["box"]) if raw.get("box") else None,
+        box_label=plain_label(raw.get("boxLabel") or "") or None,
     )
 
 
@@ -114,14 +118,14 @@ _NEXT = re.compile(r"^(next|next page|more results|older|›|»|→|>|>>)$|\bnex
 _PREV = re.compile(r"^(prev|previous|previous page|newer|‹|«|←|<|<<)$|\bprev(ious)?\b", re.I)
 
 
-def _int(text: str) -> int:
-    return int(re.sub(r"\D", "", text))
+def _int(text: str) -> int | None:
+    return digits_only(text)  # None for a number no page shows (thousands of digits): never a ValueError
 
 
 def _count_line(text: str) -> int | None:
     """'1,204 results' on a short line of its own; in running prose ('results on 4 datasets') it is no count."""
     for line in text.splitlines():
-        if len(line) <= 100 and (m := _COUNT.search(line) or _FOUND.search(line)):
+        if len(line) <= 100 and (m := _COUNT.search(line) or _FOUND.search(line)) and _int(m.group(1)) is not None:
             return _int(m.group(1))
     return None
 
@@ -131,10 +135,10 @@ def _pagination(text: str, controls: list[Control]) -> tuple[Pagination | None, 
     snippets: list[str] = []
     if m := _PAGE_OF.search(text):
         page, pages = _int(m.group(1)), _int(m.group(2))
-        snippets.append(m.group(0))
+        snippets.append(m.group(0)[:80])
     if m := _RANGE_OF.search(text):
         first, last, total = _int(m.group(1)), _int(m.group(2)), _int(m.group(3))
-        snippets.append(m.group(0))
+        snippets.append(m.group(0)[:80])
     count = total
     if count is None:
         count = _count_line(text)
@@ -148,17 +152,17 @@ def _pagination(text: str, controls: list[Control]) -> tuple[Pagination | None, 
             names = [o.label for o in c.options if not o.selected]
         has_next = has_next or any(_NEXT.search(n) for n in names)
         has_prev = has_prev or any(_PREV.search(n) for n in names)
-        if c.kind == "page_size" and c.value and c.value.strip().split()[0].isdigit():
-            size = int(c.value.strip().split()[0])
+        if c.kind == "page_size" and c.value and c.value.split() and page_int(c.value.split()[0]) is not None:
+            size = page_int(c.value.split()[0])
         if c.kind == "link" and c.label == "Pagination":
-            current = [o.label for o in c.options if o.selected and o.label.strip().isdigit()]
-            numbers = [int(o.label) for o in c.options if o.label.strip().isdigit()]
+            current = [n for o in c.options if o.selected and (n := page_int(o.label)) is not None]
+            numbers = [n for o in c.options if (n := page_int(o.label)) is not None]
             if page is None and current:
-                page = int(current[0])
+                page = current[0]
             highest_link = max(numbers, default=None)
             if current:  # links to higher/lower page numbers than the current one mean next/prev exist
-                has_next = has_next or any(n > int(current[0]) for n in numbers)
-                has_prev = has_prev or any(n < int(current[0]) for n in numbers)
+                has_next = has_next or any(n > current[0] for n in numbers)
+                has_prev = has_prev or any(n < current[0] for n in numbers)
     if page is not None and pages is not None:
         has_next = has_next or page < pages
         has_prev = has_prev or page > 1
@@ -211,6 +215,7 @@ async def observe_page(page: Page, *, page_id: int, token_budget: int = 1500,
     outline: list[str] = []
     links: list[Link] = []
     outline_total = links_total = 0
+    outline_main: int | None = None
     frame_notes: list[str] = []
     texts: list[str] = []
     url, title = page.url, ""
@@ -224,6 +229,8 @@ async def observe_page(page: Page, *, page_id: int, token_budget: int = 1500,
         label = None if is_main else _frame_label(frame, result["prefix"])
         if is_main:
             url, title = result["url"], result["title"]
+            if "outlineMain" in result:  # the main frame's outline comes first, its main-content lines first
+                outline_main = int(result["outlineMain"])
         else:
             frame_notes.append(f"{label} ({len(result['controls'])} controls, refs {result['prefix']}e*)")
         controls += [_control(c, label) for c in result["controls"]]
@@ -239,7 +246,9 @@ async def observe_page(page: Page, *, page_id: int, token_budget: int = 1500,
     for fragment in fragments:
         table = parse_fragment(fragment["html"], fragment["kind"], index=len(tables), max_rows=max_table_rows)
         if table is not None and fragment.get("total"):
-            _apply_total(table, int(fragment["total"]))
+            _apply_total(table, int(fragment["total"]))  # a row count observe.js counted, not page text
+        if table is not None:
+            table.rank = int(fragment.get("rank") or 0)
         if table is not None and table.rows:
             tables.append(table)
     pagination, count = _pagination("\n".join(texts), controls)
@@ -255,10 +264,10 @@ async def observe_page(page: Page, *, page_id: int, token_budget: int = 1500,
         result_count=count,
         outline=outline,
         outline_total=max(outline_total, len(outline)),
+        outline_main=outline_main,
         links=links,
         links_total=max(links_total, len(links)),
         notices=notices,
         page_id=page_id,
     )
-    obs.text, obs.tokens = render(obs, token_budget=token_budget)
-    return obs
+    return render_into(obs, token_budget)

@@ -104,7 +104,7 @@ def value_matches(expected: str, shown: str) -> bool:
         return True
     digits_wanted, digits_got = re.findall(r"\d+", wanted), re.findall(r"\d+", got)
     return bool(digits_wanted) and not re.search(r"[^\W\d_]", wanted + got) and (
-        sorted(int(d) for d in digits_wanted) == sorted(int(d) for d in digits_got))
+        sorted(d.lstrip("0") or "0" for d in digits_wanted) == sorted(d.lstrip("0") or "0" for d in digits_got))
 
 
 def matches(expected: str, shown: Readback) -> bool:

@@ -16,6 +16,7 @@ from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from browser.driver import PageHandle
 from browser.interface import BrowserError
+from browser.numbers import page_int
 from browser.readback import Outcome
 from browser.settle import settle
 from browser.targets import resolve_target
@@ -119,7 +120,7 @@ async def _fetch_capped(driver: PageHandle, url: str) -> _Fetched:
                 continue
             if not response.ok:
                 raise BrowserError("not_found", f"{url} answered HTTP {response.status}")
-            declared = int(response.headers.get("content-length") or 0)
+            declared = page_int(response.headers.get("content-length"), max_digits=30) or 0
             if declared > limit:
                 raise BrowserError("download_too_large", f"{url} is {declared} bytes; the cap is {limit}")
             body = await response.body()

@@ -1,94 +1,56 @@
 """The compact text an LLM reads for one page, kept within a token budget. This budget is the only one:
-the graph shows this text as it is.
+the graph shows this text (or its delta, `render_unchanged`) as it is; nobody parses it back.
 
-Priority follows what gates retrieval: the URL state and every control (never dropped), then pagination,
-counts and notices, then table rows, outline and links (main content first: observe.js orders them),
-which are cut from the end when the budget is short. Nothing is left out silently: every cut section,
-even one with no line shown, ends with a note saying how much is missing and which read tool returns it
-(read_table, read_section, list_links, list_options).
+What the budget is spent on follows what gates retrieval and what a task reads: the URL state, every control
+(by ref; when the control lines take more than their share, chrome panels - menus, sidebars, tool panels -
+become one line each that names their refs and the read that lists them; no page's fixed part exceeds the
+budget), pagination, counts and notices (capped); then the main content's tables and text (observe.js ranks
+and orders them), then side tables, the rest of the outline and links, cut from the end. Nothing is left out
+silently: every cut section, even one with no line shown, ends with a note saying how much is missing and which
+read returns it (read_table, read_section, list_links, list_options).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit, urlunsplit
 
+from browser.render_controls import (
+    LONG_OPTION_LIST,
+    clip,
+    collapsed_members,
+    control_line,
+    fit_controls,
+    quote,
+)
 from browser.tokens import count_tokens
 from browser.types import Control, Observation, TableData
 
-LONG_OPTION_LIST = 30  # longer option lists are summarised in the text (Control.options keeps them all)
-SHOWN_OF_LONG_LIST = 10
+__all__ = ["LONG_OPTION_LIST", "control_line", "render", "render_into", "render_unchanged", "row_line",
+           "collapsed_controls"]
+
+_SUMMARY = re.compile(r"(?i)^(totals?|sum|overall|grand total|all|mean|average|avg|max(imum)?|min(imum)?|median|"
+                      r"count|std\.?|standard deviation)\b")
+MAX_SUMMARY_ROWS = 6
+FOOT_SHARE = 0.25
+DEFAULT_BUDGET = 1500  # an observation not rendered here (no token_budget) is read as rendered at this
 CELL_CHARS = 160
-MIN_TABLE_ROWS = 2  # every table shows at least its header and this many rows before any gets more
-# Shares of the budget left after the fixed part; what one section leaves unused goes to the next.
-_SHARES = {"tables": 0.6, "outline": 0.2, "links": 0.2}
-
-
-def _quote(text: str | None) -> str:
-    return '"' + (text or "").replace('"', "'") + '"'
-
-
-def _page_numbers(control: Control) -> str | None:
-    """A long pager as '1 | 2 | … | 14 | 15* | 16 | … | 31' (numbers around the current page and the ends)."""
-    numbered = [(int(o.label), o.selected) for o in control.options if o.label.strip().isdigit()]
-    if len(numbered) < len(control.options) - 4 or not numbered:
-        return None
-    others = [o.label for o in control.options if not o.label.strip().isdigit()]
-    current = next((n for n, chosen in numbered if chosen), None)
-    last = max(n for n, _ in numbered)
-    keep = sorted({n for n, _ in numbered if n <= 2 or n >= last - 1
-                   or (current is not None and abs(n - current) <= 2)})
-    parts: list[str] = []
-    for i, n in enumerate(keep):
-        if i and n != keep[i - 1] + 1:
-            parts.append("…")
-        parts.append(f"{n}*" if n == current else str(n))
-    return "{" + " | ".join(parts + others) + f"}} ({len(numbered)} page links; * = current)"
-
-
-def _option_list(control: Control) -> str:
-    labels = [o.label or o.value for o in control.options]
-    if len(labels) <= LONG_OPTION_LIST:
-        return "{" + " | ".join(labels) + "}"
-    if control.kind == "link" and (pager := _page_numbers(control)):
-        return pager
-    shown = labels[:SHOWN_OF_LONG_LIST]
-    chosen = [o.label or o.value for o in control.options[SHOWN_OF_LONG_LIST:] if o.selected]
-    more = len(labels) - len(shown) - len(chosen)
-    return (
-        "{" + " | ".join(shown + chosen)
-        + f" | … {more} more of {len(labels)} — list_options {control.ref} for all" + "}"
-    )
-
-
-def control_line(control: Control, *, with_form: bool = False) -> str:
-    parts = [f"[{control.ref}] {control.kind} {_quote(control.label)}"]
-    if with_form and control.form:
-        parts.append(f"(form {_quote(control.form)})")
-    if control.kind in {"checkbox", "toggle"}:
-        parts.append("[x]" if control.checked else "[ ]")
-    elif control.kind == "tab":
-        if control.checked:
-            parts.append("(selected)")
-    elif control.kind == "chip":
-        parts.append("(active filter; click to remove)")
-    elif control.kind in {"button", "submit"}:
-        pass
-    elif control.kind == "link":
-        parts.append(f"= {_quote(control.value)}" if control.value else "")
-    else:
-        parts.append(f"= {_quote(control.value)}")
-    if control.options:
-        parts.append(_option_list(control))
-    if control.disabled:
-        parts.append("(disabled)")
-    if control.frame:
-        parts.append(f"(in frame {control.frame})")
-    return " ".join(p for p in parts if p)
+MIN_TABLE_ROWS = 2  # every main table shows at least its header and this many rows before any gets more
+# Shares of the budget left after the fixed part (see _allocate); what one leaves unused goes to the next.
+MAIN_OUTLINE_SHARE = 0.35  # the main content's text lines, before the tables' rows
+LINKS_SHARE = 0.15  # links before the tables' rows
+CONTROLS_SHARE = 0.6  # control lines beyond this share of the budget: chrome panels become one line each
+NOTICES_SHARE = 0.15
+NOTICE_CHARS = 300
+CONTENT_RESERVE = 0.1  # the fixed part never takes the last tenth: the content's heads and notes fit
+URL_CHARS = 300
+STATE_VALUE_CHARS = 120
+TITLE_CHARS = 200
 
 
 def _state_line(obs: Observation) -> str:
-    pairs = [f"{k}={'|'.join(v)}" for k, v in obs.query_state.items()]
+    pairs = [f"{k}={clip('|'.join(v), STATE_VALUE_CHARS)}" for k, v in obs.query_state.items()]
     return "State: " + ("; ".join(pairs) if pairs else "(no query parameters)")
 
 
@@ -113,13 +75,12 @@ def _paging_lines(obs: Observation) -> list[str]:
 
 def _table_header(table: TableData) -> str:
     what = f"TABLE {table.index} ({table.source}"
-    what += f", caption {_quote(table.caption)}" if table.caption else ""
+    what += f", caption {quote(table.caption)}" if table.caption else ""
     return what + f"; {table.total_rows} rows)"
 
 
 def _cell(text: str) -> str:
-    text = text.replace("|", "/")
-    return text if len(text) <= CELL_CHARS else text[: CELL_CHARS - 1] + "…"
+    return clip(text.replace("|", "/"), CELL_CHARS)
 
 
 def _row(cells: list[str]) -> str:
@@ -142,6 +103,10 @@ class _Section:
     what: str  # "rows of TABLE 2", "outline lines", "links"
     tool: str  # the read that returns what is left out
     beyond: int = 0  # items the observer counted but did not send (capped lists)
+    foot: list[str] = field(default_factory=list)  # a table's summary rows: shown after the note when rows are cut
+    show_foot: bool = False
+    main: bool = True  # main content (tables ranked 0; the outline's first `first` lines)
+    first: int = 0  # outline: how many leading lines are main content
 
     def note(self, kept: int) -> str:
         left = len(self.lines) - kept + self.beyond
@@ -152,11 +117,11 @@ def _tokens(line: str) -> int:
     return count_tokens(line) + 1  # the newline
 
 
-def _fit(section: _Section, budget: int) -> int:
-    """How many lines (with the head) fit in `budget`; the note is paid for separately."""
-    cost = sum(_tokens(h) for h in section.head)
+def _fit(section: _Section, budget: int, most: int | None = None) -> int:
+    """How many lines (with the head and foot) fit in `budget`; the note is paid for separately."""
+    cost = sum(_tokens(h) for h in section.head + _foot(section))
     kept = 0
-    for line in section.lines:
+    for line in section.lines[:most]:
         cost += _tokens(line)
         if cost > budget:
             break
@@ -167,106 +132,153 @@ def _fit(section: _Section, budget: int) -> int:
 def _cost(section: _Section, kept: int) -> int:
     if not kept:
         return 0
-    return sum(_tokens(h) for h in section.head) + sum(_tokens(line) for line in section.lines[:kept])
+    return sum(_tokens(h) for h in section.head + _foot(section)) + sum(_tokens(line) for line in section.lines[:kept])
+
+
+def _foot(section: _Section) -> list[str]:
+    return section.foot if section.show_foot else []
 
 
 def _lines(section: _Section, kept: int) -> list[str]:
     note = section.note(kept)
     if not kept:  # not one line fits: the head alone says what the section is, the note where it is
         return [f"{section.head[0]} {note}"] if note else []
-    return section.head + section.lines[:kept] + ([note] if note else [])
+    foot = _foot(section) if note and kept < len(section.lines) - len(section.foot) else []
+    return section.head + section.lines[:kept] + ([note] if note else []) + foot
 
 
-ALIKE_REFS_SHOWN = 8
+@dataclass
+class _Layout:
+    """What the text of an observation shows at a budget: the fixed lines, the sections and their kept counts."""
+
+    head: list[str]  # URL, State, Title, Frames, the CONTROLS heading
+    notices: list[str]  # pagination, counts and notices (after the control lines)
+    sections: list[_Section]
+    kept: list[int]
+    controls_soft: int
+    controls_hard: int
+    row_tables: dict[str, int]
+    content_cut: bool  # the main content does not fit whole beside every control line
+    control_lines: list[str]
 
 
-def _collapse_alike(controls: list[Control]) -> list[tuple[Control, list[str]]]:
-    """Buttons repeated with the same label in the same form (a 'Share' or 'Vote' per answer) as one line
-    with the refs of the others: hundreds of them must not crowd out the page."""
-    out: list[tuple[Control, list[str]]] = []
-    first: dict[tuple[str, str, str | None], int] = {}
-    for c in controls:
-        key = (c.kind, c.label, c.form)
-        if c.kind in {"button", "submit"} and not c.disabled and not c.frame and key in first:
-            out[first[key]][1].append(c.ref)
-            continue
-        first.setdefault(key, len(out))
-        out.append((c, []))
-    return out
+def _notice_lines(obs: Observation, limit: int) -> list[str]:
+    if not obs.notices:
+        return []
+    lines = ["NOTICES:"]
+    used = _tokens(lines[0])
+    for i, notice in enumerate(obs.notices):
+        line = clip(notice, NOTICE_CHARS)
+        left = len(obs.notices) - i
+        if used + _tokens(line) > limit and left > 0:
+            lines.append(f"… {left} more notice(s) not shown (page banners and panels; read_section reads them)")
+            break
+        lines.append(line)
+        used += _tokens(line)
+    return lines
 
 
-def _alike_note(alike: list[str], row_tables: dict[str, int]) -> str:
-    """The other refs of a collapsed line; when they are all controls of table rows, the rows carry them."""
-    if not alike:
-        return ""
-    tables = {row_tables.get(ref) for ref in alike}
-    if None not in tables and len(tables) == 1:
-        return f" (+{len(alike)} alike, one per row of TABLE {tables.pop()}: each row ends with its ref)"
-    refs = ", ".join(alike[:ALIKE_REFS_SHOWN]) + (", …" if len(alike) > ALIKE_REFS_SHOWN else "")
-    return f" (+{len(alike)} alike: {refs})"
-
-
-def _duplicate_labels(controls: list[Control]) -> set[str]:
-    """Labels of buttons that appear in more than one form: the line must say which form each submits."""
-    forms: dict[str, set[str | None]] = {}
-    for c in controls:
-        if c.kind in {"button", "submit"}:
-            forms.setdefault(c.label, set()).add(c.form)
-    return {label for label, owners in forms.items() if len(owners) > 1}
-
-
-def render(obs: Observation, *, token_budget: int = 1500) -> tuple[str, int]:
-    """(text, tokens). The fixed part is always complete, even when it alone exceeds the budget."""
-    fixed = [f"URL: {obs.url.split('?', 1)[0]}", _state_line(obs)]  # the query is spelled out on the State line
+def _layout(obs: Observation, token_budget: int) -> _Layout:
+    head = [f"URL: {clip(obs.url.split('?', 1)[0], URL_CHARS)}", _state_line(obs)]  # the query: the State line
     if obs.title:
-        fixed.append(f"Title: {obs.title}")
+        head.append(f"Title: {clip(obs.title, TITLE_CHARS)}")
     if obs.frames:
-        fixed.append("Frames: " + "; ".join(obs.frames))
-    fixed.append(f"CONTROLS ({len(obs.controls)}):" if obs.controls else "CONTROLS: none found")
-    twins = _duplicate_labels(obs.controls)
+        head.append(clip("Frames: " + "; ".join(obs.frames), 4 * URL_CHARS))
+    head.append(f"CONTROLS ({len(obs.controls)}):" if obs.controls else "CONTROLS: none found")
+    notices = _paging_lines(obs) + _notice_lines(obs, int(token_budget * NOTICES_SHARE))
     row_tables = {ref: t.index for t in obs.tables for refs in t.row_controls for ref in refs}
-    fixed += [control_line(c, with_form=c.label in twins) + _alike_note(alike, row_tables)
-              for c, alike in _collapse_alike(obs.controls)]
-    fixed += _paging_lines(obs)
-    if obs.notices:
-        fixed.append("NOTICES:")
-        fixed += obs.notices
-    used = count_tokens("\n".join(fixed)) + 1
 
     sections = [_table_section(t) for t in obs.tables]
+    first = len(obs.outline) if obs.outline_main is None else min(obs.outline_main, len(obs.outline))
     sections.append(_Section("outline", ["OUTLINE:"], list(obs.outline), "outline lines",
-                             "read_section with a heading or ref", max(0, obs.outline_total - len(obs.outline))))
-    links = [f"[{ln.ref}] {ln.text} -> {_short_href(ln.href, obs.url)}" for ln in obs.links]
+                             "read_section with a heading or ref", max(0, obs.outline_total - len(obs.outline)),
+                             first=first))
+    links = [f"[{ln.ref}] {clip(ln.text, 100)} -> {clip(_short_href(ln.href, obs.url), URL_CHARS)}"
+             for ln in obs.links]
     sections.append(_Section("links", ["LINKS:"], links, "links", "list_links",
                              max(0, obs.links_total - len(obs.links))))
     notes_reserve = sum(_tokens(s.head[0] + " " + (s.note(0) or "")) for s in sections if s.lines or s.beyond)
+    fixed_other = sum(_tokens(line) for line in head + notices)
+    hard = max(0, int(token_budget * (1 - CONTENT_RESERVE)) - notes_reserve - fixed_other)
+    soft = min(hard, int(token_budget * CONTROLS_SHARE))
+    every = fit_controls(obs.controls, row_tables, soft_limit=soft, hard_limit=hard)
+    main_need = sum(_cost(s, s.first if s.kind == "outline" else len(s.lines)) for s in sections if s.main)
+    content_cut = fixed_other + sum(_tokens(line) for line in every) + notes_reserve + main_need > token_budget
+    control_lines = fit_controls(obs.controls, row_tables, soft_limit=soft, hard_limit=hard,
+                                 content_cut=content_cut) if content_cut else every
+    used = fixed_other + sum(_tokens(line) for line in control_lines)
     left = max(0, token_budget - used - notes_reserve)
+    kept = _allocate(sections, left)
+    return _Layout(head, notices, sections, kept, soft, hard, row_tables, content_cut, control_lines)
+
+
+def _allocate(sections: list[_Section], left: int) -> list[int]:
+    """Main content first: 1. every main table its header and first rows, 2. the main content's text lines
+    (up to a share), 3. links (up to a share: how the model moves on), 4. the main tables' rows, shared so that
+    short tables show whole, 5. what is left: the rest of the main text, side tables, the rest of the outline,
+    more links."""
     kept = [0] * len(sections)
-    # 1. every table its header and first rows, 2. shares per kind, 3. what is unused goes to the next in order
     tables = [i for i, s in enumerate(sections) if s.kind == "tables"]
-    for i in tables:
-        kept[i] = min(MIN_TABLE_ROWS, _fit(sections[i], left // max(1, len(tables))))
-    spent = sum(_cost(sections[i], kept[i]) for i in tables)
-    pool = {kind: int((left - spent) * share) for kind, share in _SHARES.items()}
-    for i, section in enumerate(sections):
-        base = _cost(section, kept[i])
-        more = _fit(section, base + max(0, pool[section.kind]))
+    main_tables = [i for i in tables if sections[i].main]
+    side_tables = [i for i in tables if not sections[i].main]
+    outline = next(i for i, s in enumerate(sections) if s.kind == "outline")
+    links = next(i for i, s in enumerate(sections) if s.kind == "links")
+
+    def spent() -> int:
+        return sum(_cost(s, k) for s, k in zip(sections, kept, strict=True))
+
+    for i in main_tables:
+        kept[i] = min(MIN_TABLE_ROWS, _fit(sections[i], left // max(1, len(main_tables))))
+    first = sections[outline].first
+    if first:
+        kept[outline] = _fit(sections[outline], int((left - spent()) * MAIN_OUTLINE_SHARE), most=first)
+    kept[links] = _fit(sections[links], int((left - spent()) * LINKS_SHARE))
+    for i in main_tables:  # a main table's summary rows (totals, means), the last ones first, within a share
+        section = sections[i]
+        while section.foot and sum(_tokens(f) for f in section.foot) > min(left - spent(), left * FOOT_SHARE):
+            section.foot.pop(0)
+        section.show_foot = bool(section.foot)
+    _share_fairly(sections, kept, main_tables, left - spent())
+
+    def grow(i: int, most: int | None = None) -> None:
+        more = _fit(sections[i], _cost(sections[i], kept[i]) + left - spent(), most=most)
+        kept[i] = max(kept[i], more)
+
+    grow(outline, most=first)
+    _share_fairly(sections, kept, side_tables, left - spent())
+    grow(outline)
+    grow(links)
+    return kept
+
+
+def _share_fairly(sections: list[_Section], kept: list[int], order: list[int], budget: int) -> int:
+    """Spread `budget` over the tables so that short tables show whole and the long ones share the rest (a
+    station's details and its history before the 90th row of its data); returns what is left."""
+    need = {i: _cost(sections[i], len(sections[i].lines)) - _cost(sections[i], kept[i]) for i in order}
+    waiting = sorted(order, key=lambda i: (need[i], order.index(i)))
+    for n, i in enumerate(waiting):
+        share = max(0, budget) // (len(waiting) - n)
+        base = _cost(sections[i], kept[i])
+        more = _fit(sections[i], base + share)
         if more > kept[i]:
-            pool[section.kind] -= _cost(section, more) - base
+            budget -= _cost(sections[i], more) - base
             kept[i] = more
-    free = left - sum(_cost(s, k) for s, k in zip(sections, kept, strict=True))
-    for i, section in enumerate(sections):
-        if free <= 0:
-            break
-        base = _cost(section, kept[i])
-        more = _fit(section, base + free)
-        if more > kept[i]:
-            free -= _cost(section, more) - base
-            kept[i] = more
+    return budget
+
+
+def _assemble(layout: _Layout, control_lines: list[str], body: list[str]) -> str:
+    return "\n".join(layout.head + control_lines + layout.notices + body)
+
+
+def _rendered(obs: Observation, token_budget: int) -> tuple[_Layout, list[str], str, int]:
+    """The layout with its final kept counts, the control lines, the text and its tokens."""
+    layout = _layout(obs, token_budget)
+    control_lines = layout.control_lines
+    kept = layout.kept
 
     def assemble() -> str:
-        body = [line for s, k in zip(sections, kept, strict=True) for line in _lines(s, k)]
-        return "\n".join(fixed + body)
+        return _assemble(layout, control_lines,
+                         [line for s, k in zip(layout.sections, kept, strict=True) for line in _lines(s, k)])
 
     text = assemble()
     tokens = count_tokens(text)
@@ -275,7 +287,59 @@ def render(obs: Observation, *, token_budget: int = 1500) -> tuple[str, int]:
         kept[last] -= 1
         text = assemble()
         tokens = count_tokens(text)
+    return layout, control_lines, text, tokens
+
+
+def render(obs: Observation, *, token_budget: int = 1500) -> tuple[str, int]:
+    """(text, tokens), within `token_budget`."""
+    _, _, text, tokens = _rendered(obs, token_budget)
     return text, tokens
+
+
+def render_into(obs: Observation, token_budget: int) -> Observation:
+    """Set the observation's text, its tokens and the budget it was rendered within."""
+    obs.text, obs.tokens = render(obs, token_budget=token_budget)
+    obs.token_budget = token_budget
+    return obs
+
+
+def collapsed_controls(obs: Observation) -> dict[str, list[Control]]:
+    """The controls each collapsed line of the observation's text stands for, by the line's first ref (what
+    `list_options <ref>` lists)."""
+    layout = _layout(obs, obs.token_budget or DEFAULT_BUDGET)
+    return collapsed_members(obs.controls, layout.row_tables, soft_limit=layout.controls_soft,
+                             hard_limit=layout.controls_hard, content_cut=layout.content_cut)
+
+
+def render_unchanged(obs: Observation, *, since_step: int, token_budget: int = DEFAULT_BUDGET) -> str:
+    """The page as a model that was shown it whole at `since_step` needs it again (the same URL, page id and
+    text): every line of the whole text but the bulk content it read then - option lists as `{…}` (each
+    control's line stays, with its value), table body rows (each table's heading and header row stay) and
+    outline text - with a first line saying so and which reads return them. Every control, link, the state,
+    pagination, counts and notices stay, laid out as in the whole text (its budget, else `token_budget`)."""
+    layout, whole, _, _ = _rendered(obs, obs.token_budget or token_budget)
+    control_lines = fit_controls(obs.controls, layout.row_tables, soft_limit=layout.controls_soft,
+                                 hard_limit=layout.controls_hard, content_cut=layout.content_cut, options=False)
+    options = sum(1 for a, b in zip(control_lines, whole, strict=True) if a != b)
+    rows = outline = 0
+    body: list[str] = []
+    for section, kept in zip(layout.sections, layout.kept, strict=True):
+        if section.kind == "links":
+            body += _lines(section, kept)
+        elif section.kind == "outline":
+            outline += kept
+            if kept or section.note(0):
+                body.append(section.head[0])
+        else:
+            rows += kept
+            if kept:
+                body += section.head
+            elif note := section.note(0):
+                body.append(f"{section.head[0]} {note}")
+    note = (f"(page unchanged since step {since_step}: every control and link below; not repeated: "
+            f"{options} option list(s) {{…}}, {rows} table row(s), {outline} outline line(s): "
+            "list_options / read_table / read_section return them)")
+    return "\n".join([note, *layout.head, *control_lines, *layout.notices, *body])
 
 
 def _short_href(href: str, page_url: str) -> str:
@@ -293,5 +357,11 @@ def _table_section(table: TableData) -> _Section:
     rows = [row_line(table, i) for i in range(len(table.rows))]
     if any(len(c) > CELL_CHARS for r in table.rows for c in r):
         head[0] += f" (long cells cut: read_table {table.index} reads them whole)"
+    foot: list[str] = []
+    if len(rows) >= table.total_rows:  # the observer sent the table's end: its summary rows are shown after a cut
+        while (len(foot) < MAX_SUMMARY_ROWS and len(rows) - len(foot) > MIN_TABLE_ROWS + 1
+               and (cells := table.rows[len(rows) - len(foot) - 1]) and _SUMMARY.match(cells[0].strip())):
+            foot.insert(0, rows[len(rows) - len(foot) - 1])
+    foot = [f"(end) {line}" for line in foot]
     return _Section("tables", head, rows, f"rows of TABLE {table.index}", f"read_table {table.index}",
-                    max(0, table.total_rows - len(table.rows)))
+                    max(0, table.total_rows - len(table.rows)), main=table.rank == 0, foot=foot)

@@ -289,7 +289,7 @@ class PageDriver:
 
     async def _observe(self) -> Observation:
         from browser.observe import observe_page
-        from browser.render import render
+        from browser.render import render_into
 
         page_id = await self.sync_page_id()
         observation = await observe_page(self.page, page_id=page_id, token_budget=self.worker.token_budget)
@@ -303,7 +303,7 @@ class PageDriver:
             notices.extend(self.router.take_failure_notices())
         if notices:  # events the page itself cannot show: add them to the text the agent reads, too
             observation.notices.extend(notices)
-            observation.text, observation.tokens = render(observation, token_budget=self.worker.token_budget)
+            render_into(observation, self.worker.token_budget)
         if observation.url.startswith(("http://", "https://")):
             self._last_good_url = observation.url
         self._remember_refs(observation)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from bs4 import BeautifulSoup, Comment, Tag
 
+from browser.numbers import page_int
 from browser.types import TableData
 
 _SPACE = re.compile(r"\s+")
@@ -81,10 +82,8 @@ class _Grid:
 
 
 def _span(cell: Tag, name: str) -> int:
-    try:
-        return max(1, min(int(str(cell.get(name, 1))), 100))
-    except ValueError:
-        return 1
+    span = page_int(str(cell.get(name, 1)))  # page text: bounded, never a ValueError
+    return 1 if span is None else max(1, min(span, 100))
 
 
 def _html_grid(table: Tag) -> _Grid:

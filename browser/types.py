@@ -163,7 +163,9 @@ class SetUrlParams(_Action):
 
 
 class ListOptions(_Action):
-    """All options of a dropdown, radio group or link list the observation shortened."""
+    """All options of a dropdown, radio group or link list the observation shortened; given the ref of a line
+    that stands for a panel of controls (`[e4] panel "Menu": 15 controls ... list_options e4 lists them`),
+    those controls, one line each with its ref."""
 
     kind: Literal["list_options"] = "list_options"
     target: Target
@@ -229,6 +231,11 @@ class Control(BaseModel):
     frame: str | None = None
     form: str | None = None
     disabled: bool = False
+    rank: int = Field(0, description="Where it sits: 0 main content, 1 elsewhere in the body, 2 site chrome "
+                                     "(menus, header, footer, sidebars, tool panels).")
+    box: str | None = Field(None, description="The widget panel or landmark it sits in (a key shared by the "
+                                              "controls of one panel), for showing a panel as one line.")
+    box_label: str | None = None
 
 
 class TableData(BaseModel):
@@ -241,6 +248,7 @@ class TableData(BaseModel):
     total_rows: int
     truncated: bool = False
     source: Literal["table", "cards", "csv", "pdf"] = "table"
+    rank: int = Field(0, description="0 main content, 1 elsewhere in the body, 2 site chrome.")
 
 
 class Pagination(BaseModel):
@@ -273,11 +281,14 @@ class Observation(BaseModel):
     result_count: int | None = None
     outline: list[str] = Field(default_factory=list)
     outline_total: int = Field(0, description="Text blocks on the page; more than len(outline) when capped.")
+    outline_main: int | None = Field(None, description="How many of the first outline lines are main content "
+                                                       "(None: not known, all count as such).")
     links: list[Link] = Field(default_factory=list)
     links_total: int = Field(0, description="Plain links on the page; more than len(links) when capped.")
     notices: list[str] = Field(default_factory=list, description="Modals, banners, alerts, errors.")
     text: str = Field("", description="Compact rendering within the token budget.")
     tokens: int = 0
+    token_budget: int = Field(0, description="The budget `text` was rendered within (0: not rendered here).")
     page_id: int = Field(0, description="Changes on every navigation; refs of an older page_id are stale.")
 
 

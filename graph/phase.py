@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from browser.delta import LEFT_OUT_READS, reads_named
 from graph.nodes.deps import Deps
 from graph.render import page_key, pending_gates
 from graph.state import AgentState, Plan
@@ -33,7 +34,6 @@ CONTROL_TOOLS = {  # tool -> control kinds that make it useful
     "submit": {"submit", "button", "text", "search", "date", "number", "select"},
 }
 SPARSE_PAGE_TOKENS = 120  # an observation this short may be a page still loading
-LEFT_OUT_READS = ("list_options", "list_links", "read_section")
 DOWNLOADABLE = (".csv", ".tsv", ".xlsx", ".xls", ".json", "download", "export", "format=")
 
 
@@ -56,9 +56,9 @@ def _gates(state: AgentState) -> dict[str, bool]:
         set_url_params="?" in url or bool(observation.get("query_state")),
         read_facts=_facts_wanted(state),
         scroll=_page_in_doubt(state), wait_for=_page_in_doubt(state),
-        **_left_out_reads(observation, controls),
+        **_left_out_reads(observation),
     )
-    gates["list_options"] = gates["list_options"] or (  # a delta shows option lists as {…}
+    gates["list_options"] = gates["list_options"] or (  # a delta leaves option lists out
         gates["select"] and (state.get("seen_page") or {}).get("key") == page_key(observation)
     )
     return gates
@@ -82,14 +82,10 @@ def _page_in_doubt(state: AgentState) -> bool:
     return bool(result.get("error")) or result.get("ok") is False or shown < SPARSE_PAGE_TOKENS
 
 
-def _left_out_reads(observation: dict[str, Any], controls: list[dict[str, Any]]) -> dict[str, bool]:
-    """The reads of what the observation left out: named by the rendered text's notes; for an observation
-    without text (the graph's fallback rendering shows everything but capped lists) from its counts."""
-    text = observation.get("text")
-    if text:
-        return {tool: tool in text for tool in LEFT_OUT_READS}
-    return {"list_options": False, "read_section": observation.get("outline_total", 0) > len(observation.get("outline") or []),
-            "list_links": observation.get("links_total", 0) > len(observation.get("links") or [])}
+def _left_out_reads(observation: dict[str, Any]) -> dict[str, bool]:
+    """The reads of what the observation left out, as the browser's rendering names them."""
+    named = reads_named(observation)
+    return {tool: tool in named for tool in LEFT_OUT_READS}
 
 
 def _plan_in_question(state: AgentState) -> bool:

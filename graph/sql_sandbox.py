@@ -34,7 +34,7 @@ LOAD_CHUNK_ROWS = 2000  # rows parsed per statement while loading (the JSON pars
 RESULT = "__result"  # where the query's rows are materialised inside the engine; table names never start with _
 PROVENANCE_COLUMNS: dict[str, str] = {
     "_url": "VARCHAR", "_step": "INTEGER", "_page": "INTEGER", "_pages": "INTEGER",
-    "_locator": "VARCHAR", "_state": "VARCHAR", "_drift": "VARCHAR",
+    "_locator": "VARCHAR", "_state": "VARCHAR", "_drift": "VARCHAR", "_empty": "BOOLEAN",
 }
 _LOADABLE_TYPES = re.compile(r"^(VARCHAR|BIGINT|INTEGER|HUGEINT|SMALLINT|TINYINT|UBIGINT|UINTEGER|DOUBLE|FLOAT|"
                              r"BOOLEAN|DATE|DECIMAL\(\d+,\d+\))$")

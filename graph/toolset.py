@@ -41,7 +41,7 @@ TOOL_DOCS = {
     "read_pdf": "Read a PDF (its link as target, or url) with page numbers.",
     "download": "Download a file (CSV is parsed into rows).",
     "set_url_params": "Open the current URL with query parameters changed or removed.",
-    "list_options": "All options of a dropdown, radio group or link list the observation shortened.",
+    "list_options": "All options of a dropdown, radio group or link list the observation shortened; on a collapsed panel line, every control in it with its ref.",
     "list_links": "All plain links of the page, optionally only those containing a string.",
     "read_section": "The whole text of a page section: by heading, or target = the ref of a shortened line.",
 }

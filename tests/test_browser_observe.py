@@ -12,7 +12,7 @@ from playwright.async_api import Page, async_playwright
 from browser.launch import launch_chromium
 from browser.observe import observe_page
 from browser.refs import locate_ref
-from browser.render import LONG_OPTION_LIST
+from browser.render import LONG_OPTION_LIST, collapsed_controls
 from browser.types import Control, Observation, Option
 
 pytestmark = pytest.mark.slow
@@ -259,7 +259,7 @@ async def test_every_control_and_option_is_in_the_text(page: Page, fixture_site:
     assert all(ref in refs for ref in counts), counts
 
 
-async def test_budget_keeps_every_control_and_cuts_rows(page: Page) -> None:
+async def test_budget_keeps_every_control_by_ref_and_cuts_rows(page: Page) -> None:
     selects = "".join(
         f'<label>Filter {i} <select name="f{i}">' + "".join(f"<option>v{i}-{j}</option>" for j in range(5))
         + "</select></label>" for i in range(25)
@@ -279,8 +279,13 @@ async def test_budget_keeps_every_control_and_cuts_rows(page: Page) -> None:
     assert "| row 0 | 0 | some longer cell text 0 |" in obs.text
     assert "more rows of TABLE 0 not shown — read_table 0" in obs.text
     tiny = await observe_page(page, page_id=1, token_budget=200)
-    assert tiny.tokens > 200  # controls are never dropped, so the floor is their size
-    assert all(f"[{c.ref}] " in tiny.text for c in tiny.controls)
+    assert tiny.tokens <= 200  # the fixed part is bounded too (issue 20): no page exceeds the budget
+    # the form's dropdowns as one line naming every ref and the read that lists them
+    shown = {c.ref for c in tiny.controls if f"[{c.ref}] select" in tiny.text}
+    collapsed = {c.ref for members in collapsed_controls(tiny).values() for c in members}
+    assert shown | collapsed == {c.ref for c in tiny.controls} and not shown & collapsed and collapsed
+    for head in collapsed_controls(tiny):
+        assert f"list_options {head} lists them" in tiny.text
     assert "| row 0 |" not in tiny.text
 
 

@@ -52,6 +52,53 @@ async def test_corpus_observations_hold_every_control_and_the_values_a_task_need
     assert on_page >= 0.95 * sum(x.probes for x in samples if x.benchmark)  # the probes are on the pages
     assert [x.page for x in samples if x.obs_tokens > BUDGET] == []
     assert [(x.page, x.silent_cuts) for x in samples if x.silent_cuts] == []
+    # issue 20: the main content first. Measured 2026-11-25: 84.9% of the benchmark-kind pages' probes in the
+    # text (76.7% before); the issue's 95% is not reached (see benchmarks/bench_observation.py --corpus)
+    bench = [x for x in samples if x.benchmark]
+    assert sum(x.probes_in_text for x in bench) >= 0.82 * sum(x.probes_on_page for x in bench)
+    assert sum(x.controls_named for x in bench) == sum(x.controls_dom for x in bench)
+
+
+async def _corpus_page(browser, server: CorpusServer, name: str):
+    """A corpus page opened through the agent's own browser session (policy: the corpus origin only)."""
+    entry = next(p for p in load_corpus() if p.name == name)
+    result = await browser.act(Goto(url=server.url(entry)))
+    assert result.ok, result.message
+    return result.observation
+
+
+async def test_a_chrome_menu_gives_way_to_the_main_content_and_stays_one_read_away(chromium_worker, tmp_path) -> None:
+    """A government data page: its site menu (15 buttons in the header) is one line naming their refs and the
+    read that lists them, because the page's tables do not fit whole; list_options on that line lists every
+    button with its ref, and a listed ref works."""
+    with CorpusServer() as server:
+        async with chromium_worker.task_browser(str(tmp_path), [server.origin]) as browser:
+            obs = await _corpus_page(browser, server, "b-hydro-monthly-table")
+            panel = next(line for line in obs.text.splitlines() if " panel " in line and "15 controls" in line)
+            head = panel.split("]", 1)[0][1:]
+            menu = [c for c in obs.controls if c.rank == 2 and c.kind == "button" and c.label != "Main Menu"]
+            assert len(menu) == 15 and all(f'[{c.ref}] button' not in obs.text for c in menu)
+            assert f"list_options {head} lists them" in panel
+            listed = await browser.act(ListOptions(target=Target(ref=head)))
+            assert listed.ok and listed.message.startswith(f"15 of 15 controls of the line [{head}]")
+            for control in menu:
+                assert f'[{control.ref}] button "{control.label}"' in listed.message
+            # the main content it gave way to: the station's details and the table's summary rows
+            assert "| Publishing Office:; VANCOUVER;" in obs.text and "(end) | Mean |" in obs.text
+            assert obs.tokens <= BUDGET
+
+
+async def test_the_abstract_page_shows_its_abstract_whole_and_ranks_the_tool_panel_as_chrome(chromium_worker,
+                                                                                        tmp_path) -> None:
+    with CorpusServer() as server:
+        async with chromium_worker.task_browser(str(tmp_path), [server.origin]) as browser:
+            obs = await _corpus_page(browser, server, "b-arxiv-abs-2101.01097")
+    toggles = [c for c in obs.controls if c.kind == "toggle"]
+    assert len(toggles) == 15 and {c.rank for c in toggles} == {2} and len({c.box for c in toggles}) == 1
+    assert "We have found that the proposed TRIQ architecture achieves outstanding performance." in obs.text
+    outline = obs.outline[: obs.outline_main]  # main content lines come first; the tool panel's text after them
+    assert any(line.startswith("Abstract:") for line in outline)
+    assert not any("Bibliographic Explorer (What is the Explorer?)" in line for line in outline)
 
 
 async def test_realish_page_observation(task_browser, fixture_site) -> None:

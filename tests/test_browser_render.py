@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from browser.render import control_line, render
+import re
+from pathlib import Path
+
+from browser.render import collapsed_controls, control_line, render, render_into
 from browser.tokens import count_tokens
 from browser.types import Control, Link, Observation, Option, Pagination, TableData
 
@@ -82,13 +85,21 @@ def test_budget_respected_and_rows_cut_from_the_end() -> None:
     assert "TABLE 0 (table; 300 rows)" in lines
 
 
-def test_controls_survive_a_budget_they_exceed() -> None:
-    text, tokens = render(_big_obs(60), token_budget=300)
-    assert tokens > 300
-    assert all(f"[e{i}] " in text for i in range(60))
-    assert "| row 0 |" not in text  # nothing fits, yet nothing is left out silently:
-    assert "LINKS: … 100 more links not shown — list_links" in text
-    assert "not shown — read_table 0" in text
+def test_the_fixed_part_is_bounded_and_every_control_keeps_a_ref_and_a_read() -> None:
+    """60 dropdowns in a 300-token budget: the first ones whole, the rest as one line naming every ref and the
+    read that lists them (issue 20: no page exceeds the budget; every control addressable)."""
+    obs = render_into(_big_obs(60), 300)
+    assert obs.tokens <= 300 and obs.token_budget == 300
+    shown = [i for i in range(60) if f'[e{i}] select "Filter {i}"' in obs.text]
+    assert shown == list(range(len(shown))) and 2 <= len(shown) < 60  # a prefix of the list, whole
+    tail = f"… {60 - len(shown)} more controls ({60 - len(shown)} select), refs e{len(shown)}-e59 — " \
+           f"list_options e{len(shown)} lists them"
+    assert tail in obs.text.splitlines()
+    members = collapsed_controls(obs)
+    assert list(members) == [f"e{len(shown)}"]
+    assert [c.ref for c in members[f"e{len(shown)}"]] == [f"e{i}" for i in range(len(shown), 60)]
+    assert "LINKS: … 100 more links not shown — list_links" in obs.text  # nothing left out silently
+    assert "more outline lines not shown" in obs.text
 
 
 def test_unused_share_flows_to_other_sections() -> None:
@@ -100,3 +111,33 @@ def test_unused_share_flows_to_other_sections() -> None:
 
 def test_rendering_is_deterministic() -> None:
     assert render(_big_obs(5)) == render(_big_obs(5))
+
+
+def test_the_graph_holds_no_parser_of_the_observation_text() -> None:
+    """One owner of the observation's text format (issue 19): the browser renders the whole text and the delta;
+    graph/ asks for them and never matches the format's markers or ref lines itself."""
+    root = Path(__file__).resolve().parent.parent / "graph"
+    markers = ("OUTLINE:", "LINKS:", "NOTICES:", '"TABLE ', "not shown —", "(page unchanged", "{…}", "CONTROLS (")
+    ref_line = re.compile(r"""re\.(?:compile|match|search|findall|finditer|sub|split)\(\s*r?["'][^"']*\\\[""")
+    for path in sorted(root.rglob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        assert not [m for m in markers if m in source], path
+        assert not ref_line.search(source), f"{path}: a regex over bracketed (ref) lines"
+
+
+def test_no_page_exceeds_the_budget_whatever_its_fixed_part_holds() -> None:
+    """A title, labels, values, query values and notices of thousands of characters: each is cut to a length,
+    notices beyond their share are counted in a note, and the controls that do not fit are one line with refs."""
+    huge = "word " * 2000
+    obs = Observation(
+        url="http://x.test/s?q=" + "9" * 5000, query_state={"q": ["9" * 5000]}, title=huge,
+        controls=[Control(ref=f"e{i}", kind="text", label=huge, value=huge) for i in range(1, 101)],
+        notices=[f"[notice] {huge}" for _ in range(50)],
+        outline=["Main text line"], outline_total=1)
+    render_into(obs, 1500)
+    assert obs.tokens <= 1500
+    assert "… " in obs.text and "more notice(s) not shown" in obs.text
+    assert "Main text line" in obs.text  # the content's share survives
+    shown = {c.ref for c in obs.controls if f"[{c.ref}] text" in obs.text}
+    collapsed = {c.ref for members in collapsed_controls(obs).values() for c in members}
+    assert shown | collapsed == {c.ref for c in obs.controls}

@@ -15,12 +15,14 @@ from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
 from agent.config import AgentVariant, ModelConfig, ProtocolConfig
 from agent.models.scripted import ScriptedChatModel, load_walkthrough
 from agent.solve import initial_state, solve_task
-from browser.render import render
+from browser.delta import page_key as browser_page_key
+from browser.delta import render_delta
+from browser.render import render_into, render_unchanged
 from browser.types import Control, Link, Observation, Option, Pagination, TableData
 from eval.score import score_answer
 from graph.context import fit_window
 from graph.phase import offered_tool_names
-from graph.render import DELTA_SPAN, observation_delta, page_key, turn_observation
+from graph.render import DELTA_SPAN, page_key, turn_observation
 from graph.toolset import ToolCallError, parse_tool_call, tool_schemas
 from tasks.loaders import load_tasks
 
@@ -41,8 +43,7 @@ def page(value: str = "Any", url: str = "http://127.0.0.1:9/s?kind=a") -> dict:
         outline=["# Search", *(f"Paragraph {i} of the page with some words in it" for i in range(8))], outline_total=8,
         links=[Link(ref="e9", text="Next", href=url + "&page=2"), Link(ref="e10", text="Help", href="/help")],
         links_total=2)
-    text, tokens = render(obs, token_budget=1500)
-    return {**obs.model_dump(), "text": text, "tokens": tokens}
+    return render_into(obs, 1500).model_dump()
 
 
 def ref_lines(text: str) -> list[str]:
@@ -59,30 +60,39 @@ def turn_state(observation: dict, step: int, seen_page: dict | None = None) -> d
 
 
 def test_a_delta_keeps_every_control_and_link_and_says_what_it_left_out():
-    full = page()["text"]
-    delta = observation_delta(full, since_step=4)
-    assert delta is not None and delta.startswith("(page unchanged since step 4:")
+    shown = page()
+    full = shown["text"]
+    delta = render_unchanged(Observation.model_validate(shown), since_step=4)
+    assert delta.startswith("(page unchanged since step 4:")
     assert ref_lines(delta) == ref_lines(full) and len(ref_lines(full)) == 5  # 3 controls + 2 links
     for kept in ("URL: ", "State: kind=a", "Pagination: page 1 of 3", "TABLE 0 (table, caption \"Results\"",
                  "| Id | Name |", "OUTLINE:", "LINKS:"):
         assert kept in delta
     assert "| R0 |" not in delta and "Paragraph 3" not in delta
     assert '[e1] select "Kind" = "Any" {…}' in delta and "{Any | A | B}" in full  # value kept, options as {…}
+    assert "1 option list(s) {…}, 12 table row(s), 9 outline line(s)" in delta  # what the whole text showed
     assert "list_options / read_table / read_section return them" in delta
     assert len(delta) < len(full) / 2
 
 
-def test_a_control_line_that_does_not_parse_keeps_its_options():
-    odd = '[e5] select "Year" = "2020" {2019 | 2020} something unexpected'
-    pager = '[e7] link "Result pages" {1 | 2 | Next}'
-    text = "\n".join(["URL: http://x/", "CONTROLS (2):", odd, pager, "OUTLINE:", *(f"line {i} " * 9 for i in range(20))])
-    delta = observation_delta(text, since_step=2)
-    assert delta is not None and odd in delta.splitlines() and pager in delta.splitlines()
+def test_a_pager_keeps_its_page_links_in_a_delta():
+    """A link list is how the model moves on: its options stay, only choice lists become {…}."""
+    obs = Observation.model_validate(page())
+    obs.controls.append(Control(ref="e7", kind="link", label="Result pages",
+                                options=[Option(label=x, value=f"?p={x}") for x in ("1", "2", "Next")]))
+    render_into(obs, 1500)
+    delta = render_unchanged(obs, since_step=2)
+    assert '[e7] link "Result pages" {1 | 2 | Next}' in delta.splitlines()
 
 
-def test_a_page_without_bulk_content_is_sent_whole():
-    text = "URL: http://x/\nState: (no query parameters)\nCONTROLS (1):\n[e1] text \"Name\" = \"\""
-    assert observation_delta(text, since_step=1) is None
+def test_a_delta_needs_the_same_page_and_a_real_saving():
+    shown = page()
+    key = browser_page_key(shown)
+    assert render_delta(key, shown, since_step=1, token_budget=1500) is not None
+    assert render_delta(key, page(value="B"), since_step=1, token_budget=1500) is None  # another page
+    bare = render_into(Observation(url="http://x/", controls=[Control(ref="e1", kind="text", label="Name", value="")]),
+                       1500)
+    assert render_delta(browser_page_key(bare), bare, since_step=1, token_budget=1500) is None  # nothing to leave out
 
 
 def test_the_delta_follows_the_page_the_model_was_shown_whole():

@@ -13,7 +13,7 @@ from graph.extractor import ExtractionError
 from graph.facts import FactError
 from graph.nodes.common import error_record
 from graph.nodes.deps import Deps
-from graph.nodes.workspace import PageReadError, read_context, read_page
+from graph.nodes.workspace import PageReadError, flag_update, read_context, read_page
 from graph.state import AgentState
 from graph.tools import ExtractRows
 from graph.workspace import WorkspaceError
@@ -28,28 +28,33 @@ def make_extractor(deps: Deps, *, provenance: bool = True):
         args = ExtractRows.model_validate(pending["args"])
         step = state.get("step", 0)
         tables = state.get("tables") or {}
+        ctx = read_context(state, provenance=provenance)
         try:
             facts = (await read_page(deps)).model_dump() if needs_page_facts(args) else None
-            written = extract_into(args, read_context(state, provenance=provenance), schema=deps.spec.columns,
-                                   tables=tables, page_facts=facts)
+            written = extract_into(args, ctx, schema=deps.spec.columns, tables=tables, page_facts=facts)
         except (ExtractionError, FactError, WorkspaceError, PageReadError) as exc:
             message = error_text(exc, tables)
+            # a planned gate held at another value often explains a table without the expected columns
+            check = ctx.check(args.into)
             deps.log.write({"node": "extractor", "step": step, "error": message})
-            return {"messages": [ToolMessage(f"extract_rows failed: {message}", tool_call_id=pending["id"])],
-                    "pending": None, "nodes_run": ["extractor"],
+            return {"messages": [ToolMessage("\n".join([f"extract_rows failed: {message}", *check.notes()]),
+                                             tool_call_id=pending["id"])],
+                    "pending": None, "nodes_run": ["extractor"], **flag_update(state, check.mismatches),
                     "errors": [error_record(state, "extractor", "agent", "extraction", message)]}
         rows = written.rows
         if args.into == ANSWER:
             total = len(live_rows(state.get("rows") or [], state.get("discarded") or [])) + len(rows)
             preview = "\n".join(" | ".join(r["values"].values()) for r in rows[:5])
-            text = f"extracted {len(rows)} row(s) ({total} collected)" + (f"\n{preview}" if preview else "")
+            first, *notes = written.message.split("\n")
+            text = "\n".join([f"{first} ({total} collected)", *([preview] if preview else []), *notes])
         else:
             text = written.message
         deps.log.write({"node": "extractor", "step": step, "into": args.into, "rows": len(rows) or None,
                         "record": written.record, "provenance": [r["provenance"] for r in rows[:3]]})
         update: dict[str, Any] = {"pending": None, "nodes_run": ["extractor"],
                                   "messages": [ToolMessage(text, tool_call_id=pending["id"])],
-                                  "usage": {**state["usage"], "last_progress_at": deps.clock()}}
+                                  "usage": {**state["usage"], "last_progress_at": deps.clock()},
+                                  **flag_update(state, written.flags)}
         if args.into == ANSWER:
             update.update(rows=rows, reads=[written.record] if written.record else [])
         else:
