@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
@@ -64,7 +65,7 @@ class AgentConfig(StrictModel):
     variants: list[AgentVariant] = Field(default_factory=lambda: [AgentVariant(name="full")])
     trace: bool = True
     screenshots: bool = False
-    token_budget_per_observation: int = 1500
+    token_budget_per_observation: int = Field(1500, ge=1)
 
     @field_validator("variants")
     @classmethod
@@ -160,10 +161,34 @@ class ConfigError(ValueError):
 def load_config(path: Path) -> BenchConfig:
     try:
         raw = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason}); save it as UTF-8") from exc
+    except RecursionError as exc:
+        raise ConfigError(f"{path}: cannot read YAML: nested too deeply") from exc
     except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"{path}: cannot read YAML: {exc}") from exc
+        raise ConfigError(f"{path}: cannot read YAML: {_one_line(exc)}") from exc
     try:
         return BenchConfig.model_validate(raw)
     except ValidationError as exc:
         lines = [f"{path}: {'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}" for err in exc.errors()]
         raise ConfigError("\n".join(lines)) from exc
+    except RecursionError as exc:
+        raise ConfigError(f"{path}: nested too deeply") from exc
+
+
+def _one_line(exc: Exception) -> str:
+    return " ".join(str(exc).split())
+
+
+def make_output_dir(path: Path, config_path: Path | str) -> None:
+    """Create the run folder and prove it takes files, or say in one line why not (a file is in the way, the
+    folder is not writable): before anything else is written there."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path, prefix=".write-check-"):
+            pass
+    except OSError as exc:
+        reason = exc.strerror or _one_line(exc)
+        if path.exists() and not path.is_dir():
+            reason = "it is a file, not a folder"
+        raise ConfigError(f"{config_path}: run.output_dir: cannot use {path} as the run folder: {reason}") from exc

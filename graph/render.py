@@ -16,6 +16,7 @@ from browser.delta import observation_text as browser_observation_text
 from browser.delta import page_key as browser_page_key
 from browser.delta import render_delta
 from browser.tokens import count_tokens, encoding
+from graph.page_fence import untrusted
 from graph.state import AgentState, Plan, TaskView
 from graph.tracker import ambiguous_gates, find_gate_value, plan_gates
 from graph.workspace import schemas
@@ -40,6 +41,10 @@ class Prompts:
     def planner_task(self, task: TaskView) -> str:
         return self.env.get_template("planner_task.md").render(task=task, columns=task["output_spec"]["columns"])
 
+    @property
+    def turn_template(self) -> str:
+        return self.env.loader.get_source(self.env, "actor_turn.md")[0]
+
     def actor_turn(self, state: AgentState, *, observation_text: str, max_steps: int) -> str:
         plan = Plan.model_validate(state["plan"]) if state.get("plan") else None
         retrieval = state.get("retrieval")
@@ -53,7 +58,7 @@ class Prompts:
             state_values=state_values, untouched=untouched,
             drift_flags=state.get("drift_flags") or [], repair_goal=state.get("repair_goal"),
             rows_count=len(rows), last_rows=[[r["values"].get(c, "") for c in columns] for r in rows[-LAST_ROWS_SHOWN:]],
-            step=state.get("step", 0), max_steps=max_steps, observation=observation_text,
+            step=state.get("step", 0), max_steps=max_steps, observation=untrusted(observation_text, self.turn_template),
             tables=schemas(state["tables"]) if state.get("tables") else "",
             phases=phases, derivation=derivation_text(plan.derivation if plan else "", not any(d for _, d in phases)),
         )

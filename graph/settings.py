@@ -29,11 +29,11 @@ class ModelConfig(StrictModel):
         "OPENAI_API_KEY",
         description="NAME of the environment variable holding the key; null for a local server that needs none.",
     )
-    temperature: float = 0.0
-    timeout: float = 120.0
-    max_retries: int = 4
-    price_per_1k_prompt: float = 0.0
-    price_per_1k_completion: float = 0.0
+    temperature: float = Field(0.0, ge=0)
+    timeout: float = Field(120.0, gt=0)
+    max_retries: int = Field(4, ge=0)
+    price_per_1k_prompt: float = Field(0.0, ge=0)
+    price_per_1k_completion: float = Field(0.0, ge=0)
     max_output_tokens: int | None = Field(
         None, ge=16, description="Cap on each reply's tokens (a small model can loop inside a JSON grammar).")
     context_tokens: int | None = Field(
@@ -49,13 +49,15 @@ class ModelConfig(StrictModel):
 
 
 class Budgets(StrictModel):
-    """Defaults follow the paper's runs: 6,000 s per task, stop after 3,000 s without progress."""
+    """Defaults follow the paper's runs: 6,000 s per task, stop after 3,000 s without progress. A budget that
+    leaves no room to act is refused when the config loads: such a cell would end "ok" having done nothing
+    and count as finished on resume."""
 
-    wall_seconds: float = 6000.0
-    no_progress_seconds: float = 3000.0
-    max_steps: int = 60
-    max_tokens: int = 400_000
-    max_repairs: int = 2
+    wall_seconds: float = Field(6000.0, gt=0)
+    no_progress_seconds: float = Field(3000.0, gt=0)
+    max_steps: int = Field(60, ge=1)
+    max_tokens: int = Field(400_000, ge=1)
+    max_repairs: int = Field(2, ge=0)
 
 
 def step_cost(model: ModelConfig, prompt_tokens: int, completion_tokens: int) -> float:

@@ -1,52 +1,33 @@
 """The evidence workspace: named tables of what the agent read (with provenance columns) and read-only SQL
-over them in an in-process, locked-down DuckDB.
+over them in a locked-down DuckDB, run in its own short-lived process (graph/sql_sandbox.py).
 
 Tables live in the graph state as plain JSON (so a checkpointed run resumes); each `derive` loads them into
-a fresh in-memory database, runs ONE `SELECT`/`WITH` statement with a time limit and a row cap, and stores
+a fresh in-memory database, runs ONE `SELECT`/`WITH` statement with a time limit, a memory ceiling and caps
+on the result's rows and bytes, and stores
 the result as a new table that remembers its SQL and its input tables (the lineage the verifier and the
 reports follow back to the page state each input was read in).
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import decimal
 import json
 import re
-import threading
+import subprocess
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypedDict
 
-import duckdb
-
+from graph.sql_sandbox import memory_message, table_payload
 from graph.state import EvidenceRow, ReadRecord
 
 TABLE_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
-PROVENANCE_COLUMNS: dict[str, str] = {
-    "_url": "VARCHAR", "_step": "INTEGER", "_page": "INTEGER", "_pages": "INTEGER",
-    "_locator": "VARCHAR", "_state": "VARCHAR", "_drift": "VARCHAR", "_empty": "BOOLEAN",
-}
 QUERY_SECONDS = 5.0
 MAX_RESULT_ROWS = 5000
-_LOADABLE_TYPES = re.compile(r"^(VARCHAR|BIGINT|INTEGER|HUGEINT|SMALLINT|TINYINT|UBIGINT|UINTEGER|DOUBLE|FLOAT|"
-                             r"BOOLEAN|DATE|DECIMAL\(\d+,\d+\))$")
-
-# Helpers real pages need; documented in the derive tool and graph/README.md.
-_MACROS = (
-    r"""CREATE MACRO num(t) AS TRY_CAST(NULLIF(replace(regexp_extract(replace(CAST(t AS VARCHAR), '−', '-'),
-        '-?[0-9][0-9,]*(\.[0-9]+)?|-?\.[0-9]+', 0), ',', ''), '') AS DOUBLE)""",
-    r"""CREATE MACRO iso_date(t) AS strftime(CASE
-        WHEN regexp_matches(CAST(t AS VARCHAR), '^\s*\d{4}[-/]\d{1,2}[-/]\d{1,2}')
-        THEN TRY_STRPTIME(replace(regexp_extract(CAST(t AS VARCHAR), '\d{4}[-/]\d{1,2}[-/]\d{1,2}', 0), '/', '-'),
-                          '%Y-%m-%d')
-        ELSE TRY_STRPTIME(trim(regexp_replace(CAST(t AS VARCHAR), '(\d)(st|nd|rd|th)\b', '\1')),
-                          ['%d %b %Y', '%d %B %Y', '%B %d, %Y', '%b %d, %Y', '%b. %d, %Y', '%B %d %Y', '%b %d %Y',
-                           '%a, %d %b %Y %H:%M:%S %Z', '%a, %d %b %Y %H:%M:%S', '%d %b %Y %H:%M', '%d/%m/%Y',
-                           '%d.%m.%Y', '%B %Y', '%b %Y'])
-        END, '%Y-%m-%d')""",
-    r"""CREATE MACRO year_of(t) AS COALESCE(year(TRY_STRPTIME(iso_date(t), '%Y-%m-%d')),
-        TRY_CAST(regexp_extract(CAST(t AS VARCHAR), '\b(1[0-9]{3}|2[0-9]{3})\b', 1) AS INTEGER))""",
-)
+MAX_RESULT_BYTES = 4 * 2**20  # text of a derived table; it lives in the graph state and every checkpoint
+STARTUP_SECONDS = 10.0  # the engine process's start-up, on a busy machine, before its own time limit runs
+_SANDBOX = Path(__file__).with_name("sql_sandbox.py")
+_SANDBOX_ENV = {"LC_ALL": "C.UTF-8"}  # nothing of ours (no keys) reaches the engine process
 
 
 class TableRecord(TypedDict):
@@ -122,97 +103,32 @@ def schemas(tables: dict[str, TableRecord]) -> str:
     return "\n".join(lines)
 
 
-def _connect() -> duckdb.DuckDBPyConnection:
-    con = duckdb.connect(":memory:", config={
-        "enable_external_access": False, "autoinstall_known_extensions": False,
-        "autoload_known_extensions": False, "threads": 1, "memory_limit": "256MB", "lock_configuration": True,
-    })
-    for macro in _MACROS:
-        con.execute(macro)
-    return con
-
-
-def _load(con: duckdb.DuckDBPyConnection, table: TableRecord) -> None:
-    columns: dict[str, str] = {}
-    for column, kind in zip(table["columns"], table["types"], strict=False):
-        columns[column] = kind if _LOADABLE_TYPES.match(kind) else "VARCHAR"
-    if not table["derived"]:
-        columns.update(PROVENANCE_COLUMNS)
-    ddl = ", ".join(f'"{c}" {t}' for c, t in columns.items())
-    con.execute(f'CREATE TABLE "{table["name"]}" ({ddl})')
-    if table["rows"]:
-        marks = ", ".join("?" for _ in columns)
-        con.executemany(f'INSERT INTO "{table["name"]}" VALUES ({marks})',
-                        [[_loadable(row.get(c)) for c in columns] for row in table["rows"]])
-
-
-def _loadable(value: Any) -> Any:
-    return json.dumps(value) if isinstance(value, list | dict) else value
-
-
-def _plain(value: Any) -> Any:
-    """A DuckDB result value as JSON-friendly data (state is checkpointed as JSON)."""
-    if isinstance(value, decimal.Decimal):
-        return str(value)
-    if isinstance(value, dt.datetime | dt.date | dt.time):
-        return value.isoformat()
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    return value
-
-
-def check_select(con: duckdb.DuckDBPyConnection, sql: str) -> None:
-    """Exactly one SELECT / WITH ... SELECT, checked by DuckDB's parser before anything runs."""
-    try:
-        statements = con.extract_statements(sql)
-    except duckdb.Error as exc:
-        raise WorkspaceError(f"SQL does not parse: {exc}") from exc
-    if len(statements) != 1:
-        raise WorkspaceError(f"give exactly one SELECT statement (got {len(statements)})")
-    kind = statements[0].type
-    if kind != duckdb.StatementType.SELECT:
-        raise WorkspaceError(f"only SELECT / WITH ... SELECT is allowed, not {kind.name}")
-
-
 def run_query(tables: dict[str, TableRecord], sql: str, *, seconds: float = QUERY_SECONDS,
-              max_rows: int = MAX_RESULT_ROWS) -> QueryResult:
-    """Run one read-only query over the tables; errors carry the engine's message and the schemas."""
-    con = _connect()
+              max_rows: int = MAX_RESULT_ROWS, max_bytes: int = MAX_RESULT_BYTES) -> QueryResult:
+    """Run one read-only query over the tables in the engine's own process (graph/sql_sandbox.py: memory
+    ceiling, time limit, row and byte caps measured before anything is fetched); errors carry the engine's
+    message and the schemas."""
+    payloads = {name: table_payload(table) for name, table in tables.items()}
+    request = json.dumps({"tables": payloads, "sql": sql, "seconds": seconds, "max_rows": max_rows,
+                          "max_bytes": max_bytes})
     try:
-        check_select(con, sql)
-        try:
-            referenced = {n.split(".")[-1].strip('"') for n in con.get_table_names(sql)}
-        except duckdb.Error:  # e.g. a refused file function: the engine's own error comes when it runs
-            referenced = {n for n in tables if re.search(rf"\b{n}\b", sql)}
-        inputs = [name for name in tables if name in referenced]
-        for name in inputs:
-            _load(con, tables[name])
-        timer = threading.Timer(seconds, con.interrupt)
-        timer.start()
-        try:
-            cursor = con.execute(sql)
-            fetched = cursor.fetchmany(max_rows + 1)
-            description = cursor.description or []
-        except duckdb.InterruptException as exc:
-            raise WorkspaceError(f"the query ran longer than {seconds:g}s and was stopped; simplify it") from exc
-        except duckdb.Error as exc:
-            raise WorkspaceError(f"{type(exc).__name__}: {exc}\nTables:\n{schemas(tables)}") from exc
-        finally:
-            timer.cancel()
-    finally:
-        con.close()
-    if len(fetched) > max_rows:
-        raise WorkspaceError(f"the result has more than {max_rows} rows; aggregate or filter it")
-    columns = [d[0] for d in description]
-    if len(set(columns)) != len(columns):
-        raise WorkspaceError(f"result columns must have distinct names, got {columns}; use AS")
-    types = [str(d[1]) for d in description]
-    rows = [{c: _plain(v) for c, v in zip(columns, row, strict=True)} for row in fetched]
-    return QueryResult(columns=columns, types=types, rows=rows, inputs=inputs)
+        done = subprocess.run([sys.executable, "-I", str(_SANDBOX)], input=request.encode(), capture_output=True,
+                              timeout=seconds + STARTUP_SECONDS, check=False, env=_SANDBOX_ENV)
+    except subprocess.TimeoutExpired as exc:  # the engine did not stop itself: the process was killed
+        raise WorkspaceError(f"the query ran longer than {seconds:g}s and was stopped; simplify it") from exc
+    try:
+        reply = json.loads(done.stdout)
+    except ValueError:
+        reply = None
+    if not isinstance(reply, dict):  # it died: a signal is its memory ceiling (an allocation failed: abort)
+        last = (done.stderr.decode("utf-8", "replace").strip().splitlines() or [""])[-1][:300]
+        if done.returncode < 0 or "memory" in last.lower() or "bad_alloc" in last:
+            raise WorkspaceError(f"{memory_message()} (engine process exit status {done.returncode})")
+        raise WorkspaceError(f"the query engine failed (exit status {done.returncode}): {last}")
+    if "error" in reply:
+        tail = f"\nTables:\n{schemas(tables)}" if reply.get("kind") == "engine" else ""
+        raise WorkspaceError(f"{reply['error']}{tail}")
+    return QueryResult(columns=reply["columns"], types=reply["types"], rows=reply["rows"], inputs=reply["inputs"])
 
 
 def derived_table(name: str, sql: str, result: QueryResult, step: int) -> TableRecord:

@@ -188,12 +188,12 @@ def validate(
     ] = True,
     as_json: Annotated[bool, typer.Option("--json", help="Problems and alignment as one JSON object.")] = False,
 ) -> None:
-    """Check every record and the goal/constraint alignment; exits 1 listing all problems."""
+    """Check every record and the goal/constraint alignment; exits 1 listing all problems (or if none loaded)."""
     result = _load(tasks, split, language, domain, family, None)
     if answer_check:
         result.problems.extend(p for task in result.tasks for p in check_reference_answer(task))
     report = align_pairs(result.tasks) if split is SplitChoice.both else None
-    failed = bool(result.problems) or (
+    failed = not result.tasks or bool(result.problems) or (
         report is not None and (bool(report.mismatched) or (strict_pairs and bool(report.unpaired)))
     )
     if as_json:
@@ -230,4 +230,6 @@ def _print_validation(result: LoadResult, report: AlignmentReport | None, strict
             out.print(f"[{style}]unpaired: {', '.join(report.unpaired)}[/{style}]")
         out.print(f"{len(report.pairs)} goal/constraint pair(s), {len(report.mismatched)} mismatched")
     out.print(f"{len(result.tasks)} task(s) loaded, {len(result.problems)} problem(s)")
+    if not result.tasks:
+        out.print("[red]no task records to validate: nothing was loaded[/red]")
 

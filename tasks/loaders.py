@@ -28,6 +28,7 @@ OFFLINE_DATA_DIR = Path(__file__).parent / "offline" / "data"
 HUB_PREFIX = "hf:"
 _LANGUAGE_DIR = re.compile(r"^data_([a-z]{2,3})$")
 _SPLIT_STEM = re.compile(r"^(goal|constraint)(?:_hf)?$")
+NESTED_TOO_DEEPLY = "invalid JSON: nested too deeply to read"
 
 
 @dataclass(frozen=True)
@@ -133,20 +134,31 @@ def _raw_records(record_file: RecordFile, problems: list[TaskProblem]) -> Iterab
         return
     if path.suffix == ".jsonl":
         # Only "\n" ends a JSONL record: str.splitlines() would also split on U+2028, \x0c... inside strings.
+        records = 0
         for number, line in enumerate(text.split("\n"), start=1):
             if not line.strip():
                 continue
+            records += 1
             try:
                 yield json.loads(line), number, ""
             except json.JSONDecodeError as exc:
                 problems.append(TaskProblem(shown, f"invalid JSON: {exc.msg} (column {exc.colno})", line=number))
+            except RecursionError:
+                problems.append(TaskProblem(shown, NESTED_TOO_DEEPLY, line=number))
+        if not records:
+            problems.append(TaskProblem(shown, "the file holds no task records"))
         return
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         problems.append(TaskProblem(shown, f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"))
         return
+    except RecursionError:
+        problems.append(TaskProblem(shown, NESTED_TOO_DEEPLY))
+        return
     if isinstance(data, list):
+        if not data:
+            problems.append(TaskProblem(shown, "the file holds no task records (an empty list)"))
         for index, item in enumerate(data):
             yield item, None, f"[{index}]."
     else:
@@ -209,6 +221,14 @@ def _validate(raw: Any, record_file: RecordFile, line: int | None, prefix: str) 
     where = _Where(display_path(record_file.path), line, prefix)
     if not isinstance(raw, dict):
         return None, [where.problem(f"a task record must be a JSON object, got {type(raw).__name__}")]
+    try:
+        return _checked(raw, record_file, line, where)
+    except RecursionError:  # e.g. a JSON string field (metadata, rubric) that decodes to something deep
+        return None, [where.problem(NESTED_TOO_DEEPLY)]
+
+
+def _checked(raw: dict[str, Any], record_file: RecordFile, line: int | None,
+             where: _Where) -> tuple[Task | None, list[TaskProblem]]:
     try:
         task = Task.model_validate(raw)
     except ValidationError as exc:

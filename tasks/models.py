@@ -8,8 +8,10 @@ back on dump, so loading and saving a record never loses data.
 from __future__ import annotations
 
 import json
+import re
 from functools import cached_property
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
@@ -19,6 +21,7 @@ from tasks.spec import OutputSpec
 
 Variant = Literal["goal", "constraint"]
 GOAL_SUFFIX = "-g"
+TASK_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
 def decode_json_object(value: Any) -> Any:
@@ -127,6 +130,30 @@ class Task(_Open):
     @classmethod
     def _strip(cls, value: str) -> str:
         return value.strip()
+
+    @field_validator("task_id")
+    @classmethod
+    def _path_safe_id(cls, value: str) -> str:
+        """Ids name result folders and files: one plain path segment, never a way out of the run folder."""
+        if not TASK_ID.fullmatch(value):
+            raise ValueError(f"{value!r} is not a task id: use letters, digits, '.', '_' and '-', starting with a "
+                             "letter or digit (at most 128 characters); ids name result folders")
+        return value
+
+    @field_validator("start_url")
+    @classmethod
+    def _web_url(cls, value: str | None) -> str | None:
+        """The agent's browser opens it: a web address (http/https with a host), not file:, javascript:, data:."""
+        if not value:
+            return value
+        try:
+            parts = urlsplit(value)
+            host = parts.hostname
+        except ValueError as exc:
+            raise ValueError(f"{value!r} is not a URL: {exc}") from exc
+        if parts.scheme not in ("http", "https") or not host or any(c.isspace() or not c.isprintable() for c in value):
+            raise ValueError(f"{value!r} is not an http(s) URL with a host")
+        return value
 
     # --- derived ---------------------------------------------------------------------------------------
 

@@ -41,8 +41,8 @@ def _task(url: str) -> Task:
 
 
 def _observation_in(prompt: str) -> str:
-    """The observation block of an actor turn (the template ends with it)."""
-    return prompt.split("\nOBSERVATION:\n", 1)[1]
+    """The observation block of an actor turn (the template ends with it, fenced)."""
+    return prompt.split("\nOBSERVATION:\n", 1)[1].removesuffix("\nEND OBSERVATION")
 
 
 async def test_every_control_of_a_control_heavy_page_reaches_the_model_within_the_one_budget(

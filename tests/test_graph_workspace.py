@@ -106,8 +106,7 @@ def test_no_file_or_network_access(tables, sql):
 
 def test_time_limit_stops_a_runaway_query():
     with pytest.raises(WorkspaceError, match="longer than"):
-        run_query({}, "SELECT count(*) FROM range(100000000) a, range(100000000) b WHERE a.range + b.range = 1",
-                  seconds=0.5)
+        run_query({}, "SELECT count(*) FROM range(1000000000000) t WHERE hash(t.range) = 0", seconds=0.5)
 
 
 def test_row_cap():

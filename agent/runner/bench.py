@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from rich.console import Console
 
-from agent.config import BenchConfig, ConfigError, ModelConfig, load_config
+from agent.config import BenchConfig, ConfigError, ModelConfig, load_config, make_output_dir
 from agent.models.local_server import serving_config
 from agent.models.resolve import resolve_models
 from agent.outcome import TaskOutcome
@@ -320,7 +320,7 @@ async def run_bench(
         require_ray(config_path)
 
     run_dir = Path(config.run.output_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
+    make_output_dir(run_dir, config_path)
     with run_lock(run_dir):
         if fresh:
             clear_run_folder(run_dir)

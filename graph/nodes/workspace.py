@@ -4,6 +4,7 @@ tracker next, like any navigation."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from langchain_core.messages import ToolMessage
@@ -65,7 +66,9 @@ def make_workspace(deps: Deps, *, provenance: bool = True):
             if pending["name"] == "derive":
                 args = Derive.model_validate(pending["args"])
                 available = query_tables(tables, state.get("rows") or [], deps.spec.columns)
-                written = derive(args, tables=available, schema=deps.spec.columns, step=step)
+                # the engine runs in its own process; waiting for it must not block the event loop
+                written = await asyncio.to_thread(derive, args, tables=available, schema=deps.spec.columns,
+                                                  step=step)
                 log: dict[str, Any] = {"sql": args.sql, "inputs": written.tables[args.into]["inputs"]}
             else:
                 facts_args = ReadFacts.model_validate(pending["args"])

@@ -1,0 +1,247 @@
+"""The `derive` engine, run as its own short-lived process: one read-only SELECT over the evidence tables in
+a locked-down, in-memory DuckDB, under a hard memory ceiling.
+
+Why a process: DuckDB's `memory_limit` bounds its buffer-managed memory only; string functions allocate
+their results outside it (`strlen(repeat('a', 1e9))` grows the process by ~2 GB with nothing fetched), so
+the only real bound is the operating system's, on a process that holds nothing else (`RLIMIT_DATA`). Such a
+process also dies whole when it overruns, and the caller can kill it after its time limit.
+
+Protocol: a JSON request on stdin (`tables`: name -> `table_payload`, `sql`, `seconds`, `max_rows`,
+`max_bytes`), one JSON reply on stdout: `{"columns", "types", "rows", "inputs"}` or `{"error", "kind"}`.
+Runs as a plain script
+(`python -I graph/sql_sandbox.py`): it imports only the standard library and duckdb, never the project.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import json
+import math
+import re
+import resource
+import sys
+import threading
+import time
+import unicodedata
+from typing import Any
+
+import duckdb
+
+ENGINE_MEMORY_MB = 256  # DuckDB's own limit (buffer-managed memory: tables, sorts, hash joins)
+PROCESS_DATA_MB = 320  # the process's hard ceiling: the engine's limit plus what Python and DuckDB need to run
+LOAD_CHUNK_ROWS = 2000  # rows parsed per statement while loading (the JSON parse is not memory-limited)
+RESULT = "__result"  # where the query's rows are materialised inside the engine; table names never start with _
+PROVENANCE_COLUMNS: dict[str, str] = {
+    "_url": "VARCHAR", "_step": "INTEGER", "_page": "INTEGER", "_pages": "INTEGER",
+    "_locator": "VARCHAR", "_state": "VARCHAR", "_drift": "VARCHAR", "_empty": "BOOLEAN",
+}
+_LOADABLE_TYPES = re.compile(r"^(VARCHAR|BIGINT|INTEGER|HUGEINT|SMALLINT|TINYINT|UBIGINT|UINTEGER|DOUBLE|FLOAT|"
+                             r"BOOLEAN|DATE|DECIMAL\(\d+,\d+\))$")
+
+# Helpers real pages need; documented in the derive tool and graph/README.md.
+_MACROS = (
+    r"""CREATE MACRO num(t) AS TRY_CAST(NULLIF(replace(regexp_extract(replace(CAST(t AS VARCHAR), '−', '-'),
+        '-?[0-9][0-9,]*(\.[0-9]+)?|-?\.[0-9]+', 0), ',', ''), '') AS DOUBLE)""",
+    r"""CREATE MACRO iso_date(t) AS strftime(CASE
+        WHEN regexp_matches(CAST(t AS VARCHAR), '^\s*\d{4}[-/]\d{1,2}[-/]\d{1,2}')
+        THEN TRY_STRPTIME(replace(regexp_extract(CAST(t AS VARCHAR), '\d{4}[-/]\d{1,2}[-/]\d{1,2}', 0), '/', '-'),
+                          '%Y-%m-%d')
+        ELSE TRY_STRPTIME(trim(regexp_replace(CAST(t AS VARCHAR), '(\d)(st|nd|rd|th)\b', '\1')),
+                          ['%d %b %Y', '%d %B %Y', '%B %d, %Y', '%b %d, %Y', '%b. %d, %Y', '%B %d %Y', '%b %d %Y',
+                           '%a, %d %b %Y %H:%M:%S %Z', '%a, %d %b %Y %H:%M:%S', '%d %b %Y %H:%M', '%d/%m/%Y',
+                           '%d.%m.%Y', '%B %Y', '%b %Y'])
+        END, '%Y-%m-%d')""",
+    r"""CREATE MACRO year_of(t) AS COALESCE(year(TRY_STRPTIME(iso_date(t), '%Y-%m-%d')),
+        TRY_CAST(regexp_extract(CAST(t AS VARCHAR), '\b(1[0-9]{3}|2[0-9]{3})\b', 1) AS INTEGER))""",
+)
+
+
+class Refused(ValueError):
+    """The query is not allowed or its result is too big; `kind` says which, the message says why."""
+
+    def __init__(self, message: str, kind: str = "refused") -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+def quote_ident(name: str) -> str:
+    """`name` as a DuckDB quoted identifier: whatever it holds, it stays one name."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def connect() -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect(":memory:", config={
+        "enable_external_access": False, "autoinstall_known_extensions": False,
+        "autoload_known_extensions": False, "threads": 1, "memory_limit": f"{ENGINE_MEMORY_MB}MB",
+        "temp_directory": "",  # no spilling to disk: over the limit is an error, not a growing .tmp folder
+        "lock_configuration": True,
+    })
+    for macro in _MACROS:
+        con.execute(macro)
+    return con
+
+
+def check_select(con: duckdb.DuckDBPyConnection, sql: str) -> None:
+    """Exactly one SELECT / WITH ... SELECT, checked by DuckDB's parser before anything runs."""
+    try:
+        statements = con.extract_statements(sql)
+    except duckdb.Error as exc:
+        raise Refused(f"SQL does not parse: {exc}") from exc
+    if len(statements) != 1:
+        raise Refused(f"give exactly one SELECT statement (got {len(statements)})")
+    kind = statements[0].type
+    if kind != duckdb.StatementType.SELECT:
+        raise Refused(f"only SELECT / WITH ... SELECT is allowed, not {kind.name}")
+
+
+def check_columns(columns: list[str]) -> None:
+    """Result column names become table columns later: no quotes or control characters, and distinct as
+    DuckDB sees them (case-insensitively)."""
+    for column in columns:
+        if not column.strip() or any(c == '"' or unicodedata.category(c).startswith("C") for c in column):
+            raise Refused(f"result column name {column!r} may not be empty or contain a double quote or a control "
+                          "character; name it with AS")
+    folded = [c.casefold() for c in columns]
+    if len(set(folded)) != len(folded):
+        raise Refused(f"result columns must have distinct names (case does not count), got {columns}; use AS")
+
+
+def table_payload(table: dict[str, Any]) -> dict[str, Any]:
+    """A workspace table as the engine loads it: typed columns (provenance columns for evidence) and its rows
+    as JSON texts of value lists, a chunk at a time, so the engine process never holds them as Python
+    objects and parses only one chunk at once."""
+    columns: dict[str, str] = {}
+    for column, kind in zip(table["columns"], table["types"], strict=False):
+        columns[column] = kind if _LOADABLE_TYPES.match(kind) else "VARCHAR"
+    if not table["derived"]:
+        columns.update(PROVENANCE_COLUMNS)
+    rows = table["rows"]
+    return {"columns": list(columns.items()),
+            "chunks": [json.dumps([[_loadable(row.get(c)) for c in columns] for row in rows[i:i + LOAD_CHUNK_ROWS]])
+                       for i in range(0, len(rows), LOAD_CHUNK_ROWS)]}
+
+
+def _loadable(value: Any) -> Any:
+    """A stored value as the text or number the engine casts: nested data as JSON text, NaN/inf as words."""
+    if isinstance(value, list | dict):
+        return json.dumps(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return value
+
+
+def load(con: duckdb.DuckDBPyConnection, name: str, payload: dict[str, Any], deadline: float) -> None:
+    """One table into the engine: every name a quoted identifier, the rows JSON parameters cast column by
+    column, one interruptible statement per chunk."""
+    table = quote_ident(name)
+    con.execute(f"CREATE TABLE {table} ({', '.join(f'{quote_ident(c)} {k}' for c, k in payload['columns'])})")
+    paths = ", ".join(f"'$[{i}]'" for i in range(len(payload["columns"])))
+    casts = ", ".join(f"CAST(v[{i}] AS {kind})" for i, (_, kind) in enumerate(payload["columns"], start=1))
+    insert = (f"INSERT INTO {table} SELECT {casts} FROM (SELECT json_extract_string(r, [{paths}]) AS v "
+              "FROM (SELECT unnest(CAST(? AS JSON[])) AS r))")
+    for chunk in payload["chunks"]:
+        _in_time(deadline)
+        con.execute(insert, [chunk])
+
+
+def plain(value: Any) -> Any:
+    """A DuckDB result value as JSON-friendly data (state is checkpointed as JSON)."""
+    if isinstance(value, decimal.Decimal):
+        return str(value)
+    if isinstance(value, dt.datetime | dt.date | dt.time):
+        return value.isoformat()
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return value
+
+
+def _referenced(con: duckdb.DuckDBPyConnection, sql: str, tables: dict[str, Any]) -> list[str]:
+    try:
+        names = {n.split(".")[-1].strip('"') for n in con.get_table_names(sql)}
+    except duckdb.Error:  # e.g. a refused file function: the engine's own error comes when it runs
+        names = {n for n in tables if re.search(rf"\b{re.escape(n)}\b", sql)}
+    return [name for name in tables if name in names]
+
+
+def _result_size(con: duckdb.DuckDBPyConnection, columns: list[str]) -> tuple[int, int]:
+    """Rows and text bytes of the materialised result, measured by the engine before anything is fetched."""
+    lengths = " + ".join(f"coalesce(strlen(CAST({quote_ident(c)} AS VARCHAR)), 0)" for c in columns) or "0"
+    rows, size = con.execute(f"SELECT count(*), coalesce(sum({lengths}), 0) FROM {RESULT}").fetchone()
+    return int(rows), int(size)
+
+
+def execute(con: duckdb.DuckDBPyConnection, request: dict[str, Any], deadline: float) -> dict[str, Any]:
+    """Load the tables the query names, run it into the engine's own result table, measure it, fetch it.
+    The timer interrupts a running statement; `deadline` catches the time spent between statements."""
+    sql, tables = request["sql"], request["tables"]
+    max_rows, max_bytes = request["max_rows"], request["max_bytes"]
+    check_select(con, sql)
+    inputs = _referenced(con, sql, tables)
+    for name in inputs:
+        load(con, name, tables[name], deadline)
+    _in_time(deadline)
+    relation = con.sql(sql)
+    check_columns(relation.columns)
+    relation.limit(max_rows + 1).create(RESULT)
+    rows, size = _result_size(con, relation.columns)
+    if rows > max_rows:
+        raise Refused(f"the result has more than {max_rows} rows; aggregate or filter it", "too_big")
+    if size > max_bytes:
+        raise Refused(f"the result holds {size:,} bytes of text, more than the {max_bytes:,} allowed; "
+                      "select fewer or shorter values", "too_big")
+    _in_time(deadline)
+    cursor = con.execute(f"SELECT * FROM {RESULT}")
+    fetched = cursor.fetchall()
+    description = cursor.description or []
+    columns = [d[0] for d in description]
+    return {"columns": columns, "types": [str(d[1]) for d in description], "inputs": inputs,
+            "rows": [{c: plain(v) for c, v in zip(columns, row, strict=True)} for row in fetched]}
+
+
+def _in_time(deadline: float) -> None:
+    if time.monotonic() > deadline:
+        raise duckdb.InterruptException("over the time limit between statements")
+
+
+def answer(request: dict[str, Any]) -> dict[str, Any]:
+    """The reply for one request; every failure is a message with its kind, never a traceback."""
+    seconds = float(request["seconds"])
+    con = connect()
+    timer = threading.Timer(seconds, con.interrupt)
+    timer.start()  # loading the tables counts against the time limit too
+    try:
+        return execute(con, request, time.monotonic() + seconds)
+    except Refused as exc:
+        return {"error": str(exc), "kind": exc.kind}
+    except duckdb.InterruptException:
+        return {"error": f"the query ran longer than {seconds:g}s and was stopped; simplify it", "kind": "timeout"}
+    except (duckdb.OutOfMemoryException, MemoryError):
+        return {"error": memory_message(), "kind": "memory"}
+    except duckdb.Error as exc:
+        return {"error": f"{type(exc).__name__}: {exc}", "kind": "engine"}
+    finally:
+        timer.cancel()
+        con.close()
+
+
+def memory_message() -> str:
+    return (f"the query needed more than its {ENGINE_MEMORY_MB} MB of memory and was stopped; "
+            "build shorter values or fewer rows")
+
+
+def main() -> None:
+    resource.setrlimit(resource.RLIMIT_DATA, (PROCESS_DATA_MB * 2**20, PROCESS_DATA_MB * 2**20))
+    try:
+        reply = answer(json.loads(sys.stdin.buffer.read()))
+    except MemoryError:
+        reply = {"error": memory_message(), "kind": "memory"}
+    sys.stdout.write(json.dumps(reply))
+
+
+if __name__ == "__main__":
+    main()
