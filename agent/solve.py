@@ -22,7 +22,13 @@ from agent.config import AgentVariant, ModelConfig, ProtocolConfig
 from agent.models.chat import MissingApiKey, ModelNotServed, make_chat_model
 from agent.models.transcript import TRANSCRIPT_FILE
 from agent.outcome import TaskOutcome
-from agent.rundir.checkpoints import open_checkpointer, restart_if_interrupted, restart_metadata, restarts_of
+from agent.rundir.checkpoints import (
+    finished,
+    open_checkpointer,
+    restart_if_interrupted,
+    restart_metadata,
+    restarts_of,
+)
 from browser.interface import Browser
 from browser.trace import Redactor
 from graph.build import build_graph
@@ -110,7 +116,7 @@ async def solve_task(
             graph = build_graph(variant.ablate, deps, checkpointer=saver)
             if saver is not None:
                 snapshot = await graph.aget_state(config)
-                if snapshot.values and not snapshot.next:  # this thread already finished: report it again
+                if finished(snapshot):  # this thread already finished: report it again
                     state = dict(snapshot.values)
                     outcome.restarts = restarts_of(snapshot)
                     return _finish(outcome, out_dir, state, started)

@@ -51,11 +51,17 @@ async def open_checkpointer(stack: AsyncExitStack, checkpoint_db: Path | None) -
     return saver
 
 
+def finished(snapshot: Any) -> bool:
+    """The composer ran (it always sets `answer`). `snapshot.next` alone is not enough: a kill -9 can leave a
+    last checkpoint with no next node recorded (seen under load), and that thread is not finished."""
+    return bool(snapshot.values) and not snapshot.next and snapshot.values.get("answer") is not None
+
+
 async def restart_if_interrupted(graph: Any, saver: Any, config: dict[str, Any]) -> list[dict[str, Any]] | None:
     """For an interrupted thread: delete it and return every restart so far (this one last), to be recorded
     with `restart_metadata` by the new run; None when the thread is new or finished."""
     snapshot = await graph.aget_state(config)
-    if not snapshot.values or not snapshot.next:
+    if not snapshot.values or finished(snapshot):
         return None
     values = snapshot.values
     earlier = restarts_of(snapshot)

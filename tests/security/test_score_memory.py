@@ -13,15 +13,17 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 OFFLINE = ROOT / "tasks" / "offline" / "data"
 ANSWER_BYTES = 25_000_000
-# Runs `sgr score` in a fresh interpreter and reports that process's own peak RSS (imports included).
+# Runs `sgr score` in a fresh interpreter and reports that process's own peak RSS (imports included):
+# VmHWM starts afresh at exec, while ru_maxrss would carry over the size of the pytest process that started it.
 MEASURE = """
-import resource, sys
+import sys
 from agent.cli import app
 try:
     app(sys.argv[1:])
 except SystemExit as exc:
     code = exc.code or 0
-print("PEAK_KB", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "RC", code)
+peak = int(next(line for line in open("/proc/self/status") if line.startswith("VmHWM:")).split()[1])
+print("PEAK_KB", peak, "RC", code)
 """
 
 
