@@ -92,7 +92,8 @@ def make_actor(deps: Deps):
             reply = ToolMessage(f"INVALID TOOL CALL: {exc}", tool_call_id=call["id"])
             return {**update, **_invalid(deps, state, step, [ai, reply, *ignored], str(exc), llm_ms, spent)}
 
-        deps.log.write({"node": "actor", "step": step, "tool": call["name"], "args": tool.model_dump(exclude={"kind"}),
+        deps.log.write({"node": "actor", "step": step, "tool": call["name"], "call_id": call["id"],
+                        "args": tool.model_dump(exclude={"kind"}),
                         "llm_ms": llm_ms, "prompt_chars": sum(len(str(m.content)) for m in prompt),
                         "refused_calls": len(ignored), "prompt_parts": parts,
                         "page_key": page_key(state.get("observation")),
@@ -110,8 +111,11 @@ def make_actor(deps: Deps):
 
 def _structured(state: AgentState) -> dict[str, Any]:
     """What the turn says, as data on the message (not sent over the wire: only a policy in process reads it)."""
+    retrieval = state.get("retrieval") or {}
+    controls = {key: {"label": v["label"], "value": v["value"], "options": list(v.get("options") or [])}
+                for key, v in (retrieval.get("values") or {}).items()}
     return {"drift_flags": list(state.get("drift_flags") or []), "repair_goal": state.get("repair_goal"),
-            "repairs": state.get("repairs", 0)}
+            "repairs": state.get("repairs", 0), "controls": controls, "pages": retrieval.get("pages")}
 
 
 def _prompt(deps: Deps, state: AgentState, tools: list[dict[str, Any]]
