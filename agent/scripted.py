@@ -231,19 +231,20 @@ def _into(step: Step) -> str:
     return step["args"].get("into") or "answer"
 
 
-def reread_steps(done: list[Step], table: str, *, all_pages: bool = False) -> list[Step]:
-    """Read a discarded table again the way it was read: every page it was extracted on, each reached as
-    before. The walkthrough from the navigation that opened the table's first read up to its last read,
-    without the extractions into other tables (a read_facts into another table that opened a page becomes
-    a plain goto of that page) and without derivations."""
-    reads = [i for i, s in enumerate(done) if s["tool"] in ("extract_rows", "read_facts") and _into(s) == table]
+def reread_steps(done: list[Step], tables: str | set[str], *, all_pages: bool = False) -> list[Step]:
+    """Read discarded tables again the way they were read: every page each was extracted on, each reached as
+    before. The walkthrough from the navigation that opened their first read up to their last read, without
+    the extractions into other tables (a read_facts into another table that opened a page becomes a plain
+    goto of that page) and without derivations; tables read on the same pages are read in one pass."""
+    tables = {tables} if isinstance(tables, str) else tables
+    reads = [i for i, s in enumerate(done) if s["tool"] in ("extract_rows", "read_facts") and _into(s) in tables]
     if not reads:
         return []
     start = max((i for i in range(reads[0] + 1) if done[i]["tool"] == "goto"), default=0)
     segment: list[Step] = []
     for step in done[start: reads[-1] + 1]:
         step = copy.deepcopy(step)
-        if step["tool"] in ("extract_rows", "read_facts") and _into(step) != table:
+        if step["tool"] in ("extract_rows", "read_facts") and _into(step) not in tables:
             if step["tool"] == "read_facts" and step["args"].get("url"):
                 segment.append({"tool": "goto", "args": {"url": step["args"]["url"]}})
             continue
@@ -354,6 +355,7 @@ class ScriptedChatModel(BaseChatModel):
         detail pages), then rerun the walkthrough's derivations."""
         done = self.steps[: self._cursor]
         steps: list[Step] = []
+        reread: set[str] = set()
         for table in tables:
             reads = [s for s in done if s["tool"] in ("extract_rows", "read_facts") and s["args"].get("into") == table]
             per_page = [s for s in reads if s["tool"] == "read_facts" and s["args"].get("url")]
@@ -367,7 +369,9 @@ class ScriptedChatModel(BaseChatModel):
             if per_page:
                 steps += copy.deepcopy(reads)  # one call per detail page, each opening its page
                 continue
-            steps += reread_steps(done, table, all_pages="[pages]" in goal)
+            reread.add(table)
+        if reread:  # tables read on the same pages (one profile page feeds several) are read again in one pass
+            steps += reread_steps(done, reread, all_pages="[pages]" in goal)
         steps += [copy.deepcopy(s) for s in done if s["tool"] == "derive"]
         return steps
 
