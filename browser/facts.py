@@ -134,7 +134,7 @@ async def page_facts(driver: PageDriver, max_rows: int) -> PageFacts:
     tables: list[SectionTable] = []
     for fragment in raw["tables"]:
         table = parse_fragment(fragment["html"], "table", index=len(tables), max_rows=max_rows)
-        if table is not None and table.rows:
+        if table is not None and (table.rows or any(table.headers)):  # header-only: a section read as 0 rows
             tables.append(SectionTable(section=fragment["section"], table=table))
     return PageFacts(url=raw["url"], title=raw["title"], heading=raw["heading"],
                      facts=[PageFact(**f) for f in raw["facts"]], tables=tables)

@@ -5,13 +5,14 @@ these, so a walkthrough's answer is computed exactly as the agent computes it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from graph.composer import dedupe, live_rows, order_rows, parse_order
-from graph.extractor import ExtractionError, active_drift, extract, state_snapshot
+from graph.extractor import ExtractionError, active_drift, extract
 from graph.facts import FactError, source_value
-from graph.state import DriftFlag, EvidenceRow, Provenance, ReadRecord, RetrievalState
+from graph.gates import ReadCheck, check_read, state_snapshot
+from graph.state import DriftFlag, EvidenceRow, Plan, Provenance, ReadRecord, RetrievalState
 from graph.tools import Derive, DiscardRows, ExtractRows, ReadFacts
 from graph.tracker import result_set_key
 from graph.workspace import (
@@ -42,6 +43,10 @@ class ReadContext:
     drift_flags: list[DriftFlag]
     provenance: bool
     step: int
+    plan: Plan | None = None  # its gates are checked on the values held when the rows are read
+
+    def check(self, into: str) -> ReadCheck:
+        return check_read(self.plan, into, self.retrieval, self.step) if self.provenance else ReadCheck()
 
 
 def needs_page_facts(args: ExtractRows | ReadFacts) -> bool:
@@ -58,21 +63,43 @@ class Written:
     rows: list[EvidenceRow]
     tables: dict[str, TableRecord | None]
     record: ReadRecord | None = None
+    flags: list[DriftFlag] = field(default_factory=list)  # planned gates found at another value when reading
+
+
+def _with_notes(message: str, check: ReadCheck) -> str:
+    return "\n".join([message, *check.notes()])
 
 
 def extract_into(args: ExtractRows, ctx: ReadContext, *, schema: tuple[str, ...], tables: dict[str, TableRecord],
                  page_facts: dict[str, Any] | None) -> Written:
     into = check_name(args.into) if args.into != ANSWER else ANSWER
     columns = schema if into == ANSWER else tuple(check_name(c) for c in args.columns)
+    check = ctx.check(into)
     extraction = extract(args, columns=columns, observation=ctx.observation, last_read=ctx.last_read,
-                         retrieval=ctx.retrieval, drift_flags=ctx.drift_flags, provenance=ctx.provenance,
-                         step=ctx.step, page_facts=page_facts)
+                         retrieval=ctx.retrieval, drift_flags=[*ctx.drift_flags, *check.mismatches],
+                         provenance=ctx.provenance, step=ctx.step, page_facts=page_facts)
     rows = extraction.rows
+    record = extraction.record
+    empty = "" if rows else f" (read, none: {record.get('url') or 'this page'} has no matching rows)"
     if into == ANSWER:
-        return Written(f"extracted {len(rows)} row(s)", rows, {}, extraction.record)
-    table = append_rows(tables.get(into), into, list(columns), evidence_rows(rows), extraction.record, ctx.step)
-    return Written(f"extracted {len(rows)} row(s) into {into} ({len(table['rows'])} now)\n{preview(table, 3)}",
-                   [], {into: table}, extraction.record)
+        return Written(_with_notes(f"extracted {len(rows)} row(s){empty}", check), rows, {}, record, check.mismatches)
+    stored = evidence_rows(rows) if rows else [empty_read_row(columns, extraction.shared, record, ctx)]
+    table = append_rows(tables.get(into), into, list(columns), stored, record, ctx.step)
+    message = f"extracted {len(rows)} row(s) into {into}{empty} ({len(table['rows'])} now)\n{preview(table, 3)}"
+    return Written(_with_notes(message, check), [], {into: table}, record, check.mismatches)
+
+
+def empty_read_row(columns: tuple[str, ...], shared: dict[str, str | None], record: ReadRecord,
+                   ctx: ReadContext) -> dict[str, Any]:
+    """The one row an empty read leaves in its table, so SQL tells "read, none" (a row with `_empty` true: its
+    url:/fact:/re: columns filled, the others NULL) from "never read" (no row at all)."""
+    url = record.get("url") or ctx.observation.get("url", "")
+    row = EvidenceRow(values={c: shared.get(c) for c in columns}, provenance=Provenance(
+        url=url, state=record.get("state") if ctx.provenance else None,
+        drift=active_drift(ctx.drift_flags, url) if ctx.provenance else [], locator="empty read",
+        result_set=record["result_set"], page=record["pages_covered"][0] if record["pages_covered"] else None,
+        pages=record["pages"], step=ctx.step))
+    return {**evidence_rows([row])[0], "_empty": True}
 
 
 def read_facts_row(args: ReadFacts, ctx: ReadContext, *, tables: dict[str, TableRecord],
@@ -95,15 +122,18 @@ def read_facts_row(args: ReadFacts, ctx: ReadContext, *, tables: dict[str, Table
         values[column] = " ".join(value.split())
         locators.append(where)
     snapshot = state_snapshot(ctx.retrieval)
+    check = ctx.check(into)
     row = EvidenceRow(values=values, provenance=Provenance(
         url=url, state=snapshot if ctx.provenance else None,
-        drift=active_drift(ctx.drift_flags, url) if ctx.provenance else [], locator="; ".join(locators),
-        result_set=result_set_key(url), page=None, pages=None, step=ctx.step))
+        drift=active_drift([*ctx.drift_flags, *check.mismatches], url) if ctx.provenance else [],
+        locator="; ".join(locators), result_set=result_set_key(url), page=None, pages=None, step=ctx.step))
     record = ReadRecord(step=ctx.step, result_set=result_set_key(url), pages_covered=[1], pages=None,
-                        site_total=None, rows=1, filtered=True, complete=True)
+                        site_total=None, rows=1, filtered=True, complete=True, url=url, columns=list(values),
+                        state=snapshot if ctx.provenance else None)
     table = append_rows(tables.get(into), into, list(values), evidence_rows([row]), record, ctx.step)
     shown = ", ".join(f"{k}={v!r}" for k, v in values.items())
-    return Written(f"read 1 row into {into} ({len(table['rows'])} now): {shown}", [], {into: table}, record)
+    return Written(_with_notes(f"read 1 row into {into} ({len(table['rows'])} now): {shown}", check), [],
+                   {into: table}, record, check.mismatches)
 
 
 def query_tables(tables: dict[str, TableRecord], answer_rows: list[EvidenceRow],

@@ -12,6 +12,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from graph.facts import FactError, find_fact, section_table
+from graph.gates import state_snapshot
 from graph.state import DriftFlag, EvidenceRow, Provenance, ReadRecord, RetrievalState
 from graph.tools import ExtractRows
 from graph.tracker import gate_key, norm_value, result_set_key
@@ -25,6 +26,7 @@ class ExtractionError(ValueError):
 class Extraction:
     rows: list[EvidenceRow]
     record: ReadRecord
+    shared: dict[str, str | None]  # column -> its one value for every row (url:, fact:, re: sources), else None
 
 
 def _find_header(headers: list[str], name: str) -> int | None:
@@ -70,11 +72,6 @@ def _keep(values: dict[str, str], raw: dict[str, str], where: dict[str, str]) ->
     return True
 
 
-def state_snapshot(retrieval: RetrievalState | None) -> dict[str, str]:
-    """The set gate values of a retrieval state (what a row's provenance records)."""
-    return {k: v["value"] for k, v in retrieval.get("values", {}).items() if v["value"]} if retrieval else {}
-
-
 def active_drift(drift_flags: list[DriftFlag], url: str) -> list[str]:
     path = urlsplit(url).path
     return [f"{f['rule']}:{f['gate']}" for f in drift_flags if f.get("path") == path]
@@ -116,9 +113,12 @@ def extract(
             table_name, site_total, complete = f"section {args.section!r} table", None, True
         elif table is None or (last_read or {}).get("table_index") not in (None, args.table):
             tables = observation.get("tables") or []
-            if args.table >= len(tables):
+            if args.table < len(tables):
+                table = tables[args.table]
+            elif not tables and says_no_results(observation):
+                table, table_name = {"headers": [], "rows": []}, "no-results page"  # read, none: evidence too
+            else:
                 raise ExtractionError(f"no table {args.table}: the page shows {len(tables)} table(s); use read_table")
-            table = tables[args.table]
         elif last_read and last_read.get("all_pages") and (site_total is None or len(table["rows"]) >= site_total):
             complete = True  # trust "all pages" only when the rows add up to the site's total
             pages_covered = list(range(1, (pages or 1) + 1))
@@ -128,13 +128,14 @@ def extract(
         sources = {col: args.columns.get(col, col) for col in columns}
         indexes: dict[str, int] = {}
         for col, source in sources.items():
-            if source.startswith(SHARED_PREFIXES):
+            if source.startswith(SHARED_PREFIXES) or not (headers or table["rows"]):
                 continue
             idx = _find_header(headers, source)
             if idx is None:
                 raise ExtractionError(f"column {col!r}: no header {source!r}; headers are {headers}")
             indexes[col] = idx
         header_for = {col: norm_value(headers[idx]) for col, idx in indexes.items()}
+        read_columns = list(headers)
     else:
         if not args.pattern:
             raise ExtractionError(f"source {args.source!r} needs a `pattern` with named groups")
@@ -153,6 +154,7 @@ def extract(
                    for text, loc in chunks for m in regex.finditer(text)]
         sources = {col: args.columns.get(col, col) for col in columns}
         header_for = {col: src for col, src in sources.items() if not src.startswith(SHARED_PREFIXES)}
+        read_columns = list(regex.groupindex)
 
     shared = {col: _shared_value(src, page_text, url, page_facts) for col, src in sources.items()}
     snapshot, active = state_snapshot(retrieval), active_drift(drift_flags, url)
@@ -165,7 +167,7 @@ def extract(
             if shared[col] is not None:
                 values[col] = shared[col]
             else:
-                key = header_for[col]
+                key = header_for.get(col, col)
                 values[col] = " ".join(str(raw.get(key, raw.get(gate_key(key), "")) or "").split())
         if not _keep(values, raw, args.where):
             continue
@@ -175,5 +177,21 @@ def extract(
         )))
     record = ReadRecord(step=step, result_set=result_set_key(url), pages_covered=pages_covered, pages=pages,
                         site_total=site_total, rows=len(rows), filtered=bool(args.where) or args.source != "table",
-                        complete=complete)
-    return Extraction(rows=rows, record=record)
+                        complete=complete, url=url, columns=read_columns,
+                        state=dict(snapshot) if provenance else None)
+    return Extraction(rows=rows, record=record, shared=shared)
+
+
+_NO_RESULTS = re.compile(
+    r"^\W*(?:no|0|zero)\s+(?:[\w-]+\s+){0,3}?(?:results?|records?|matches|items|entries|hits|rows|data|documents)\b"
+    r"|\bno\s+(?:[\w-]+\s+){0,3}?(?:found|matched|available|recorded)\b|\bnothing\s+(?:was\s+)?found\b",
+    re.IGNORECASE)
+
+
+def says_no_results(observation: dict[str, Any]) -> bool:
+    """The page states an empty result: a count of 0, or a short line such as "No results." / "No records found"
+    (a read of 0 rows, not a missing table)."""
+    if observation.get("result_count") == 0 or (observation.get("pagination") or {}).get("total") == 0:
+        return True
+    lines = [*(observation.get("outline") or []), *(observation.get("notices") or [])]
+    return any(len(line) <= 120 and _NO_RESULTS.search(line.strip()) for line in lines)

@@ -82,6 +82,14 @@ class TaskView(TypedDict):
     today: NotRequired[str]  # ISO date the run started: what the protocol gives besides the task text
 
 
+class Clamp(TypedDict):
+    """A planned value the page cannot show: its options or stated range end before it, so the value shown
+    (the range's end) is the closest the site allows, not drift."""
+
+    planned: str
+    evidence: str  # what on the page shows it, e.g. "'To year' offers 1958..1966"
+
+
 class StateValue(TypedDict):
     value: str
     label: str  # the control label / parameter name as shown
@@ -90,6 +98,7 @@ class StateValue(TypedDict):
     set_by: str | None  # kind of that action
     kind: NotRequired[str]  # the control's kind (select, date, ...) when a control shows it
     options: NotRequired[list[str]]  # its option labels (at most MAX_OPTIONS_KEPT), to tell look-alike gates apart
+    clamped: NotRequired[Clamp]  # the plan's value cannot be had on this page (it shows why)
 
 
 class RetrievalState(TypedDict):
@@ -119,7 +128,8 @@ class EvidenceRow(TypedDict):
 
 
 class ReadRecord(TypedDict):
-    """One extraction: which result set, which pages it covered, what the site said the total was."""
+    """One extraction: which result set, which pages it covered, what the site said the total was. A read of 0
+    rows (a header-only table, a "no results" page) is a record too: "read, none" is evidence."""
 
     step: int
     result_set: str
@@ -129,6 +139,9 @@ class ReadRecord(TypedDict):
     rows: int
     filtered: bool  # `where` was used, so counts cannot be compared with site totals
     complete: bool  # the read covered the whole result set (all pages, or an export)
+    url: NotRequired[str]  # the page read
+    columns: NotRequired[list[str]]  # the table's headers (what an empty read still shows)
+    state: NotRequired[dict[str, Any] | None]  # the state snapshot it was read in (graph.gates.state_snapshot)
 
 
 class Listing(TypedDict):
@@ -149,6 +162,7 @@ class DriftFlag(TypedDict):
     step: int
     path: str  # the page path whose state drifted (a results page)
     message: str
+    node: NotRequired[str]  # who raised it: the state tracker (default) or the extractor, when rows were read
 
 
 class Failure(TypedDict):
@@ -161,6 +175,7 @@ class VerifierReport(TypedDict):
     ok: bool
     failures: list[Failure]
     repair_goal: str | None
+    notes: NotRequired[list[str]]  # reported, not refused: gates that resolve to no control, clamps accepted
 
 
 class ErrorRecord(TypedDict):

@@ -9,10 +9,11 @@ without a browser or an LLM.
 from __future__ import annotations
 
 import re
+from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from browser.types import ActionResult, Observation
-from graph.state import DriftFlag, Gate, Phase, Plan, RetrievalState, StateValue
+from graph.state import Clamp, DriftFlag, Gate, Phase, Plan, RetrievalState, StateValue
 
 PAGE_PARAMS = frozenset({"page", "p", "pg", "pageno", "page_no", "page_num", "pagenumber", "offset", "cursor", "start",
                          "startindex", "start_index"})
@@ -179,6 +180,8 @@ def track(
         step=step,
     )
 
+    if plan is not None:
+        _mark_clamps(plan, state, obs.outline)
     flags = _carry_flags(active_flags, state, kind, targets)
     if same_path_before is not None and kind not in NAVIGATIONS:
         flags += _lost_gates(same_path_before, state, kind, targets, moved=previous is None or previous["path"] != path,
@@ -187,7 +190,8 @@ def track(
     if plan is not None and plan.phases:
         flags = [f for f in flags if _in_phase(f, phase, plan)]
     if plan is not None:
-        flags += _plan_flags(plan, state, step)
+        held = {f["gate"] for f in active_flags if f["rule"] == "gate_mismatch"}
+        flags += _plan_flags(plan, state, step, held)
     return state, flags
 
 
@@ -266,6 +270,15 @@ def _control_shapes(obs: Observation) -> dict[str, tuple[str, list[str]]]:
     return shapes
 
 
+def state_values(state: RetrievalState | dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """key -> {value, label, ...} of a retrieval state or of a row's snapshot (`graph.gates.state_snapshot`; an
+    older snapshot stored {key: value}, its key standing for its label)."""
+    values = state.get("values")
+    if isinstance(values, dict) and all(isinstance(v, dict) for v in values.values()):
+        return values  # a retrieval state (a snapshot's entry "values" would hold label and value strings)
+    return {k: v if isinstance(v, dict) else {"value": v, "label": k} for k, v in state.items()}
+
+
 def gate_candidates(state: RetrievalState | dict[str, str], name: str, gate: Gate | None = None) -> list[tuple[str, str]]:
     """(key, value) of every state value a plan gate may name, by meaning, not substring: the same
     normalised key or label; else each label / key that contains ALL the gate's words as whole words
@@ -273,7 +286,7 @@ def gate_candidates(state: RetrievalState | dict[str, str], name: str, gate: Gat
     Several candidates are then narrowed by what the gate asks of a control: a control whose options hold
     the gate's target, or whose kind fits the gate (a window: a date/range/number field; a search: a text
     field). What is still ambiguous stays so: the caller reports it, never guesses."""
-    values = state["values"] if "values" in state else {k: {"value": v, "label": k} for k, v in state.items()}
+    values = state_values(state)
     wanted = gate_key(name)
     exact = [(k, v["value"]) for k, v in values.items() if k == wanted or gate_key(v.get("label") or "") == wanted]
     if exact:
@@ -321,7 +334,9 @@ def plan_gates(plan: Plan) -> list[Gate]:
     return [*plan.gates, *(g for phase in plan.phases for g in phase.gate_list())]
 
 
-def _plan_flags(plan: Plan, state: RetrievalState, step: int) -> list[DriftFlag]:
+def _plan_flags(plan: Plan, state: RetrievalState, step: int, held: set[str] = frozenset()) -> list[DriftFlag]:
+    """A planned gate the agent set to another value; or one flagged when rows were read (`held`: the
+    extractor checks every planned gate on its actual value, a kept default included) and still wrong."""
     flags: list[DriftFlag] = []
     gates = plan_gates(plan)
     for gate in gates:
@@ -337,8 +352,9 @@ def _plan_flags(plan: Plan, state: RetrievalState, step: int) -> list[DriftFlag]
         if any(f["gate"] == key for f in flags):
             continue  # several phases name this gate: one flag
         planned = [g.target for g in gates if find_gate_value(state, g.name, g) == found]  # any phase's value
-        if state["values"][key]["set_at_step"] is not None and value and not any(
-                values_match(value, target) for target in planned):
+        held_here = state["values"][key]
+        if (held_here["set_at_step"] is not None or key in held) and value and not any(
+                values_match(value, target) for target in planned) and not is_clamped(held_here, gate.target):
             flags.append(DriftFlag(
                 rule="gate_mismatch", gate=key, label=gate.name, before=gate.target, after=value, step=step,
                 path=state["path"],
@@ -382,8 +398,13 @@ def _window_flag(name: str, target: str, state: RetrievalState, step: int) -> Dr
         elif _key_matches(key, value["label"], {gate_key(name)}) and parse_date(raw):
             start = start or (key, raw, parse_date(raw))
             end = end or (key, raw, parse_date(raw, end=True))
-    narrower = (want_start and start and start[2] > want_start) or (want_end and end and end[2] < want_end)
-    if not narrower:
+    narrow_start = bool(want_start and start and start[2] > want_start)
+    narrow_end = bool(want_end and end and end[2] < want_end)
+    if narrow_start and is_clamped(state["values"][start[0]], bounds[0]):
+        narrow_start = False
+    if narrow_end and is_clamped(state["values"][end[0]], bounds[1]):
+        narrow_end = False
+    if not (narrow_start or narrow_end):
         return None
     shown = f"{start[1] if start else '?'}..{end[1] if end else '?'}"
     return DriftFlag(
@@ -391,3 +412,64 @@ def _window_flag(name: str, target: str, state: RetrievalState, step: int) -> Dr
         path=state["path"],
         message=f"the time window shown ({shown}) is narrower than the plan's {target}; widen it",
     )
+
+
+# ---------------------------------------------------------------- clamps: a planned value the page cannot show
+
+_STATED_RANGE = re.compile(r"\b(\d{4}(?:-\d{2}){0,2})\s*(?:–|—|\.\.|\bto\b|\s-\s)\s*(\d{4}(?:-\d{2}){0,2})\b"
+                           r"|\b(\d{4})-(\d{4})\b")
+
+
+def _point(value: str) -> tuple[int, int, int] | None:
+    return parse_date(value.split(" [", 1)[0].strip())
+
+
+def clamp_evidence(value: StateValue, target: str, page_lines: list[str]) -> str | None:
+    """Why `target` cannot be had on this page, in the page's own terms, when the control holds the nearest
+    end of what the page allows: its options (years, dates) end before the target, or the page states a
+    range ("Showing 1958–1966") that does. None when the target could be set (then a different value is
+    a mismatch, not a clamp)."""
+    want, held = parse_date(target.strip()), _point(value["value"])
+    if want is None or held is None or want == held:
+        return None
+    options = value.get("options") or []
+    dated = sorted((p, o) for o in options if (p := _point(o)) is not None)
+    if dated and not any(values_match(o, target) for o in options):
+        (low, low_label), (high, high_label) = dated[0], dated[-1]
+        if (want > high and held == high) or (want < low and held == low):
+            return f"{value['label']!r} offers {low_label}..{high_label}"
+    for line in page_lines:
+        for match in _STATED_RANGE.finditer(line):
+            ends = sorted(p for g in match.groups() if g and (p := parse_date(g)) is not None)
+            if len(ends) == 2 and ((want > ends[1] and held == ends[1]) or (want < ends[0] and held == ends[0])):
+                return f"the page states {' '.join(line.split())[:100]!r}"
+    return None
+
+
+def is_clamped(value: dict[str, Any], target: str) -> bool:
+    """The value was recorded as the page's clamp of exactly this planned target."""
+    clamp = value.get("clamped")
+    return bool(clamp) and values_match(clamp["planned"], target)
+
+
+def _mark_clamps(plan: Plan, state: RetrievalState, page_lines: list[str]) -> None:
+    """Record `clamped` on each value a plan gate (or a window's end) names that the page cannot set."""
+    for gate in plan_gates(plan):
+        wanted: list[tuple[str, str]] = []
+        if gate.kind == "window":
+            bounds = _split_window(gate.target)
+            if bounds:
+                for key in state["values"]:
+                    words = set(key.split("_"))
+                    if words & set(WINDOW_START_WORDS):
+                        wanted.append((key, bounds[0]))
+                    elif words & set(WINDOW_END_WORDS):
+                        wanted.append((key, bounds[1]))
+        elif found := find_gate_value(state, gate.name, gate):
+            wanted.append((found[0], gate.target))
+        for key, target in wanted:
+            value = state["values"][key]
+            if values_match(value["value"], target):
+                continue
+            if evidence := clamp_evidence(value, target, page_lines):
+                value["clamped"] = Clamp(planned=target, evidence=evidence)

@@ -13,13 +13,15 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from graph.state import EvidenceRow, Failure, Listing, Plan, Provenance, ReadRecord, VerifierReport
-from graph.tracker import find_gate_value, values_match
+from graph.tracker import find_gate_value, is_clamped, state_values, values_match
 
 STATE_GATES = ("source", "scope", "filter", "view", "sort")
 
 
-def check_gates(plan: Plan | None, rows: list[EvidenceRow]) -> list[Failure]:
-    """Every row must have been read in a state that satisfies each required gate it shows, with no drift."""
+def check_gates(plan: Plan | None, rows: list[EvidenceRow], notes: list[str] | None = None) -> list[Failure]:
+    """Every row must have been read with no drift and with each required gate holding its planned value,
+    whoever set it (a default kept is the commonest miss): resolved on the row's snapshot by key or label,
+    a value the page clamps accepted. Gates naming no control of any row's state go to `notes`."""
     failures: list[Failure] = []
     drifted = [r for r in rows if r["provenance"]["drift"]]
     if drifted:
@@ -29,21 +31,46 @@ def check_gates(plan: Plan | None, rows: list[EvidenceRow]) -> list[Failure]:
             "discard_rows read in the drifted state, and extract them again")))
     if plan is None:
         return failures
+    snapshots = [r["provenance"]["state"] for r in rows if r["provenance"]["state"] is not None]
     for gate in plan.gates:
-        if not gate.required or gate.kind not in STATE_GATES:
+        if not gate.required or gate.kind not in STATE_GATES or not snapshots:
             continue
-        wrong = []
-        for row in rows:
-            snapshot = row["provenance"]["state"]
-            found = find_gate_value(snapshot, gate.name, gate) if snapshot is not None else None
-            if found and not values_match(found[1], gate.target):
-                wrong.append((row, found[1]))
+        wrong: list[tuple[str, str]] = []
+        clamped: set[str] = set()
+        resolved = 0
+        for snapshot in snapshots:
+            values = state_values(snapshot)
+            found = find_gate_value(snapshot, gate.name, gate)
+            if not found:
+                continue
+            resolved += 1
+            held = values[found[0]]
+            if values_match(found[1], gate.target):
+                continue
+            if is_clamped(held, gate.target):
+                clamped.add(f"{held.get('label') or found[0]} = {found[1]!r} ({held['clamped']['evidence']})")
+            else:
+                wrong.append((held.get("label") or found[0], found[1]))
         if wrong:
+            label = wrong[0][0]
             seen = sorted({v for _, v in wrong})
             failures.append(Failure(check="gate", message=(
-                f"{len(wrong)} row(s) were read with {gate.name} = {seen}, but the plan needs {gate.target!r}: "
-                f"set {gate.name} to {gate.target!r}, discard_rows the wrong ones and extract again")))
+                f"{len(wrong)} row(s) were read with {label} = {', '.join(map(repr, seen))}, but the plan needs "
+                f"{gate.name} = {gate.target!r}: set {label} to {gate.target!r}, discard_rows the wrong ones and "
+                "extract again")))
+        if notes is not None and clamped:
+            notes.append(f"[gate] clamped, accepted: {gate.name} = {gate.target!r}: {'; '.join(sorted(clamped))}")
+        if notes is not None and not resolved:
+            notes.append(f"[gate] unresolved: {gate.name}={gate.target} names no control or URL parameter of the "
+                         "state any row was read in (not checked)")
     return failures
+
+
+def _empty_read_rows(reads: list[ReadRecord]) -> list[EvidenceRow]:
+    """Reads of 0 rows seen as rows (no values, their state): "read, none" must be read in the planned state."""
+    return [EvidenceRow(values={}, provenance=Provenance(
+        url=r.get("url") or "", state=r.get("state"), drift=[], locator="empty read", result_set=r["result_set"],
+        page=None, pages=r["pages"], step=r["step"])) for r in reads if r["rows"] == 0 and r.get("state") is not None]
 
 
 def check_pages(plan: Plan | None, reads: list[ReadRecord]) -> list[Failure]:
@@ -131,19 +158,32 @@ def check_schema(columns: tuple[str, ...], rows: list[EvidenceRow], extracted: b
 def verify(*, plan: Plan | None, columns: tuple[str, ...], rows: list[EvidenceRow], reads: list[ReadRecord],
            step: int, listings: list[Listing] | None = None, visited: list[str] | None = None) -> VerifierReport:
     extracted = bool(reads)
-    # reads whose rows were all discarded (a drifted state, a wrong page) no longer speak for the answer
+    # reads whose rows were all discarded (a drifted state, a wrong page) no longer speak for the answer; a read
+    # of 0 rows does (page 2 of 2 read, none there), and with no rows left it is the answer's evidence (NONE)
     kept_sets = {r["provenance"]["result_set"] for r in rows}
-    reads = [r for r in reads if r["result_set"] in kept_sets or (r["rows"] == 0 and not rows)]
+    reads = [r for r in reads if r["result_set"] in kept_sets or r["rows"] == 0]
+    notes: list[str] = []
     failures = (
         check_schema(columns, rows, extracted=extracted)
-        + check_gates(plan, rows)
+        + ([Failure(check="schema", message=(
+            "every row read was discarded and nothing was read again: restore the state and extract_rows again "
+            "(a page with no results is read too: extract_rows there records 0 rows)"))]
+           if extracted and not rows and not reads else [])
+        + check_gates(plan, rows or _empty_read_rows(reads), notes)
         + check_pages(plan, reads)
         + check_details(plan, listings or [], visited or [])
         + check_counts(rows, reads)
         + check_criteria(plan, rows)
     )
+    return _report(step, failures, notes)
+
+
+def _report(step: int, failures: list[Failure], notes: list[str]) -> VerifierReport:
     goal = " ; ".join(f"[{f['check']}] {f['message']}" for f in failures) or None
-    return VerifierReport(step=step, ok=not failures, failures=failures, repair_goal=goal)
+    report = VerifierReport(step=step, ok=not failures, failures=failures, repair_goal=goal)
+    if notes:
+        report["notes"] = notes
+    return report
 
 
 def input_tables(tables: dict[str, Any], name: str) -> list[str]:
@@ -187,8 +227,9 @@ def _rows_as_evidence(table: dict[str, Any]) -> list[EvidenceRow]:
     return rows
 
 
-def check_input_gates(plan: Plan | None, tables: dict[str, Any], inputs: list[str]) -> list[Failure]:
-    """Each input table was read in its phase's state (or, unphased, the plan's)."""
+def check_input_gates(plan: Plan | None, tables: dict[str, Any], inputs: list[str],
+                      notes: list[str] | None = None) -> list[Failure]:
+    """Each input table was read in its phase's state (or, unphased, the plan's), its empty reads included."""
     if plan is None:
         return []
     failures: list[Failure] = []
@@ -196,11 +237,15 @@ def check_input_gates(plan: Plan | None, tables: dict[str, Any], inputs: list[st
         phase = plan.phase_for(name)
         if plan.phases and phase is None:
             continue
-        gated = Plan(gates=phase.gate_list()) if phase else Plan(gates=plan.gates)
-        for failure in check_gates(gated, [r for r in _rows_as_evidence(tables[name]) if r["provenance"]["state"]]):
+        gated = Plan(gates=[*plan.gates, *phase.gate_list()]) if phase else Plan(gates=plan.gates)
+        table_notes: list[str] = []
+        rows = [r for r in _rows_as_evidence(tables[name]) if r["provenance"]["state"]]
+        for failure in check_gates(gated, rows, table_notes):
             if failure["check"] == "gate":
                 failures.append(Failure(check="gate", message=f"table {name}: {failure['message']} "
                                                               f"(discard_rows with table={name!r}, read again, derive again)"))
+        if notes is not None:
+            notes += [note.replace("[gate] ", f"[gate] table {name}: ", 1) for note in table_notes]
     return failures
 
 
@@ -240,12 +285,20 @@ def verify_derived(*, plan: Plan | None, tables: dict[str, Any], columns: tuple[
     answer = tables["answer"]
     inputs = input_tables(tables, "answer")
     failures: list[Failure] = []
-    if not answer["rows"]:
+    notes: list[str] = []
+    read_none = [n for n in inputs if any(r.get("_empty") for r in tables[n]["rows"])]
+    if not answer["rows"] and not read_none:
         failures.append(Failure(check="schema", message=(
             f"the derived answer has no rows: check the inputs ({answer['inputs']}) and the SQL")))
+    elif not answer["rows"]:
+        notes.append(f"the derived answer has no rows (NONE): {read_none} hold reads of 0 rows")
+    blank = [r for r in answer["rows"] if all(r.get(c) in (None, "") for c in answer["columns"])]
+    if blank:
+        failures.append(Failure(check="schema", message=(
+            f"{len(blank)} answer row(s) have every column empty (an empty read's row? those have _empty true: "
+            "filter them out in the SQL, then derive again)")))
     failures += check_inputs_drift(tables, inputs)
-    failures += check_input_gates(plan, tables, inputs)
+    failures += check_input_gates(plan, tables, inputs, notes)
     failures += check_input_pages(plan, tables, inputs)
     failures += check_input_details(plan, tables, inputs, listings or [])
-    goal = " ; ".join(f"[{f['check']}] {f['message']}" for f in failures) or None
-    return VerifierReport(step=step, ok=not failures, failures=failures, repair_goal=goal)
+    return _report(step, failures, notes)

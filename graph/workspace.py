@@ -24,7 +24,7 @@ from graph.state import EvidenceRow, ReadRecord
 TABLE_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 PROVENANCE_COLUMNS: dict[str, str] = {
     "_url": "VARCHAR", "_step": "INTEGER", "_page": "INTEGER", "_pages": "INTEGER",
-    "_locator": "VARCHAR", "_state": "VARCHAR", "_drift": "VARCHAR",
+    "_locator": "VARCHAR", "_state": "VARCHAR", "_drift": "VARCHAR", "_empty": "BOOLEAN",
 }
 QUERY_SECONDS = 5.0
 MAX_RESULT_ROWS = 5000
@@ -90,7 +90,7 @@ def evidence_rows(rows: list[EvidenceRow]) -> list[dict[str, Any]]:
         out.append({**row["values"], "_url": prov["url"], "_step": prov["step"], "_page": prov["page"],
                     "_pages": prov["pages"], "_locator": prov["locator"],
                     "_state": json.dumps(prov["state"], sort_keys=True) if prov["state"] is not None else None,
-                    "_drift": ",".join(prov["drift"])})
+                    "_drift": ",".join(prov["drift"]), "_empty": False})
     return out
 
 
@@ -262,10 +262,37 @@ def lineage(tables: dict[str, TableRecord], name: str = "answer") -> dict[str, A
             inputs.append({
                 "table": source, "rows": len(rows), "columns": used["columns"], "steps": used["steps"],
                 "urls": urls[:10], "url_count": len(urls),
-                "states": [json.loads(s) for s in states[:5]], "state_count": len(states),
+                "states": [_shown_state(json.loads(s)) for s in states[:5]], "state_count": len(states),
+                "clamps": _clamps(rows), "empty_reads": sum(1 for r in rows if r.get("_empty")),
                 "pages_read": [{"result_set": r["result_set"], "pages": r["pages"], "covered": r["pages_covered"],
                                 "complete": r["complete"]} for r in used["reads"]][:20],
                 "drifted_rows": sum(1 for r in rows if r.get("_drift")),
             })
     return {"table": name, "sql": table["sql"], "rows": len(table["rows"]), "columns": table["columns"],
             "step": table["steps"][-1] if table["steps"] else None, "inputs": inputs}
+
+
+def _shown_state(snapshot: dict[str, Any] | None) -> dict[str, str] | None:
+    """A row's state snapshot as label -> value (set values only), for reports."""
+    if snapshot is None:
+        return None
+    shown: dict[str, str] = {}
+    for key, entry in snapshot.items():
+        label, value = (entry.get("label") or key, entry.get("value")) if isinstance(entry, dict) else (key, entry)
+        if value:
+            shown[label] = value
+    return shown
+
+
+def _clamps(rows: list[dict[str, Any]]) -> list[str]:
+    """Planned values the pages could not show, with the page's evidence, once each."""
+    found: list[str] = []
+    for row in rows:
+        for key, entry in (json.loads(row["_state"]) if row.get("_state") else {}).items():
+            if isinstance(entry, dict) and entry.get("clamped"):
+                clamp = entry["clamped"]
+                text = (f"{entry.get('label') or key} = {entry.get('value')!r} for the plan's {clamp['planned']!r}: "
+                        f"{clamp['evidence']}")
+                if text not in found:
+                    found.append(text)
+    return found[:10]

@@ -31,7 +31,8 @@ def test_headers_map_to_columns_with_provenance():
     result = run(ExtractRows(columns={"id": "ID", "agency": "Agency", "year": "year"}))
     assert [r["values"] for r in result.rows][0] == {"id": "A1", "agency": "EPA", "year": "2020"}
     prov = result.rows[1]["provenance"]
-    assert prov["state"] == {"agency": "EPA"} and prov["url"] == URL
+    assert prov["state"] == {"agency": {"label": "Agency", "value": "EPA"}, "sort": {"label": "Sort", "value": ""}}
+    assert prov["url"] == URL
     assert prov["locator"] == "table 0 row 2 (page 2 of 2)" and prov["result_set"] == "/results?agency=epa"
     assert result.record["site_total"] == 3 and result.record["pages_covered"] == [2]
 

@@ -14,7 +14,7 @@ from graph.facts import FactError
 from graph.nodes.common import error_record
 from graph.nodes.deps import Deps
 from graph.nodes.workspace import PageReadError, read_page
-from graph.state import AgentState
+from graph.state import AgentState, DriftFlag, Plan
 from graph.tools import ExtractRows
 from graph.workspace import WorkspaceError
 
@@ -22,7 +22,17 @@ from graph.workspace import WorkspaceError
 def read_context(state: AgentState, *, provenance: bool, observation: dict[str, Any] | None = None) -> ReadContext:
     return ReadContext(observation=observation if observation is not None else state.get("observation") or {},
                        last_read=state.get("last_read"), retrieval=state.get("retrieval"),
-                       drift_flags=state.get("drift_flags") or [], provenance=provenance, step=state.get("step", 0))
+                       drift_flags=state.get("drift_flags") or [], provenance=provenance, step=state.get("step", 0),
+                       plan=Plan.model_validate(state["plan"]) if state.get("plan") else None)
+
+
+def flag_update(state: AgentState, flags: list[DriftFlag]) -> dict[str, Any]:
+    """Planned gates found at another value when rows were read: active (the tracker keeps them while the value
+    stays wrong) and logged, like the tracker's own flags."""
+    active = state.get("drift_flags") or []
+    known = {(f["rule"], f["gate"], f["path"]) for f in active}
+    new = [f for f in flags if (f["rule"], f["gate"], f["path"]) not in known]
+    return {"drift_flags": [*active, *new], "drift_log": new} if new else {}
 
 
 def make_extractor(deps: Deps, *, provenance: bool = True):
@@ -48,14 +58,16 @@ def make_extractor(deps: Deps, *, provenance: bool = True):
         if args.into == ANSWER:
             total = len(live_rows(state.get("rows") or [], state.get("discarded") or [])) + len(rows)
             preview = "\n".join(" | ".join(r["values"].values()) for r in rows[:5])
-            text = f"extracted {len(rows)} row(s) ({total} collected)" + (f"\n{preview}" if preview else "")
+            first, *notes = written.message.split("\n")
+            text = "\n".join([f"{first} ({total} collected)", *([preview] if preview else []), *notes])
         else:
             text = written.message
         deps.log.write({"node": "extractor", "step": step, "into": args.into, "rows": len(rows) or None,
                         "record": written.record, "provenance": [r["provenance"] for r in rows[:3]]})
         update: dict[str, Any] = {"pending": None, "nodes_run": ["extractor"],
                                   "messages": [ToolMessage(text, tool_call_id=pending["id"])],
-                                  "usage": {**state["usage"], "last_progress_at": deps.clock()}}
+                                  "usage": {**state["usage"], "last_progress_at": deps.clock()},
+                                  **flag_update(state, written.flags)}
         if args.into == ANSWER:
             update.update(rows=rows, reads=[written.record] if written.record else [])
         else:

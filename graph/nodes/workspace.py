@@ -38,7 +38,7 @@ async def _read(deps: Deps, url: str | None) -> ActionResult:
 
 
 def make_workspace(deps: Deps, *, provenance: bool = True):
-    from graph.nodes.extraction import read_context
+    from graph.nodes.extraction import flag_update, read_context
 
     async def workspace(state: AgentState) -> dict[str, Any]:
         pending = state["pending"]
@@ -77,6 +77,6 @@ def make_workspace(deps: Deps, *, provenance: bool = True):
                         "tables": {k: len(v["rows"]) for k, v in written.tables.items() if v}})
         return {**update, "tables": written.tables, "messages": [ToolMessage(written.message,
                                                                              tool_call_id=pending["id"])],
-                "usage": {**state["usage"], "last_progress_at": deps.clock()}}
+                "usage": {**state["usage"], "last_progress_at": deps.clock()}, **flag_update(state, written.flags)}
 
     return workspace

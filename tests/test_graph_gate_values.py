@@ -1,0 +1,134 @@
+"""Gates on actual values, clamps, empty reads and decimals, on hand-built pages (no browser): a planned gate
+kept at its default is flagged when rows are read and stays flagged until set; a value the page cannot show
+is a clamp, not drift; a read of 0 rows is evidence; the SQL's fixed decimals reach the answer as written."""
+
+from __future__ import annotations
+
+import pytest
+
+from browser.types import Control, Observation, Option
+from graph.evidence import ReadContext, compose_derived, derive, extract_into
+from graph.extractor import ExtractionError, says_no_results
+from graph.gates import check_read, state_snapshot
+from graph.state import Gate, Phase, Plan
+from graph.tools import Derive, ExtractRows
+from graph.tracker import clamp_evidence, track
+from tasks.spec import OutputSpec
+from tests.test_graph_tracker import obs, step
+
+PLAN = Plan(gates=[Gate(kind="filter", name="Agency", target="FDA")])
+
+
+def test_a_gate_kept_at_its_default_is_flagged_when_rows_are_read_and_held_until_set():
+    s1, flags = step(obs("/search"), 1, {"kind": "goto", "url": "x"}, plan=PLAN)
+    assert flags == []  # arriving on the page is not a mistake: nothing was read yet
+    check = check_read(PLAN, "answer", s1, 2)
+    assert [(f["rule"], f["gate"], f["before"], f["after"], f["node"]) for f in check.mismatches] == [
+        ("gate_mismatch", "agency", "FDA", "Any agency [any]", "extractor")]
+    assert "Agency holds 'Any agency [any]' (its default: never set) but the plan needs 'FDA'" in check.notes()[0]
+    s2, held = step(obs("/search"), 3, {"kind": "scroll"}, previous=s1, history=[s1], flags=check.mismatches,
+                    plan=PLAN)
+    assert [f["rule"] for f in held] == ["gate_mismatch"]  # still the default: the flag stays
+    _, fixed = step(obs("/search", agency="fda"), 4, {"kind": "select", "target": {"label": "Agency"},
+                                                      "option": "FDA"}, previous=s2, history=[s1, s2], flags=held,
+                    plan=PLAN)
+    assert fixed == []
+
+
+def test_the_read_checks_the_phase_of_its_table_and_reports_what_resolves_to_nothing():
+    plan = Plan(phases=[Phase(read="list", into="records", gates={"Agency": "EPA", "Basis": "v1"}),
+                        Phase(read="all", into="totals", gates={})])
+    state, _ = step(obs("/search", agency="epa"), 1, {"kind": "goto", "url": "x"})
+    check = check_read(plan, "records", state, 2)
+    assert check.mismatches == [] and check.unresolved == [
+        "Basis=v1 (no control or URL parameter here is named so)"]
+    assert check_read(plan, "totals", state, 2).notes() == []
+    detail, _ = step(obs("/detail/1"), 3, {"kind": "goto", "url": "x"})
+    assert check_read(plan, "records", detail, 3).notes() == []  # a record's own page holds none of the gates
+
+
+def _years_page(to: str, *, last: int = 1966, text: list[str] | None = None) -> Observation:
+    years = [str(y) for y in range(1958, last + 1)]
+    return Observation(url=f"http://x/st/1/availability?from=1962&to={to}", query_state={"from": ["1962"], "to": [to]},
+                       outline=text or [], controls=[
+        Control(ref="e1", kind="select", label="From year", name="from", value="1962",
+                options=[Option(label=y, value=y, selected=y == "1962") for y in years]),
+        Control(ref="e2", kind="select", label="To year", name="to", value=str(min(int(to), last)),
+                options=[Option(label=y, value=y, selected=y == str(min(int(to), last))) for y in years])])
+
+
+@pytest.mark.parametrize("plan", [
+    Plan(gates=[Gate(kind="filter", name="To year", target="1969"), Gate(kind="filter", name="From year",
+                                                                          target="1962")]),
+    Plan(gates=[Gate(kind="window", name="Year", target="1962..1969")]),
+])
+def test_a_value_the_page_cannot_show_is_clamped_not_drift(plan):
+    state, flags = track(obs=_years_page("1969"), step=2, action={"kind": "goto", "url": "x"}, result=None,
+                         previous=None, history=[], active_flags=[], plan=plan)
+    assert flags == []
+    assert state["values"]["to"]["value"] == "1966"
+    assert state["values"]["to"]["clamped"] == {"planned": "1969", "evidence": "'To year' offers 1958..1966"}
+    assert check_read(plan, "answer", state, 3).mismatches == []
+    assert state_snapshot(state)["to"]["clamped"]["planned"] == "1969"
+
+
+def test_a_value_the_page_could_show_is_a_mismatch_not_a_clamp():
+    plan = Plan(gates=[Gate(kind="filter", name="To year", target="1969")])
+    state, flags = track(obs=_years_page("1964", last=1975), step=2,
+                         action={"kind": "select", "target": {"label": "To year"}, "option": "1964"}, result=None,
+                         previous=None, history=[], active_flags=[], plan=plan)
+    assert "clamped" not in state["values"]["to"] and [f["rule"] for f in flags] == ["gate_mismatch"]
+
+
+def test_the_page_stating_its_range_is_clamp_evidence_too():
+    value = {"value": "2019", "label": "To date", "evidence": [], "set_at_step": 1, "set_by": "fill"}
+    assert clamp_evidence(value, "2024", ["Records available 2003–2019."]) == (
+        "the page states 'Records available 2003–2019.'")
+    assert clamp_evidence(value, "2024", ["Updated 2019."]) is None  # no range stated: a plain mismatch
+    assert clamp_evidence({**value, "value": "2018"}, "2024", ["Records available 2003–2019."]) is None
+
+
+NO_RESULTS = {"url": "http://x/search?q=zz", "text": "", "outline": ["Search", "No results."], "tables": []}
+
+
+def _ctx(observation, plan=None, retrieval=None):
+    return ReadContext(observation=observation, last_read=None, retrieval=retrieval, drift_flags=[],
+                       provenance=True, step=7, plan=plan)
+
+
+def test_a_no_results_page_is_a_read_of_zero_rows_not_a_missing_table():
+    assert says_no_results(NO_RESULTS) and says_no_results({"result_count": 0})
+    assert not says_no_results({"outline": ["Results are updated nightly, no matter what."]})
+    written = extract_into(ExtractRows(columns={"id": "ID", "title": "Title"}), _ctx(NO_RESULTS),
+                           schema=("id", "title"), tables={}, page_facts=None)
+    assert written.rows == [] and written.record["rows"] == 0 and written.record["url"] == NO_RESULTS["url"]
+    assert written.message.startswith("extracted 0 row(s) (read, none: http://x/search?q=zz")
+    with pytest.raises(ExtractionError, match="no table 0"):
+        extract_into(ExtractRows(columns={"id": "ID"}), _ctx({**NO_RESULTS, "outline": ["Search"]}),
+                     schema=("id",), tables={}, page_facts=None)
+
+
+def test_derive_tells_read_none_from_never_read():
+    tables: dict = {}
+    full = {"url": "http://x/g?group=A", "tables": [{"index": 0, "headers": ["ID"], "rows": [["1"], ["2"]]}]}
+    for observation in (full, {**NO_RESULTS, "url": "http://x/g?group=B"}):
+        written = extract_into(ExtractRows(into="hits", columns={"grp": "url:group", "id": "ID"}), _ctx(observation),
+                               schema=(), tables=tables, page_facts=None)
+        tables.update(written.tables)
+    empty = [r for r in tables["hits"]["rows"] if r["_empty"]]
+    assert len(empty) == 1 and empty[0]["grp"] == "B" and empty[0]["id"] is None
+    assert "extracted 0 row(s) into hits (read, none" in written.message
+    groups = derive(Derive(sql="SELECT g.grp, count(h.id) AS n FROM (VALUES ('A'), ('B'), ('C')) g(grp) "
+                               "LEFT JOIN hits h USING (grp) GROUP BY g.grp HAVING bool_or(h._empty IS NOT NULL) "
+                               "ORDER BY g.grp", into="counts"), tables=tables, schema=(), step=9)
+    assert [(r["grp"], r["n"]) for r in groups.tables["counts"]["rows"]] == [("A", 2), ("B", 0)]  # C: never read
+
+
+def test_fixed_decimals_are_kept_as_the_sql_wrote_them():
+    tables = {}
+    spec = OutputSpec(columns=("share",), header="omitted")
+    plain = derive(Derive(sql="SELECT 20 / 2 AS share"), tables=tables, schema=("share",), step=1)
+    assert compose_derived(plain.tables["answer"], spec, []) == "10"  # a DOUBLE 10.0 is written 10
+    fixed = derive(Derive(sql="SELECT printf('%.1f', 20 / 2) AS share"), tables=tables, schema=("share",), step=1)
+    assert compose_derived(fixed.tables["answer"], spec, []) == "10.0"
+    assert "printf('%.1f', x)" in Derive.__doc__
