@@ -132,6 +132,8 @@ def _mean(values: list[float]) -> float:
 def fault_rows(cells: list[FaultCell]) -> list[FaultRow]:
     groups: dict[tuple[str, str, str], list[FaultCell]] = defaultdict(list)
     for cell in cells:
+        if cell.fault == "none":  # the walkthrough offers no place for any class: counted apart
+            continue
         groups[(cell.model, cell.variant, cell.fault)].append(cell)
         groups[(cell.model, cell.variant, "all")].append(cell)
     order = {name: n for n, name in enumerate((*FAULT_CLASSES, "none", "all"))}
@@ -191,8 +193,9 @@ def targets(rows: list[FaultRow], clean: list[CleanRow]) -> list[str]:
 
 def render_fault_markdown(rows: list[FaultRow], clean: list[CleanRow], cells: list[FaultCell]) -> str:
     lines = [f"# Fault table ({FAULT_LABEL})", "", f"> **{FAULT_HEADING}**", "",
-             "Flagged = a drift flag (state tracker) or a failing verifier report after the mistake, before the "
-             "answer was submitted; repaired = flagged and the final answer exact. `*` = a node switched off in this "
+             "Flagged = a drift flag (the state tracker's, or the extractor's check of the tracked state at a read) or a "
+             "failing verifier report after the mistake, before the answer was submitted; no-op = the class's every "
+             "place was already right on the page (e.g. one result page only), so nothing was injected; repaired = flagged and the final answer exact. `*` = a node switched off in this "
              "variant owns the class.", "", "## Targets (full agent)", "", *targets(rows, clean), "",
              "## Per fault class", "",
              "| Model | Variant | Switched off | Fault | Injected | Flagged | by tracker | by verifier | Repaired | "
@@ -221,6 +224,10 @@ def render_fault_markdown(rows: list[FaultRow], clean: list[CleanRow], cells: li
                   "| Model | Variant | Switched off | n | False alarms | EM | Item-F1 |", "|" + "---|" * 7]
         lines += [f"| {c.model} | {c.variant} | {c.ablated} | {c.n} | {c.false_alarms} | {100 * c.em:.1f} | "
                   f"{100 * c.item_f1:.1f} |" for c in clean]
+    placeless = sorted({c.task_id for c in cells if c.fault == "none"})
+    if placeless:
+        lines += ["", f"Records whose walkthrough offers no place for any fault class (run, not counted): "
+                      f"{', '.join(placeless)}."]
     missed = [c for c in cells if c.injected and not c.flagged and c.ablated == "-"]
     if missed:
         lines += ["", "## Not flagged by the full agent", "", "| Task | Fault | What was done | EM |", "|---|---|---|---|"]
