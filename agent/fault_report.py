@@ -55,20 +55,35 @@ class FaultCell:
         return self.flagged and self.em == 1.0
 
 
-def _actor_steps(folder: Path) -> list[int]:
-    """The graph step of each actor tool call, in order (the policy counts its calls the same way)."""
-    steps: list[int] = []
+def _actor_calls(folder: Path) -> list[tuple[int, str]]:
+    """(graph step, call id) of each actor tool call, in order."""
+    calls: list[tuple[int, str]] = []
     path = folder / "steps.jsonl"
     if not path.is_file():
-        return steps
+        return calls
     for line in path.read_text(encoding="utf-8").splitlines():
         try:
             entry = json.loads(line)
         except ValueError:
             continue
         if entry.get("node") == "actor" and "tool" in entry:
-            steps.append(int(entry["step"]))
-    return steps
+            calls.append((int(entry["step"]), str(entry.get("call_id") or "")))
+    return calls
+
+
+def injection_step(calls: list[tuple[int, str]], walkthrough_step: int, call: int) -> int:
+    """The graph step of the first action after the mistake, from the trace's call ids: the first call marked
+    `fx-<step>-`, else (a skipped step) the first walkthrough call past the skipped one; the policy's own call
+    count only when the trace has no ids."""
+    for step, call_id in calls:
+        if call_id.startswith(f"fx-{walkthrough_step}-"):
+            return step
+    for step, call_id in calls:
+        kind, _, rest = call_id.partition("-")
+        if kind == "wt" and rest.isdigit() and int(rest) > walkthrough_step:
+            return step
+    steps = [step for step, _ in calls]
+    return steps[call] if call < len(steps) else (steps[-1] + 1 if steps else 0)
 
 
 def alarms_after(record: CellRecord, step: int) -> tuple[bool, bool]:
@@ -86,9 +101,7 @@ def fault_cell(run_dir: Path, record: CellRecord) -> FaultCell | None:
     fault = json.loads(path.read_text(encoding="utf-8"))
     at = None
     if fault.get("injected"):
-        steps = _actor_steps(folder)
-        call = int(fault.get("call") or 0)
-        at = steps[call] if call < len(steps) else (steps[-1] + 1 if steps else 0)
+        at = injection_step(_actor_calls(folder), int(fault.get("walkthrough_step") or 0), int(fault.get("call") or 0))
     tracker, verifier = alarms_after(record, at) if at is not None else (False, False)
     return FaultCell(model=record.model, variant=record.variant, ablated=",".join(record.outcome.ablated) or "-",
                      task_id=record.task_id, fault=fault.get("fault") or "none", injected=bool(fault.get("injected")),

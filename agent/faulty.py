@@ -45,6 +45,7 @@ class FaultyChatModel(ScriptedChatModel):
     model_name: str = "faulty"
 
     _pending: list[int] = PrivateAttr(default_factory=list)
+    _calls: int = PrivateAttr(default=0)  # actor calls answered so far (the history the graph shows may be cut)
     _record: dict[str, Any] = PrivateAttr(default_factory=dict)
 
     def model_post_init(self, context: Any) -> None:
@@ -78,6 +79,11 @@ class FaultyChatModel(ScriptedChatModel):
 
     # -- injection
 
+    def _next(self, messages: list[Any]) -> tuple[str, Step]:
+        made = super()._next(messages)
+        self._calls += 1
+        return made
+
     def _walkthrough_step(self, state: dict[str, Any], issued: int) -> tuple[str, Step]:
         while self._pending and self._pending[0] < self._cursor:
             self._pending.pop(0)  # passed (a repair moved the cursor on)
@@ -89,7 +95,7 @@ class FaultyChatModel(ScriptedChatModel):
             else:
                 steps, resume, detail = made
                 self._pending = []
-                self._record.update(injected=True, walkthrough_step=index, call=issued, detail=detail)
+                self._record.update(injected=True, walkthrough_step=index, call=self._calls, detail=detail)
                 self._cursor = resume
                 if steps:
                     self._queue = [(f"fx-{index}-{n}", s) for n, s in enumerate(steps)]

@@ -85,18 +85,18 @@ def test_sgr_ablate_without_a_key_writes_the_fault_table(tmp_path: Path) -> None
 
 @pytest.mark.asyncio(loop_scope="session")
 async def test_repair_rereads_every_page_of_a_table_read_over_many_pages(offline_server, chromium_worker, tmp_path):
-    """Issue 18, item 5, through the graph: the first of eleven profile pages is read under a wrong vintage; the
+    """Issue 18, item 5, through the graph: the first of eleven profile pages is read under a wrong product; the
     verifier sends the table back, and the policy re-reads all eleven pages (it used to re-read the last one)."""
     task_id = "offline_stats_004"
     task = load_tasks("offline", origin=offline_server.origin, task_ids=[task_id])[0]
     chat = FaultyChatModel(steps=load_walkthrough(task_id, origin=offline_server.origin), task_id=task_id, seed=1,
-                           site=FaultSite("wrong_option", (3,)))  # the Vintage select before the first profile page
+                           site=FaultSite("wrong_option", (2,)))  # the product select before the first profile
     async with chromium_worker.task_browser(str(tmp_path), [offline_server.origin]) as browser:
         outcome = await solve_task(task, browser=browser, model=FAULTY, variant=AgentVariant(name="full"),
                                    protocol=ProtocolConfig(budgets=Budgets(max_steps=150)), out_dir=tmp_path,
                                    chat_model=chat)
     record = json.loads((tmp_path / FAULTS_FILE).read_text())
-    assert record["injected"] and "Vintage" in record["detail"], record
+    assert record["injected"] and "Survey product" in record["detail"], record
     reports = outcome.verifier_reports
     assert not reports[0]["ok"] and "table edu" in reports[0]["repair_goal"] and reports[-1]["ok"]
     calls = [e for e in map(json.loads, (tmp_path / "steps.jsonl").read_text().splitlines())
