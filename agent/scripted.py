@@ -231,6 +231,25 @@ def _into(step: Step) -> str:
     return step["args"].get("into") or "answer"
 
 
+_RETURN = re.compile(r"\bback\b|\breturn\b", re.IGNORECASE)
+
+
+def _detours(done: list[Step], start: int, end: int) -> set[int]:
+    """Visits that read nothing and came back (open a result, then "Back to results"): a re-read leaves them out,
+    since such a return is what resets the state."""
+    left_out: set[int] = set()
+    for i in range(start, end):
+        if done[i]["tool"] != "click" or _is_apply(done[i]) or _RETURN.search(_target_name(done[i]["args"])):
+            continue
+        for j in range(i + 1, end):
+            tool = done[j]["tool"]
+            if tool == "back" or (tool == "click" and _RETURN.search(_target_name(done[j]["args"]))):
+                left_out.update(range(i, j + 1))
+            if tool not in ("wait_for", "scroll"):  # only a return straight after the visit makes it a detour
+                break
+    return left_out
+
+
 def reread_steps(done: list[Step], tables: str | set[str], *, all_pages: bool = False) -> list[Step]:
     """Read discarded tables again the way they were read: every page each was extracted on, each reached as
     before. The walkthrough from the navigation that opened their first read up to their last read, without
@@ -242,8 +261,11 @@ def reread_steps(done: list[Step], tables: str | set[str], *, all_pages: bool = 
         return []
     start = max((i for i in range(reads[0] + 1) if done[i]["tool"] == "goto"), default=0)
     segment: list[Step] = []
-    for step in done[start: reads[-1] + 1]:
-        step = copy.deepcopy(step)
+    detours = _detours(done, start, reads[-1] + 1)
+    for index in range(start, reads[-1] + 1):
+        if index in detours:
+            continue
+        step = copy.deepcopy(done[index])
         if step["tool"] in ("extract_rows", "read_facts") and _into(step) not in tables:
             if step["tool"] == "read_facts" and step["args"].get("url"):
                 segment.append({"tool": "goto", "args": {"url": step["args"]["url"]}})

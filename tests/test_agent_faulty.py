@@ -175,3 +175,16 @@ def test_fault_table_is_labelled_and_counts_flags_by_node():
     assert text.startswith(f"# Fault table ({FAULT_LABEL})") and "NOT MODEL RESULTS" in text
     assert "faults flagged before submit 1/2 (50%) (target >= 95%: MISSED)" in text
     assert "| b | kept_default | skipped x | 0 |" in text  # the one the full agent missed, named
+
+
+def test_a_reread_leaves_out_a_visit_that_read_nothing_and_came_back():
+    """The repair re-reads as the walkthrough read, but not through a detour whose return reset the state."""
+    steps = [*STEPS[:5], {"tool": "click", "args": {"target": {"text": "1529370"}}},
+             {"tool": "click", "args": {"target": {"text": "Back to results"}}}, *STEPS[5:7],
+             {"tool": "click", "args": {"target": {"text": "1529371"}}},
+             {"tool": "read_table", "args": {"table": 1}}, {"tool": "extract_rows", "args": {"columns": {"id": "ID"}}},
+             {"tool": "back", "args": {}}]
+    again = reread_steps(steps, "answer")
+    texts = [s["args"]["target"].get("text") for s in again if s["tool"] == "click"]
+    assert texts == ["Apply filters", "1529371"]  # the detour left out, the visit that read kept
+    assert [s["tool"] for s in again].count("extract_rows") == 2
