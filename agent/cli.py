@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import typer
 
-from agent import bench_command, model_command, review_run, run_command, webenv_cli
+from agent.commands import bench as bench_command
+from agent.commands import model as model_command
+from agent.commands import review as review_command
+from agent.commands import run as run_command
+from agent.commands import webenv as webenv_command
 from eval import cli as eval_cli
 from tasks import cli as tasks_cli
 from tasks.offline import cli as offline_cli
@@ -18,12 +22,12 @@ app = typer.Typer(
 app.add_typer(tasks_cli.app, name="tasks", help="List, show and validate task records.")
 app.add_typer(offline_cli.app, name="offline", help="The offline state-gated sites and their tasks.")
 app.command("score", help="Score saved answers with the shared evaluator.")(eval_cli.score)
-app.add_typer(review_run.review_app, name="review", help="Failure review (the benchmark's audit protocol).")
+app.add_typer(review_command.review_app, name="review", help="Failure review (the benchmark's audit protocol).")
 app.command("run", help="Run the agent on one task.")(run_command.run)
 app.command("bench", help="Run a benchmark from a YAML config.")(bench_command.bench)
 app.add_typer(model_command.model_app, name="model", help="The packaged local model (llama.cpp) on loopback.")
 app.command("ablate", help="Run the ablation matrix of a config and print its table.")(bench_command.ablate)
-app.add_typer(webenv_cli.app, name="webenv", help="Released tasks on SGR-WebEnv's offline environments.")
+app.add_typer(webenv_command.app, name="webenv", help="Released tasks on SGR-WebEnv's offline environments.")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import Field, ValidationError, field_validator
 
-from agent.webenv_sites import DEFAULT_RELEASE
+from agent.webenv.mapping import validate_webenv
+from agent.webenv.sites import DEFAULT_RELEASE
 from graph.settings import Budgets, ModelConfig, StrictModel  # defined below agent/ and graph/, re-exported
 
 ABLATABLE_NODES = ("planner", "state_tracker", "verifier", "provenance")
@@ -35,8 +36,6 @@ class DatasetConfig(StrictModel):
     @classmethod
     def _webenv_entries(cls, value: dict[str, str] | None) -> dict[str, str] | None:
         if value is not None:
-            from agent.webenv import validate_webenv
-
             validate_webenv(value)
         return value
 
@@ -75,7 +74,7 @@ class AgentConfig(StrictModel):
 
 
 class RayConfig(StrictModel):
-    """Where and how the Ray executor runs cells (see agent/bench_ray.py for why cells go to actors)."""
+    """Where and how the Ray executor runs cells (see agent/runner/ray_pool.py for why cells go to actors)."""
 
     address: str | None = Field(
         None, description="'auto' joins the cluster started with `ray start` on this machine, 'HOST:PORT' or "
@@ -129,13 +128,18 @@ class RunConfig(StrictModel):
 
 
 class FaultsConfig(StrictModel):
-    """Without a model key, run the faulty policy (agent/faulty.py) instead of the plain scripted replays: one
+    """Without a model key, run the faulty policy (agent/models/faulty.py) instead of the plain scripted replays: one
     seeded mistake per task record, for every variant, next to clean scripted replays (false alarms, clean EM)."""
 
     seed: int = Field(20260521, description="Picks each record's fault class and place.")
     clean_variants: list[str] | None = Field(
         default_factory=lambda: ["full"],
         description="Variants that also run the clean scripted replays; null: all of them.")
+
+
+class ScoringConfig(StrictModel):
+    compat: Literal["ours", "authors"] = Field(
+        "ours", description="ours: the project's definitions; authors: as the SGR-Bench authors' scorer (eval/README.md)")
 
 
 class BenchConfig(StrictModel):
@@ -146,6 +150,7 @@ class BenchConfig(StrictModel):
     protocol: ProtocolConfig = Field(default_factory=ProtocolConfig)
     agent: AgentConfig = Field(default_factory=AgentConfig)
     run: RunConfig = Field(default_factory=RunConfig)
+    scoring: ScoringConfig = Field(default_factory=ScoringConfig)
 
     @field_validator("models")
     @classmethod

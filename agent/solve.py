@@ -20,9 +20,9 @@ from langchain_core.messages import ToolMessage
 from langgraph.errors import GraphRecursionError
 
 from agent.config import AgentVariant, ModelConfig, ProtocolConfig
-from agent.llm import MissingApiKey, ModelNotServed, make_chat_model
+from agent.models.chat import MissingApiKey, ModelNotServed, make_chat_model
+from agent.models.transcript import TRANSCRIPT_FILE
 from agent.outcome import TaskOutcome
-from agent.transcript import TRANSCRIPT_FILE
 from browser.interface import Browser
 from browser.trace import Redactor
 from browser.types import Goto
@@ -163,7 +163,7 @@ async def solve_task(
             log.write({"node": "run", "event": "bug", "error": error[0], "traceback": trace_text})
             state = {**(state or {}), "stop_reason": "error"}
     if hasattr(chat, "fault_record"):  # a fault-injecting policy: what it injected, for the fault report
-        from agent.faulty import write_fault_record
+        from agent.models.faulty import write_fault_record
 
         write_fault_record(chat, out_dir)
     if error:

@@ -25,9 +25,9 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from agent.bench import run_bench
-from agent.cells import load_records
 from agent.config import load_config
+from agent.rundir.cells import load_records
+from agent.runner.bench import run_bench
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -120,7 +120,7 @@ def start_ray(cpus: int) -> float:
     """A private local cluster for the Ray rows (the executor joins it); returns its start-up seconds."""
     import ray
 
-    from agent.bench_ray import PRIVATE_CLUSTER
+    from agent.runner.ray_pool import PRIVATE_CLUSTER
 
     started = time.perf_counter()
     ray.init(num_cpus=cpus, log_to_driver=False, configure_logging=False, **PRIVATE_CLUSTER)

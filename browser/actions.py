@@ -12,7 +12,7 @@ import contextlib
 import json
 import re
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
 
 from playwright.async_api import Error as PlaywrightError
@@ -20,9 +20,11 @@ from playwright.async_api import Frame, Locator
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from browser.delta import describe_delta, params_diff, state_delta
+from browser.driver import PageHandle
 from browser.facts import read_page_facts
 from browser.interface import BrowserError
 from browser.listing import list_links, list_options, read_section
+from browser.navigate import navigate
 from browser.readback import Outcome, norm, verify
 from browser.reads import download, read_pdf, read_table
 from browser.settle import fingerprint, settle
@@ -46,9 +48,6 @@ from browser.types import (
     WaitFor,
 )
 
-if TYPE_CHECKING:
-    from browser.session import PageDriver
-
 _KIND_JS = """
 el => {
   const tag = el.tagName.toLowerCase();
@@ -71,7 +70,7 @@ _USE_INSTEAD = {"select": "use select with one of its options", "radio_group": "
 # ------------------------------------------------------------------ helpers
 
 
-async def _locate(driver: PageDriver, target: Target) -> Locator:
+async def _locate(driver: PageHandle, target: Target) -> Locator:
     return await resolve_target(driver.page, target, ref_is_stale=driver.ref_is_stale)
 
 
@@ -81,7 +80,7 @@ def _control_for(observation: Observation | None, ref: str | None) -> Control | 
     return next((c for c in observation.controls if c.ref == ref), None)
 
 
-async def _control_label(driver: PageDriver, locator: Locator, target: Target) -> str:
+async def _control_label(driver: PageHandle, locator: Locator, target: Target) -> str:
     """How the observation names this control (so the delta and messages use the agent's words)."""
     try:
         ref = await locator.get_attribute("data-sgr-ref", timeout=1_000)
@@ -122,26 +121,8 @@ def _options_hint(options: list[str]) -> str:
 # ------------------------------------------------------------------ navigation
 
 
-async def _navigate(driver: PageDriver, url: str) -> int | None:
-    """Opens `url`; returns the HTTP status of the page (None when there was no HTTP response)."""
-    refusal = driver.policy.navigation_refusal(url)
-    if refusal:
-        raise BrowserError("blocked_by_policy", f"not opening {url}: {refusal}")
-    try:
-        response = await driver.page.goto(url, wait_until="domcontentloaded")
-    except PlaywrightTimeout as exc:
-        raise BrowserError("timeout", f"{url} did not load within {driver.timeouts.navigation_ms / 1000:.0f}s; "
-                                      "retry once or try another page") from exc
-    except PlaywrightError as exc:
-        message = str(exc).splitlines()[0]
-        if "ERR_BLOCKED_BY_CLIENT" in message:
-            raise BrowserError("blocked_by_policy", f"{url} redirected to a refused origin") from exc
-        raise BrowserError("not_found", f"{url} could not be opened: {message}") from exc
-    return response.status if response is not None else None
-
-
-async def _goto(driver: PageDriver, action: Goto) -> Outcome:
-    status = await _navigate(driver, action.url)
+async def _goto(driver: PageHandle, action: Goto) -> Outcome:
+    status = await navigate(driver, action.url)
     if status is not None and status >= 400:  # the server's error page is shown: not the page that was asked for
         hint = ("check the address (opening a link from the page is safer than typing a URL)" if status < 500
                 else "the site failed; retry once or try another page")
@@ -150,7 +131,7 @@ async def _goto(driver: PageDriver, action: Goto) -> Outcome:
     return Outcome(f"opened {action.url}", navigated=True)
 
 
-async def _back(driver: PageDriver, action: Back) -> Outcome:
+async def _back(driver: PageHandle, action: Back) -> Outcome:
     try:
         response = await driver.page.go_back(wait_until="domcontentloaded")
     except PlaywrightTimeout as exc:
@@ -160,7 +141,7 @@ async def _back(driver: PageDriver, action: Back) -> Outcome:
     return Outcome("went back", navigated=True)
 
 
-async def _set_url_params(driver: PageDriver, action: SetUrlParams) -> Outcome:
+async def _set_url_params(driver: PageHandle, action: SetUrlParams) -> Outcome:
     current = urlsplit(driver.page.url)
     if current.scheme not in ("http", "https"):
         raise BrowserError("invalid_action", f"the current page ({driver.page.url}) has no URL parameters to set")
@@ -172,14 +153,14 @@ async def _set_url_params(driver: PageDriver, action: SetUrlParams) -> Outcome:
     diff = params_diff(old, new)
     if url == driver.page.url:
         return Outcome(f"URL unchanged ({diff})")
-    await _navigate(driver, url)
+    await navigate(driver, url)
     return Outcome(f"opened {url} ({diff})", navigated=True)
 
 
 # ------------------------------------------------------------------ element actions
 
 
-async def _click(driver: PageDriver, action: Click) -> Outcome:
+async def _click(driver: PageHandle, action: Click) -> Outcome:
     locator = await _locate(driver, action.target)
     await _ensure_enabled(locator, action.target.describe())
     try:
@@ -200,7 +181,7 @@ _OPENS_TAB_JS = """el => {
 }"""
 
 
-async def _click_expecting_tab(driver: PageDriver, locator: Locator) -> None:
+async def _click_expecting_tab(driver: PageHandle, locator: Locator) -> None:
     """Wait for the tab to exist: on a busy machine it appears after the click returns, and a tab that
     is not there yet would read as a click without effect."""
     clicked = False
@@ -214,7 +195,7 @@ async def _click_expecting_tab(driver: PageDriver, locator: Locator) -> None:
         # no tab came (a script handled the click itself): the action is judged by its effect
 
 
-async def _fill(driver: PageDriver, action: Fill) -> Outcome:
+async def _fill(driver: PageHandle, action: Fill) -> Outcome:
     locator = await _locate(driver, action.target)
     await _ensure_enabled(locator, action.target.describe())
     label = await _control_label(driver, locator, action.target)
@@ -247,12 +228,12 @@ async def _select_native(locator: Locator, option: str, label: str) -> None:
 _RADIOS = "input[type=radio], [role=radio]"
 
 
-async def _frame_of(driver: PageDriver, locator: Locator) -> Frame:
+async def _frame_of(driver: PageHandle, locator: Locator) -> Frame:
     handle = await locator.element_handle()
     return (await handle.owner_frame() if handle else None) or driver.page.main_frame
 
 
-async def _radio_set(driver: PageDriver, radio: Locator) -> tuple[Locator | None, Locator]:
+async def _radio_set(driver: PageHandle, radio: Locator) -> tuple[Locator | None, Locator]:
     """(container or None, all radios of the group) for one radio: its fieldset/radiogroup, else the
     radios sharing its name (sites often lay radios out loose, with no container)."""
     container = radio.locator("xpath=ancestor::*[self::fieldset or @role='radiogroup'][1]")
@@ -292,7 +273,7 @@ async def _click_option(scope: Any, option: str) -> bool:
     return False
 
 
-async def _select_custom(driver: PageDriver, locator: Locator, option: str, label: str) -> None:
+async def _select_custom(driver: PageHandle, locator: Locator, option: str, label: str) -> None:
     """ARIA combobox/listbox: open it and click the matching option; an autocomplete input whose options
     appear only after typing gets the option's text typed first."""
     await locator.click()
@@ -329,7 +310,7 @@ async def _select_link(locator: Locator, option: str, label: str) -> None:
     await links.nth(index).click()
 
 
-async def _select(driver: PageDriver, action: Select) -> Outcome:
+async def _select(driver: PageHandle, action: Select) -> Outcome:
     locator = await _locate(driver, action.target)
     await _ensure_enabled(locator, action.target.describe())
     label = await _control_label(driver, locator, action.target)
@@ -365,7 +346,7 @@ async def _select(driver: PageDriver, action: Select) -> Outcome:
                     expected=action.option)
 
 
-async def _check(driver: PageDriver, action: Check) -> Outcome:
+async def _check(driver: PageHandle, action: Check) -> Outcome:
     locator = await _locate(driver, action.target)
     await _ensure_enabled(locator, action.target.describe())
     label = await _control_label(driver, locator, action.target)
@@ -385,7 +366,7 @@ async def _check(driver: PageDriver, action: Check) -> Outcome:
                     control_label=label, expected_checked=action.checked)
 
 
-async def _set_range(driver: PageDriver, action: SetRange) -> Outcome:
+async def _set_range(driver: PageHandle, action: SetRange) -> Outcome:
     start = await _locate(driver, action.start_target)
     end = await _locate(driver, action.end_target)
     for locator, value, target in ((start, action.start, action.start_target), (end, action.end, action.end_target)):
@@ -401,7 +382,7 @@ async def _set_range(driver: PageDriver, action: SetRange) -> Outcome:
                     control_label=label, expected=action.start, extra_checks=[(end, end_label, action.end)])
 
 
-async def _submit(driver: PageDriver, action: Submit) -> Outcome:
+async def _submit(driver: PageHandle, action: Submit) -> Outcome:
     page = driver.page
     try:
         if action.target is None:
@@ -426,7 +407,7 @@ async def _submit(driver: PageDriver, action: Submit) -> Outcome:
     return Outcome(f"submitted via {action.target.describe()}", expect_change=True)
 
 
-async def _press(driver: PageDriver, action: Press) -> Outcome:
+async def _press(driver: PageHandle, action: Press) -> Outcome:
     try:
         if action.target is None:
             await driver.page.keyboard.press(action.key)
@@ -437,14 +418,14 @@ async def _press(driver: PageDriver, action: Press) -> Outcome:
     return Outcome(f"pressed {action.key}", expect_change=True)
 
 
-async def _scroll(driver: PageDriver, action: Scroll) -> Outcome:
+async def _scroll(driver: PageHandle, action: Scroll) -> Outcome:
     dy = action.pixels if action.direction == "down" else -action.pixels
     moved = await driver.page.evaluate(
         "dy => { const before = window.scrollY; window.scrollBy(0, dy); return window.scrollY - before; }", dy)
     return Outcome(f"scrolled {action.direction} {abs(moved)}px" + ("" if moved else " (already at the end)"))
 
 
-async def _wait_for(driver: PageDriver, action: WaitFor) -> Outcome:
+async def _wait_for(driver: PageHandle, action: WaitFor) -> Outcome:
     page, timeout = driver.page, action.timeout_ms
     try:
         if action.text:
@@ -475,7 +456,7 @@ _HANDLERS: dict[str, Callable[[Any, Any], Awaitable[Outcome]]] = {
 # ------------------------------------------------------------------ delta and verdict
 
 
-async def perform(driver: PageDriver, action: Any) -> ActionResult:
+async def perform(driver: PageHandle, action: Any) -> ActionResult:
     page_id = await driver.sync_page_id()
     before = driver.last_observation
     if before is None or before.page_id != page_id or await fingerprint(driver.page) != driver.last_fingerprint:
@@ -528,7 +509,7 @@ async def perform(driver: PageDriver, action: Any) -> ActionResult:
                         download_path=outcome.download_path)
 
 
-async def _adopt_popups(driver: PageDriver) -> bool:
+async def _adopt_popups(driver: PageHandle) -> bool:
     """Keep one tab: a link that opened a new tab is followed in the current tab (if policy allows)."""
     followed = False
     for popup in [p for p in driver.context.pages if p is not driver.page]:
@@ -543,12 +524,12 @@ async def _adopt_popups(driver: PageDriver) -> bool:
         with contextlib.suppress(PlaywrightError):
             await popup.close()
         if url.startswith(("http://", "https://")):
-            await _navigate(driver, url)
+            await navigate(driver, url)
             followed = True
     return followed
 
 
-async def _leave_error_page(driver: PageDriver) -> None:
+async def _leave_error_page(driver: PageHandle) -> None:
     """A refused navigation leaves Chromium's error page; return to where the agent was."""
     try:
         await driver.page.go_back(wait_until="domcontentloaded", timeout=driver.timeouts.navigation_ms)

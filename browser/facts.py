@@ -7,15 +7,13 @@ in page order with the headings above it, and leaves matching labels to the call
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
 from urllib.parse import urljoin
 
+from browser.driver import PageHandle
+from browser.navigate import navigate
 from browser.readback import Outcome
 from browser.tables import parse_fragment
 from browser.types import PageFact, PageFacts, ReadPageFacts, SectionTable
-
-if TYPE_CHECKING:
-    from browser.session import PageDriver
 
 _FACTS_JS = r"""
 (maxFacts) => {
@@ -129,7 +127,7 @@ _FACTS_JS = r"""
 MAX_FACTS = 2000
 
 
-async def page_facts(driver: PageDriver, max_rows: int) -> PageFacts:
+async def page_facts(driver: PageHandle, max_rows: int) -> PageFacts:
     raw = await driver.page.evaluate(_FACTS_JS, MAX_FACTS)
     tables: list[SectionTable] = []
     for fragment in raw["tables"]:
@@ -140,13 +138,12 @@ async def page_facts(driver: PageDriver, max_rows: int) -> PageFacts:
                      facts=[PageFact(**f) for f in raw["facts"]], tables=tables)
 
 
-async def read_page_facts(driver: PageDriver, action: ReadPageFacts) -> Outcome:
-    from browser.actions import _navigate
+async def read_page_facts(driver: PageHandle, action: ReadPageFacts) -> Outcome:
     from browser.settle import settle
 
     navigated = False
     if action.url:
-        await _navigate(driver, urljoin(driver.page.url, action.url))
+        await navigate(driver, urljoin(driver.page.url, action.url))
         await settle(driver.page, driver.network, quiet_ms=driver.timeouts.settle_quiet_ms,
                      timeout_ms=driver.timeouts.settle_max_ms)
         navigated = True

@@ -6,15 +6,11 @@ and cutting long text; its notes name these reads, so nothing it leaves out is o
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from browser.driver import PageHandle
 from browser.interface import BrowserError
 from browser.readback import Outcome
 from browser.targets import resolve_target
 from browser.types import Control, ListLinks, ListOptions, ReadSection, Target
-
-if TYPE_CHECKING:
-    from browser.session import PageDriver
 
 MAX_OPTIONS_LISTED = 2000
 
@@ -61,7 +57,7 @@ def _find_control(controls: list[Control], target: Target) -> Control:
     return (exact or partial)[0]
 
 
-async def list_options(driver: PageDriver, action: ListOptions) -> Outcome:
+async def list_options(driver: PageHandle, action: ListOptions) -> Outcome:
     observation = await driver.observe()
     control = _find_control(observation.controls, action.target)
     if not control.options:
@@ -76,7 +72,7 @@ async def list_options(driver: PageDriver, action: ListOptions) -> Outcome:
     return Outcome("\n".join([head, *lines]))
 
 
-async def list_links(driver: PageDriver, action: ListLinks) -> Outcome:
+async def list_links(driver: PageHandle, action: ListLinks) -> Outcome:
     from browser.observe import ALL_LINKS, observe_page
 
     page_id = await driver.sync_page_id()
@@ -92,7 +88,7 @@ async def list_links(driver: PageDriver, action: ListLinks) -> Outcome:
     return Outcome("\n".join([head, *(f"[{ln.ref}] {ln.text} -> {ln.href}" for ln in window)]))
 
 
-async def read_section(driver: PageDriver, action: ReadSection) -> Outcome:
+async def read_section(driver: PageHandle, action: ReadSection) -> Outcome:
     cap = min(action.max_chars, driver.limits.text_chars)
     if action.target is not None:
         locator = await resolve_target(driver.page, action.target, ref_is_stale=driver.ref_is_stale)

@@ -9,25 +9,22 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 from urllib.parse import unquote, urljoin, urlsplit
 
 from playwright.async_api import Locator
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
+from browser.driver import PageHandle
 from browser.interface import BrowserError
 from browser.readback import Outcome
 from browser.settle import settle
 from browser.targets import resolve_target
 from browser.types import Download, ReadPdf, ReadTable, TableData, Target
 
-if TYPE_CHECKING:
-    from browser.session import PageDriver
-
 _NEXT_PAGE = re.compile(r"^\s*(next|next page|more results|›|»|→|>|>>)\s*[›»→>]?\s*$", re.I)
 
 
-async def _next_page_control(driver: PageDriver) -> Locator | None:
+async def _next_page_control(driver: PageHandle) -> Locator | None:
     page = driver.page
     candidates = [page.locator("a[rel~=next], [rel~=next]"),
                   page.get_by_role("link", name=_NEXT_PAGE), page.get_by_role("button", name=_NEXT_PAGE),
@@ -43,7 +40,7 @@ async def _next_page_control(driver: PageDriver) -> Locator | None:
     return None
 
 
-async def read_table(driver: PageDriver, action: ReadTable) -> Outcome:
+async def read_table(driver: PageHandle, action: ReadTable) -> Outcome:
     from browser.observe import observe_page
 
     cap = min(action.max_rows, driver.limits.table_rows)
@@ -92,7 +89,7 @@ async def read_table(driver: PageDriver, action: ReadTable) -> Outcome:
                     table=merged, navigated=pages_read > 1)
 
 
-async def _link_url(driver: PageDriver, target: Target) -> str:
+async def _link_url(driver: PageHandle, target: Target) -> str:
     locator = await _locate(driver, target)
     href = await locator.get_attribute("href")
     if not href:
@@ -108,7 +105,7 @@ class _Fetched:
     disposition: str
 
 
-async def _fetch_capped(driver: PageDriver, url: str) -> _Fetched:
+async def _fetch_capped(driver: PageHandle, url: str) -> _Fetched:
     """GET through the context (its cookies), following redirects only within the policy, size-capped."""
     limit = driver.limits.download_bytes
     for _hop in range(6):
@@ -146,7 +143,7 @@ def _file_name(fetched: _Fetched) -> str:
     return Path(name).name or "download.bin"  # never a path out of the downloads folder
 
 
-async def read_pdf(driver: PageDriver, action: ReadPdf) -> Outcome:
+async def read_pdf(driver: PageHandle, action: ReadPdf) -> Outcome:
     from browser.pdf import NotAPdfError, read_pdf_bytes
 
     if action.url:
@@ -164,7 +161,7 @@ async def read_pdf(driver: PageDriver, action: ReadPdf) -> Outcome:
     return Outcome(f"read {len(pages)} page(s) of {url}", pdf_pages=pages)
 
 
-async def download(driver: PageDriver, action: Download) -> Outcome:
+async def download(driver: PageHandle, action: Download) -> Outcome:
     """A link is fetched through the context (policy and size cap apply before anything is saved); a
     script-made download (blob, POST export) goes through the browser's own download."""
     locator = await _locate(driver, action.target)
@@ -189,7 +186,7 @@ async def download(driver: PageDriver, action: Download) -> Outcome:
     return _saved_file(driver, path, is_csv=False)
 
 
-def _saved_file(driver: PageDriver, path: Path, *, is_csv: bool) -> Outcome:
+def _saved_file(driver: PageHandle, path: Path, *, is_csv: bool) -> Outcome:
     from browser.csvdata import parse_csv
 
     size = path.stat().st_size
@@ -206,5 +203,5 @@ def _saved_file(driver: PageDriver, path: Path, *, is_csv: bool) -> Outcome:
 
 
 
-async def _locate(driver: PageDriver, target: Target) -> Locator:
+async def _locate(driver: PageHandle, target: Target) -> Locator:
     return await resolve_target(driver.page, target, ref_is_stale=driver.ref_is_stale)

@@ -28,8 +28,9 @@ from urllib.parse import urljoin
 from playwright.async_api import APIResponse, BrowserContext, Dialog, Page, Playwright, async_playwright
 from playwright.async_api import Browser as PlaywrightBrowser
 from playwright.async_api import Error as PlaywrightError
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import TypeAdapter
 
+from browser.driver import SessionTimeouts
 from browser.interface import BrowserError
 from browser.launch import launch_chromium
 from browser.policy import BrowserLimits, OriginPolicy, origin_of
@@ -40,21 +41,6 @@ from browser.types import ActionResult, BrowserAction, Goto, Observation
 
 _ACTION_ADAPTER: TypeAdapter[Any] = TypeAdapter(BrowserAction)
 _REF_IN_TEXT = re.compile(r"\b(?:f\d+)?e\d+\b")
-
-
-class SessionTimeouts(BaseModel):
-    """Every wait is bounded; `act_seconds` is the ceiling over a whole action (incl. settle + observe)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    launch_ms: int = Field(30_000, gt=0)
-    action_ms: int = Field(5_000, gt=0, description="One element operation (click, fill, select).")
-    navigation_ms: int = Field(20_000, gt=0)
-    settle_quiet_ms: int = Field(300, gt=0, description="DOM and network must be quiet this long.")
-    settle_max_ms: int = Field(4_000, gt=0)
-    observe_seconds: float = Field(20.0, gt=0)
-    act_seconds: float = Field(90.0, gt=0, description="Includes read_table following many pages.")
-    close_seconds: float = Field(10.0, gt=0)
 
 
 class ChromiumWorker:

@@ -49,6 +49,7 @@ class GroupStats(BaseModel):
 
 
 class Aggregate(BaseModel):
+    scoring: str = Field("ours", description="which definitions scored it: ours | authors (--compat)")
     overall: GroupStats
     by: dict[str, list[GroupStats]]
     parse_failures: list[str] = Field(description="task ids (with system) whose answer did not parse")
@@ -66,7 +67,9 @@ def aggregate(scored: list[ScoredRecord]) -> Aggregate:
             _stats(dimension, label, [r for r in scored if getattr(r, dimension) == label])
             for label in labels
         ]
+    modes = sorted({r.score.mode for r in scored if r.score is not None})
     return Aggregate(
+        scoring=" + ".join(modes) or "ours",
         overall=_stats("overall", "all", scored),
         by=by,
         parse_failures=[_label(r) for r in scored if r.score is not None and r.score.parse_failure],

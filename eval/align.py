@@ -51,29 +51,44 @@ def row_key(row: Sequence[Hashable | None], columns: tuple[int, ...]) -> Key | N
     return tuple(values)
 
 
+class StreamingAligner:
+    """`align`, one predicted row at a time: only gold-sized state is kept, so a huge answer streams."""
+
+    def __init__(self, gold: Sequence[Sequence[Hashable | None]], columns: tuple[int, ...]) -> None:
+        self.columns = columns
+        self.gold_rows_by_key: dict[Key, list[int]] = {}
+        for index, row in enumerate(gold):
+            key = row_key(row, columns)
+            if key is not None:
+                self.gold_rows_by_key.setdefault(key, []).append(index)
+        self.taken: dict[Key, int] = {}
+        self.first_pred_for_gold: list[int | None] = [None] * len(gold)
+
+    def take(self, pred_index: int, row: Sequence[Hashable | None]) -> tuple[int | None, bool]:
+        """(gold row this predicted row answers or None, whether it is a duplicate)."""
+        key = row_key(row, self.columns)
+        if key is None:
+            return None, False
+        candidates = self.gold_rows_by_key.get(key, [])
+        used = self.taken.get(key, 0)
+        if used < len(candidates):
+            gold_index = candidates[used]
+            self.taken[key] = used + 1
+            self.first_pred_for_gold[gold_index] = pred_index
+            return gold_index, False
+        return None, bool(candidates)
+
+
 def align(
     gold: Sequence[Sequence[Hashable | None]],
     predicted: Sequence[Sequence[Hashable | None]],
     columns: tuple[int, ...],
 ) -> Alignment:
-    gold_rows_by_key: dict[Key, list[int]] = {}
-    for index, row in enumerate(gold):
-        key = row_key(row, columns)
-        if key is not None:
-            gold_rows_by_key.setdefault(key, []).append(index)
-    taken: dict[Key, int] = {}
-    alignment = Alignment(gold_for_pred=[], duplicate=[], first_pred_for_gold=[None] * len(gold))
+    aligner = StreamingAligner(gold, columns)
+    alignment = Alignment(gold_for_pred=[], duplicate=[])
     for pred_index, row in enumerate(predicted):
-        key = row_key(row, columns)
-        candidates = gold_rows_by_key.get(key, []) if key is not None else []
-        used = taken.get(key, 0) if key is not None else 0
-        if key is not None and used < len(candidates):
-            gold_index = candidates[used]
-            taken[key] = used + 1
-            alignment.gold_for_pred.append(gold_index)
-            alignment.duplicate.append(False)
-            alignment.first_pred_for_gold[gold_index] = pred_index
-        else:
-            alignment.gold_for_pred.append(None)
-            alignment.duplicate.append(bool(candidates))
+        gold_index, duplicate = aligner.take(pred_index, row)
+        alignment.gold_for_pred.append(gold_index)
+        alignment.duplicate.append(duplicate)
+    alignment.first_pred_for_gold = aligner.first_pred_for_gold
     return alignment

@@ -8,16 +8,19 @@ gold or rules cannot be scored is recorded with its error.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from eval.aggregate import ScoredRecord
-from eval.rules import RulesBook, RulesError
-from eval.score import GoldParseError, score_answer
+from eval.compat.rules import AuthorsRulesError, authors_rules, overlay_from_carried
+from eval.compat.score import score_authors
+from eval.rules import RulesBook, RulesError, TaskRules
+from eval.score import Evidence, GoldParseError, Score, score_answer
 from tasks.spec import OutputSpec
 
 
@@ -42,6 +45,10 @@ class ScorableTask(Protocol):
     def output_spec(self) -> OutputSpec: ...
 
 
+_TASK_ID = re.compile(r'"task_id"\s*:\s*("(?:[^"\\]|\\.){1,500}")')
+Compat = Literal["ours", "authors"]
+
+
 class PredictionsError(ValueError):
     """A predictions file with bad lines; lists every bad line (file:line: field: problem)."""
 
@@ -57,6 +64,7 @@ class Prediction(BaseModel):
     agent_variant: str = ""
     language: str | None = None
     line: int = 0
+    unreadable: str | None = Field(None, description="why the line could not be read (scored as a parse failure)")
 
     @model_validator(mode="before")
     @classmethod
@@ -69,32 +77,47 @@ class Prediction(BaseModel):
 
 
 def read_predictions(path: Path) -> list[Prediction]:
+    """Every prediction of a JSONL file, read line by line (a 50 MB answer is held once, not thrice).
+
+    A line nested too deeply for the JSON parser is not fatal: it is reported on one line and, when its
+    task id can be read, recorded as an unreadable prediction (a parse failure), so nothing is lost."""
     problems: list[str] = []
     predictions: list[Prediction] = []
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        with path.open(encoding="utf-8", newline="") as handle:
+            for number, line in enumerate(handle, start=1):
+                if line.strip():
+                    _read_line(path, number, line, predictions, problems)
     except (OSError, UnicodeDecodeError) as exc:
         raise PredictionsError(f"{path}: cannot read predictions: {exc}") from exc
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            raw = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(f"{path}:{number}: not JSON: {exc.msg}")
-            continue
-        if not isinstance(raw, dict):
-            problems.append(f"{path}:{number}: expected an object with task_id and answer")
-            continue
-        try:
-            predictions.append(Prediction.model_validate({**raw, "line": number}))
-        except ValidationError as exc:
-            problems += [
-                f"{path}:{number}: field {'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()
-            ]
     if problems:
         raise PredictionsError(f"{len(problems)} bad line(s) in predictions:\n" + "\n".join(problems))
     return predictions
+
+
+def _read_line(path: Path, number: int, line: str, predictions: list[Prediction], problems: list[str]) -> None:
+    try:
+        raw = json.loads(line)
+    except json.JSONDecodeError as exc:
+        problems.append(f"{path}:{number}: not JSON: {exc.msg}")
+        return
+    except RecursionError:
+        task_id = _TASK_ID.search(line)
+        reason = f"{path}:{number}: JSON nested too deeply to read (recorded as a parse failure)"
+        if task_id is None:
+            problems.append(f"{path}:{number}: JSON nested too deeply to read, and no task_id found")
+            return
+        predictions.append(Prediction(task_id=json.loads(task_id[1]), answer="", unreadable=reason, line=number))
+        return
+    if not isinstance(raw, dict):
+        problems.append(f"{path}:{number}: expected an object with task_id and answer")
+        return
+    try:
+        predictions.append(Prediction.model_validate({**raw, "line": number, "unreadable": None}))
+    except ValidationError as exc:
+        problems.extend(
+            f"{path}:{number}: field {'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()
+        )
 
 
 @dataclass
@@ -105,9 +128,13 @@ class BatchResult:
 
 
 def score_predictions(
-    tasks: Iterable[ScorableTask], predictions: list[Prediction], rules: RulesBook | None = None
+    tasks: Iterable[ScorableTask],
+    predictions: list[Prediction],
+    rules: RulesBook | None = None,
+    compat: Compat = "ours",
 ) -> BatchResult:
-    """Every (system, agent variant) in the predictions is scored on every task."""
+    """Every (system, agent variant) in the predictions is scored on every task; `compat="authors"`
+    scores as the benchmark authors' scorer does (eval/compat)."""
     tasks = list(tasks)
     result = BatchResult()
     known_ids = {t.task_id for t in tasks}
@@ -130,7 +157,7 @@ def score_predictions(
             prediction = chosen.get((system, agent_variant, task.task_id, task.language)) or chosen.get(
                 (system, agent_variant, task.task_id, None)
             )
-            result.scored.append(_score_one(task, prediction, system, agent_variant, rules))
+            result.scored.append(_score_one(task, prediction, system, agent_variant, rules, compat))
     return result
 
 
@@ -140,6 +167,7 @@ def _score_one(
     system: str,
     agent_variant: str,
     rules: RulesBook | None,
+    compat: Compat = "ours",
 ) -> ScoredRecord:
     record = ScoredRecord(
         task_id=task.task_id,
@@ -152,11 +180,27 @@ def _score_one(
         agent_variant=agent_variant,
         missing_prediction=prediction is None,
     )
+    if prediction is not None and prediction.unreadable:
+        record.score = Score(
+            item_f1=None, row_f1=None, poa=None, exact_match=None, parse_failure=True, mode=compat,
+            evidence=Evidence(prediction_status="parse_failure", parse_notes=[prediction.unreadable]),
+        )
+        return record
     try:
         task_rules = rules.for_task(task.task_id) if rules else None
-        record.score = score_answer(
-            prediction.answer if prediction else "", task.oracle_answer, task.output_spec, task_rules
-        )
-    except (GoldParseError, RulesError) as exc:
+        answer = prediction.answer if prediction else ""
+        record.score = score_task(task, answer, task_rules, compat)
+    except (GoldParseError, RulesError, AuthorsRulesError) as exc:
         record.error = f"{type(exc).__name__}: {exc}"
     return record
+
+
+def score_task(task: ScorableTask, answer: str, rules: TaskRules | None = None, compat: Compat = "ours") -> Score:
+    """One answer of one task, in the project's definitions or the authors' (their rules from the
+    record's rubric when it carries them, else from `rules`, else a fallback; see eval/compat/rules.py)."""
+    rubric: Any = getattr(task, "rubric", None)
+    if compat == "authors":
+        return score_authors(answer, task.oracle_answer, authors_rules(task.task_id, task.output_spec, rubric, rules))
+    return score_answer(
+        answer, task.oracle_answer, task.output_spec, rules or overlay_from_carried(task.task_id, rubric)
+    )

@@ -11,7 +11,8 @@ import re
 import unicodedata
 from collections.abc import Callable
 
-_MARKDOWN_LINK = re.compile(r"\[([^\[\]]*)\]\(([^()\s]*)\)")
+# `[text](url)`, also with a title or a space in the URL (`[t](u "title")`), as the authors unwrap them.
+_MARKDOWN_LINK = re.compile(r"\[([^\[\]]*)\]\([^()]*\)")
 _WRAPPERS = "`*"
 _WHITESPACE = re.compile(r"\s+")
 

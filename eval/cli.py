@@ -18,7 +18,7 @@ from eval.runs import SCORES_FILE, RunReadError
 
 review_app = typer.Typer(no_args_is_help=True, help="Failure review (the benchmark's audit protocol).")
 console = Console(width=max(Console().width, 110))  # tables stay readable in logs and pipes
-errors = Console(stderr=True, width=max(Console().width, 110))
+errors = Console(stderr=True, width=max(Console().width, 110), soft_wrap=True)  # one error, one line
 
 
 def score(
@@ -30,12 +30,18 @@ def score(
     rules: Path | None = typer.Option(None, "--rules", help="Optional per-task scoring rules (YAML/JSON)."),
     language: list[str] | None = typer.Option(None, "--language", help="Only tasks in these languages."),
     split: str = typer.Option("both", "--split", help="goal, constraint or both."),
+    compat: str = typer.Option(
+        "ours", "--compat", help="ours (default) or authors: score exactly as the SGR-Bench authors' scorer."
+    ),
 ) -> None:
     """Score saved answers; a missing prediction scores as an empty answer and is listed."""
     # Only this glue needs the task loaders; the evaluator core depends on tasks.spec alone.
     from tasks.errors import TaskLoadError, TaskSourceError
     from tasks.loaders import load_tasks
 
+    if compat not in ("ours", "authors"):
+        errors.print(f"--compat: {compat!r} is not one of: ours, authors", markup=False)
+        raise typer.Exit(2)
     try:
         rules_book = load_rules(rules) if rules else None
         prediction_list = read_predictions(predictions)
@@ -54,7 +60,9 @@ def score(
             "and reported by language; pass --language to score one",
             markup=False,
         )
-    result = score_predictions(task_list, prediction_list, rules_book)
+    for unreadable in (p.unreadable for p in prediction_list if p.unreadable):
+        errors.print(unreadable, markup=False)
+    result = score_predictions(task_list, prediction_list, rules_book, compat)  # type: ignore[arg-type]
     summary = aggregate(result.scored)
     out.mkdir(parents=True, exist_ok=True)
     with (out / SCORES_FILE).open("w", encoding="utf-8") as handle:
@@ -66,6 +74,7 @@ def score(
                 "tasks": tasks,
                 "predictions": str(predictions),
                 "rules": str(rules) if rules else None,
+                "compat": compat,
                 "unknown_task_ids": result.unknown_task_ids,
                 "duplicate_predictions": result.duplicate_predictions,
                 "missing_predictions": summary.missing_predictions,
@@ -83,6 +92,7 @@ def score(
 
 
 def _print_summary(summary: Aggregate, unknown: list[str], duplicates: list[str]) -> None:
+    console.print(f"scoring mode: {summary.scoring}", markup=False)
     sections = [("Overall", [summary.overall])] + [(f"By {d}", groups) for d, groups in summary.by.items()]
     for title, groups in sections:
         table = Table(title=f"{title} (macro means, %)", title_justify="left")

@@ -13,6 +13,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from eval.aggregate import Aggregate, GroupStats, ScoredRecord  # noqa: E402
 
+SCORING_MODES = {
+    "ours": "the project's definitions; differences from the authors' scorer: eval/README.md",
+    "authors": "`--compat authors`: the SGR-Bench authors' scorer, reimplemented in eval/compat",
+}
 METRIC_COLUMNS = ("item_f1", "row_f1", "poa", "exact_match")
 COUNT_COLUMNS = ("n_tasks", "n_scored", "n_parse_failures", "n_errors", "n_missing")
 CSV_COLUMNS = (
@@ -52,7 +56,14 @@ def _percent(value: float | None) -> str:
 
 
 def render_markdown(aggregate: Aggregate) -> str:
-    lines = ["# Scores", "", "Macro means over task records, in percent; parse failures are unscored.", ""]
+    lines = [
+        "# Scores",
+        "",
+        f"Scoring mode: **{aggregate.scoring}** ({SCORING_MODES.get(aggregate.scoring, 'mixed modes')}).",
+        "",
+        "Macro means over task records, in percent; parse failures are unscored.",
+        "",
+    ]
     for title, groups in [("Overall", [aggregate.overall])] + [
         (f"By {d}", g) for d, g in aggregate.by.items()
     ]:

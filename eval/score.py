@@ -10,6 +10,8 @@ Definitions (k = number of schema columns):
   exact match = the prediction is the gold rows, all correct, in gold order, nothing else.
 Degenerate cases: empty gold and empty prediction agree completely (F1 = 1, EM), but P.O.A. is 0 as
 there is no pair; a parse failure is unscored (every metric None), never a silent zero.
+Predicted rows are streamed and the evidence lists are capped (MAX_EVIDENCE), so scoring a huge answer
+costs a small multiple of its size, not hundreds (issue 21).
 """
 
 from __future__ import annotations
@@ -21,8 +23,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from eval.align import Alignment, KeyChoice, align, choose_key
-from eval.parse import IgnoredLine, ParsedAnswer, parse_answer
+from eval.align import KeyChoice, StreamingAligner, choose_key
+from eval.parse import IgnoredLine, ParsedAnswer, iter_rows, parse_answer
 from eval.rules import TaskRules, resolve_field_rules, resolve_row_key
 from eval.values import Comparable, FieldComparer, display
 from tasks.spec import OutputSpec
@@ -76,6 +78,9 @@ class Evidence(BaseModel):
     order_pairs: list[OrderPair] = Field(default_factory=list)
     ignored_lines: list[IgnoredLine] = Field(default_factory=list)
     parse_notes: list[str] = Field(default_factory=list)
+    truncated: dict[str, int] = Field(
+        default_factory=dict, description="entries left out of a list above (a huge answer), by list name"
+    )
 
 
 class Score(BaseModel):
@@ -85,90 +90,104 @@ class Score(BaseModel):
     exact_match: bool | None
     parse_failure: bool
     evidence: Evidence
+    mode: Literal["ours", "authors"] = Field(
+        "ours", description="ours: the project's definitions; authors: `--compat authors` (eval/compat)"
+    )
+
+
+MAX_EVIDENCE = 1000  # entries kept per evidence list; the rest are counted in `Evidence.truncated`
+
+
+def keep(evidence: Evidence, name: str, item: object) -> None:
+    """Append to an evidence list up to MAX_EVIDENCE items, then only count (bounded memory)."""
+    items = getattr(evidence, name)
+    if len(items) < MAX_EVIDENCE:
+        items.append(item)
+    else:
+        evidence.truncated[name] = evidence.truncated.get(name, 0) + 1
 
 
 def score_answer(answer: str, gold: str, spec: OutputSpec, rules: TaskRules | None = None) -> Score:
-    """Parse both sides, align rows by key, count fields and rows, keep the evidence."""
+    """Parse gold, then stream the predicted rows through the alignment, keeping bounded evidence."""
     gold_parsed = _parse_gold(gold, spec)
     if gold_parsed.status == "parse_failure":
         raise GoldParseError(f"gold answer yields no rows under columns {list(spec.columns)}: {gold[:200]!r}")
-    predicted = parse_answer(answer, spec)
-    evidence = Evidence(
-        prediction_status=predicted.status,
-        ignored_lines=predicted.ignored,
-        parse_notes=predicted.notes,
-    )
-    if predicted.status == "parse_failure":
-        return Score(
-            item_f1=None, row_f1=None, poa=None, exact_match=None, parse_failure=True, evidence=evidence
-        )
-    return _score_rows(gold_parsed, predicted, spec, rules, evidence)
-
-
-def _score_rows(
-    gold_parsed: ParsedAnswer,
-    predicted: ParsedAnswer,
-    spec: OutputSpec,
-    rules: TaskRules | None,
-    evidence: Evidence,
-) -> Score:
     comparers = [FieldComparer(rule) for rule in resolve_field_rules(rules, spec)]
-    gold = [_comparable_row(row, comparers) for row in gold_parsed.rows]
-    pred = [_comparable_row(row, comparers) for row in predicted.rows]
+    gold_rows = [_comparable_row(row, comparers) for row in gold_parsed.rows]
     base_key, key_source = resolve_row_key(rules, spec)
-    key = choose_key(gold, base_key, spec.width)
-    alignment = align(gold, pred, key.columns)
+    key = choose_key(gold_rows, base_key, spec.width)
+    evidence = Evidence(prediction_status="rows")
     _record_key(evidence, spec, base_key, key, key_source)
 
     def key_text(row: list[Comparable | None]) -> str:
         return " | ".join(display(row[c]) or "" for c in key.columns)
 
-    gold_keys = [key_text(row) for row in gold]
-    cell_counts = [len(cells) for cells in predicted.rows]
-    row_correct = _compare_fields(gold, pred, cell_counts, alignment, spec, evidence, key_text)
-    for gold_index, first in enumerate(alignment.first_pred_for_gold):
+    aligner = StreamingAligner(gold_rows, key.columns)
+    predicted = ParsedAnswer(status="rows")
+    n_pred = pred_items = correct_items = correct_rows = 0
+    in_gold_order = True
+    for index, cells in enumerate(iter_rows(answer, spec, predicted)):
+        row = _comparable_row(cells, comparers)
+        gold_index, duplicate = aligner.take(index, row)
+        correct = _compare_row(index, row, gold_index, duplicate, gold_rows, spec, evidence, key_text)
+        correct_items += correct
+        row_ok = correct == spec.width and len(cells) == spec.width
+        correct_rows += row_ok
+        in_gold_order = in_gold_order and gold_index == index and row_ok
+        if len(cells) != spec.width:
+            keep(evidence, "wrong_width_rows", index)
+        pred_items += max(spec.width, len(cells))
+        n_pred += 1
+    if predicted.status == "parse_failure":
+        return Score(
+            item_f1=None, row_f1=None, poa=None, exact_match=None, parse_failure=True,
+            evidence=Evidence(prediction_status="parse_failure", ignored_lines=predicted.ignored,
+                              parse_notes=predicted.notes, truncated=_ignored_truncated(predicted)),
+        )
+    evidence.prediction_status = predicted.status
+    evidence.ignored_lines = predicted.ignored
+    evidence.parse_notes = predicted.notes
+    evidence.truncated.update(_ignored_truncated(predicted))
+    gold_keys = [key_text(row) for row in gold_rows]
+    firsts = aligner.first_pred_for_gold
+    for gold_index, first in enumerate(firsts):
         if first is None:
-            evidence.omitted_keys.append(gold_keys[gold_index])
-            evidence.fields.extend(
-                FieldDiff(
-                    pred_row=None,
-                    gold_row=gold_index,
-                    column=spec.columns[c],
-                    predicted=None,
-                    gold=display(gold[gold_index][c]),
-                    reason="omitted_row",
-                )
-                for c in range(spec.width)
-            )
+            keep(evidence, "omitted_keys", gold_keys[gold_index])
+            for c in range(spec.width):
+                keep(evidence, "fields", FieldDiff(
+                    pred_row=None, gold_row=gold_index, column=spec.columns[c], predicted=None,
+                    gold=display(gold_rows[gold_index][c]), reason="omitted_row",
+                ))
     counts = Counts(
         columns=spec.width,
-        gold_rows=len(gold),
-        pred_rows=len(pred),
-        correct_rows=sum(row_correct),
-        gold_items=len(gold) * spec.width,
-        pred_items=sum(max(spec.width, n) for n in cell_counts),
-        correct_items=sum(f.reason == "match" for f in evidence.fields),
+        gold_rows=len(gold_rows),
+        pred_rows=n_pred,
+        correct_rows=correct_rows,
+        gold_items=len(gold_rows) * spec.width,
+        pred_items=pred_items,
+        correct_items=correct_items,
     )
     evidence.counts = counts
-    evidence.wrong_width_rows = [i for i, n in enumerate(cell_counts) if n != spec.width]
-    firsts = alignment.first_pred_for_gold
     shared = [g for g, p in enumerate(firsts) if p is not None]
-    evidence.order_pairs = [
-        OrderPair(first=gold_keys[a], second=gold_keys[b], kept=(firsts[a] or 0) < (firsts[b] or 0))
-        for a, b in combinations(shared, 2)
-    ]
-    kept = sum(pair.kept for pair in evidence.order_pairs)
-    exact = len(pred) == len(gold) and all(
-        alignment.gold_for_pred[i] == i and row_correct[i] for i in range(len(pred))
-    )
+    kept = pairs = 0
+    for a, b in combinations(shared, 2):
+        pair_kept = (firsts[a] or 0) < (firsts[b] or 0)
+        kept += pair_kept
+        pairs += 1
+        keep(evidence, "order_pairs", OrderPair(first=gold_keys[a], second=gold_keys[b], kept=pair_kept))
     return Score(
         item_f1=_f1(counts.correct_items, counts.gold_items + counts.pred_items),
         row_f1=_f1(counts.correct_rows, counts.gold_rows + counts.pred_rows),
-        poa=kept / len(evidence.order_pairs) if evidence.order_pairs else 0.0,
-        exact_match=exact,
+        poa=kept / pairs if pairs else 0.0,
+        exact_match=in_gold_order and n_pred == len(gold_rows),
         parse_failure=False,
         evidence=evidence,
     )
+
+
+def _ignored_truncated(parsed: ParsedAnswer) -> dict[str, int]:
+    left_out = parsed.n_ignored - len(parsed.ignored)
+    return {"ignored_lines": left_out} if left_out > 0 else {}
 
 
 def _record_key(
@@ -185,52 +204,37 @@ def _record_key(
         evidence.key_note = "identical gold rows: repeats align in order"
 
 
-def _compare_fields(
+def _compare_row(
+    pred_index: int,
+    row: list[Comparable | None],
+    gold_index: int | None,
+    duplicate: bool,
     gold: list[list[Comparable | None]],
-    pred: list[list[Comparable | None]],
-    cell_counts: list[int],
-    alignment: Alignment,
     spec: OutputSpec,
     evidence: Evidence,
     key_text: Callable[[list[Comparable | None]], str],
-) -> list[bool]:
-    """Field verdicts of every predicted row into the evidence; returns which rows are fully correct."""
-    row_correct: list[bool] = []
-    for pred_index, row in enumerate(pred):
-        gold_index = alignment.gold_for_pred[pred_index]
-        if gold_index is None:
-            reason: FieldReason = "duplicate" if alignment.duplicate[pred_index] else "unmatched_key"
-            (evidence.duplicate_keys if reason == "duplicate" else evidence.extra_keys).append(key_text(row))
-            evidence.fields.extend(
-                FieldDiff(
-                    pred_row=pred_index,
-                    gold_row=None,
-                    column=spec.columns[c],
-                    predicted=display(row[c]),
-                    gold=None,
-                    reason=reason,
-                )
-                for c in range(spec.width)
-            )
-            row_correct.append(False)
-            continue
-        fields_ok = 0
+) -> int:
+    """Field verdicts of one predicted row into the evidence; returns how many fields are correct."""
+    if gold_index is None:
+        reason: FieldReason = "duplicate" if duplicate else "unmatched_key"
+        keep(evidence, "duplicate_keys" if duplicate else "extra_keys", key_text(row))
         for c in range(spec.width):
-            pv, gv = row[c], gold[gold_index][c]
-            ok = pv is not None and gv is not None and pv == gv
-            fields_ok += ok
-            evidence.fields.append(
-                FieldDiff(
-                    pred_row=pred_index,
-                    gold_row=gold_index,
-                    column=spec.columns[c],
-                    predicted=display(pv),
-                    gold=display(gv),
-                    reason="match" if ok else ("missing" if pv is None else "different"),
-                )
-            )
-        row_correct.append(fields_ok == spec.width and cell_counts[pred_index] == spec.width)
-    return row_correct
+            keep(evidence, "fields", FieldDiff(
+                pred_row=pred_index, gold_row=None, column=spec.columns[c],
+                predicted=display(row[c]), gold=None, reason=reason,
+            ))
+        return 0
+    fields_ok = 0
+    for c in range(spec.width):
+        pv, gv = row[c], gold[gold_index][c]
+        ok = pv is not None and gv is not None and pv == gv
+        fields_ok += ok
+        keep(evidence, "fields", FieldDiff(
+            pred_row=pred_index, gold_row=gold_index, column=spec.columns[c],
+            predicted=display(pv), gold=display(gv),
+            reason="match" if ok else ("missing" if pv is None else "different"),
+        ))
+    return fields_ok
 
 
 @lru_cache(maxsize=1024)

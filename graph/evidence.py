@@ -44,9 +44,12 @@ class ReadContext:
     provenance: bool
     step: int
     plan: Plan | None = None  # its gates are checked on the values held when the rows are read
+    history: list[RetrievalState] = field(default_factory=list)  # states visited (the list a page came from)
 
     def check(self, into: str) -> ReadCheck:
-        return check_read(self.plan, into, self.retrieval, self.step) if self.provenance else ReadCheck()
+        """Needs the tracked state (none when the state tracker is ablated); rows carry its flags only with
+        provenance, but the flags reach the actor either way."""
+        return check_read(self.plan, into, self.retrieval, self.step, self.history)
 
 
 def needs_page_facts(args: ExtractRows | ReadFacts) -> bool:

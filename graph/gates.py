@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graph.state import DriftFlag, Gate, Plan, RetrievalState
-from graph.tracker import gate_candidates, is_clamped, values_match
+from graph.tracker import gate_candidates, is_clamped, values_match, window_flag
 
 
 def state_snapshot(retrieval: RetrievalState | None) -> dict[str, dict[str, Any]]:
@@ -32,13 +32,12 @@ def state_snapshot(retrieval: RetrievalState | None) -> dict[str, dict[str, Any]
 
 
 def read_gates(plan: Plan | None, into: str) -> list[Gate]:
-    """The gates a read into table `into` must satisfy: the plan's, plus its phase's for a phased plan. Windows
-    are the tracker's (`window_narrower`, on actual values already)."""
+    """The gates a read into table `into` must satisfy: the plan's, plus its phase's for a phased plan."""
     if plan is None:
         return []
     phase = plan.phase_for(into) if plan.phases else None
     gates = [*plan.gates, *(phase.gate_list() if phase else [])]
-    return [g for g in gates if g.required and g.kind != "window"]
+    return [g for g in gates if g.required]
 
 
 @dataclass
@@ -54,26 +53,40 @@ class ReadCheck:
                 + [f"[gate] unresolved: {u}" for u in self.unresolved])
 
 
-def check_read(plan: Plan | None, into: str, retrieval: RetrievalState | None, step: int) -> ReadCheck:
+def check_read(plan: Plan | None, into: str, retrieval: RetrievalState | None, step: int,
+               history: list[RetrievalState] | None = None) -> ReadCheck:
     """Each planned gate against the value its control holds now, whoever set it (a default kept included).
-    A gate naming no control is reported only on a page that holds some of the plan's gates: a page holding
-    none (a record's own page) is not the gated list, and the verifier notes what never resolved."""
+    On a page that holds none of the plan's gates (a record's own page) the gates are checked on the latest
+    visited state that holds some (the list the page was reached from: a list read in the wrong state lists the
+    wrong records); a gate naming no control is reported only where some of the plan's gates resolve."""
     gates = read_gates(plan, into)
     check = ReadCheck()
     if not gates or not retrieval:
         return check
+    windows = [g for g in gates if g.kind == "window"]
+    gates = [g for g in gates if g.kind != "window"]
+    source = retrieval
+    if not any(len(gate_candidates(retrieval, g.name, g)) == 1 for g in gates):
+        source = next((s for s in reversed(history or []) if s is not retrieval and s["url"] != retrieval["url"]
+                       and any(len(gate_candidates(s, g.name, g)) == 1 for g in gates)), None) if gates else None
+        if source is None:
+            source = retrieval
+            gates = []
+    reached = "" if source is retrieval else f" on {source['path']}, the list this page was reached from,"
+    for gate in windows:  # on the page read (a window is the read page's own)
+        if flag := window_flag(gate.name, gate.target, retrieval, step, at_read=True):
+            check.mismatches.append(DriftFlag(**{**flag, "node": "extractor", "message": (
+                f"{flag['message']} (read so: discard_rows these rows and read again)")}))
     unresolved: list[str] = []
-    resolved = 0
     for gate in gates:
-        found = gate_candidates(retrieval, gate.name, gate)
+        found = gate_candidates(source, gate.name, gate)
         if len(found) != 1:
-            labels = [retrieval["values"][k]["label"] or k for k, _ in found]
+            labels = [source["values"][k]["label"] or k for k, _ in found]
             unresolved.append(f"{gate.name}={gate.target} (" + (f"matches {len(found)} controls {labels}; revise_plan "
                               "with the full label)" if found else "no control or URL parameter here is named so)"))
             continue
-        resolved += 1
         key, value = found[0]
-        held = retrieval["values"][key]
+        held = source["values"][key]
         if values_match(value, gate.target):
             continue
         label = held.get("label") or gate.name
@@ -84,8 +97,8 @@ def check_read(plan: Plan | None, into: str, retrieval: RetrievalState | None, s
         check.mismatches.append(DriftFlag(
             rule="gate_mismatch", gate=key, label=label, before=gate.target, after=value, step=step,
             path=retrieval["path"], node="extractor",
-            message=f"{label} holds {value!r}{kept} but the plan needs {gate.target!r}: set it, discard_rows these "
-                    "rows and read again"))
-    if resolved:
+            message=f"{label} holds {value!r}{kept}{reached} but the plan needs {gate.target!r}: set it, "
+                    "discard_rows these rows and read again"))
+    if source is retrieval:
         check.unresolved = unresolved
     return check

@@ -1,4 +1,4 @@
-"""Prompt rendering: the node prompts are data files (agent/prompts/*.md, Jinja); this fills them in.
+"""Prompt rendering: the node prompts are data files (graph/prompts/*.md, Jinja); this fills them in.
 
 Only the solver view, the plan, the tracked state and the observation reach a prompt, so what the
 model sees is exactly what the graph state holds (and a test can check it holds no oracle data).
@@ -19,7 +19,7 @@ from graph.state import AgentState, Plan, TaskView
 from graph.tracker import ambiguous_gates, find_gate_value, plan_gates
 from graph.workspace import schemas
 
-DEFAULT_PROMPT_DIR = Path(__file__).resolve().parent.parent / "agent" / "prompts"
+DEFAULT_PROMPT_DIR = Path(__file__).resolve().parent / "prompts"
 LAST_ROWS_SHOWN = 2
 
 
@@ -45,6 +45,7 @@ class Prompts:
         rows = state.get("rows") or []
         columns = state["task"]["output_spec"]["columns"]
         state_values, untouched = split_state_values(plan, retrieval)
+        phases = [(p, bool((state.get("tables") or {}).get(p.into, {}).get("rows"))) for p in plan.phases] if plan else []
         return self.env.get_template("actor_turn.md").render(
             task=state["task"], columns=columns, plan=plan, retrieval=retrieval,
             pending_gates=pending_gates(plan, retrieval), retrieval_url=_retrieval_url(retrieval, state.get("observation")),
@@ -53,9 +54,21 @@ class Prompts:
             rows_count=len(rows), last_rows=[[r["values"].get(c, "") for c in columns] for r in rows[-LAST_ROWS_SHOWN:]],
             step=state.get("step", 0), max_steps=max_steps, observation=observation_text,
             tables=schemas(state["tables"]) if state.get("tables") else "",
-            phases=[(p, bool((state.get("tables") or {}).get(p.into, {}).get("rows"))) for p in plan.phases]
-            if plan else [],
+            phases=phases, derivation=derivation_text(plan.derivation if plan else "", not any(d for _, d in phases)),
         )
+
+
+DERIVATION_PREVIEW_TOKENS = 30
+
+
+def derivation_text(derivation: str, nothing_read: bool) -> str:
+    """The plan's derivation: whole while no phase has rows (the turns that orient), then its opening only. It
+    restates how the TASK (always shown whole) computes the answer, and a long one repeated on every read
+    turn of a many-page task costs more than it guides."""
+    if nothing_read or count_tokens(derivation) <= DERIVATION_PREVIEW_TOKENS:
+        return derivation
+    tokens = encoding().encode(derivation, disallowed_special=())
+    return encoding().decode(tokens[:DERIVATION_PREVIEW_TOKENS]).rstrip() + " … (cut: the TASK says how)"
 
 
 def split_state_values(plan: Plan | None, retrieval: Any) -> tuple[list[tuple[str, Any]], list[str]]:
@@ -136,9 +149,9 @@ def observation_delta(text: str, since_step: int) -> str | None:
         kept.append(line)
     if not any(left_out.values()):
         return None
-    note = (f"(page unchanged since step {since_step}: every control and link is below; left out here, as shown "
-            f"then: {left_out['options']} option list(s) {{…}}, {left_out['table']} table row(s), "
-            f"{left_out['outline']} outline line(s) - list_options / read_table / read_section return them)")
+    note = (f"(page unchanged since step {since_step}: every control and link below; not repeated: "
+            f"{left_out['options']} option list(s) {{…}}, {left_out['table']} table row(s), "
+            f"{left_out['outline']} outline line(s): list_options / read_table / read_section return them)")
     delta = "\n".join([note, *kept])
     return delta if count_tokens(text) - count_tokens(delta) >= DELTA_MIN_SAVING else None
 

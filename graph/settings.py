@@ -1,7 +1,7 @@
 """The model and budget settings a graph run is bound to, and the cost of one model call.
 
 They live in graph/ (not in the runner's config module) so that graph/ never imports agent/: the runner's
-config (`agent.config`) embeds and re-exports these types, and `agent.llm` re-exports `step_cost`.
+config (`agent.config`) embeds and re-exports these types, and `agent.models.chat` re-exports `step_cost`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ class ModelConfig(StrictModel):
     provider: Literal["openai", "scripted", "faulty", "local"] = Field(
         "openai", description="openai: any OpenAI-compatible endpoint; local: the packaged llama.cpp model, "
                               "started on loopback when base_url is empty; scripted: walkthrough replays; faulty: "
-                              "walkthrough replays with one seeded injected mistake per task (agent/faulty.py).")
+                              "walkthrough replays with one seeded injected mistake per task (agent/models/faulty.py).")
     model: str = Field("", description="Model id at the endpoint, e.g. 'gpt-4.1-mini' or 'openai/gpt-4o'.")
     base_url: str | None = None
     api_key_env: str | None = Field(

@@ -87,7 +87,7 @@ class Clamp(TypedDict):
     (the range's end) is the closest the site allows, not drift."""
 
     planned: str
-    evidence: str  # what on the page shows it, e.g. "'To year' offers 1958..1966"
+    evidence: str  # what on the page shows it, e.g. "'End' offers 2001..2010"
 
 
 class StateValue(TypedDict):

@@ -41,8 +41,8 @@ class ReadFacts(BaseModel):
 
 class Derive(BaseModel):
     """One DuckDB SELECT over the tables -> table `into` (default answer: the output columns, in order).
-    Also columns _url, _step, _state, _drift, _empty (true: a read of 0 rows); helpers num(), iso_date(),
-    year_of(). Cells keep what the SQL writes: fixed decimals as printf('%.1f', x)."""
+    Also columns _url, _step, _state, _drift, _empty (a read of 0 rows); num(), iso_date(), year_of().
+    Fixed decimals: printf('%.1f', x)."""
 
     model_config = ConfigDict(extra="forbid")
     kind: Literal["derive"] = "derive"

@@ -190,7 +190,7 @@ def track(
     if plan is not None and plan.phases:
         flags = [f for f in flags if _in_phase(f, phase, plan)]
     if plan is not None:
-        held = {f["gate"] for f in active_flags if f["rule"] == "gate_mismatch"}
+        held = {f["gate"] for f in active_flags if f["rule"] in ("gate_mismatch", "window_narrower")}
         flags += _plan_flags(plan, state, step, held)
     return state, flags
 
@@ -341,7 +341,7 @@ def _plan_flags(plan: Plan, state: RetrievalState, step: int, held: set[str] = f
     gates = plan_gates(plan)
     for gate in gates:
         if gate.kind == "window":
-            flag = _window_flag(gate.name, gate.target, state, step)
+            flag = window_flag(gate.name, gate.target, state, step, held=held)
             if flag:
                 flags.append(flag)
             continue
@@ -353,7 +353,7 @@ def _plan_flags(plan: Plan, state: RetrievalState, step: int, held: set[str] = f
             continue  # several phases name this gate: one flag
         planned = [g.target for g in gates if find_gate_value(state, g.name, g) == found]  # any phase's value
         held_here = state["values"][key]
-        if (held_here["set_at_step"] is not None or key in held) and value and not any(
+        if ((held_here["set_at_step"] is not None and value) or key in held) and not any(
                 values_match(value, target) for target in planned) and not is_clamped(held_here, gate.target):
             flags.append(DriftFlag(
                 rule="gate_mismatch", gate=key, label=gate.name, before=gate.target, after=value, step=step,
@@ -382,7 +382,10 @@ def _split_window(target: str) -> tuple[str, str] | None:
     return (parts[0], parts[0]) if parts and parse_date(parts[0]) else None
 
 
-def _window_flag(name: str, target: str, state: RetrievalState, step: int) -> DriftFlag | None:
+def window_flag(name: str, target: str, state: RetrievalState, step: int, *, at_read: bool = False,
+                held: set[str] | frozenset[str] = frozenset()) -> DriftFlag | None:
+    """The shown window is narrower than the plan's: once the agent touched one of its bounds, or at a read
+    (`at_read`: a default window kept), and while a flag so raised is `held`; a bound the page clamps is not."""
     bounds = _split_window(target)
     if not bounds:
         return None
@@ -406,6 +409,9 @@ def _window_flag(name: str, target: str, state: RetrievalState, step: int) -> Dr
         narrow_end = False
     if not (narrow_start or narrow_end):
         return None
+    touched = any(b and state["values"][b[0]]["set_at_step"] is not None for b in (start, end))
+    if not (at_read or touched or gate_key(name) in held):
+        return None
     shown = f"{start[1] if start else '?'}..{end[1] if end else '?'}"
     return DriftFlag(
         rule="window_narrower", gate=gate_key(name), label=name, before=target, after=shown, step=step,
@@ -427,7 +433,7 @@ def _point(value: str) -> tuple[int, int, int] | None:
 def clamp_evidence(value: StateValue, target: str, page_lines: list[str]) -> str | None:
     """Why `target` cannot be had on this page, in the page's own terms, when the control holds the nearest
     end of what the page allows: its options (years, dates) end before the target, or the page states a
-    range ("Showing 1958–1966") that does. None when the target could be set (then a different value is
+    range ("Showing 2001–2010") that does. None when the target could be set (then a different value is
     a mismatch, not a clamp)."""
     want, held = parse_date(target.strip()), _point(value["value"])
     if want is None or held is None or want == held:

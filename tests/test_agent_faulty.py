@@ -7,10 +7,10 @@ from collections import Counter
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from agent.fault_plan import FAULT_CLASSES, FaultSite, choose_fault, fault_sites, suite_classes
-from agent.fault_report import FAULT_LABEL, CleanRow, FaultCell, fault_rows, render_fault_markdown
-from agent.faulty import FaultyChatModel
-from agent.scripted import STATE_KEY, ScriptedChatModel, load_walkthrough, reread_steps
+from agent.models.fault_plan import FAULT_CLASSES, FaultSite, choose_fault, fault_sites, suite_classes
+from agent.models.faulty import FaultyChatModel
+from agent.models.scripted import STATE_KEY, ScriptedChatModel, load_walkthrough, reread_steps
+from agent.reports.faults import FAULT_LABEL, CleanRow, FaultCell, fault_rows, render_fault_markdown
 from graph.toolset import tool_schemas
 from tasks.offline.registry import PLACEHOLDER_ORIGIN
 

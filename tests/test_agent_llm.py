@@ -24,8 +24,8 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from agent.config import AgentVariant, ModelConfig, ProtocolConfig
-from agent.llm import MissingApiKey, make_chat_model
-from agent.scripted import ScriptedChatModel, load_walkthrough
+from agent.models.chat import MissingApiKey, make_chat_model
+from agent.models.scripted import ScriptedChatModel, load_walkthrough
 from agent.solve import solve_task
 from eval.score import score_answer
 from graph.toolset import plan_tool, tool_schemas

@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from agent.cli import app
+from agent.commands.run import RunSetupError, make_variant, pick_model
 from agent.config import ModelConfig
-from agent.run_command import RunSetupError, make_variant, pick_model
 
 
 def test_model_and_variant_choice():

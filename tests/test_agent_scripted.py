@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from agent.scripted import (
+from agent.models.scripted import (
     STATE_KEY,
     ScriptedChatModel,
     load_walkthrough,

@@ -10,7 +10,7 @@ from starlette.routing import Route
 
 import agent.search as search_module
 from agent.config import AgentVariant, ModelConfig, ProtocolConfig
-from agent.scripted import ScriptedChatModel
+from agent.models.scripted import ScriptedChatModel
 from agent.solve import solve_task
 from graph.toolset import ToolCallError, parse_tool_call, tool_schemas
 from tasks.loaders import load_tasks

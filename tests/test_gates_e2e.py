@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from agent.config import AgentVariant, ModelConfig, ProtocolConfig
-from agent.scripted import ScriptedChatModel, load_walkthrough
+from agent.models.scripted import ScriptedChatModel, load_walkthrough
 from agent.solve import solve_task
 from eval.score import score_answer
 from tasks.loaders import load_tasks

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent.config import ABLATABLE_NODES, ModelConfig
-from agent.scripted import ScriptedChatModel
+from agent.models.scripted import ScriptedChatModel
 from graph.build import build_graph
 from graph.nodes import Deps
 from tasks.spec import OutputSpec

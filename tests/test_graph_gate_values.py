@@ -132,3 +132,42 @@ def test_fixed_decimals_are_kept_as_the_sql_wrote_them():
     fixed = derive(Derive(sql="SELECT printf('%.1f', 20 / 2) AS share"), tables=tables, schema=("share",), step=1)
     assert compose_derived(fixed.tables["answer"], spec, []) == "10.0"
     assert "printf('%.1f', x)" in Derive.__doc__
+
+
+def test_a_record_page_is_checked_on_the_list_it_was_reached_from():
+    listed, _ = step(obs("/search"), 1, {"kind": "goto", "url": "x"})  # Agency kept at its default
+    detail, _ = step(obs("/detail/1"), 2, {"kind": "click", "target": {"text": "R-1"}}, previous=listed,
+                     history=[listed])
+    check = check_read(PLAN, "answer", detail, 3, [listed, detail])
+    assert [(f["gate"], f["path"]) for f in check.mismatches] == [("agency", "/detail/1")]
+    assert "on /search, the list this page was reached from," in check.mismatches[0]["message"]
+    right, _ = step(obs("/search", agency="fda"), 1, {"kind": "goto", "url": "x"})
+    assert check_read(PLAN, "answer", detail, 3, [right, detail]).mismatches == []
+    assert check_read(PLAN, "answer", detail, 3, [detail]).notes() == []  # nothing to check it on
+
+
+def test_a_default_window_narrower_than_the_plan_is_flagged_at_the_read_not_on_arrival():
+    plan = Plan(gates=[Gate(kind="window", name="Date", target="2019-01-01..2021-12-31")])
+    s1, flags = step(obs("/search", window=("2021-01-01", "2021-12-31")), 1, {"kind": "goto", "url": "x"}, plan=plan)
+    assert flags == []  # the page's default window: not yet a mistake
+    check = check_read(plan, "answer", s1, 2)
+    assert [(f["rule"], f["node"]) for f in check.mismatches] == [("window_narrower", "extractor")]
+    s2, held = step(obs("/search", window=("2021-01-01", "2021-12-31")), 3, {"kind": "scroll"}, previous=s1,
+                    history=[s1], flags=check.mismatches, plan=plan)
+    assert [f["rule"] for f in held] == ["window_narrower"]
+    _, wide = step(obs("/search", window=("2019-01-01", "2021-12-31")), 4,
+                   {"kind": "set_range", "start_target": {"label": "From date"}}, previous=s2, history=[s1, s2],
+                   flags=held, plan=plan)
+    assert wide == []
+
+
+def test_a_long_derivation_is_whole_until_a_phase_has_rows_then_its_opening():
+    from graph.render import DERIVATION_PREVIEW_TOKENS, derivation_text
+
+    short = "rank by first year; verdict from the share"
+    assert derivation_text(short, nothing_read=False) == short
+    long = "SELECT " + ", ".join(f"col_{i}" for i in range(200)) + " FROM t"
+    assert derivation_text(long, nothing_read=True) == long
+    cut = derivation_text(long, nothing_read=False)
+    assert cut.startswith("SELECT col_0") and cut.endswith("… (cut: the TASK says how)")
+    assert len(cut) < len(long) and DERIVATION_PREVIEW_TOKENS == 30

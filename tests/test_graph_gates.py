@@ -3,7 +3,7 @@ ambiguous gate is reported, not guessed), and a phased plan lets a later phase s
 
 from __future__ import annotations
 
-from agent.scripted import plan_from_walkthrough
+from agent.models.scripted import plan_from_walkthrough
 from browser.types import Control, Observation, Option
 from graph.state import Gate, Phase, Plan
 from graph.tracker import ambiguous_gates, find_gate_value, gate_candidates, track

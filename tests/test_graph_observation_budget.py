@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from agent.config import AgentVariant, ModelConfig, ProtocolConfig
-from agent.scripted import ScriptedChatModel
+from agent.models.scripted import ScriptedChatModel
 from agent.solve import solve_task
 from browser.tokens import count_tokens
 from graph.render import observation_text

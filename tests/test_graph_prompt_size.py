@@ -13,7 +13,7 @@ import pytest
 from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
 
 from agent.config import AgentVariant, ModelConfig, ProtocolConfig
-from agent.scripted import ScriptedChatModel, load_walkthrough
+from agent.models.scripted import ScriptedChatModel, load_walkthrough
 from agent.solve import initial_state, solve_task
 from browser.render import render
 from browser.types import Control, Link, Observation, Option, Pagination, TableData

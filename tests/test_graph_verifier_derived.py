@@ -81,3 +81,22 @@ def test_without_phases_the_plan_gates_apply_and_ablated_provenance_skips_them()
     for row in tables["items"]["rows"]:
         row["_state"] = None  # provenance ablated: no state to check, no crash
     assert _verify(tables, plan)["ok"]
+
+
+def test_a_detail_page_read_with_no_rows_counts_as_read_and_an_empty_answer_needs_such_a_read():
+    tables = _workspace(detail_ids=("a",))
+    marker = {**_rows([{"id": "b"}], state={}, url="http://s/item/{id}", step=6)[0], "size": None, "_empty": True}
+    tables["sizes"] = append_rows(tables["sizes"], "sizes", ["id", "size"], [marker], None, 6)
+    assert _verify(tables)["ok"]  # b's page was read: it holds none
+    none = derive(Derive(sql="SELECT i.id, num(s.size) AS size FROM items i JOIN sizes s USING (id) "
+                             "WHERE num(s.size) > 5000"), tables=tables, schema=("id", "size"), step=9).tables
+    report = _verify({**tables, **none})
+    assert report["ok"] and "hold reads of 0 rows" in report["notes"][0]
+    without = _workspace()
+    empty = derive(Derive(sql="SELECT id, size FROM sizes WHERE false"), tables=without, schema=("id", "size"),
+                   step=9).tables
+    assert [f["check"] for f in _verify({**without, **empty})["failures"]] == ["schema"]  # never read none
+    blank = derive(Derive(sql="SELECT s.id, s.size FROM sizes s WHERE s._empty"), tables=tables,
+                   schema=("id", "size"), step=9).tables
+    blank["answer"]["rows"] = [{"id": None, "size": None}]
+    assert "every column empty" in _verify({**tables, **blank})["repair_goal"]

@@ -1,7 +1,9 @@
 """The package layering of the design card, read from the source (every import statement, lazy ones too).
 
-agent/ is the top (runner, CLI); graph/ drives browser/ through its typed interface; eval/ is pure; no
-package below agent/ may import it, no package cycle, and no module cycle among the imports that run when a module is imported.
+agent/ is the top (cli -> commands -> runner -> solve); graph/ drives browser/ through its typed interface;
+eval/ is pure; no package below agent/ may import it; no package cycle; no module cycle at all, counting lazy
+imports and those under `TYPE_CHECKING` (a lazy import hides a circle, it does not remove it); inside agent/ the
+subpackages keep their own layers; no module over 600 lines.
 """
 
 from __future__ import annotations
@@ -19,6 +21,19 @@ FORBIDDEN = {
     "tasks": {"agent", "graph", "browser"},
     "eval": {"agent", "graph", "browser"},
 }
+
+
+# Inside agent/: what each part may NOT import (reports read run folders; the runner knows nothing of prompts).
+AGENT_FORBIDDEN = {
+    "agent.rundir": {"agent.runner", "agent.commands", "agent.reports", "agent.solve", "agent.models", "agent.cli"},
+    "agent.models": {"agent.runner", "agent.commands", "agent.reports", "agent.solve", "agent.cli"},
+    "agent.webenv": {"agent.runner", "agent.commands", "agent.reports", "agent.solve", "agent.cli"},
+    "agent.solve": {"agent.runner", "agent.commands", "agent.reports", "agent.cli"},
+    "agent.reports": {"agent.runner", "agent.commands", "agent.solve", "agent.cli"},
+    "agent.runner": {"agent.commands", "agent.cli", "graph.render", "graph.prompts"},
+    "agent.commands": {"agent.cli"},
+}
+MAX_LINES = 600
 
 
 def _module_name(path: Path) -> str:
@@ -110,6 +125,7 @@ def test_the_graph_sees_real_imports() -> None:
     assert "graph.settings" in graph["agent.config"]
     assert "browser.actions" in graph["browser.session"]  # a lazy import inside a method
     assert "browser.actions" not in import_graph(import_time_only=True)["browser.session"]
+    assert "tasks.offline.sites._stats_data" in graph["tasks.offline.sites._stats_profiles"]  # TYPE_CHECKING only
 
 
 def test_cycle_finder_finds_a_cycle() -> None:
@@ -120,6 +136,41 @@ def test_cycle_finder_finds_a_cycle() -> None:
 def test_no_module_import_cycle_at_import_time() -> None:
     cycle = _find_cycle(import_graph(import_time_only=True))
     assert cycle is None, " -> ".join(cycle or [])
+
+
+def test_no_module_import_cycle_at_all() -> None:
+    """Lazy and TYPE_CHECKING imports count: a circle broken only by import order is still a circle."""
+    cycle = _find_cycle(import_graph())
+    assert cycle is None, " -> ".join(cycle or [])
+
+
+def _owner(module: str, prefixes: dict[str, set[str]]) -> str | None:
+    return next((p for p in prefixes if module == p or module.startswith(p + ".")), None)
+
+
+def test_agent_parts_keep_their_layers() -> None:
+    broken = []
+    for module, targets in import_graph().items():
+        part = _owner(module, AGENT_FORBIDDEN)
+        if part is None:
+            continue
+        broken += [f"{module} imports {t}" for t in sorted(targets)
+                   if any(t == f or t.startswith(f + ".") for f in AGENT_FORBIDDEN[part])]
+    assert not broken, broken
+
+
+def test_agent_layer_rules_see_real_imports() -> None:
+    graph = import_graph()
+    assert "agent.rundir.cells" in graph["agent.reports.summary"]
+    assert "agent.solve" in graph["agent.runner.bench"]
+    assert _owner("agent.runner.bench", AGENT_FORBIDDEN) == "agent.runner"
+
+
+def test_no_module_is_over_600_lines() -> None:
+    """Generated data is JSON, not Python; every source module stays small enough to read in one sitting."""
+    long = {str(p.relative_to(ROOT)): n for p in ROOT.rglob("*.py")
+            if not {".venv", ".git", "build"} & set(p.parts) and (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert not long, long
 
 
 def test_packages_keep_their_layers() -> None:

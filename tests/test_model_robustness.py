@@ -10,8 +10,8 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from agent.config import ModelConfig
-from agent.fake_openai import FakeOpenAIServer
-from agent.llm import make_chat_model
+from agent.models.chat import make_chat_model
+from agent.models.fake_server import FakeOpenAIServer
 from agent.solve import initial_state
 from browser.tokens import count_tokens
 from graph.nodes import Deps, make_actor

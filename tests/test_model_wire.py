@@ -12,10 +12,10 @@ import openai
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from agent.bench_errors import classify_exception
-from agent.fake_openai import FakeOpenAIServer
-from agent.llm import describe_llm_error, llm_error_kind, make_chat_model
-from agent.transcript import read_transcript
+from agent.models.chat import describe_llm_error, llm_error_kind, make_chat_model
+from agent.models.fake_server import FakeOpenAIServer
+from agent.models.transcript import read_transcript
+from agent.runner.errors import classify_exception
 from graph.toolset import tool_schemas
 
 SECRET_ENV = "SGR_TEST_WIRE_API_KEY"

@@ -10,6 +10,7 @@ from starlette.testclient import TestClient
 
 from tasks.offline.app import DEFAULT_SEED
 from tasks.offline.sites import lifesci
+from tasks.offline.sites.lifesci import oracles as lifesci_oracles
 
 DATA = lifesci.build(DEFAULT_SEED)
 CHOSEN = lifesci.choose(DATA)
@@ -189,14 +190,14 @@ def test_hierarchy_oracle_recomputed_from_served_pages(client):
 def test_hierarchy_traps_change_the_answer(client):
     answer = RECORDS["offline_lifesci_004"]["oracle_answer"].split("\n")
     assert shares_from_pages(client, RULE, denominator="species") != answer  # look-alike count
-    families = lifesci._families(DATA)
+    families = lifesci_oracles._families(DATA)
     under = [f for f in families if RULE.threshold - 3 <= len(DATA.species_under(f)) < RULE.threshold]
-    assert under and all(lifesci._taxa(DATA, f) >= RULE.threshold for f in under)  # just under, taxa far above
+    assert under and all(lifesci_oracles._taxa(DATA, f) >= RULE.threshold for f in under)  # just under, taxa far above
     earlier_fails_one = 0
     for fam, genus in lifesci.hierarchy_choice(DATA, RULE):
         listed = DATA.children(fam.id)
         earlier = listed[:listed.index(genus)]
-        earlier_fails_one += any(sum(lifesci._genus_conditions(DATA, RULE, g)) == 1 for g in earlier)
+        earlier_fails_one += any(sum(lifesci_oracles._genus_conditions(DATA, RULE, g)) == 1 for g in earlier)
     assert earlier_fails_one >= 2
     by_name = {s.name: s for s in DATA.species}
     decided = [r for r in answer if r.split("|")[3] == r.split("|")[5]]  # equal shares: a tie-break decided

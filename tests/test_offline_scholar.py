@@ -10,6 +10,7 @@ from starlette.routing import Mount
 from starlette.testclient import TestClient
 
 from tasks.offline.app import DEFAULT_SEED
+from tasks.offline.sites import _census as census
 from tasks.offline.sites import scholar
 
 
@@ -173,7 +174,7 @@ def test_census_oracle_recomputed_from_served_pages(data, client):
         abstract = BeautifulSoup(client.get(f"/scholar/abs/{pid}").text, "lxml")
         return next(a["href"] for a in abstract.find_all("a") if a.get_text() == label)
 
-    old, new = (edition_id(y) for y in scholar.census.JOINED)
+    old, new = (edition_id(y) for y in census.JOINED)
     v1_old, v1_new = (_registry_table(client, version_url(pid, "HTML (v1)")) for pid in (old, new))
     expected = _joined(v1_old, v1_new)
     record = next(r for r in scholar.tasks(data) if r["task_id"] == "offline_scholar_005")

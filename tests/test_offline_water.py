@@ -14,6 +14,7 @@ from starlette.testclient import TestClient
 
 from tasks.offline.app import DEFAULT_SEED
 from tasks.offline.sites import water
+from tasks.offline.sites.water import oracles as water_oracles
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +68,7 @@ def test_availability_grid_window_and_sections(client, data):
     flow, level = html.index("<h2>Flow</h2>"), html.index("<h2>Level</h2>")
     assert flow < level
     level_rows = re.findall(r"<tr><td>(\d{4})</td>(?:<td>[CP-]</td>){12}<td>(\d+)</td>", html[level:])
-    assert sorted(level_rows) == water._level_rows(st, (first, last))
+    assert sorted(level_rows) == water_oracles._level_rows(st, (first, last))
 
 
 def test_query_results_arrive_late_and_match_csv(client, data):

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agent.bench_reports import write_run_reports
-from agent.cells import cell_dir
+from agent.reports.write import write_run_reports
+from agent.rundir.cells import cell_dir
 from graph.evidence import derive
 from graph.state import EvidenceRow, Provenance
 from graph.tools import Derive
@@ -43,3 +43,29 @@ def test_report_shows_the_lineage(run_dir: Path):  # noqa: F811
     html = (run_dir / "report.html").read_text()
     assert html.count('data-role="lineage"') == 1
     assert "n || &#39;/&#39; || sum(num(n))" in html and "agency=EPA" in html and "http://site/list?page=2" in html
+
+
+def _clamped_tables():
+    clamp = {"planned": "1969", "evidence": "'To year' offers 1958..1966"}
+    state = {"to": {"label": "To year", "value": "1966", "clamped": clamp}, "q": {"label": "q", "value": ""}}
+    row = EvidenceRow(values={"yr": "1966"}, provenance=Provenance(
+        url="http://site/st/1", state=state, drift=[], locator="table 0 row 1", result_set="/st/1", page=None,
+        pages=None, step=3))
+    flow = append_rows(None, "flow", ["yr"], [*evidence_rows([row]), {**evidence_rows([row])[0], "yr": None,
+                                                                        "_empty": True}], None, 3)
+    tables = {"flow": flow}
+    tables.update(derive(Derive(sql="SELECT count(yr) AS n FROM flow"), tables=tables, schema=("n",), step=5).tables)
+    return tables
+
+
+def test_lineage_and_report_show_clamps_and_empty_reads(run_dir: Path):  # noqa: F811
+    (flow,) = lineage(_clamped_tables())["inputs"]
+    assert flow["states"] == [{"To year": "1966"}]  # labels as the page shows them, set values only
+    assert flow["clamps"] == ["To year = '1966' for the plan's '1969': 'To year' offers 1958..1966"]
+    assert flow["empty_reads"] == 1
+    folder = cell_dir(run_dir, RECORDS[0].key)
+    (folder / "retrieval_state.json").write_text(json.dumps({"lineage": lineage(_clamped_tables())}))
+    write_run_reports(run_dir, html=True)
+    html = (run_dir / "report.html").read_text()
+    assert "clamped: To year = &#39;1966&#39; for the plan&#39;s &#39;1969&#39;" in html
+    assert "1 read(s) of 0 rows" in html

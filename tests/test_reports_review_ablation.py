@@ -10,9 +10,10 @@ import yaml
 from rich.console import Console
 from typer.testing import CliRunner
 
-from agent.bench import run_bench
-from agent.cells import load_records
-from agent.review_run import first_divergence, review_app
+from agent.commands.review import review_app
+from agent.reports.review import first_divergence
+from agent.rundir.cells import load_records
+from agent.runner.bench import run_bench
 from tests.test_runner_bench import sgr
 
 pytestmark = pytest.mark.slow

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from agent.atomic import write_json_atomic
-from agent.bench_ablation import write_ablation
-from agent.bench_reports import write_run_reports
-from agent.cells import CellKey, CellRecord, cell_dir, load_records
 from agent.outcome import TaskOutcome
-from agent.summary import render_markdown, summarize
+from agent.reports.ablation import write_ablation
+from agent.reports.summary import render_markdown, summarize
+from agent.reports.write import write_run_reports
+from agent.rundir.atomic import write_json_atomic
+from agent.rundir.cells import CellKey, CellRecord, cell_dir, load_records
 
 
 def _record(variant: str, task_id: str, family: str, split: str, em: float, item: float, row: float, poa: float,
@@ -123,7 +123,7 @@ def test_corrupt_cell_record_names_the_file(run_dir: Path) -> None:
 
 
 def test_ablation_of_scripted_replays_says_so_on_top_and_per_row() -> None:
-    from agent.bench_ablation import AblationRow, render_ablation_markdown
+    from agent.reports.ablation import AblationRow, render_ablation_markdown
 
     row = AblationRow("scripted-walkthrough", "full", "-", "all", 3, dict.fromkeys(("em", "item_f1", "row_f1", "poa"), 1.0),
                       dict.fromkeys(("em", "item_f1", "row_f1", "poa"), 0.0))

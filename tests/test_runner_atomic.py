@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.atomic import replace_dir_atomic, write_json_atomic, write_text_atomic
+from agent.rundir.atomic import replace_dir_atomic, write_json_atomic, write_text_atomic
 
 
 def test_overwrite_leaves_no_temp_file_and_readable_mode(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.cells import load_records
+from agent.rundir.cells import load_records
 from browser.launch import launch_chromium
 
 ROOT = Path(__file__).resolve().parents[1]

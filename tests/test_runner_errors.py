@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from agent.bench_errors import classify_exception
+from agent.runner.errors import classify_exception
 from browser.interface import BrowserError
 
 

@@ -14,10 +14,10 @@ import pytest
 from typer.testing import CliRunner
 
 import graph.render
-from agent.bench import run_bench
 from agent.cli import app
 from agent.config import ConfigError, load_config, memory_bytes
-from agent.manifest import MixedCodeError, code_conflicts, code_fingerprint
+from agent.rundir.manifest import MixedCodeError, code_conflicts, code_fingerprint
+from agent.runner.bench import run_bench
 
 
 def _edited_prompts(tmp_path: Path) -> Path:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import httpx
 
-from agent.offline_site import recorded_origin, serve_offline_sites
+from agent.runner.offline_sites import recorded_origin, serve_offline_sites
 from tasks.offline.server import free_port
 
 

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-import agent.bench as bench
-from agent.bench import run_bench
-from agent.cells import load_records
+import agent.runner.bench as bench
 from agent.outcome import TaskOutcome
+from agent.rundir.cells import load_records
+from agent.runner.bench import run_bench
 
 SAMPLE = Path(__file__).resolve().parent / "data" / "sgrbench_sample"
 QUIET = Console(quiet=True)

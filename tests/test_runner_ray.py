@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 import ray  # the `ray` extra: installed by scripts/install.sh, so these tests run in CI
 
-from agent.bench import run_bench
-from agent.cells import load_records
+from agent.rundir.cells import load_records
+from agent.runner.bench import run_bench
 from tasks.offline.server import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -267,7 +267,7 @@ def test_ctrl_c_cancels_the_cells_on_the_cluster(ray_cluster: tuple[str, int], t
 
 
 def test_lost_workers_are_infrastructure_errors() -> None:
-    from agent.bench_ray import lost_worker
+    from agent.runner.ray_pool import lost_worker
 
     for lost in (ray.exceptions.ActorDiedError(), ray.exceptions.WorkerCrashedError(),
                  ray.exceptions.NodeDiedError("node gone"), ray.exceptions.OutOfMemoryError("killed by OOM")):
@@ -278,8 +278,8 @@ def test_lost_workers_are_infrastructure_errors() -> None:
 def test_a_private_cluster_runs_cells_at_normal_priority(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Ray starts workers at niceness 15; the private cluster of a run must not, or any other load on the
     machine starves the agent and its Chromium (measured: +45% wall time beside other work)."""
-    from agent.bench_ray import RayExecutor
     from agent.config import load_config
+    from agent.runner.ray_pool import RayExecutor
 
     monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
     path = tmp_path / "private.yaml"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.cells import load_records
+from agent.rundir.cells import load_records
 
 ROOT = Path(__file__).resolve().parents[1]
 TASKS = 6

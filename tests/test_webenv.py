@@ -13,8 +13,9 @@ from typer.testing import CliRunner
 
 from agent.cli import app
 from agent.config import ConfigError, DatasetConfig, load_config
-from agent.webenv import check_site, mapped_sites, parse_pairs, plan_tasks
-from agent.webenv_sites import SITES
+from agent.webenv.environments import check_site, plan_tasks
+from agent.webenv.mapping import mapped_sites, parse_pairs
+from agent.webenv.sites import SITES
 from tasks.loaders import load_tasks
 from tasks.offline.registry import PLACEHOLDER_ORIGIN
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from agent.config import AgentVariant, ModelConfig, ProtocolConfig
-from agent.scripted import ScriptedChatModel, load_walkthrough
+from agent.models.scripted import ScriptedChatModel, load_walkthrough
 from agent.solve import solve_task
 from eval.score import score_answer
 from tasks.loaders import load_tasks
@@ -143,7 +143,9 @@ async def test_graph_run_answers_with_derive_and_records_lineage(offline_server,
     listed = next(i for i in lin["inputs"] if i["table"] == "stations")
     assert listed["pages_read"][0]["complete"] and listed["drifted_rows"] == 0
     stations = saved["tables"]["stations"]["rows"]
-    assert all(json.loads(r["_state"])["status"].startswith("All stations") for r in stations), stations[0]["_state"]
+    assert all(json.loads(r["_state"])["status"]["value"].startswith("All stations") for r in stations), (
+        stations[0]["_state"])
+    assert all(json.loads(r["_state"])["status"]["label"] == "Station status" for r in stations)
 
 
 def _drifted_derived_steps(origin: str) -> list[dict]:

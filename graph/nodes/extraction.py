@@ -8,31 +8,15 @@ from typing import Any
 from langchain_core.messages import ToolMessage
 
 from graph.composer import live_rows
-from graph.evidence import ANSWER, ReadContext, error_text, extract_into, needs_page_facts
+from graph.evidence import ANSWER, error_text, extract_into, needs_page_facts
 from graph.extractor import ExtractionError
 from graph.facts import FactError
 from graph.nodes.common import error_record
 from graph.nodes.deps import Deps
-from graph.nodes.workspace import PageReadError, read_page
-from graph.state import AgentState, DriftFlag, Plan
+from graph.nodes.workspace import PageReadError, flag_update, read_context, read_page
+from graph.state import AgentState
 from graph.tools import ExtractRows
 from graph.workspace import WorkspaceError
-
-
-def read_context(state: AgentState, *, provenance: bool, observation: dict[str, Any] | None = None) -> ReadContext:
-    return ReadContext(observation=observation if observation is not None else state.get("observation") or {},
-                       last_read=state.get("last_read"), retrieval=state.get("retrieval"),
-                       drift_flags=state.get("drift_flags") or [], provenance=provenance, step=state.get("step", 0),
-                       plan=Plan.model_validate(state["plan"]) if state.get("plan") else None)
-
-
-def flag_update(state: AgentState, flags: list[DriftFlag]) -> dict[str, Any]:
-    """Planned gates found at another value when rows were read: active (the tracker keeps them while the value
-    stays wrong) and logged, like the tracker's own flags."""
-    active = state.get("drift_flags") or []
-    known = {(f["rule"], f["gate"], f["path"]) for f in active}
-    new = [f for f in flags if (f["rule"], f["gate"], f["path"]) not in known]
-    return {"drift_flags": [*active, *new], "drift_log": new} if new else {}
 
 
 def make_extractor(deps: Deps, *, provenance: bool = True):

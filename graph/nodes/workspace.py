@@ -10,11 +10,11 @@ from langchain_core.messages import ToolMessage
 
 from browser.interface import BrowserError
 from browser.types import ActionResult, PageFacts, ReadPageFacts
-from graph.evidence import derive, error_text, query_tables, read_facts_row
+from graph.evidence import ReadContext, derive, error_text, query_tables, read_facts_row
 from graph.facts import FactError
 from graph.nodes.common import error_record, summarize_result
 from graph.nodes.deps import Deps
-from graph.state import AgentState
+from graph.state import AgentState, DriftFlag, Plan
 from graph.tools import Derive, ReadFacts
 from graph.workspace import WorkspaceError
 
@@ -37,9 +37,24 @@ async def _read(deps: Deps, url: str | None) -> ActionResult:
     return result
 
 
-def make_workspace(deps: Deps, *, provenance: bool = True):
-    from graph.nodes.extraction import flag_update, read_context
+def read_context(state: AgentState, *, provenance: bool, observation: dict[str, Any] | None = None) -> ReadContext:
+    return ReadContext(observation=observation if observation is not None else state.get("observation") or {},
+                       last_read=state.get("last_read"), retrieval=state.get("retrieval"),
+                       drift_flags=state.get("drift_flags") or [], provenance=provenance, step=state.get("step", 0),
+                       plan=Plan.model_validate(state["plan"]) if state.get("plan") else None,
+                       history=state.get("history") or [])
 
+
+def flag_update(state: AgentState, flags: list[DriftFlag]) -> dict[str, Any]:
+    """Planned gates found at another value when rows were read: active (the tracker keeps them while the value
+    stays wrong) and logged, like the tracker's own flags."""
+    active = state.get("drift_flags") or []
+    known = {(f["rule"], f["gate"], f["path"]) for f in active}
+    new = [f for f in flags if (f["rule"], f["gate"], f["path"]) not in known]
+    return {"drift_flags": [*active, *new], "drift_log": new} if new else {}
+
+
+def make_workspace(deps: Deps, *, provenance: bool = True):
     async def workspace(state: AgentState) -> dict[str, Any]:
         pending = state["pending"]
         assert pending is not None

@@ -8,15 +8,13 @@ import math
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tasks.offline.registry import PLACEHOLDER_ORIGIN, Step
 from tasks.offline.sites._first_fit import first_fit
 from tasks.offline.sites._record_pair import TaskDraft, derive_then_finish
 from tasks.offline.sites._stats_base import DOMAIN, FAMILY, PREFIX, STATES, County, half_tie
-
-if TYPE_CHECKING:
-    from tasks.offline.sites.stats import StatsData
+from tasks.offline.sites._stats_data import BASE_RATES, Mortality, StatsData
 
 MORTALITY_URL = f"{PLACEHOLDER_ORIGIN}/{PREFIX}/mortality"
 CHANGE_THRESHOLD = 20.0  # percent, either direction
@@ -30,25 +28,12 @@ CAUSES = {
     "accidents": "Accidents (unintentional injuries) (V01-X59,Y85-Y86)",
     "diabetes": "Diabetes mellitus (E10-E14)",
 }
-BASE_RATES = {"heart": 205.0, "cancer": 185.0, "clrd": 46.0, "stroke": 44.0, "accidents": 52.0, "diabetes": 27.0}
 OTHER_CAUSES_RATE = 330.0
 MORTALITY_YEARS = tuple(range(2018, 2024))
 MEASURES = {"deaths": "Deaths", "crude": "Crude rate per 100,000", "adjusted": "Age-adjusted rate per 100,000"}
 DEATH_GROUP_BY = {"state": "State", "county": "County", "cause": "Cause of death"}
 SUPPRESSED, UNRELIABLE = "Suppressed", "Unreliable"
 SUPPRESSED_MAX, RELIABLE_MIN = 9, 20  # counts 1-9 are withheld; rates on fewer than 20 deaths are unreliable
-
-
-@dataclass(frozen=True)
-class Mortality:
-    deaths: dict[tuple[str, int, str], int]  # (county id, year, cause key) -> deaths (specific causes)
-    population: dict[tuple[str, int], int]  # (county id, year) -> residents
-    age_factor: dict[str, float]  # county id -> age-adjusted / crude rate
-
-    def count(self, county: str, year: int, cause: str) -> int:
-        if cause == "all":
-            return sum(self.deaths[(county, year, k)] for k in (*BASE_RATES, "other"))
-        return self.deaths[(county, year, cause)]
 
 
 def build_mortality(counties: list[County], rng: random.Random) -> Mortality:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from tasks.offline.registry import PLACEHOLDER_ORIGIN, Step
 from tasks.offline.sites._first_fit import first_fit
@@ -25,50 +24,26 @@ from tasks.offline.sites._stats_base import (
     half_tie,
     relative_moe,
 )
-
-if TYPE_CHECKING:
-    from tasks.offline.sites.stats import StatsData
+from tasks.offline.sites._stats_data import (
+    BACHELOR,
+    EDUCATION,
+    EDUCATION_ROWS,
+    EMPLOYMENT,
+    EMPLOYMENT_ROWS,
+    LABOR_FORCE,
+    POP_16,
+    POP_25,
+    UNEMPLOYED,
+    Profile,
+    ProfileTable,
+    StatsData,
+)
 
 PROFILES_URL = f"{PLACEHOLDER_ORIGIN}/{PREFIX}/profiles"
 PROFILE_URL = f"{PLACEHOLDER_ORIGIN}/{PREFIX}/profile"
 METRICS = ("bachelor", "unemployment", "participation")
 LABEL_ALL, LABEL_TWO = "STRONG", "MIXED"
 MIN_CONDITIONS = 2
-
-
-EDUCATION, EMPLOYMENT = "Educational attainment", "Employment status"
-POP_25, BACHELOR = "Population 25 years and over", "Bachelor's degree or higher"
-POP_16, LABOR_FORCE, UNEMPLOYED = "Population 16 years and over", "In labor force", "Unemployed"
-EDUCATION_ROWS = (POP_25, "Less than high school graduate", "High school graduate (includes equivalency)",
-                  "Some college or associate's degree", BACHELOR)
-EMPLOYMENT_ROWS = (POP_16, LABOR_FORCE, "Employed", UNEMPLOYED, "Not in labor force")
-
-
-@dataclass(frozen=True)
-class ProfileTable:
-    rows: tuple[tuple[str, int, int], ...]  # (label, estimate, margin of error), in table order
-
-    def estimate(self, label: str) -> int:
-        return next(est for name, est, _ in self.rows if name == label)
-
-
-@dataclass(frozen=True)
-class Profile:
-    """One geography's profile in one release (product + vintage): two tables of counts."""
-
-    education: ProfileTable
-    employment: ProfileTable
-
-    def counts(self) -> dict[str, tuple[int, int]]:
-        """metric -> (numerator, denominator) of the three shares task 004 computes."""
-        e, m = self.education, self.employment
-        return {"bachelor": (e.estimate(BACHELOR), e.estimate(POP_25)),
-                "unemployment": (m.estimate(UNEMPLOYED), m.estimate(LABOR_FORCE)),
-                "participation": (m.estimate(LABOR_FORCE), m.estimate(POP_16))}
-
-    def shares(self) -> dict[str, float]:
-        """Percentages exactly as a SQL `100.0 * a / b` computes them (same double)."""
-        return {k: 100 * a / b for k, (a, b) in self.counts().items()}
 
 
 def _profile_tables(population: int, shares: dict[str, float], ages: tuple[float, float, float, float],

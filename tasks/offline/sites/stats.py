@@ -39,6 +39,7 @@ from tasks.offline.sites._stats_base import (
     County,
     relative_moe,
 )
+from tasks.offline.sites._stats_data import EDUCATION, EMPLOYMENT, Cell, StatsData
 from tasks.offline.sites._stats_mortality import (
     CAUSES,
     DEATH_GROUP_BY,
@@ -47,16 +48,12 @@ from tasks.offline.sites._stats_mortality import (
     RELIABLE_MIN,
     SUPPRESSED_MAX,
     DeathQuery,
-    Mortality,
     build_mortality,
     deaths_draft,
     deaths_walkthrough,
     mortality_table,
 )
 from tasks.offline.sites._stats_profiles import (
-    EDUCATION,
-    EMPLOYMENT,
-    Profile,
     build_profiles,
     profile_draft,
     profile_walkthrough,
@@ -76,27 +73,6 @@ GROUP_BY = {"state": "State", "county": "County", "year": "Year", "age": "Mother
 
 
 # ---------------------------------------------------------------- data
-
-
-@dataclass(frozen=True)
-class Cell:
-    """One geography's row of one table: the estimates and their margins of error (90%)."""
-
-    values: tuple[tuple[str, str], ...]  # (column header, shown text), in table order
-    primary: float  # the value compared with the state
-    primary_moe: float
-
-
-@dataclass(frozen=True)
-class StatsData:
-    counties: list[County]
-    cells: dict[tuple[str, str, int, str], Cell]  # (table, product, vintage, geo id) -> cell
-    births: dict[tuple[str, int, str], int]  # (county id, year, age group) -> births
-    profiles: dict[tuple[str, str, int], Profile]  # (geo id, product, vintage) -> profile (task 004)
-    mortality: Mortality  # deaths by county, year and cause (task 005)
-
-    def counties_in(self, state: str) -> list[County]:
-        return sorted((c for c in self.counties if c.state == state), key=lambda c: c.name)
 
 
 def _cells_for(table: str, level: float, population: int, product: str, rng: random.Random) -> Cell:
@@ -518,8 +494,6 @@ def walkthroughs(data: StatsData) -> dict[str, list[Step]]:
         "offline_stats_004": profile_walkthrough(data),
         "offline_stats_005": deaths_walkthrough(data),
     }
-
-
 
 
 SITE = Site(

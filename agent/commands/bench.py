@@ -1,0 +1,63 @@
+"""`sgr bench` and `sgr ablate`: thin typer wrappers; the work is in `agent.runner.bench` and the reports."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from agent.config import ConfigError
+from agent.runner.bench import BrowserUnavailable, RunFolderBusy, run_bench
+
+_CONFIG = typer.Argument(..., exists=False, help="Benchmark YAML config, e.g. configs/offline.yaml.")
+_OUTPUT = typer.Option(None, "--output", "-o", help="Run folder (overrides run.output_dir).")
+_CONCURRENCY = typer.Option(None, "--concurrency", "-j", min=1, help="Workers (overrides run.concurrency).")
+_LIMIT = typer.Option(None, "--limit", min=1, help="Demo mode: run a reproducible sample of N tasks.")
+_FRESH = typer.Option(False, "--fresh", help="Empty the run folder first instead of resuming it.")
+_ALLOW_MIXED = typer.Option(False, "--allow-mixed", help="Resume over cells made by other code (prompts, tools, "
+                                                         "commit); recorded in the manifest.")
+
+
+def _run(config: Path, output: Path | None, concurrency: int | None, limit: int | None, fresh: bool = False,
+         allow_mixed: bool = False) -> Path:
+    console = Console(stderr=True, soft_wrap=True)
+    try:
+        result = asyncio.run(run_bench(config, output_dir=output, concurrency=concurrency, limit=limit,
+                                       console=console, fresh=fresh, allow_mixed=allow_mixed))
+    except (ConfigError, RunFolderBusy, BrowserUnavailable) as exc:
+        console.print(f"[red]error:[/] {exc}", highlight=False)
+        raise typer.Exit(2) from exc
+    except KeyboardInterrupt as exc:
+        console.print("interrupted: finished cells are kept; run the same command again to resume", highlight=False)
+        raise typer.Exit(130) from exc
+    console.print(f"done: {result.ran} cell(s) run ({result.failed} failed), {result.skipped} resumed from "
+                  f"earlier runs; results in {result.run_dir}", highlight=False)
+    return result.run_dir
+
+
+def bench(config: Path = _CONFIG, output: Path | None = _OUTPUT, concurrency: int | None = _CONCURRENCY,
+          limit: int | None = _LIMIT, fresh: bool = _FRESH, allow_mixed: bool = _ALLOW_MIXED) -> None:
+    """Run every (model x variant x task) cell of CONFIG; rerunning resumes unfinished cells."""
+    run_dir = _run(config, output, concurrency, limit, fresh, allow_mixed)
+    typer.echo((run_dir / "summary.md").read_text(encoding="utf-8"))
+
+
+def ablate(config: Path = _CONFIG, output: Path | None = _OUTPUT, concurrency: int | None = _CONCURRENCY,
+           limit: int | None = _LIMIT, fresh: bool = _FRESH, allow_mixed: bool = _ALLOW_MIXED) -> None:
+    """Run (or resume) CONFIG's variants and print the ablation table: deltas against the full agent."""
+    from agent.reports.ablation import write_ablation
+
+    run_dir = _run(config, output, concurrency, limit, fresh, allow_mixed)
+    rows = write_ablation(run_dir)
+    if (run_dir / "ablation.md").read_text(encoding="utf-8").startswith("# Ablation (scripted replays)"):
+        typer.echo("note: no real model ran (no key / scripted model): the table below shows SCRIPTED REPLAYS, "
+                   "pipeline checks, not agent results", err=True)
+    if len({r.variant for r in rows}) < 2:
+        typer.echo(f"note: {config} has one agent variant; add agent.variants to get deltas", err=True)
+    typer.echo((run_dir / "ablation.md").read_text(encoding="utf-8"))
+    if (run_dir / "faults.md").is_file():
+        typer.echo("note: the fault table below shows FAULT-INJECTED REPLAYS (a scripted policy making seeded "
+                   "mistakes and following feedback), not model results", err=True)
+        typer.echo((run_dir / "faults.md").read_text(encoding="utf-8"))

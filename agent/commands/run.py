@@ -1,0 +1,217 @@
+"""`sgr run`: one task, one model, one agent variant; writes the answer, its score and the full trace.
+
+For the offline suite the local sites are started on a free loopback port first. The run folder gets
+`answer.txt`, `score.json` (shared evaluator), `outcome.json`, `steps.jsonl`, `retrieval_state.json`,
+the browser trace, `checkpoints.sqlite` and `fingerprint.json` (the code that made it): rerunning the same
+command resumes an interrupted run and re-reports a finished one, unless the code changed (then `--fresh`
+starts over, `--allow-mixed` goes on and records it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from agent.config import (
+    AgentConfig,
+    AgentVariant,
+    BenchConfig,
+    ConfigError,
+    ModelConfig,
+    ProtocolConfig,
+    load_config,
+)
+from agent.models.local_server import LocalModelError
+from agent.outcome import TaskOutcome
+from agent.rundir.manifest import SINGLE_RUN_FINGERPRINT, MixedCodeError, check_single_run_code
+from agent.webenv.sites import DEFAULT_RELEASE
+
+_TASK = typer.Option(..., "--task", help="Task id, e.g. offline_vulns_001 or offline_vulns_001-g.")
+_SUITE = typer.Option(None, "--suite", help="'offline' (the bundled local sites; the default without --tasks).")
+_TASKS = typer.Option(None, "--tasks", help="Task source: a JSONL file, a data_en folder, or hf:<dataset id>.")
+_MODEL = typer.Option(None, "--model", help="A model name from --config, 'scripted', 'faulty[:SEED]' (the scripted "
+                                           "policy with one injected mistake), 'local' (the packaged "
+                                           "llama.cpp model, extra `local`), or a model id for OpenAI.")
+_CONFIG = typer.Option(None, "--config", help="Benchmark YAML: models, protocol and agent settings.")
+_ABLATE = typer.Option("", "--ablate", help="Comma-separated nodes to switch off: planner,state_tracker,verifier,"
+                                           "provenance.")
+_OUT = typer.Option(Path("runs"), "--out", help="Parent folder; the run goes to OUT/<task>/<model>/<variant>.")
+_FRESH = typer.Option(False, "--fresh", help="Start over instead of resuming (or re-reporting) an earlier run.")
+_WEBENV = typer.Option(None, "--webenv", help="SITE=ORIGIN (repeatable): serve the task's live site from a local "
+                                             "SGR-WebEnv environment, e.g. arxiv=http://127.0.0.1:8083 or "
+                                             "https://arxiv.org=http://127.0.0.1:8083. Adds to the config's webenv.")
+_ALLOW_MIXED = typer.Option(False, "--allow-mixed", help="Resume or re-report a run made by other code (recorded "
+                                                         "in fingerprint.json).")
+
+
+class RunSetupError(ValueError):
+    """A bad option combination or an unknown name; the message says which."""
+
+
+def pick_model(name: str | None, models: list[ModelConfig]) -> ModelConfig:
+    if name is None:
+        if models:
+            return models[0]
+        raise RunSetupError("give --model (a name from --config, 'scripted', or an OpenAI model id)")
+    match = next((m for m in models if m.name == name), None)
+    if match:
+        return match
+    if models:
+        raise RunSetupError(f"model {name!r} is not in the config; known: {[m.name for m in models]}")
+    if name == "scripted":
+        return ModelConfig(name="scripted", provider="scripted")
+    if name == "faulty" or name.startswith("faulty:"):  # faulty:SEED, the fault-injected replay of one task
+        seed = name.partition(":")[2] or "0"
+        if not seed.isdigit():
+            raise RunSetupError(f"--model {name!r}: write faulty:SEED with a whole number")
+        return ModelConfig(name="faulty", provider="faulty", fault_seed=int(seed))
+    if name == "local":
+        from agent.models.local_server import LOCAL_MODEL
+
+        return LOCAL_MODEL
+    return ModelConfig(name=name, model=name)
+
+
+def make_variant(ablate: str) -> AgentVariant:
+    nodes = [n.strip() for n in ablate.split(",") if n.strip()]
+    try:
+        return AgentVariant(name="no-" + "-".join(nodes) if nodes else "full", ablate=nodes)
+    except ValueError as exc:
+        raise RunSetupError(f"--ablate: {exc}") from exc
+
+
+@contextlib.contextmanager
+def _suite_origin(offline: bool) -> Iterator[str | None]:
+    if not offline:
+        yield None
+        return
+    from tasks.offline.server import OfflineServer
+
+    with OfflineServer() as server:
+        yield server.origin
+
+
+def _webenv_mapping(bench: BenchConfig | None, pairs: list[str]) -> tuple[dict[str, str] | None, str]:
+    """The config's `webenv` mappings (every dataset's) plus `--webenv` options; None when there are none."""
+    from agent.webenv.mapping import mapped_sites, parse_pairs
+
+    datasets = [d for d in (bench.datasets if bench else []) if d.webenv]
+    mapping: dict[str, str] = {k: v for d in datasets for k, v in (d.webenv or {}).items()}
+    try:
+        mapping.update(parse_pairs(pairs))
+        mapped_sites(mapping)
+    except ValueError as exc:
+        raise RunSetupError(str(exc)) from exc
+    return mapping or None, datasets[0].webenv_release if datasets else DEFAULT_RELEASE
+
+
+def _origin(url: str | None) -> list[str]:
+    if not url:
+        return []
+    parts = urlsplit(url)
+    return [f"{parts.scheme}://{parts.netloc}"]
+
+
+async def run_one(*, task_id: str, source: str, model: ModelConfig, variant: AgentVariant, protocol: ProtocolConfig,
+                  agent: AgentConfig, out_dir: Path, webenv: dict[str, str] | None = None,
+                  webenv_release: str = DEFAULT_RELEASE) -> tuple[TaskOutcome, dict]:
+    from agent.models.local_server import serving
+    from agent.runner.bench import score_cell
+    from agent.solve import solve_task
+    from browser.session import ChromiumWorker
+    from tasks.loaders import load_tasks
+
+    with _suite_origin(source == "offline") as origin, serving(model, log_path=out_dir / "llama_server.log") as model:
+        tasks = load_tasks(source, task_ids=[task_id], origin=origin)
+        task = tasks[0]
+        routes = None
+        if webenv:  # raises TaskSkipped / EnvironmentDown before any browser starts
+            from agent.webenv.environments import routes_for_task
+
+            site, status = routes_for_task(webenv, webenv_release, task)
+            routes = site.routes
+            (out_dir / "webenv.json").write_text(json.dumps(status.as_json(), indent=2), encoding="utf-8")
+        worker = ChromiumWorker(token_budget=agent.token_budget_per_observation)
+        try:
+            origins = sorted(set(protocol.allowed_origins + _origin(task.start_url) + ([origin] if origin else [])
+                                 + (list(routes.pairs) if routes else [])))
+            async with worker.task_browser(str(out_dir), origins, trace=agent.trace,
+                                           screenshots=agent.screenshots, routes=routes) as browser:
+                outcome = await solve_task(task, browser=browser, model=model, variant=variant, protocol=protocol,
+                                           out_dir=out_dir, checkpoint_db=out_dir / "checkpoints.sqlite",
+                                           token_budget=agent.token_budget_per_observation)
+        finally:
+            await worker.close()
+    _, score = score_cell(task, outcome.answer)
+    (out_dir / "score.json").write_text(json.dumps(score, indent=2, default=str), encoding="utf-8")
+    (out_dir / "outcome.json").write_text(outcome.model_dump_json(indent=2), encoding="utf-8")
+    return outcome, score
+
+
+def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASKS, model: str | None = _MODEL,
+        config: Path | None = _CONFIG, ablate: str = _ABLATE, out: Path = _OUT, fresh: bool = _FRESH,
+        webenv: list[str] | None = _WEBENV, allow_mixed: bool = _ALLOW_MIXED) -> None:
+    """Run the agent on one task and score it."""
+    console = Console(stderr=True, soft_wrap=True)
+    try:
+        if suite and tasks:
+            raise RunSetupError("give either --suite or --tasks, not both")
+        if suite not in (None, "offline"):
+            raise RunSetupError(f"--suite {suite!r}: only 'offline' is bundled; use --tasks for other sources")
+        bench = load_config(config) if config else None
+        chosen = pick_model(model, bench.models if bench else [])
+        variant = make_variant(ablate)
+        mapping, release = _webenv_mapping(bench, webenv or [])
+    except (RunSetupError, ConfigError) as exc:
+        console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+        raise typer.Exit(2) from exc
+    protocol = bench.protocol if bench else ProtocolConfig()
+    agent = bench.agent if bench else AgentConfig()
+    out_dir = out / task / chosen.name / variant.name
+    if fresh and out_dir.exists():
+        shutil.rmtree(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    from agent.webenv.environments import EnvironmentDown, TaskSkipped
+
+    try:
+        for line in check_single_run_code(out_dir, allow_mixed):
+            console.print(f"[bold yellow]--allow-mixed: continuing a run of other code: {line}[/]", highlight=False)
+    except MixedCodeError as exc:
+        console.print(f"[red]error:[/] {exc}", highlight=False)
+        raise typer.Exit(2) from exc
+    try:
+        outcome, score = asyncio.run(run_one(task_id=task, source=tasks or "offline", model=chosen, variant=variant,
+                                             protocol=protocol, agent=agent, out_dir=out_dir, webenv=mapping,
+                                             webenv_release=release))
+    except TaskSkipped as exc:  # the task's site has no environment: a listed skip, not a failure
+        console.print(str(exc), highlight=False)
+        if [p.name for p in out_dir.iterdir()] == [SINGLE_RUN_FINGERPRINT]:  # nothing ran: leave no folder
+            (out_dir / SINGLE_RUN_FINGERPRINT).unlink()
+        if not any(out_dir.iterdir()):
+            out_dir.rmdir()
+        return
+    except EnvironmentDown as exc:
+        console.print(f"[red]error:[/] the task's environment does not answer\n{escape(str(exc))}", highlight=False)
+        raise typer.Exit(2) from exc
+    except (LookupError, ValueError, OSError, LocalModelError) as exc:  # unknown task id, source; no local server
+        console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+        raise typer.Exit(2) from exc
+    metrics = ", ".join(f"{k}={score[k]}" for k in ("exact_match", "item_f1", "row_f1", "poa") if k in score)
+    console.print(f"{task} [{chosen.name}/{variant.name}] stop={outcome.stop_reason} steps={outcome.steps} "
+                  f"tokens={outcome.prompt_tokens}+{outcome.completion_tokens} {metrics or score.get('error', '')}",
+                  highlight=False)
+    if outcome.error:
+        console.print(f"[yellow]{outcome.error_kind} error:[/] {outcome.error}", highlight=False)
+    console.print(f"results in {out_dir}", highlight=False)
+    typer.echo(outcome.answer)
+    if outcome.stop_reason == "error":
+        raise typer.Exit(1)

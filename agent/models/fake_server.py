@@ -1,0 +1,99 @@
+"""A fake OpenAI-compatible chat server on loopback that replays scripted or recorded responses.
+
+Tests drive the real `ChatOpenAI` client (HTTP, JSON, tool-call parsing) against it, so imperfect model
+output - prose instead of a tool call, several calls, malformed JSON arguments, HTTP errors - goes through
+the same wire path as a real endpoint. A recorded transcript (`agent.models.transcript`) replays a real run.
+
+Each reply is one of:
+- a full chat-completion response body (as recorded in a transcript), or
+- shorthand: `{"content": "..."}`, `{"tool_calls": [{"name": ..., "arguments": <dict or raw JSON text>}]}`,
+  `{"status": 429, "error": "..."}` (an HTTP error; 429/5xx are retried by the client).
+Every request body received is kept in `requests`, in order.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from agent.config import ModelConfig
+from agent.models.transcript import read_transcript
+from tasks.offline.server import ThreadedServer, free_port
+
+EXHAUSTED = {"status": 400, "error": "fake server: no scripted reply left"}
+
+
+def completion(reply: dict[str, Any], index: int, model: str) -> dict[str, Any]:
+    """A shorthand reply as a chat-completion body (a full body passes through unchanged)."""
+    if "choices" in reply:
+        return reply
+    calls = [{"id": f"call_{index}_{i}", "type": "function",
+              "function": {"name": c["name"], "arguments": c["arguments"] if isinstance(c["arguments"], str)
+                           else json.dumps(c["arguments"])}}
+             for i, c in enumerate(reply.get("tool_calls") or [])]
+    message: dict[str, Any] = {"role": "assistant", "content": reply.get("content")}
+    if calls:
+        message["tool_calls"] = calls
+    return {"id": f"chatcmpl-fake-{index}", "object": "chat.completion", "created": int(time.time()), "model": model,
+            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
+            "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}}
+
+
+class FakeOpenAIServer(ThreadedServer):
+    """`with FakeOpenAIServer(replies) as fake: ModelConfig(..., base_url=fake.base_url)`."""
+
+    def __init__(self, replies: Iterable[dict[str, Any]], *, model: str = "fake-model",
+                 fallback: dict[str, Any] | None = None, strict: bool = False):
+        """`strict`: reject what llama.cpp's server rejects (an assistant message with `content: null`, 500)."""
+        self.strict = strict
+        self.replies = list(replies)
+        self.model = model
+        self.fallback = fallback or EXHAUSTED
+        self.requests: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"]),
+                                Route("/v1/models", self._models, methods=["GET"])])
+        self.port = free_port("127.0.0.1")
+        super().__init__(app, "127.0.0.1", self.port, "fake OpenAI server")
+
+    @classmethod
+    def from_transcript(cls, path: Path, **kwargs: Any) -> FakeOpenAIServer:
+        """Replays a recorded run's responses in order (HTTP errors included)."""
+        replies = [line["response"] if line["status"] == 200 else {"status": line["status"], "error": line["response"]}
+                   for line in read_transcript(path)]
+        return cls(replies, **kwargs)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def model_config(self, **overrides: Any) -> ModelConfig:
+        return ModelConfig(**{"name": "fake", "model": self.model, "base_url": self.base_url, "api_key_env": None,
+                              "max_retries": 0, "timeout": 30.0, **overrides})
+
+    async def _models(self, request: Request) -> JSONResponse:
+        return JSONResponse({"object": "list", "data": [{"id": self.model, "object": "model"}]})
+
+    async def _chat(self, request: Request) -> JSONResponse:
+        body = await request.json()
+        if self.strict and any(m.get("role") == "assistant" and m.get("content") is None for m in body["messages"]):
+            self.requests.append(body)
+            return JSONResponse({"error": {"message": "messages: assistant content should be a valid string"}},
+                                status_code=500)
+        with self._lock:
+            self.requests.append(body)
+            index = len(self.requests)
+            reply = self.replies.pop(0) if self.replies else self.fallback
+        if "status" in reply and "choices" not in reply:
+            return JSONResponse({"error": {"message": str(reply.get("error", "")), "type": "fake_error"}},
+                                status_code=int(reply["status"]))
+        return JSONResponse(completion(reply, index, self.model))

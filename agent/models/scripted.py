@@ -1,0 +1,426 @@
+"""A real LangChain chat model that replays a task's walkthrough as tool calls, for deterministic runs.
+
+It is a policy, not a tape: it reads the graph's messages and reacts to them the way a careful agent
+would. Drift flags in the actor's turn make it re-issue the walkthrough steps that set the flagged gates
+(plus the step that applied them); a verifier repair goal after `finish` makes it read the missed pages
+(or restore the state) and extract again. So the drift-repair and verifier-repair paths of the graph are
+exercised by real reactions to the graph's own output.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import PrivateAttr
+
+from browser.tokens import count_tokens
+from graph.state import Gate, Phase, Plan
+from graph.tracker import PAGE_PARAMS, gate_key
+from tasks.offline.registry import PLACEHOLDER_ORIGIN, Step
+
+WALKTHROUGH_DIR = Path(__file__).resolve().parents[2] / "tasks" / "offline" / "data" / "walkthroughs"
+SETTERS = frozenset({"select", "fill", "check", "set_range", "set_url_params"})
+APPLY_WORDS = re.compile(r"search|apply|filter|update|submit|go\b|show|refresh", re.IGNORECASE)
+LOSS_RULES = ("navigation_reset", "gate_lost", "cascade_reset")
+_DETAIL_URLS = re.compile(r"https?://[^\s,;]+")
+STATE_KEY = "sgr_state"  # the actor's turn message carries the tracked state as data, next to its text
+
+
+def agent_state(messages: list[BaseMessage]) -> dict[str, Any]:
+    """The structured state of the latest turn (drift flags, repair goal, verifier rounds): the policy reacts to
+    data, never to prompt wording, so editing a prompt cannot change what it does."""
+    return next((dict(m.additional_kwargs[STATE_KEY]) for m in reversed(messages)
+                 if isinstance(m, HumanMessage) and STATE_KEY in m.additional_kwargs), {})
+_TABLE_FAILURE = re.compile(r"\[(?:drift|gate|pages|details)\] table (\w+):")
+
+
+class WalkthroughNotFound(LookupError):
+    pass
+
+
+def base_id(task_id: str) -> str:
+    return task_id[:-2] if task_id.endswith("-g") else task_id
+
+
+def _with_origin(value: Any, origin: str | None) -> Any:
+    if origin is None:
+        return value
+    if isinstance(value, str):
+        return value.replace(PLACEHOLDER_ORIGIN, origin.rstrip("/"))
+    if isinstance(value, list):
+        return [_with_origin(v, origin) for v in value]
+    if isinstance(value, dict):
+        return {k: _with_origin(v, origin) for k, v in value.items()}
+    return value
+
+
+def load_walkthrough(task_id: str, *, origin: str | None = None, seed: int | None = None) -> list[Step]:
+    """The offline walkthrough of a task: the exported JSON if present, else the site module's own."""
+    bid = base_id(task_id)
+    path = WALKTHROUGH_DIR / f"{bid}.json"
+    if path.exists():
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        steps = raw["steps"] if isinstance(raw, dict) else raw
+    else:
+        from tasks.offline.app import DEFAULT_SEED, discover_sites, site_data
+
+        steps = None
+        for site in discover_sites():
+            if f"_{site.prefix}_" in f"_{bid}_":
+                steps = site.walkthroughs(site_data(site.prefix, seed or DEFAULT_SEED)).get(bid)
+                if steps is not None:
+                    break
+        if steps is None:
+            raise WalkthroughNotFound(f"no walkthrough for task {task_id!r} (looked in {path} and the site modules)")
+    return [{"tool": s["tool"], "args": _with_origin(copy.deepcopy(s.get("args") or {}), origin),
+             **({"phase_details": True} if s.get("phase_details") else {})} for s in steps]
+
+
+# ---------------------------------------------------------------- walkthrough -> plan
+
+
+def _target_name(args: dict[str, Any], field: str = "target") -> str:
+    target = args.get(field) or {}
+    return target.get("label") or target.get("text") or target.get("selector") or target.get("ref") or ""
+
+
+def _step_gates(step: Step) -> list[Gate]:
+    """The gates one walkthrough step sets."""
+    tool, args = step["tool"], step["args"]
+    gates: list[Gate] = []
+    if tool == "select":
+        gates.append(Gate(kind="filter", name=_target_name(args), target=args["option"]))
+    elif tool == "fill":
+        name = _target_name(args)
+        kind = "search" if re.search(r"search|query|term|keyword", name, re.IGNORECASE) else "filter"
+        gates.append(Gate(kind=kind, name=name, target=args["value"]))
+    elif tool == "check":
+        gates.append(Gate(kind="filter", name=_target_name(args), target="on" if args.get("checked", True) else "off"))
+    elif tool == "set_range":
+        gates.append(Gate(kind="window", name=_target_name(args, "start_target"),
+                          target=f"{args['start']}..{args['end']}"))
+    elif tool == "set_url_params":
+        for key, value in (args.get("params") or {}).items():
+            if key.casefold() not in PAGE_PARAMS:
+                gates.append(Gate(kind="filter", name=key, target=",".join(value) if isinstance(value, list)
+                                  else str(value)))
+    elif tool == "goto":
+        for key, value in parse_qsl(urlsplit(args["url"]).query):
+            if key.casefold() not in PAGE_PARAMS:
+                gates.append(Gate(kind="scope", name=key, target=value))
+    return gates
+
+
+def plan_from_walkthrough(steps: list[Step]) -> Plan:
+    """The gates a careful reader of the instruction would list: what the walkthrough sets."""
+    gates = [g for step in steps for g in _step_gates(step)]
+    unique = {(g.kind, gate_key(g.name)): g for g in gates}
+    paged = any(s["tool"] == "read_table" and s["args"].get("all_pages") for s in steps)
+    phases = _phases(steps)
+    derivation = next((s["args"]["sql"] for s in reversed(steps) if s["tool"] == "derive"), "")
+    return Plan(source="offline site", gates=[] if phases else list(unique.values()), all_pages=True,
+                detail_pages=_detail_visits(steps) >= 2, phases=phases, derivation=derivation,
+                stopping_rule="every result page read" if paged else "the gated result set is read")
+
+
+def _phases(steps: list[Step]) -> list[Phase]:
+    """Walkthroughs that read into named tables: one phase per table, under the gates set before its reads
+    (a gate set to different values for the same table is left out: the phase cannot name one). A phase is
+    marked as reading each listed result's page only when the walkthrough says so (`"phase_details": true`
+    on a read_facts step): a walkthrough may open a chosen subset on purpose."""
+    gates: dict[str, str] = {}
+    by_table: dict[str, dict[str, set[str]]] = {}
+    details: dict[str, int] = {}
+    for step in steps:
+        tool, args = step["tool"], step["args"]
+        if tool == "goto":
+            gates = {k: v for k, v in parse_qsl(urlsplit(args["url"]).query) if k.casefold() not in PAGE_PARAMS}
+        elif tool in SETTERS:
+            gates.update({g.name: g.target for g in _step_gates(step)})
+        into = args.get("into", "answer") if tool in ("extract_rows", "read_facts") else "answer"
+        if into != "answer":
+            seen = by_table.setdefault(into, {})
+            for name, target in gates.items():
+                seen.setdefault(name, set()).add(target)
+            details[into] = details.get(into, 0) + (1 if step.get("phase_details") else 0)
+    return [Phase(read=f"rows into {name}", into=name, detail_pages=details[name] > 0,
+                  gates={g: next(iter(v)) for g, v in seen.items() if len(v) == 1})
+            for name, seen in by_table.items()]
+
+
+def _detail_template(steps: list[Step]) -> list[Step]:
+    """What the walkthrough does on one result's own page: the steps after opening it, up to its extraction."""
+    start = None
+    for i, step in enumerate(steps):
+        if step["tool"] == "click" and not _is_apply(step):
+            start = i
+        elif step["tool"] == "extract_rows" and start is not None:
+            return steps[start + 1: i + 1]
+        elif step["tool"] in ("back", "goto", "finish"):
+            start = None
+    return []
+
+
+def _detail_visits(steps: list[Step]) -> int:
+    """Clicks on a result (not an apply button) that lead to an extraction before leaving the page."""
+    visits, opened = 0, False
+    for step in steps:
+        if step["tool"] == "click" and not _is_apply(step):
+            opened = True
+        elif step["tool"] == "extract_rows" and opened:
+            visits, opened = visits + 1, False
+        elif step["tool"] in ("back", "goto", "finish"):
+            opened = False
+    return visits
+
+
+# ---------------------------------------------------------------- the policy
+
+
+def _step_sets(step: Step, gate: str) -> bool:
+    tool, args = step["tool"], step["args"]
+    names: list[str] = []
+    if tool in ("select", "fill", "check"):
+        names = [_target_name(args)]
+    elif tool == "set_range":
+        names = [_target_name(args, "start_target"), _target_name(args, "end_target")]
+    elif tool == "set_url_params":
+        names = list(args.get("params") or {})
+    elif tool == "goto":
+        names = [k for k, _ in parse_qsl(urlsplit(args["url"]).query)]
+    keys = [gate_key(n) for n in names if n]
+    return any(k == gate or (len(k) >= 3 and (k in gate or gate in k)) for k in keys)
+
+
+def _is_apply(step: Step) -> bool:
+    if step["tool"] in ("submit", "press"):
+        return True
+    return step["tool"] == "click" and bool(APPLY_WORDS.search(_target_name(step["args"])))
+
+
+def restore_steps(steps: list[Step], cursor: int, gates: list[str]) -> list[Step]:
+    """Walkthrough steps before `cursor` that set the drifted gates, then the step that applied them."""
+    done = steps[:cursor]
+    if gates:
+        picked = [i for i, s in enumerate(done) if any(_step_sets(s, g) for g in gates)]
+    else:  # every gate: replay the state-building steps since the last goto
+        start = max((i for i, s in enumerate(done) if s["tool"] == "goto"), default=0)
+        picked = [i for i in range(start, len(done)) if done[i]["tool"] in SETTERS | {"goto"}]
+    if not picked:
+        return []
+    for i in range(picked[-1] + 1, len(done)):
+        if _is_apply(done[i]):
+            picked.append(i)
+            break
+        if done[i]["tool"] in ("read_table", "extract_rows", "goto", "back", "finish"):
+            break
+    return [copy.deepcopy(done[i]) for i in sorted(set(picked))]
+
+
+def _into(step: Step) -> str:
+    return step["args"].get("into") or "answer"
+
+
+_RETURN = re.compile(r"\bback\b|\breturn\b", re.IGNORECASE)
+
+
+def _detours(done: list[Step], start: int, end: int) -> set[int]:
+    """Visits that read nothing and came back (open a result, then "Back to results"): a re-read leaves them out,
+    since such a return is what resets the state."""
+    left_out: set[int] = set()
+    for i in range(start, end):
+        if done[i]["tool"] != "click" or _is_apply(done[i]) or _RETURN.search(_target_name(done[i]["args"])):
+            continue
+        for j in range(i + 1, end):
+            tool = done[j]["tool"]
+            if tool == "back" or (tool == "click" and _RETURN.search(_target_name(done[j]["args"]))):
+                left_out.update(range(i, j + 1))
+            if tool not in ("wait_for", "scroll"):  # only a return straight after the visit makes it a detour
+                break
+    return left_out
+
+
+def reread_steps(done: list[Step], tables: str | set[str], *, all_pages: bool = False) -> list[Step]:
+    """Read discarded tables again the way they were read: every page each was extracted on, each reached as
+    before. The walkthrough from the navigation that opened their first read up to their last read, without
+    the extractions into other tables (a read_facts into another table that opened a page becomes a plain
+    goto of that page) and without derivations; tables read on the same pages are read in one pass."""
+    tables = {tables} if isinstance(tables, str) else tables
+    reads = [i for i, s in enumerate(done) if s["tool"] in ("extract_rows", "read_facts") and _into(s) in tables]
+    if not reads:
+        return []
+    start = max((i for i in range(reads[0] + 1) if done[i]["tool"] == "goto"), default=0)
+    segment: list[Step] = []
+    detours = _detours(done, start, reads[-1] + 1)
+    for index in range(start, reads[-1] + 1):
+        if index in detours:
+            continue
+        step = copy.deepcopy(done[index])
+        if step["tool"] in ("extract_rows", "read_facts") and _into(step) not in tables:
+            if step["tool"] == "read_facts" and step["args"].get("url"):
+                segment.append({"tool": "goto", "args": {"url": step["args"]["url"]}})
+            continue
+        if step["tool"] in ("derive", "finish", "discard_rows", "revise_plan"):
+            continue
+        if all_pages and step["tool"] == "read_table":
+            step["args"]["all_pages"] = True
+        segment.append(step)
+    return segment
+
+
+class ScriptedChatModel(BaseChatModel):
+    """Replays `steps` (walkthrough format) as tool calls; answers the planner with a Plan."""
+
+    steps: list[dict[str, Any]]
+    model_name: str = "scripted"
+    ignore_drift: bool = False  # a careless policy: reads through drift flags, only the verifier brings it back
+
+    _cursor: int = PrivateAttr(default=0)
+    _queue: list[tuple[str, Step]] = PrivateAttr(default_factory=list)
+    _handled: set[tuple[str, str]] = PrivateAttr(default_factory=set)
+    _repairs: int = PrivateAttr(default=0)
+    _verifier_rounds: int = PrivateAttr(default=0)
+    _transcript: list[str] = PrivateAttr(default_factory=list)
+
+    @property
+    def transcript(self) -> list[str]:
+        """Every message text this model was shown (tests check what reached the prompts)."""
+        return self._transcript
+
+    @classmethod
+    def for_task(cls, task_id: str, *, origin: str | None = None) -> ScriptedChatModel:
+        return cls(steps=load_walkthrough(task_id, origin=origin))
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted-walkthrough"
+
+    def bind_tools(self, tools: list[Any], *, tool_choice: str | None = None, **kwargs: Any):
+        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], tool_choice=tool_choice, **kwargs)
+
+    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                  run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
+        self._transcript.extend(str(m.content) for m in messages)
+        tools = kwargs.get("tools") or []
+        names = {t["function"]["name"] for t in tools}
+        if kwargs.get("tool_choice") == "Plan" or names == {"Plan"}:
+            name, args, call_id = "Plan", plan_from_walkthrough(self.steps).model_dump(), "plan-0"
+        else:
+            call_id, step = self._next(messages)
+            name, args = step["tool"], step["args"]
+        prompt_tokens = sum(count_tokens(str(m.content)) for m in messages) + count_tokens(json.dumps(tools))
+        completion_tokens = count_tokens(json.dumps({"name": name, "arguments": args}))
+        message = AIMessage(
+            content="", tool_calls=[{"name": name, "args": args, "id": call_id, "type": "tool_call"}],
+            usage_metadata={"input_tokens": prompt_tokens, "output_tokens": completion_tokens,
+                            "total_tokens": prompt_tokens + completion_tokens},
+        )
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    async def _agenerate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                         run_manager: Any = None, **kwargs: Any) -> ChatResult:
+        return self._generate(messages, stop, None, **kwargs)
+
+    # -- policy
+
+    def _next(self, messages: list[BaseMessage]) -> tuple[str, Step]:
+        issued = [c["id"] for m in messages if isinstance(m, AIMessage) for c in m.tool_calls]
+        done = [int(i.split("-")[1]) for i in issued if i.startswith("wt-")]
+        self._cursor = max(self._cursor, max(done, default=-1) + 1)  # resumed runs continue where they were
+        state = agent_state(messages)
+        if not self._queue and state.get("repairs", 0) > self._verifier_rounds:
+            self._verifier_rounds = state["repairs"]
+            self._plan_verifier_repair(state.get("repair_goal") or "")
+        if not self._queue and not self.ignore_drift:
+            self._plan_drift_repair(state.get("drift_flags") or [])
+        if self._queue:
+            return self._queue.pop(0)
+        return self._walkthrough_step(state, len(issued))
+
+    def _walkthrough_step(self, state: dict[str, Any], issued: int) -> tuple[str, Step]:
+        """The next step of the walkthrough itself (a fault-injecting policy changes what it issues here)."""
+        if self._cursor < len(self.steps):
+            index = self._cursor
+            self._cursor += 1
+            return f"wt-{index}", copy.deepcopy(self.steps[index])
+        return f"end-{issued}", self._finish_step()
+
+    def _finish_step(self) -> Step:
+        return next((copy.deepcopy(s) for s in reversed(self.steps) if s["tool"] == "finish"),
+                    {"tool": "finish", "args": {}})
+
+    def _enqueue(self, steps: list[Step]) -> None:
+        self._repairs += 1
+        self._queue = [(f"rp-{self._repairs}-{j}", s) for j, s in enumerate(steps)]
+
+    def _plan_drift_repair(self, flags: list[dict[str, Any]]) -> None:
+        fresh = [f for f in flags if f["rule"] in LOSS_RULES and (f["gate"], str(f["before"])) not in self._handled]
+        if not fresh:
+            return
+        self._handled.update((f["gate"], str(f["before"])) for f in fresh)
+        steps = restore_steps(self.steps, self._cursor, [k for f in fresh for k in (f["gate"], gate_key(f["label"]))])
+        if steps:
+            self._enqueue(steps)
+
+    def _table_repair(self, tables: list[str], goal: str, last_read: Step | None) -> list[Step]:
+        """Discard each failed table, restore the state it was read in, read and extract it again (or reopen its
+        detail pages), then rerun the walkthrough's derivations."""
+        done = self.steps[: self._cursor]
+        steps: list[Step] = []
+        reread: set[str] = set()
+        for table in tables:
+            reads = [s for s in done if s["tool"] in ("extract_rows", "read_facts") and s["args"].get("into") == table]
+            per_page = [s for s in reads if s["tool"] == "read_facts" and s["args"].get("url")]
+            missing = next((item for item in map(str.strip, goal.split(" ; "))
+                            if item.startswith(f"[details] table {table}:")), "")
+            if missing and per_page:  # read the listed pages it skipped, like the ones it read
+                for url in _DETAIL_URLS.findall(missing.split("were not opened:", 1)[-1].split("; open each")[0]):
+                    steps.append({"tool": "read_facts", "args": {**copy.deepcopy(per_page[-1]["args"]), "url": url}})
+                continue
+            steps.append({"tool": "discard_rows", "args": {"table": table, "all_rows": True}})
+            if per_page:
+                steps += copy.deepcopy(reads)  # one call per detail page, each opening its page
+                continue
+            reread.add(table)
+        if reread:  # tables read on the same pages (one profile page feeds several) are read again in one pass
+            steps += reread_steps(done, reread, all_pages="[pages]" in goal)
+        steps += [copy.deepcopy(s) for s in done if s["tool"] == "derive"]
+        return steps
+
+    def _plan_verifier_repair(self, goal: str) -> None:
+        done = self.steps[: self._cursor]
+        last_read = next((s for s in reversed(done) if s["tool"] == "read_table"), None)
+        last_extract = next((s for s in reversed(done) if s["tool"] == "extract_rows"), None)
+        steps: list[Step] = []
+        tables = list(dict.fromkeys(_TABLE_FAILURE.findall(goal)))
+        if tables:  # a derived answer: redo the failed input tables, then every derivation, then finish
+            self._enqueue([*self._table_repair(tables, goal, last_read), self._finish_step()])
+            return
+        if "[drift]" in goal or "[gate]" in goal:
+            steps.append({"tool": "discard_rows", "args": {"all_rows": True, "note": "read in a wrong state"}})
+            steps += reread_steps(done, "answer", all_pages="[pages]" in goal)
+            last_extract = None  # the re-read extracts on each page it reads
+        elif "[details]" in goal:
+            template = _detail_template(self.steps)
+            for url in _DETAIL_URLS.findall(goal.split("were not opened:", 1)[-1].split("; open each", 1)[0]):
+                steps += [{"tool": "goto", "args": {"url": url}}, *copy.deepcopy(template)]
+            last_extract = None  # the template already extracts on each page
+        elif "[schema] no extract_rows" in goal:  # nothing was read: read the answer as the walkthrough does
+            steps += reread_steps(done, "answer")
+            last_extract = None
+        elif "[pages]" in goal or "[count]" in goal:
+            table = (last_read or {"args": {}})["args"].get("table", 0)
+            steps.append({"tool": "read_table", "args": {"table": table, "all_pages": True}})
+        if steps and last_extract:
+            steps.append(copy.deepcopy(last_extract))
+        self._enqueue([*steps, self._finish_step()])

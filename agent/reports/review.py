@@ -1,0 +1,107 @@
+"""Failure review on a benchmark run folder: `eval.review`'s templates, prefilled with trace evidence.
+
+`eval.review` knows the audit protocol (six classes, validation, shares) and reads `cells/**/cell.json`;
+it cannot read traces (the evaluator stays pure). This module adds what the runner recorded, so a
+reviewer starts from evidence instead of raw logs: the first state divergence from the agent's plan,
+the drift flags and the verifier reports. The prefill is plain text in `key_trace_evidence` (the
+reviewer edits it), and the template stays valid for `eval.review.summarize_reviews`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from agent.rundir.atomic import write_text_atomic
+from eval.review import init_reviews
+from graph.tracker import gate_key, values_match
+
+MAX_LINES = 12
+
+
+def _load_json(path: Path) -> dict[str, Any]:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def first_divergence(retrieval: dict[str, Any]) -> str:
+    """The earliest visited state where a required plan gate was set to something else, or lost after
+    having been right; else the earliest rows read in a state that lacked it."""
+    plan = retrieval.get("plan") or {}
+    gates = [g for g in plan.get("gates", []) if g.get("required", True)]
+    if not plan:
+        return "no plan recorded (planner ablated or never ran)"
+    if not gates:
+        return "the plan names no required gate"
+    reached: set[str] = set()
+    for state in sorted(retrieval.get("visited") or [], key=lambda s: s.get("step", 0)):
+        values = state.get("values") or {}
+        for gate in gates:
+            key = gate_key(gate["name"])
+            current = values.get(key) or {}
+            actual = current.get("value")
+            if values_match(actual, gate["target"]):
+                reached.add(key)
+            elif key in reached:
+                return (f"step {state.get('step')}: gate '{gate['name']}' lost (plan '{gate['target']}', now "
+                        f"'{actual or '-'}') at {state.get('url', '')}")
+            elif actual and current.get("set_at_step") is not None:
+                return (f"step {state.get('step')}: gate '{gate['name']}' set to '{actual}', plan says "
+                        f"'{gate['target']}' at {state.get('url', '')}")
+    for row in retrieval.get("rows") or []:
+        provenance = row.get("provenance") or {}
+        snapshot = provenance.get("state") or {}
+        missing = [g["name"] for g in gates if not values_match(snapshot.get(gate_key(g["name"])), g["target"])]
+        if snapshot and missing:
+            return f"step {provenance.get('step')}: rows read without gate(s) {missing} at plan values"
+    return "no divergence from the plan in the visited states"
+
+
+def trace_evidence(cell_folder: Path) -> str:
+    """Plain text for the reviewer: divergence, drift flags, verifier reports, stop reason and error."""
+    retrieval = _load_json(cell_folder / "retrieval_state.json")
+    cell = _load_json(cell_folder / "cell.json")
+    outcome = cell.get("outcome") or {}
+    lines = [f"[prefilled from the trace; edit] first divergence from the plan: {first_divergence(retrieval)}"]
+    drift = retrieval.get("drift_flags") or outcome.get("drift_flags") or []
+    for flag in drift[:MAX_LINES]:
+        lines.append(f"drift step {flag.get('step')}: {flag.get('rule')} gate={flag.get('gate')} "
+                     f"before={flag.get('before')} after={flag.get('after')}")
+    if len(drift) > MAX_LINES:
+        lines.append(f"... {len(drift) - MAX_LINES} more drift flags in retrieval_state.json")
+    for report in (retrieval.get("verifier_reports") or outcome.get("verifier_reports") or [])[:MAX_LINES]:
+        failures = "; ".join(f"{f.get('check')}: {f.get('message')}" for f in report.get("failures", []))
+        lines.append(f"verifier step {report.get('step')}: {'ok' if report.get('ok') else 'FAILED ' + failures}")
+    lines.append(f"stop reason: {outcome.get('stop_reason', '?')}; steps: {outcome.get('steps', '?')}")
+    if outcome.get("error"):
+        lines.append(f"error ({outcome.get('error_kind')}): {str(outcome['error'])[:500]}")
+    if not retrieval:
+        lines.append("no retrieval_state.json in this cell (the agent did not finish writing it)")
+    return "\n".join(lines)
+
+
+def prefill(path: Path, cell_folder: Path) -> None:
+    """Fill `key_trace_evidence` of a fresh template, keeping its header comments."""
+    text = path.read_text(encoding="utf-8")
+    header = "".join(line for line in text.splitlines(keepends=True) if line.startswith("#"))
+    body = yaml.safe_load(text)
+    if body.get("key_trace_evidence"):
+        return
+    body["key_trace_evidence"] = trace_evidence(cell_folder)
+    write_text_atomic(path, header + yaml.safe_dump(body, sort_keys=False, allow_unicode=True, width=110))
+
+
+def init_run_reviews(run_dir: Path) -> tuple[list[Path], list[Path]]:
+    """`eval.review.init_reviews`, then trace prefill for each new template of a `sgr bench` folder."""
+    written, kept = init_reviews(run_dir)
+    for path in written:
+        body = yaml.safe_load(path.read_text(encoding="utf-8"))
+        artifacts = Path((body.get("context") or {}).get("artifacts", ""))
+        if (artifacts / "cell.json").is_file():
+            prefill(path, artifacts)
+    return written, kept

@@ -1,0 +1,134 @@
+"""One benchmark cell = (model, agent variant, task): its identity, folder and finished record.
+
+A cell is finished exactly when `<cell folder>/cell.json` exists: the runner writes everything into a
+staging folder, writes `cell.json` last, then renames the folder into place in one step.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from agent.outcome import TaskOutcome
+from tasks.models import Task
+
+CELLS_DIR = "cells"
+STAGING_DIR = ".staging"
+CELL_FILE = "cell.json"
+CELL_SCHEMA_VERSION = 1
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def cell_task_id(task: Task) -> str:
+    """A run-unique id: the English record keeps its task id, other languages get a suffix (`arxiv_001@zh`)."""
+    return task.task_id if task.language == "en" else f"{task.task_id}@{task.language}"
+
+
+def slug(name: str) -> str:
+    """Folder-safe and stable; distinct names that collapse to one slug are rejected by `plan_cells`."""
+    cleaned = _UNSAFE.sub("_", name).strip("._")
+    return cleaned or "_"
+
+
+@dataclass(frozen=True)
+class CellKey:
+    model: str
+    variant: str
+    task_id: str
+
+    @property
+    def relpath(self) -> Path:
+        return Path(CELLS_DIR) / slug(self.model) / slug(self.variant) / slug(self.task_id)
+
+    def label(self) -> str:
+        return f"{self.model} / {self.variant} / {self.task_id}"
+
+
+class Attempt(BaseModel):
+    """One try that ended in an infrastructure error and was retried (kept as evidence)."""
+
+    number: int
+    error: str
+    error_kind: str
+    seconds: float
+
+
+METRICS = ("em", "item_f1", "row_f1", "poa")
+
+
+class CellRecord(BaseModel):
+    """`cell.json`: everything the reports need about one finished cell, in one file."""
+
+    schema_version: int = CELL_SCHEMA_VERSION
+    model: str
+    variant: str
+    task_id: str
+    base_id: str = ""
+    split: str = Field("", description="goal | constraint")
+    domain: str = ""
+    family: str = ""
+    shape: str = Field("", description="copy | derived (the offline suite's metadata.task_shape); '' unknown")
+    language: str = ""
+    gold: str = ""
+    outcome: TaskOutcome
+    metrics: dict[str, float | None] = Field(
+        default_factory=dict, description="em, item_f1, row_f1, poa (0..1); null when the answer did not parse"
+    )
+    score: dict[str, Any] = Field(default_factory=dict, description="The evaluator's full score with evidence.")
+    timed_out: bool = False
+    attempts: list[Attempt] = Field(default_factory=list)
+    started_at: str = ""
+    finished_at: str = ""
+    files: list[str] = Field(default_factory=list)
+
+    @property
+    def parse_failure(self) -> bool:
+        return bool(self.score.get("parse_failure"))
+
+    @property
+    def key(self) -> CellKey:
+        return CellKey(self.model, self.variant, self.task_id)
+
+    @property
+    def failed(self) -> bool:
+        """Ended in an error (not merely a wrong answer)."""
+        return self.outcome.error is not None or self.timed_out
+
+
+def cell_dir(run_dir: Path, key: CellKey) -> Path:
+    return run_dir / key.relpath
+
+
+def is_finished(run_dir: Path, key: CellKey) -> bool:
+    return (cell_dir(run_dir, key) / CELL_FILE).is_file()
+
+
+def staging_dir(run_dir: Path, key: CellKey) -> Path:
+    return run_dir / STAGING_DIR / key.relpath.relative_to(CELLS_DIR)
+
+
+def fresh_staging_dir(run_dir: Path, key: CellKey) -> Path:
+    """An empty staging folder: leftovers of a killed or failed attempt are discarded, never merged."""
+    path = staging_dir(run_dir, key)
+    if path.exists():
+        shutil.rmtree(path)
+    path.mkdir(parents=True)
+    return path
+
+
+def load_records(run_dir: Path) -> list[CellRecord]:
+    """Every finished cell of a run, sorted; a corrupt `cell.json` is an error naming the file."""
+    records = []
+    for path in sorted((Path(run_dir) / CELLS_DIR).glob(f"*/*/*/{CELL_FILE}")):
+        try:
+            records.append(CellRecord.model_validate(json.loads(path.read_text(encoding="utf-8"))))
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"{path}: not a valid cell record: {exc}") from exc
+    return sorted(records, key=lambda r: (r.model, r.variant, r.task_id))
