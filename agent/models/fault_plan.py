@@ -16,33 +16,12 @@ from dataclasses import dataclass, field
 from datetime import date
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from agent.models.fault_classes import FAULT_CLASSES
 from agent.models.scripted import APPLY_WORDS, SETTERS, _target_name, plan_from_walkthrough
 from graph.state import Plan
 from graph.tracker import PAGE_PARAMS, gate_key, plan_gates
 from tasks.offline.registry import Step
 
-FAULT_CLASSES = ("kept_default", "wrong_option", "navigation_reset", "first_page_only", "detail_skipped",
-                 "wrong_window", "stale_rows")
-FAULT_DESCRIPTIONS = {
-    "kept_default": "a control the plan names is left at its default (its setting step skipped)",
-    "wrong_option": "a control the plan names is set to another of its options",
-    "navigation_reset": "after applying the state, the search page is opened again and submitted with its "
-                        "defaults, then the rows are read",
-    "first_page_only": "a result set of several pages is read on page 1 only",
-    "detail_skipped": "one listed result's own page, which the plan needs, is never opened",
-    "wrong_window": "a narrower time window, or another year in a scope parameter, than the plan's",
-    "stale_rows": "rows are read while only part of the state is set, and kept next to the later rows",
-}
-# Nodes whose job is to catch each class (the ablation should show these classes fall without them).
-FAULT_OWNERS = {
-    "kept_default": ("planner", "state_tracker", "verifier", "provenance"),
-    "wrong_option": ("planner", "state_tracker", "verifier", "provenance"),
-    "navigation_reset": ("planner", "state_tracker", "verifier", "provenance"),
-    "first_page_only": ("verifier",),
-    "detail_skipped": ("planner", "verifier"),
-    "wrong_window": ("planner", "state_tracker", "verifier", "provenance"),
-    "stale_rows": ("planner", "verifier", "provenance"),
-}
 READS = frozenset({"read_table", "extract_rows", "download", "read_pdf", "read_facts"})
 PAGE_SIZE = re.compile(r"per_page|page_size|rows_per|results_per|^size$")
 

@@ -19,8 +19,8 @@ from typing import Any
 
 from pydantic import PrivateAttr
 
+from agent.models.fault_classes import FAULT_DESCRIPTIONS, FAULT_FILE
 from agent.models.fault_plan import (
-    FAULT_DESCRIPTIONS,
     FaultSite,
     apply_after,
     choose_fault,
@@ -33,7 +33,7 @@ from agent.models.scripted import ScriptedChatModel, _target_name, load_walkthro
 from graph.tracker import gate_candidates, values_match
 from tasks.offline.registry import Step
 
-FAULTS_FILE = "fault.json"
+FAULTS_FILE = FAULT_FILE
 
 
 class FaultyChatModel(ScriptedChatModel):

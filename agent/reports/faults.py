@@ -16,8 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from agent.models.fault_plan import FAULT_CLASSES, FAULT_DESCRIPTIONS, FAULT_OWNERS
-from agent.models.faulty import FAULTS_FILE
+from agent.models.fault_classes import FAULT_CLASSES, FAULT_DESCRIPTIONS, FAULT_FILE, FAULT_OWNERS
 from agent.reports.summary import render_csv
 from agent.rundir.atomic import write_json_atomic, write_text_atomic
 from agent.rundir.cells import CellRecord, cell_dir, load_records
@@ -95,7 +94,7 @@ def alarms_after(record: CellRecord, step: int) -> tuple[bool, bool]:
 
 def fault_cell(run_dir: Path, record: CellRecord) -> FaultCell | None:
     folder = cell_dir(run_dir, record.key)
-    path = folder / FAULTS_FILE
+    path = folder / FAULT_FILE
     if not path.is_file():
         return None
     fault = json.loads(path.read_text(encoding="utf-8"))
@@ -168,7 +167,7 @@ def fault_rows(cells: list[FaultCell]) -> list[FaultRow]:
 def clean_rows(run_dir: Path, records: list[CellRecord]) -> list[CleanRow]:
     groups: dict[tuple[str, str], list[CellRecord]] = defaultdict(list)
     for record in records:
-        if not (cell_dir(run_dir, record.key) / FAULTS_FILE).is_file():
+        if not (cell_dir(run_dir, record.key) / FAULT_FILE).is_file():
             groups[(record.model, record.variant)].append(record)
     return [CleanRow(model=model, variant=variant, ablated=",".join(group[0].outcome.ablated) or "-", n=len(group),
                      false_alarms=sum(any(alarms_after(r, 0)) for r in group),
