@@ -7,12 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
-from agent.bench import score_cell
-from agent.cells import CellRecord
-from agent.summary import render_markdown, summarize
 from typer.testing import CliRunner
 
+from agent.bench import score_cell
+from agent.cells import CellRecord
 from agent.outcome import TaskOutcome
+from agent.summary import render_markdown, summarize
 from eval.batch import score_task
 from eval.compat.rules import AuthorsRules, AuthorsRulesError, authors_rules
 from eval.compat.score import score_authors
