@@ -128,6 +128,16 @@ class RunConfig(StrictModel):
     ray: RayConfig = Field(default_factory=RayConfig)
 
 
+class FaultsConfig(StrictModel):
+    """Without a model key, run the faulty policy (agent/models/faulty.py) instead of the plain scripted replays: one
+    seeded mistake per task record, for every variant, next to clean scripted replays (false alarms, clean EM)."""
+
+    seed: int = Field(20260521, description="Picks each record's fault class and place.")
+    clean_variants: list[str] | None = Field(
+        default_factory=lambda: ["full"],
+        description="Variants that also run the clean scripted replays; null: all of them.")
+
+
 class ScoringConfig(StrictModel):
     compat: Literal["ours", "authors"] = Field(
         "ours", description="ours: the project's definitions; authors: as the SGR-Bench authors' scorer (eval/README.md)")
@@ -135,6 +145,8 @@ class ScoringConfig(StrictModel):
 
 class BenchConfig(StrictModel):
     models: list[ModelConfig] = Field(min_length=1)
+    faults: FaultsConfig | None = Field(
+        None, description="Fault-injected replays when no model key is set (the offline ablation without a key).")
     datasets: list[DatasetConfig] = Field(default_factory=lambda: [DatasetConfig()])
     protocol: ProtocolConfig = Field(default_factory=ProtocolConfig)
     agent: AgentConfig = Field(default_factory=AgentConfig)

@@ -87,7 +87,7 @@ async def solve_task(
     log.write({"node": "run", "event": "start", "task_id": view.task_id, "model": model.name,
                "variant": variant.name, "ablated": variant.ablate})
     try:
-        transcript = out_dir / TRANSCRIPT_FILE if model.provider != "scripted" else None
+        transcript = out_dir / TRANSCRIPT_FILE if model.provider not in ("scripted", "faulty") else None
         chat = chat_model or make_chat_model(model, view.task_id, origin=_origin(task.start_url), transcript=transcript)
     except (MissingApiKey, ModelNotServed) as exc:  # a configuration problem: retrying cannot help
         return _finish(outcome, out_dir, None, started, error=f"{type(exc).__name__}: {exc}", error_kind="config")
@@ -135,6 +135,10 @@ async def solve_task(
             trace_text = traceback.format_exc()
             log.write({"node": "run", "event": "bug", "error": error[0], "traceback": trace_text})
             state = {**(state or {}), "stop_reason": "error"}
+    if hasattr(chat, "fault_record"):  # a fault-injecting policy: what it injected, for the fault report
+        from agent.models.faulty import write_fault_record
+
+        write_fault_record(chat, out_dir)
     if error:
         return _finish(outcome, out_dir, state, started, error=error[0], error_kind=error[1], spec=view.output_spec,
                        trace_text=trace_text)

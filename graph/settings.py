@@ -20,9 +20,10 @@ class StrictModel(BaseModel):
 
 class ModelConfig(StrictModel):
     name: str
-    provider: Literal["openai", "scripted", "local"] = Field(
+    provider: Literal["openai", "scripted", "faulty", "local"] = Field(
         "openai", description="openai: any OpenAI-compatible endpoint; local: the packaged llama.cpp model, "
-                              "started on loopback when base_url is empty; scripted: walkthrough replays.")
+                              "started on loopback when base_url is empty; scripted: walkthrough replays; faulty: "
+                              "walkthrough replays with one seeded injected mistake per task (agent/models/faulty.py).")
     model: str = Field("", description="Model id at the endpoint, e.g. 'gpt-4.1-mini' or 'openai/gpt-4o'.")
     base_url: str | None = None
     api_key_env: str | None = Field(
@@ -38,10 +39,13 @@ class ModelConfig(StrictModel):
         None, ge=16, description="Cap on each reply's tokens (a small model can loop inside a JSON grammar).")
     context_tokens: int | None = Field(
         None, ge=1024, description="The model's context window; the actor's history is trimmed to fit it.")
+    fault_seed: int | None = Field(None, description="provider faulty: the seed that picks each task's mistake.")
+    variants: list[str] | None = Field(
+        None, description="The agent variants this model runs (default: all of the config's).")
 
     @property
     def needs_key(self) -> bool:
-        return self.provider != "scripted" and self.api_key_env is not None
+        return self.provider not in ("scripted", "faulty") and self.api_key_env is not None
 
     def api_key(self) -> str | None:
         """Read at call time, never kept on the model (so dumps of the config never hold it)."""

@@ -57,3 +57,7 @@ def ablate(config: Path = _CONFIG, output: Path | None = _OUTPUT, concurrency: i
     if len({r.variant for r in rows}) < 2:
         typer.echo(f"note: {config} has one agent variant; add agent.variants to get deltas", err=True)
     typer.echo((run_dir / "ablation.md").read_text(encoding="utf-8"))
+    if (run_dir / "faults.md").is_file():
+        typer.echo("note: the fault table below shows FAULT-INJECTED REPLAYS (a scripted policy making seeded "
+                   "mistakes and following feedback), not model results", err=True)
+        typer.echo((run_dir / "faults.md").read_text(encoding="utf-8"))

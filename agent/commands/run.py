@@ -40,7 +40,8 @@ from agent.webenv.sites import DEFAULT_RELEASE
 _TASK = typer.Option(..., "--task", help="Task id, e.g. offline_vulns_001 or offline_vulns_001-g.")
 _SUITE = typer.Option(None, "--suite", help="'offline' (the bundled local sites; the default without --tasks).")
 _TASKS = typer.Option(None, "--tasks", help="Task source: a JSONL file, a data_en folder, or hf:<dataset id>.")
-_MODEL = typer.Option(None, "--model", help="A model name from --config, 'scripted', 'local' (the packaged "
+_MODEL = typer.Option(None, "--model", help="A model name from --config, 'scripted', 'faulty[:SEED]' (the scripted "
+                                           "policy with one injected mistake), 'local' (the packaged "
                                            "llama.cpp model, extra `local`), or a model id for OpenAI.")
 _CONFIG = typer.Option(None, "--config", help="Benchmark YAML: models, protocol and agent settings.")
 _ABLATE = typer.Option("", "--ablate", help="Comma-separated nodes to switch off: planner,state_tracker,verifier,"
@@ -71,6 +72,11 @@ def pick_model(name: str | None, models: list[ModelConfig]) -> ModelConfig:
         raise RunSetupError(f"model {name!r} is not in the config; known: {[m.name for m in models]}")
     if name == "scripted":
         return ModelConfig(name="scripted", provider="scripted")
+    if name == "faulty" or name.startswith("faulty:"):  # faulty:SEED, the fault-injected replay of one task
+        seed = name.partition(":")[2] or "0"
+        if not seed.isdigit():
+            raise RunSetupError(f"--model {name!r}: write faulty:SEED with a whole number")
+        return ModelConfig(name="faulty", provider="faulty", fault_seed=int(seed))
     if name == "local":
         from agent.models.local_server import LOCAL_MODEL
 

@@ -1,4 +1,4 @@
-"""Chat model factory: any OpenAI-compatible endpoint through `ChatOpenAI`, or the scripted policy.
+"""Chat model factory: any OpenAI-compatible endpoint through `ChatOpenAI`, or the scripted (or faulty) policy.
 
 Errors by cause. The OpenAI SDK retries 408/409/429/5xx, timeouts and connection errors with exponential
 backoff (honouring `Retry-After`; `max_retries` from the model config): what still fails is infrastructure.
@@ -53,6 +53,10 @@ def make_chat_model(model: ModelConfig, task_id: str, *, origin: str | None = No
         from agent.models.scripted import ScriptedChatModel
 
         return ScriptedChatModel.for_task(task_id, origin=origin)
+    if model.provider == "faulty":
+        from agent.models.faulty import FaultyChatModel
+
+        return FaultyChatModel.for_task(task_id, origin=origin, seed=model.fault_seed or 0)
     if model.provider == "local" and not model.base_url:
         raise ModelNotServed(f"model {model.name!r}: the local server is not running; `sgr run`/`sgr bench` start "
                              "it, or run `sgr model serve` and set base_url")

@@ -10,6 +10,15 @@ from agent.config import BenchConfig, ConfigError, ModelConfig
 SCRIPTED_MODEL = ModelConfig(name="scripted-walkthrough", provider="scripted", model="walkthrough")
 
 
+FAULTY_MODEL = ModelConfig(name="faulty-walkthrough", provider="faulty", model="walkthrough+faults")
+
+
+def faulty_notice(seed: int) -> str:
+    return (f"FAULT-INJECTED REPLAYS (seed {seed}): the scripted policy makes one seeded mistake per task record and "
+            "follows the graph's feedback; the fault table (faults.md) says what each node catches. These are not "
+            "model results.")
+
+
 def scripted_notice(replaced: list[ModelConfig]) -> str:
     names = ", ".join(f"{m.name} (${m.api_key_env} not set)" for m in replaced)
     return (
@@ -34,6 +43,11 @@ def resolve_models(config: BenchConfig, config_path: Path) -> tuple[BenchConfig,
             f"is not set (model '{missing[0].name}'); {why}"
         )
     kept = [m for m in config.models if m not in missing]
+    if config.faults is not None:  # the ablation without a key: fault-injected replays, plus clean ones
+        kept += [SCRIPTED_MODEL.model_copy(update={"variants": config.faults.clean_variants}),
+                 FAULTY_MODEL.model_copy(update={"fault_seed": config.faults.seed})]
+        effective = config.model_copy(update={"models": kept})
+        return effective, [scripted_notice(missing), faulty_notice(config.faults.seed)]
     if not any(m.provider == "scripted" for m in kept):
         kept.append(SCRIPTED_MODEL)
     effective = config.model_copy(update={"models": kept})

@@ -227,6 +227,57 @@ def restore_steps(steps: list[Step], cursor: int, gates: list[str]) -> list[Step
     return [copy.deepcopy(done[i]) for i in sorted(set(picked))]
 
 
+def _into(step: Step) -> str:
+    return step["args"].get("into") or "answer"
+
+
+_RETURN = re.compile(r"\bback\b|\breturn\b", re.IGNORECASE)
+
+
+def _detours(done: list[Step], start: int, end: int) -> set[int]:
+    """Visits that read nothing and came back (open a result, then "Back to results"): a re-read leaves them out,
+    since such a return is what resets the state."""
+    left_out: set[int] = set()
+    for i in range(start, end):
+        if done[i]["tool"] != "click" or _is_apply(done[i]) or _RETURN.search(_target_name(done[i]["args"])):
+            continue
+        for j in range(i + 1, end):
+            tool = done[j]["tool"]
+            if tool == "back" or (tool == "click" and _RETURN.search(_target_name(done[j]["args"]))):
+                left_out.update(range(i, j + 1))
+            if tool not in ("wait_for", "scroll"):  # only a return straight after the visit makes it a detour
+                break
+    return left_out
+
+
+def reread_steps(done: list[Step], tables: str | set[str], *, all_pages: bool = False) -> list[Step]:
+    """Read discarded tables again the way they were read: every page each was extracted on, each reached as
+    before. The walkthrough from the navigation that opened their first read up to their last read, without
+    the extractions into other tables (a read_facts into another table that opened a page becomes a plain
+    goto of that page) and without derivations; tables read on the same pages are read in one pass."""
+    tables = {tables} if isinstance(tables, str) else tables
+    reads = [i for i, s in enumerate(done) if s["tool"] in ("extract_rows", "read_facts") and _into(s) in tables]
+    if not reads:
+        return []
+    start = max((i for i in range(reads[0] + 1) if done[i]["tool"] == "goto"), default=0)
+    segment: list[Step] = []
+    detours = _detours(done, start, reads[-1] + 1)
+    for index in range(start, reads[-1] + 1):
+        if index in detours:
+            continue
+        step = copy.deepcopy(done[index])
+        if step["tool"] in ("extract_rows", "read_facts") and _into(step) not in tables:
+            if step["tool"] == "read_facts" and step["args"].get("url"):
+                segment.append({"tool": "goto", "args": {"url": step["args"]["url"]}})
+            continue
+        if step["tool"] in ("derive", "finish", "discard_rows", "revise_plan"):
+            continue
+        if all_pages and step["tool"] == "read_table":
+            step["args"]["all_pages"] = True
+        segment.append(step)
+    return segment
+
+
 class ScriptedChatModel(BaseChatModel):
     """Replays `steps` (walkthrough format) as tool calls; answers the planner with a Plan."""
 
@@ -294,11 +345,15 @@ class ScriptedChatModel(BaseChatModel):
             self._plan_drift_repair(state.get("drift_flags") or [])
         if self._queue:
             return self._queue.pop(0)
+        return self._walkthrough_step(state, len(issued))
+
+    def _walkthrough_step(self, state: dict[str, Any], issued: int) -> tuple[str, Step]:
+        """The next step of the walkthrough itself (a fault-injecting policy changes what it issues here)."""
         if self._cursor < len(self.steps):
             index = self._cursor
             self._cursor += 1
             return f"wt-{index}", copy.deepcopy(self.steps[index])
-        return f"end-{len(issued)}", self._finish_step()
+        return f"end-{issued}", self._finish_step()
 
     def _finish_step(self) -> Step:
         return next((copy.deepcopy(s) for s in reversed(self.steps) if s["tool"] == "finish"),
@@ -322,6 +377,7 @@ class ScriptedChatModel(BaseChatModel):
         detail pages), then rerun the walkthrough's derivations."""
         done = self.steps[: self._cursor]
         steps: list[Step] = []
+        reread: set[str] = set()
         for table in tables:
             reads = [s for s in done if s["tool"] in ("extract_rows", "read_facts") and s["args"].get("into") == table]
             per_page = [s for s in reads if s["tool"] == "read_facts" and s["args"].get("url")]
@@ -335,15 +391,9 @@ class ScriptedChatModel(BaseChatModel):
             if per_page:
                 steps += copy.deepcopy(reads)  # one call per detail page, each opening its page
                 continue
-            first = next(i for i, s in enumerate(done) if s in reads)
-            steps += restore_steps(self.steps, first, [])
-            source = next((s for s in reversed(done[:first]) if s["tool"] in ("read_table", "download")), last_read)
-            if source:
-                source = copy.deepcopy(source)
-                if "[pages]" in goal and source["tool"] == "read_table":
-                    source["args"]["all_pages"] = True
-                steps.append(source)
-            steps.append(copy.deepcopy(reads[-1]))
+            reread.add(table)
+        if reread:  # tables read on the same pages (one profile page feeds several) are read again in one pass
+            steps += reread_steps(done, reread, all_pages="[pages]" in goal)
         steps += [copy.deepcopy(s) for s in done if s["tool"] == "derive"]
         return steps
 
@@ -358,14 +408,16 @@ class ScriptedChatModel(BaseChatModel):
             return
         if "[drift]" in goal or "[gate]" in goal:
             steps.append({"tool": "discard_rows", "args": {"all_rows": True, "note": "read in a wrong state"}})
-            steps += restore_steps(self.steps, self._cursor, [])
-            if last_read:
-                steps.append(copy.deepcopy(last_read))
+            steps += reread_steps(done, "answer", all_pages="[pages]" in goal)
+            last_extract = None  # the re-read extracts on each page it reads
         elif "[details]" in goal:
             template = _detail_template(self.steps)
             for url in _DETAIL_URLS.findall(goal.split("were not opened:", 1)[-1].split("; open each", 1)[0]):
                 steps += [{"tool": "goto", "args": {"url": url}}, *copy.deepcopy(template)]
             last_extract = None  # the template already extracts on each page
+        elif "[schema] no extract_rows" in goal:  # nothing was read: read the answer as the walkthrough does
+            steps += reread_steps(done, "answer")
+            last_extract = None
         elif "[pages]" in goal or "[count]" in goal:
             table = (last_read or {"args": {}})["args"].get("table", 0)
             steps.append({"tool": "read_table", "args": {"table": table, "all_pages": True}})

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agent.reports.faults import FAULT_HEADING, fault_cell, write_fault_report
 from agent.reports.plots import PLOTS_DIR, plot_ablation_deltas
 from agent.reports.summary import METRICS, group_stats, render_csv, scripted_models
 from agent.rundir.atomic import write_json_atomic, write_text_atomic
@@ -66,23 +67,35 @@ REPLAY_HEADING = ("SCRIPTED REPLAYS, NOT AGENT RESULTS: the scripted model repla
                   "agent gains from each node.")
 
 
-def render_ablation_markdown(rows: list[AblationRow], scripted: set[str] | None = None) -> str:
-    """`scripted`: models that replay walkthroughs; their rows are labelled and the table says so on top."""
-    scripted = scripted or set()
+def render_ablation_markdown(rows: list[AblationRow], scripted: set[str] | None = None,
+                             faulty: set[str] | None = None) -> str:
+    """`scripted`: models that replay walkthroughs; `faulty`: those of them that inject faults. Their rows are
+    labelled and the table says so on top."""
+    scripted, faulty = scripted or set(), faulty or set()
     replayed = sorted({r.model for r in rows} & scripted)
+    injected = sorted({r.model for r in rows} & faulty)
     title = "# Ablation (scripted replays)" if replayed else "# Ablation"
-    lines = [title, "", *([f"> **{REPLAY_HEADING}** Replayed: {', '.join(replayed)}.", ""] if replayed else []),
+    notes = [f"> **{REPLAY_HEADING}** Replayed: {', '.join(replayed)}.", ""] if replayed else []
+    if injected:
+        notes += [f"> **{FAULT_HEADING}** Fault-injected: {', '.join(injected)}; what each node caught: faults.md.", ""]
+    lines = [title, "", *notes,
              "Metrics in %; delta = variant minus the full agent, in points.", "",
              "| Model | Variant | Switched off | Family | n | EM | Item-F1 | Row-F1 | P.O.A. | "
              "d EM | d Item-F1 | d Row-F1 | d P.O.A. |", "|" + "---|" * 13]
     for r in rows:
         lines.append(
-            f"| {r.model}{' (scripted replay)' if r.model in scripted else ''} | {r.variant} | {r.ablated} | "
+            f"| {r.model}{_replay_label(r.model, scripted, faulty)} | {r.variant} | {r.ablated} | "
             f"{r.family} | {r.n} | "
             + " | ".join(f"{100 * r.metrics[m]:.2f}" for m in METRICS) + " | "
             + " | ".join(_signed(r.deltas[m]) for m in METRICS) + " |"
         )
     return "\n".join(lines) + "\n"
+
+
+def _replay_label(model: str, scripted: set[str], faulty: set[str]) -> str:
+    if model in faulty:
+        return " (fault-injected replay)"
+    return " (scripted replay)" if model in scripted else ""
 
 
 def write_ablation(run_dir: Path, records: list[CellRecord] | None = None) -> list[AblationRow]:
@@ -96,9 +109,12 @@ def write_ablation(run_dir: Path, records: list[CellRecord] | None = None) -> li
         for r in rows
     ]
     scripted = scripted_models(read_manifest(run_dir), records)
+    faulty = {c.model for c in (fault_cell(run_dir, r) for r in records) if c is not None}
     for row in flat:
         row["scripted_replay"] = row["model"] in scripted
-    write_text_atomic(run_dir / "ablation.md", render_ablation_markdown(rows, scripted))
+        row["fault_injected_replay"] = row["model"] in faulty
+    write_text_atomic(run_dir / "ablation.md", render_ablation_markdown(rows, scripted, faulty))
+    write_fault_report(run_dir, records)
     write_text_atomic(run_dir / "ablation.csv", render_csv(flat))
     write_json_atomic(run_dir / "ablation.json", flat)
     overall = {f"{r.model} / {r.variant}": {m: v for m, v in r.deltas.items() if v is not None}

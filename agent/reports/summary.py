@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from agent.models.resolve import SCRIPTED_MODEL
+from agent.models.resolve import FAULTY_MODEL, SCRIPTED_MODEL
 from agent.rundir.atomic import write_json_atomic, write_text_atomic
 from agent.rundir.cells import METRICS, CellRecord, load_records
 from agent.rundir.manifest import read_manifest
@@ -93,8 +93,8 @@ class RunSummary:
 def scripted_models(manifest: dict[str, Any] | None, records: list[CellRecord]) -> set[str]:
     """Models in these records that replay walkthroughs (the stand-in, or declared scripted in the config)."""
     declared = {m.get("name") for m in (manifest or {}).get("config", {}).get("models", [])
-                if m.get("provider") == "scripted"}
-    return {r.model for r in records} & (declared | {SCRIPTED_MODEL.name})
+                if m.get("provider") in ("scripted", "faulty")}
+    return {r.model for r in records} & (declared | {SCRIPTED_MODEL.name, FAULTY_MODEL.name})
 
 
 def summarize(run_dir: Path, records: list[CellRecord] | None = None) -> RunSummary:

@@ -113,8 +113,9 @@ def run_lock(run_dir: Path) -> Iterator[None]:
 def plan_cells(config: BenchConfig, tasks: list[Task]) -> list[Cell]:
     cells = [
         Cell(CellKey(model.name, variant.name, cell_task_id(task)), task, model, variant)
-        for model in config.models for variant in config.agent.variants for task in tasks
-    ]
+        for task in tasks for model in config.models for variant in config.agent.variants
+        if model.variants is None or variant.name in model.variants
+    ]  # task-major: a run stopped early has every model and variant of the tasks it did
     folders: dict[Path, CellKey] = {}
     for cell in cells:
         other = folders.setdefault(cell.key.relpath, cell.key)

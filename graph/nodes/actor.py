@@ -8,6 +8,7 @@ from typing import Any
 from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage, ToolMessage
 from pydantic import BaseModel
 
+from browser.types import Observation
 from graph.composer import live_rows, parse_order
 from graph.context import fit_window, prompt_parts
 from graph.evidence import ANSWER, derived_answer, discard_from
@@ -36,6 +37,7 @@ from graph.robust import (
 from graph.state import AgentState, PendingCall
 from graph.tools import DiscardRows, Finish, RevisePlan
 from graph.toolset import ToolCallError, parse_tool_call
+from graph.tracker import MAX_OPTIONS_KEPT, gate_key, read_values
 
 MIN_OBSERVATION_TOKENS = 300
 HISTORY_WHOLE = 2  # the newest exchanges sent whole; older ones (up to HISTORY_TURNS) as one line each
@@ -92,7 +94,8 @@ def make_actor(deps: Deps):
             reply = ToolMessage(f"INVALID TOOL CALL: {exc}", tool_call_id=call["id"])
             return {**update, **_invalid(deps, state, step, [ai, reply, *ignored], str(exc), llm_ms, spent)}
 
-        deps.log.write({"node": "actor", "step": step, "tool": call["name"], "args": tool.model_dump(exclude={"kind"}),
+        deps.log.write({"node": "actor", "step": step, "tool": call["name"], "call_id": call["id"],
+                        "args": tool.model_dump(exclude={"kind"}),
                         "llm_ms": llm_ms, "prompt_chars": sum(len(str(m.content)) for m in prompt),
                         "refused_calls": len(ignored), "prompt_parts": parts,
                         "page_key": page_key(state.get("observation")),
@@ -111,7 +114,20 @@ def make_actor(deps: Deps):
 def _structured(state: AgentState) -> dict[str, Any]:
     """What the turn says, as data on the message (not sent over the wire: only a policy in process reads it)."""
     return {"drift_flags": list(state.get("drift_flags") or []), "repair_goal": state.get("repair_goal"),
-            "repairs": state.get("repairs", 0)}
+            "repairs": state.get("repairs", 0), **_page_controls(state.get("observation"))}
+
+
+def _page_controls(observation: dict[str, Any] | None) -> dict[str, Any]:
+    """The page's controls (key -> label, value, option labels) and its page count, read off the observation
+    itself rather than the tracked state, so they are there with the state tracker switched off too."""
+    if not observation:
+        return {"controls": {}, "pages": None}
+    obs = Observation.model_validate(observation)
+    options = {gate_key(name): [o.label for o in c.options][:MAX_OPTIONS_KEPT]
+               for c in obs.controls for name in (c.name, c.label) if name}
+    controls = {key: {"label": label, "value": value, "options": options.get(key) or options.get(gate_key(label), [])}
+                for key, (value, label, _) in read_values(obs).items()}
+    return {"controls": controls, "pages": obs.pagination.pages if obs.pagination else None}
 
 
 def _prompt(deps: Deps, state: AgentState, tools: list[dict[str, Any]]

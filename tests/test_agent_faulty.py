@@ -1,0 +1,190 @@
+"""The faulty policy: seeded, deterministic mistakes from the paper's taxonomy, each one really made, and the
+scripted repair that re-reads every page of a discarded table (FAULT-INJECTED REPLAYS, not model results)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+
+from agent.models.fault_plan import FAULT_CLASSES, FaultSite, choose_fault, fault_sites, suite_classes
+from agent.models.faulty import FaultyChatModel
+from agent.models.scripted import STATE_KEY, ScriptedChatModel, load_walkthrough, reread_steps
+from agent.reports.faults import FAULT_LABEL, CleanRow, FaultCell, fault_rows, render_fault_markdown
+from graph.toolset import tool_schemas
+from tasks.offline.registry import PLACEHOLDER_ORIGIN
+
+STEPS = [
+    {"tool": "goto", "args": {"url": f"{PLACEHOLDER_ORIGIN}/reg/complaints"}},
+    {"tool": "select", "args": {"target": {"label": "Company"}, "option": "Bluestem"}},
+    {"tool": "select", "args": {"target": {"label": "Date basis"}, "option": "Original"}},
+    {"tool": "set_range", "args": {"start_target": {"label": "Date received from"},
+                                   "end_target": {"label": "Date received to"}, "start": "2016-01-01",
+                                   "end": "2019-12-31"}},
+    {"tool": "click", "args": {"target": {"text": "Apply filters"}}},
+    {"tool": "read_table", "args": {"table": 0, "all_pages": True}},
+    {"tool": "extract_rows", "args": {"columns": {"id": "ID"}}},
+    {"tool": "finish", "args": {"order_by": ["id"]}},
+]
+CONTROLS = {
+    "company": {"label": "Company", "value": "All companies", "options": ["All companies", "Bluestem", "Arbor"]},
+    "basis": {"label": "Date basis", "value": "Latest [latest]", "options": ["Latest", "Original"]},
+}
+
+
+def turn(**state) -> HumanMessage:
+    return HumanMessage("OBSERVATION", additional_kwargs={STATE_KEY: {
+        "drift_flags": [], "repair_goal": None, "repairs": 0, "controls": CONTROLS, "pages": 3, **state}})
+
+
+def drive(model: ScriptedChatModel, turns: int, **state) -> list[tuple[str, str, dict]]:
+    """`turns` actor calls on a page whose tracked state is `state`: (call id, tool, args) of each."""
+    bound = model.bind_tools(tool_schemas(search=False))
+    messages: list = []
+    calls = []
+    for _ in range(turns):
+        call = bound.invoke([SystemMessage("actor"), *messages, turn(**state)]).tool_calls[0]
+        calls.append((call["id"], call["name"], call["args"]))
+        messages += [AIMessage("", tool_calls=[call]), ToolMessage("ok=True", tool_call_id=call["id"])]
+    return calls
+
+
+def faulty(fault: str, candidates: tuple[int, ...], **extra) -> FaultyChatModel:
+    return FaultyChatModel(steps=STEPS, task_id="t", seed=1, site=FaultSite(fault, candidates, **extra))
+
+
+def test_the_injector_is_deterministic_per_seed():
+    steps = load_walkthrough("offline_scholar_001")
+    first = [choose_fault(steps, task, 7) for task in ("offline_scholar_001", "offline_scholar_001-g")]
+    again = [choose_fault(steps, task, 7) for task in ("offline_scholar_001", "offline_scholar_001-g")]
+    assert first == again
+    assert suite_classes(7) == suite_classes(7)
+    assert suite_classes(7) != suite_classes(8)  # another seed, another assignment
+
+
+def test_the_suite_assignment_gives_every_class_several_records():
+    given = Counter(suite_classes(20260521).values())
+    assert set(given) == set(FAULT_CLASSES)
+    assert min(given.values()) >= 5 and sum(given.values()) >= 50  # records with no place for any fault: few
+
+
+def test_fault_sites_find_the_places_each_class_needs():
+    sites = {s.fault: s.candidates for s in fault_sites(STEPS)}
+    assert sites["kept_default"] == (1, 2) and sites["wrong_option"] == (1, 2)
+    assert sites["navigation_reset"] == (4,) and sites["first_page_only"] == (5,)
+    assert sites["wrong_window"] == (3,) and sites["stale_rows"] == (1,)
+    assert "detail_skipped" not in sites  # no result pages opened: nothing to skip
+
+
+def test_kept_default_skips_the_setting_step_when_the_control_holds_another_value():
+    model = faulty("kept_default", (2,))
+    calls = drive(model, 4)
+    assert [c[1] for c in calls] == ["goto", "select", "set_range", "click"]  # 'Date basis' never set
+    record = model.fault_record()
+    assert record["injected"] and record["walkthrough_step"] == 2 and record["call"] == 2
+    assert "kept 'Latest [latest]'" in record["detail"] and record["label"] == "FAULT-INJECTED REPLAY"
+
+
+def test_kept_default_is_a_no_op_when_the_default_is_the_planned_value_and_falls_through():
+    controls = {**CONTROLS, "company": {**CONTROLS["company"], "value": "Bluestem"}}
+    model = faulty("kept_default", (1, 2))
+    calls = drive(model, 3, controls=controls)
+    assert [c[1] for c in calls] == ["goto", "select", "set_range"]
+    assert calls[1][2]["target"]["label"] == "Company"  # 1 was a no-op: made at 2 instead
+    assert model.fault_record()["walkthrough_step"] == 2
+
+
+def test_wrong_option_picks_another_option_of_the_control():
+    calls = drive(faulty("wrong_option", (1,)), 2)
+    call_id, name, args = calls[1]
+    assert call_id == "fx-1-0" and name == "select" and args["option"] == "Arbor"  # not the plan's, not the default
+
+
+def test_navigation_reset_reopens_the_page_and_submits_its_defaults_before_reading():
+    calls = drive(faulty("navigation_reset", (4,)), 8)
+    assert [(c[0], c[1]) for c in calls[4:8]] == [("fx-4-0", "click"), ("fx-4-1", "goto"), ("fx-4-2", "click"),
+                                                  ("wt-5", "read_table")]
+
+
+def test_first_page_only_reads_one_of_several_pages():
+    calls = drive(faulty("first_page_only", (5,)), 6)
+    assert calls[5][:2] == ("fx-5-0", "read_table") and calls[5][2]["all_pages"] is False
+    one_page = faulty("first_page_only", (5,))
+    assert drive(one_page, 6, pages=1)[5][2]["all_pages"] is True and not one_page.fault_record()["injected"]
+
+
+def test_wrong_window_narrows_the_range():
+    args = drive(faulty("wrong_window", (3,)), 4)[3][2]
+    assert (args["start"], args["end"]) == ("2017-12-31", "2019-12-31")
+
+
+def test_stale_rows_reads_and_keeps_rows_after_the_first_setting():
+    calls = drive(faulty("stale_rows", (1,)), 6)
+    assert [c[1] for c in calls[1:5]] == ["select", "click", "read_table", "extract_rows"]
+    assert all(c[0].startswith("fx-1-") for c in calls[1:5]) and calls[5][0] == "wt-2"
+
+
+def test_detail_skipped_leaves_out_one_visit():
+    steps = load_walkthrough("offline_scholar_003")
+    site = next(s for s in fault_sites(steps) if s.fault == "detail_skipped")
+    model = FaultyChatModel(steps=steps, task_id="t", seed=1, site=FaultSite("detail_skipped", site.candidates[1:2],
+                                                                             site.skip_to))
+    calls = drive(model, len(steps) - 3)
+    opened = [c[2]["target"]["text"] for c in calls if c[1] == "click" and c[2]["target"].get("text") != "Search"]
+    wanted = [s["args"]["target"]["text"] for i, s in enumerate(steps) if i in site.candidates]
+    assert opened == [t for t in wanted if t != steps[site.candidates[1]]["args"]["target"]["text"]]
+
+
+def test_repair_of_a_table_read_over_many_pages_rereads_each_page():
+    """Issue 18, item 5: the families table was extracted on three expanded sections; the repair read one."""
+    steps = load_walkthrough("offline_lifesci_004")
+    cursor = next(i for i, s in enumerate(steps) if s["tool"] == "derive")
+    again = reread_steps(steps[:cursor], "families")
+    assert [s["args"]["section"] for s in again if s["tool"] == "extract_rows"] == [
+        s["args"]["section"] for s in steps if s["tool"] == "extract_rows" and s["args"].get("into") == "families"]
+    assert len([s for s in again if s["tool"] == "extract_rows"]) == 3
+    assert all(s["args"].get("into") == "families" for s in again if s["tool"] in ("extract_rows", "read_facts"))
+    model = ScriptedChatModel(steps=steps)
+    model._cursor = cursor + 1
+    goal = "[drift] table families: 5 row(s) were read while drift was active (x) at step(s) [4]: restore"
+    model._plan_verifier_repair(goal)
+    queued = [s for _, s in model._queue]
+    assert queued[0] == {"tool": "discard_rows", "args": {"table": "families", "all_rows": True}}
+    assert len([s for s in queued if s["tool"] == "extract_rows"]) == 3 and queued[-1]["tool"] == "finish"
+
+
+def test_unphased_repair_rereads_every_detail_page():
+    steps = load_walkthrough("offline_scholar_003")
+    model = ScriptedChatModel(steps=steps)
+    model._cursor = len(steps) - 1
+    model._plan_verifier_repair("[drift] 3 row(s) were read while drift was active (x): restore the gates")
+    queued = [s for _, s in model._queue]
+    extracts = len([s for s in steps if s["tool"] == "extract_rows"])
+    assert len([s for s in queued if s["tool"] == "extract_rows"]) == extracts > 1
+
+
+def test_fault_table_is_labelled_and_counts_flags_by_node():
+    cells = [FaultCell("faulty", "full", "-", "a", "kept_default", True, 3, True, True, 1.0, 1.0, ""),
+             FaultCell("faulty", "full", "-", "b", "kept_default", True, 3, False, False, 0.0, 0.5, "skipped x"),
+             FaultCell("faulty", "no-verifier", "verifier", "a", "kept_default", True, 3, True, False, 0.0, 0.4, "")]
+    rows = fault_rows(cells)
+    full = next(r for r in rows if r.variant == "full" and r.fault == "kept_default")
+    assert (full.injected, full.flagged, full.by_tracker, full.repaired, full.em) == (2, 1, 1, 1, 0.5)
+    assert next(r for r in rows if r.variant == "no-verifier" and r.fault == "kept_default").owned
+    text = render_fault_markdown(rows, [CleanRow("scripted", "full", "-", 2, 0, 1.0, 1.0)], cells)
+    assert text.startswith(f"# Fault table ({FAULT_LABEL})") and "NOT MODEL RESULTS" in text
+    assert "faults flagged before submit 1/2 (50%) (target >= 95%: MISSED)" in text
+    assert "| b | kept_default | skipped x | 0 |" in text  # the one the full agent missed, named
+
+
+def test_a_reread_leaves_out_a_visit_that_read_nothing_and_came_back():
+    """The repair re-reads as the walkthrough read, but not through a detour whose return reset the state."""
+    steps = [*STEPS[:5], {"tool": "click", "args": {"target": {"text": "1529370"}}},
+             {"tool": "click", "args": {"target": {"text": "Back to results"}}}, *STEPS[5:7],
+             {"tool": "click", "args": {"target": {"text": "1529371"}}},
+             {"tool": "read_table", "args": {"table": 1}}, {"tool": "extract_rows", "args": {"columns": {"id": "ID"}}},
+             {"tool": "back", "args": {}}]
+    again = reread_steps(steps, "answer")
+    texts = [s["args"]["target"].get("text") for s in again if s["tool"] == "click"]
+    assert texts == ["Apply filters", "1529371"]  # the detour left out, the visit that read kept
+    assert [s["tool"] for s in again].count("extract_rows") == 2
