@@ -162,6 +162,8 @@ def track(
         if before is not None and before["value"] == value:
             values[key] = StateValue(value=value, label=label, evidence=evidence, set_at_step=before["set_at_step"],
                                      set_by=before["set_by"])
+            if "clamped" in before:  # the page's limit still holds while the value is the one it clamped to
+                values[key]["clamped"] = before["clamped"]
         elif value and ("url" in evidence or _key_matches(key, label, targets)):
             # set by the agent: a control it addressed, or URL state chosen by the navigation it triggered;
             # a control that changed as a side effect (a reset to its default) is not a gate the agent set
@@ -181,7 +183,7 @@ def track(
     )
 
     if plan is not None:
-        _mark_clamps(plan, state, obs.outline)
+        _mark_clamps(plan, state, obs.outline, requested=_requested_values(action))
     flags = _carry_flags(active_flags, state, kind, targets)
     if same_path_before is not None and kind not in NAVIGATIONS:
         flags += _lost_gates(same_path_before, state, kind, targets, moved=previous is None or previous["path"] != path,
@@ -430,11 +432,15 @@ def _point(value: str) -> tuple[int, int, int] | None:
     return parse_date(value.split(" [", 1)[0].strip())
 
 
-def clamp_evidence(value: StateValue, target: str, page_lines: list[str]) -> str | None:
+def clamp_evidence(value: StateValue, target: str, page_lines: list[str], *, asked_for_target: bool = True) -> str | None:
     """Why `target` cannot be had on this page, in the page's own terms, when the control holds the nearest
     end of what the page allows: its options (years, dates) end before the target, or the page states a
     range ("Showing 2001–2010") that does. None when the target could be set (then a different value is
-    a mismatch, not a clamp)."""
+    a mismatch, not a clamp).
+
+    A stated range counts only when the agent asked for the target and the page held its own end instead
+    (`asked_for_target`): pages restate the filter in force ("Date received: 2018-07-02 – 2020-12-31"), and
+    that restatement of a wrong or default window is no evidence of the site's limits."""
     want, held = parse_date(target.strip()), _point(value["value"])
     if want is None or held is None or want == held:
         return None
@@ -444,7 +450,7 @@ def clamp_evidence(value: StateValue, target: str, page_lines: list[str]) -> str
         (low, low_label), (high, high_label) = dated[0], dated[-1]
         if (want > high and held == high) or (want < low and held == low):
             return f"{value['label']!r} offers {low_label}..{high_label}"
-    for line in page_lines:
+    for line in page_lines if asked_for_target else []:
         for match in _STATED_RANGE.finditer(line):
             ends = sorted(p for g in match.groups() if g and (p := parse_date(g)) is not None)
             if len(ends) == 2 and ((want > ends[1] and held == ends[1]) or (want < ends[0] and held == ends[0])):
@@ -458,7 +464,16 @@ def is_clamped(value: dict[str, Any], target: str) -> bool:
     return bool(clamp) and values_match(clamp["planned"], target)
 
 
-def _mark_clamps(plan: Plan, state: RetrievalState, page_lines: list[str]) -> None:
+def _requested_values(action: dict | None) -> list[str]:
+    """The values this step's action asked a control or the URL for (what a clamp would have refused)."""
+    if not action:
+        return []
+    asked = [action.get(field) for field in ("value", "option", "start", "end", "text")]
+    asked += [v for values in (action.get("params") or {}).values() for v in (values if isinstance(values, list) else [values])]
+    return [str(v) for v in asked if v not in (None, "")]
+
+
+def _mark_clamps(plan: Plan, state: RetrievalState, page_lines: list[str], requested: list[str]) -> None:
     """Record `clamped` on each value a plan gate (or a window's end) names that the page cannot set."""
     for gate in plan_gates(plan):
         wanted: list[tuple[str, str]] = []
@@ -477,5 +492,8 @@ def _mark_clamps(plan: Plan, state: RetrievalState, page_lines: list[str]) -> No
             value = state["values"][key]
             if values_match(value["value"], target):
                 continue
-            if evidence := clamp_evidence(value, target, page_lines):
+            if is_clamped(value, target):
+                continue
+            asked = value.get("set_at_step") == state["step"] and any(values_match(r, target) for r in requested)
+            if evidence := clamp_evidence(value, target, page_lines, asked_for_target=asked):
                 value["clamped"] = Clamp(planned=target, evidence=evidence)

@@ -88,6 +88,33 @@ def test_the_page_stating_its_range_is_clamp_evidence_too():
     assert clamp_evidence({**value, "value": "2018"}, "2024", ["Records available 2003–2019."]) is None
 
 
+
+def _date_page(to: str) -> Observation:
+    """A free date input whose page restates the filter in force, as result pages do."""
+    return Observation(url=f"http://x/search?to={to}", query_state={"to": [to]},
+                       outline=[f"Date received: 2018-07-02 – {to}"],
+                       controls=[Control(ref="e1", kind="date", label="To date", name="to", value=to)])
+
+
+def test_a_page_restating_the_filter_in_force_is_no_clamp():
+    """The wrong window the agent typed itself, restated by the page, stays a mismatch (not a clamp that would
+    withdraw the flag); the same range counts when the agent asked for the target and the page held its end."""
+    plan = Plan(gates=[Gate(kind="filter", name="To date", target="2024-12-31")])
+    typed_wrong = {"kind": "fill", "target": {"label": "To date"}, "value": "2020-12-31"}
+    state, flags = track(obs=_date_page("2020-12-31"), step=3, action=typed_wrong, result=None, previous=None,
+                         history=[], active_flags=[], plan=plan)
+    assert "clamped" not in state["values"]["to"] and [f["rule"] for f in flags] == ["gate_mismatch"]
+    asked_target = {**typed_wrong, "value": "2024-12-31"}
+    state, flags = track(obs=_date_page("2020-12-31"), step=3, action=asked_target, result=None, previous=None,
+                         history=[], active_flags=[], plan=plan)
+    assert state["values"]["to"]["clamped"]["planned"] == "2024-12-31" and flags == []
+    later, flags = track(obs=_date_page("2020-12-31"), step=4, action={"kind": "scroll"}, result=None,
+                         previous=state, history=[state], active_flags=[], plan=plan)
+    assert "clamped" in later["values"]["to"] and flags == []  # the clamp holds while the value does
+    value = {"value": "2019", "label": "To date", "evidence": [], "set_at_step": 1, "set_by": "fill"}
+    assert clamp_evidence(value, "2024", ["Records available 2003–2019."], asked_for_target=False) is None
+
+
 NO_RESULTS = {"url": "http://x/search?q=zz", "text": "", "outline": ["Search", "No results."], "tables": []}
 
 
