@@ -148,7 +148,7 @@ async def test_the_prompt_fits_the_context_window_and_older_steps_are_summarised
     ("planner", ["of the plan"], {"revise_plan"}),
     ("state_tracker", ["DRIFT FLAGS"], set()),
     ("verifier", ["REPAIR GOAL"], set()),
-    ("provenance", ["Rows keep the URL"], set()),
+    ("provenance", ["Rows keep their URL"], set()),
 ])
 async def test_an_ablated_node_takes_its_prompt_parts_and_tools_with_it(ablated, gone_text, gone_tools):
     rows = [{"values": {"cve_id": "X"}, "provenance": {"step": 1}}]
@@ -168,7 +168,7 @@ async def test_an_ablated_node_takes_its_prompt_parts_and_tools_with_it(ablated,
     for text in gone_text:
         assert text in full["messages"][0]["content"] and text not in cut["messages"][0]["content"]
     others = {"planner": "of the plan", "state_tracker": "DRIFT FLAGS", "verifier": "REPAIR GOAL",
-              "provenance": "Rows keep the URL"}
+              "provenance": "Rows keep their URL"}
     for node, text in others.items():  # switching one node off leaves every other node's instructions
         if node != ablated:
             assert text in cut["messages"][0]["content"]
