@@ -71,7 +71,7 @@ def _apply_then_read(steps: list[Step]) -> list[int]:
     return found
 
 
-def _last_goto(steps: list[Step], before: int) -> int | None:
+def last_goto(steps: list[Step], before: int) -> int | None:
     return next((i for i in range(before - 1, -1, -1) if steps[i]["tool"] == "goto"), None)
 
 
@@ -94,7 +94,7 @@ def _detail_visits(steps: list[Step]) -> dict[int, int]:
     return visits
 
 
-def _narrower_window(args: dict) -> dict | None:
+def narrower_window(args: dict) -> dict | None:
     try:
         start, end = date.fromisoformat(args["start"]), date.fromisoformat(args["end"])
     except (KeyError, TypeError, ValueError):
@@ -105,7 +105,7 @@ def _narrower_window(args: dict) -> dict | None:
     return {**args, "start": middle.isoformat()}
 
 
-def _other_year(url: str) -> str | None:
+def other_year(url: str) -> str | None:
     parts = urlsplit(url)
     params = parse_qsl(parts.query)
     for n, (key, value) in enumerate(params):
@@ -127,7 +127,7 @@ def fault_sites(steps: list[Step], plan: Plan | None = None) -> list[FaultSite]:
     if wrong:
         sites.append(FaultSite("wrong_option", tuple(wrong)))
     applied = [i for i in _apply_then_read(steps)
-               if (g := _last_goto(steps, i)) is not None and any(s["tool"] in SETTERS for s in steps[g:i])]
+               if (g := last_goto(steps, i)) is not None and any(s["tool"] in SETTERS for s in steps[g:i])]
     if applied:
         sites.append(FaultSite("navigation_reset", tuple(applied)))
     paged = [i for i, s in enumerate(steps) if s["tool"] == "read_table" and s["args"].get("all_pages")]
@@ -138,13 +138,13 @@ def fault_sites(steps: list[Step], plan: Plan | None = None) -> list[FaultSite]:
         if len(visits) >= 2:
             sites.append(FaultSite("detail_skipped", tuple(visits), skip_to=visits))
     windows = [i for i, s in enumerate(steps)
-               if (s["tool"] == "set_range" and _narrower_window(s["args"]) and _read_follows(steps, i))
-               or (s["tool"] == "goto" and i > 0 and _other_year(s["args"]["url"]) and _read_follows(steps, i))]
+               if (s["tool"] == "set_range" and narrower_window(s["args"]) and _read_follows(steps, i))
+               or (s["tool"] == "goto" and i > 0 and other_year(s["args"]["url"]) and _read_follows(steps, i))]
     if windows:
         sites.append(FaultSite("wrong_window", tuple(windows)))
     stale = []
     for i in applied:
-        g = _last_goto(steps, i)
+        g = last_goto(steps, i)
         first_setter = next((j for j in range(g or 0, i) if steps[j]["tool"] in SETTERS), None)
         if first_setter is not None and any(steps[j]["tool"] in SETTERS for j in range(first_setter + 1, i)):
             stale.append(first_setter)
@@ -189,16 +189,7 @@ def choose_fault(steps: list[Step], task_id: str, seed: int, plan: Plan | None =
     return FaultSite(site.fault, site.candidates[start:], site.skip_to)
 
 
-def narrower_window(args: dict) -> dict | None:
-    return _narrower_window(args)
 
-
-def other_year(url: str) -> str | None:
-    return _other_year(url)
-
-
-def last_goto(steps: list[Step], before: int) -> int | None:
-    return _last_goto(steps, before)
 
 
 def read_after(steps: list[Step], index: int) -> list[Step]:
