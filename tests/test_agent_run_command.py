@@ -31,6 +31,15 @@ def test_bad_options_exit_with_a_message(tmp_path: Path):
     assert result.exit_code == 2 and "either --suite or --tasks" in result.output
 
 
+def test_an_out_path_that_is_a_file_exits_with_a_message_and_keeps_the_file(tmp_path: Path):
+    taken = tmp_path / "notes.txt"
+    taken.write_text("mine")
+    result = CliRunner().invoke(app, ["run", "--task", "offline_water_001", "--model", "scripted", "--out", str(taken)])
+    assert result.exit_code == 2
+    assert f"--out {taken}: cannot make the run folder" in " ".join(result.output.split())
+    assert "Traceback" not in result.output and taken.read_text() == "mine"
+
+
 @pytest.mark.slow
 def test_sgr_run_offline_task_with_an_ablation(tmp_path: Path):
     result = CliRunner().invoke(app, ["run", "--task", "offline_water_001", "--suite", "offline", "--model", "scripted",

@@ -175,14 +175,18 @@ def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASK
         variant = make_variant(ablate)
         mapping, release = _webenv_mapping(bench, webenv or [])
         out_dir = run_path(out, task, chosen.name, variant.name)  # checked before anything is written or removed
+        if fresh and out_dir.exists():
+            shutil.rmtree(out_dir)
+        out_dir.mkdir(parents=True, exist_ok=True)
     except (RunSetupError, ConfigError, UnsafePath) as exc:
         console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
         raise typer.Exit(2) from exc
+    except OSError as exc:  # --out names a file, a folder we may not write, a full disk
+        console.print(f"[red]error:[/] --out {escape(str(out))}: cannot make the run folder {escape(str(out_dir))}: "
+                      f"{escape(exc.strerror or str(exc))}", highlight=False)
+        raise typer.Exit(2) from exc
     protocol = bench.protocol if bench else ProtocolConfig()
     agent = bench.agent if bench else AgentConfig()
-    if fresh and out_dir.exists():
-        shutil.rmtree(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     from agent.webenv.environments import EnvironmentDown, TaskSkipped
 
     try:
