@@ -7,6 +7,7 @@ class does not apply. Templates are YAML files a person fills in; `summarize` va
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -74,9 +75,20 @@ def needs_review(entry: RunEntry) -> bool:
     return score is None or not score.exact_match
 
 
+_MAX_STEM = 150  # well under the 255-byte file-name limit
+
+
 def review_file_name(entry: RunEntry) -> str:
-    parts = [entry.record.system, entry.record.agent_variant, entry.record.task_id]
-    return "__".join(re.sub(r"[^A-Za-z0-9._-]+", "-", p) for p in parts if p) + ".yaml"
+    """One plain file name inside the reviews folder, whatever the ids hold (separators, leading dots, length):
+    the readable stem, and a digest of the raw ids whenever cleaning changed or cut them, so distinct cases
+    never share a file."""
+    parts = [p for p in (entry.record.system, entry.record.agent_variant, entry.record.task_id) if p]
+    stem = "__".join(re.sub(r"[^A-Za-z0-9._-]+", "-", p).strip(".-") or "_" for p in parts)
+    raw = "__".join(parts)
+    if stem != raw or len(stem) > _MAX_STEM:
+        digest = hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:10]
+        stem = f"{stem[:_MAX_STEM]}-{digest}"
+    return stem + ".yaml"
 
 
 def template(entry: RunEntry) -> dict:

@@ -171,3 +171,20 @@ def test_review_of_an_unscored_folder_is_a_clear_error(tmp_path: Path):
     assert result.exit_code == 2 and "scores.jsonl" in result.output
     summary = runner.invoke(app, ["review", "summary", str(tmp_path)])
     assert summary.exit_code == 2 and "sgr review init" in summary.output
+
+
+def test_review_file_names_stay_plain_distinct_and_short():
+    from types import SimpleNamespace
+
+    from eval.review import review_file_name
+
+    def name(system: str, variant: str, task: str) -> str:
+        return review_file_name(SimpleNamespace(record=SimpleNamespace(system=system, agent_variant=variant,
+                                                                       task_id=task)))
+
+    assert name("m1", "full", "t2") == "m1__full__t2.yaml"  # plain ids unchanged
+    odd = [name("m/1", "full", "../../x"), name("m 1", "full", "..-x"), name("..", "", ".hidden"),
+           name("m", "full", "t" * 400)]
+    for file_name in odd:
+        assert "/" not in file_name and not file_name.startswith(".") and len(file_name) < 200
+    assert len(set(odd)) == len(odd) and name("m/1", "full", "x") != name("m_1", "full", "x") != name("m-1", "full", "x")
