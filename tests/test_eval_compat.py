@@ -4,12 +4,14 @@ its rules come from, the default mode's changes, and the mode in every summary."
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from agent.outcome import TaskOutcome
+from agent.reports.html import render_html_report
 from agent.reports.summary import render_markdown, summarize
 from agent.rundir.cells import CellRecord
 from agent.runner.bench import score_cell
@@ -112,6 +114,8 @@ def test_bench_cells_and_summaries_state_the_mode() -> None:
                         gold=GOLD, outcome=outcome, metrics=metrics_, score=score)
     summary = summarize(Path("run"), [record])
     assert summary.scoring == "authors" and "Scoring mode: authors" in render_markdown(summary)
+    html = render_html_report(Path("run"), summary, [record])
+    assert re.search(r'Scoring mode: <b id="scoring">authors</b>', html)
 
 
 def test_cli_compat_authors_writes_the_mode_and_refuses_an_unknown_mode(tmp_path: Path) -> None:
