@@ -9,18 +9,21 @@ from starlette.routing import Mount
 from starlette.testclient import TestClient
 
 from tasks.offline.app import DEFAULT_SEED
-from tasks.offline.sites import lifesci
+from tasks.offline.sites.lifesci import data as lifesci_data
 from tasks.offline.sites.lifesci import oracles as lifesci_oracles
+from tasks.offline.sites.lifesci import pages as lifesci_pages
+from tasks.offline.sites.lifesci import scripted as lifesci_scripted
+from tasks.offline.sites.lifesci import search as lifesci_search
 
-DATA = lifesci.build(DEFAULT_SEED)
-CHOSEN = lifesci.choose(DATA)
-RECORDS = {t["task_id"]: t for t in lifesci.tasks(DATA)}
+DATA = lifesci_data.build(DEFAULT_SEED)
+CHOSEN = lifesci_oracles.choose(DATA)
+RECORDS = {t["task_id"]: t for t in lifesci_oracles.tasks(DATA)}
 RULE = CHOSEN.hierarchy_rule
 
 
 @pytest.fixture(scope="module")
 def client():
-    app = Starlette(routes=[Mount("/lifesci", routes=lifesci.routes(DATA))])
+    app = Starlette(routes=[Mount("/lifesci", routes=lifesci_pages.routes(DATA))])
     with TestClient(app) as test_client:
         yield test_client
 
@@ -32,7 +35,7 @@ def table(html: str, index: int = 0) -> list[dict[str, str]]:
             for tr in element.find("tbody").find_all("tr")]
 
 
-def search_params(q: lifesci.Query, **extra: str) -> str:
+def search_params(q: lifesci_search.Query, **extra: str) -> str:
     params = {"name": q.name, "created_from": q.created_from, "created_to": q.created_to, **extra}
     if q.synonyms:
         params["synonyms"] = "on"
@@ -40,10 +43,10 @@ def search_params(q: lifesci.Query, **extra: str) -> str:
 
 
 def test_same_seed_same_data_and_answers():
-    again = lifesci.build(DEFAULT_SEED)
+    again = lifesci_data.build(DEFAULT_SEED)
     assert again == DATA
-    assert json.dumps(lifesci.tasks(again)) == json.dumps(list(RECORDS.values()))
-    assert lifesci.build(DEFAULT_SEED + 1) != DATA
+    assert json.dumps(lifesci_oracles.tasks(again)) == json.dumps(list(RECORDS.values()))
+    assert lifesci_data.build(DEFAULT_SEED + 1) != DATA
     assert len(DATA.species) >= 300
 
 
@@ -65,7 +68,7 @@ def test_browse_starts_collapsed_and_children_load_from_the_api(client):
 def test_synonym_back_search_is_off_by_default_and_widens_results(client):
     q = CHOSEN.synonym_query
     with_synonyms = table(client.get(search_params(q, size="50")).text)
-    without = lifesci.Query(q.name, False, "", q.created_from, q.created_to)
+    without = lifesci_search.Query(q.name, False, "", q.created_from, q.created_to)
     plain = table(client.get(search_params(without, size="50")).text)
     assert len(with_synonyms) > len(plain) > 0
     assert {r["Matched on"] for r in plain} == {"accepted name"}
@@ -139,15 +142,15 @@ def test_answers_absent_from_default_pages(client):
 @pytest.mark.parametrize("seed", [1, 7, 99])
 def test_other_seeds_still_yield_valid_tasks(seed):
     """`sgr sites serve --seed N` must work for any seed: targets are chosen from the data, not hard-coded."""
-    data = lifesci.build(seed)
-    records = lifesci.tasks(data)
+    data = lifesci_data.build(seed)
+    records = lifesci_oracles.tasks(data)
     assert all(2 <= r["oracle_output_cardinality"] <= 20 for r in records)
-    assert set(lifesci.walkthroughs(data)) == {r["task_id"] for r in records[::2]}
+    assert set(lifesci_scripted.walkthroughs(data)) == {r["task_id"] for r in records[::2]}
     by_id = {r["task_id"]: r for r in records}  # the derived drafts raise when a designed trap is missing
     assert 3 <= by_id["offline_lifesci_004"]["oracle_output_cardinality"] <= 5
-    assert by_id["offline_lifesci_005"]["oracle_output_cardinality"] == lifesci.REASSIGNED
-    walks = lifesci.walkthroughs(data)
-    assert all(len(walks[t]) <= lifesci.MAX_WALK_STEPS for t in ("offline_lifesci_004", "offline_lifesci_005"))
+    assert by_id["offline_lifesci_005"]["oracle_output_cardinality"] == lifesci_data.REASSIGNED
+    walks = lifesci_scripted.walkthroughs(data)
+    assert all(len(walks[t]) <= lifesci_oracles.MAX_WALK_STEPS for t in ("offline_lifesci_004", "offline_lifesci_005"))
 
 
 # ---------------------------------------------------------------- derived tasks 004 and 005
@@ -161,7 +164,7 @@ def species_facts(html: str) -> dict[str, str]:
     return facts
 
 
-def shares_from_pages(client, rule: lifesci.HierarchyRule, *, denominator: str = "taxa") -> list[str]:
+def shares_from_pages(client, rule: lifesci_oracles.HierarchyRule, *, denominator: str = "taxa") -> list[str]:
     """The 004 answer as a reader of the pages computes it (denominator 'species' = the look-alike count)."""
     rows = []
     browse = BeautifulSoup(client.get("/lifesci/browse").text, "lxml")
@@ -194,7 +197,7 @@ def test_hierarchy_traps_change_the_answer(client):
     under = [f for f in families if RULE.threshold - 3 <= len(DATA.species_under(f)) < RULE.threshold]
     assert under and all(lifesci_oracles._taxa(DATA, f) >= RULE.threshold for f in under)  # just under, taxa far above
     earlier_fails_one = 0
-    for fam, genus in lifesci.hierarchy_choice(DATA, RULE):
+    for fam, genus in lifesci_oracles.hierarchy_choice(DATA, RULE):
         listed = DATA.children(fam.id)
         earlier = listed[:listed.index(genus)]
         earlier_fails_one += any(sum(lifesci_oracles._genus_conditions(DATA, RULE, g)) == 1 for g in earlier)
@@ -242,11 +245,11 @@ def test_specimen_oracle_recomputed_from_served_pages(client):
 def test_specimen_traps_are_real(client):
     answer = [r.split("|") for r in RECORDS["offline_lifesci_005"]["oracle_answer"].split("\n")]
     assert {"UNIQUE", "AMBIG"} <= {r[3] for r in answer}
-    pairs = lifesci.reassigned(DATA)
+    pairs = lifesci_oracles.reassigned(DATA)
     # an older synonym in the current genus would win without the genus rule
     assert any(min(sp.synonyms, key=lambda s: s.year).name.split()[0] == sp.genus for _, sp in pairs)
     # the catalogued name is a later combination: a careless reader reports it, and its back-search is AMBIG
-    later = [(spec, sp) for spec, sp in pairs if spec.catalogued_as != lifesci.oldest_other_genus(sp).name]
+    later = [(spec, sp) for spec, sp in pairs if spec.catalogued_as != lifesci_oracles.oldest_other_genus(sp).name]
     assert later and any(len(names_found(client, spec.catalogued_as, synonyms=True)) > 1 for spec, _ in later)
     # look-alike status: catalogued as holotype, the species page says lectotype
     specimens = {r["Current name"]: r for r in table(client.get("/lifesci/collections/" + DATA.specimen_sets[0].slug).text)}

@@ -14,17 +14,21 @@ from starlette.routing import Mount
 from starlette.testclient import TestClient
 
 from tasks.offline.app import DEFAULT_SEED
-from tasks.offline.sites import regulatory as reg
+from tasks.offline.sites.regulatory import data as reg_data
+from tasks.offline.sites.regulatory import oracles as reg_oracles
+from tasks.offline.sites.regulatory import pages as reg_pages
+from tasks.offline.sites.regulatory import scripted as reg_scripted
+from tasks.offline.sites.regulatory import search as reg_search
 
 
 @pytest.fixture(scope="module")
-def data() -> reg.RegulatoryData:
-    return reg.build(DEFAULT_SEED)
+def data() -> reg_data.RegulatoryData:
+    return reg_data.build(DEFAULT_SEED)
 
 
 @pytest.fixture()
 def client(data) -> TestClient:
-    return TestClient(Starlette(routes=[Mount("/regulatory", routes=reg.routes(data))]))
+    return TestClient(Starlette(routes=[Mount("/regulatory", routes=reg_pages.routes(data))]))
 
 
 def complaint_ids(html: str) -> list[str]:
@@ -32,49 +36,49 @@ def complaint_ids(html: str) -> list[str]:
 
 
 def test_same_seed_same_data_and_answers(data):
-    again = reg.build(DEFAULT_SEED)
-    assert again == data and reg.tasks(again) == reg.tasks(data)
+    again = reg_data.build(DEFAULT_SEED)
+    assert again == data and reg_oracles.tasks(again) == reg_oracles.tasks(data)
 
 
 def test_default_window_drops_older_complaints(client, data):
-    q = reg.choose(data).history_query
+    q = reg_oracles.choose(data).history_query
     params = {k: v for k, v in q.filters}
     default_csv = client.get("/regulatory/complaints.csv", params=params).text
     all_csv = client.get("/regulatory/complaints.csv", params={**params, "date_received_min": q.start,
                                                                 "date_received_max": q.end}).text
     default_rows = list(csv.DictReader(io.StringIO(default_csv)))
     all_rows = list(csv.DictReader(io.StringIO(all_csv)))
-    assert all(r["Date received"] >= reg.DEFAULT_WINDOW[0] for r in default_rows)
+    assert all(r["Date received"] >= reg_data.DEFAULT_WINDOW[0] for r in default_rows)
     assert len(all_rows) > len(default_rows) and any(r["Date received"] < "2022" for r in all_rows)
-    assert [r["Complaint ID"] for r in all_rows] == [c.id for c in reg.search_complaints(data, q)]
+    assert [r["Complaint ID"] for r in all_rows] == [c.id for c in reg_search.search_complaints(data, q)]
 
 
 def test_page_size_and_numbered_pages(client, data):
-    q = reg.choose(data).relief_query
+    q = reg_oracles.choose(data).relief_query
     params = {**dict(q.filters), "date_received_min": q.start, "date_received_max": q.end}
     page1 = client.get("/regulatory/complaints", params=params).text
     big = client.get("/regulatory/complaints", params={**params, "size": "50"}).text
     assert len(complaint_ids(page1)) == 10 and 'rel="next"' in page1
-    assert len(complaint_ids(big)) == len(reg.search_complaints(data, q)) > 10
+    assert len(complaint_ids(big)) == len(reg_search.search_complaints(data, q)) > 10
 
 
 def test_facet_counts_follow_filters(client, data):
-    html = client.get("/regulatory/complaints", params={"company": reg.COMPANIES[0]}).text
+    html = client.get("/regulatory/complaints", params={"company": reg_data.COMPANIES[0]}).text
     counts = dict(re.findall(r"<li>([A-Z][^<]*?) <span class=\"count\">\((\d+)\)</span>", html))
-    window = reg.ComplaintQuery(filters=(("company", reg.COMPANIES[0]),))
-    assert int(counts["Mortgage"]) == sum(c.product == "Mortgage" for c in reg.search_complaints(data, window))
+    window = reg_search.ComplaintQuery(filters=(("company", reg_data.COMPANIES[0]),))
+    assert int(counts["Mortgage"]) == sum(c.product == "Mortgage" for c in reg_search.search_complaints(data, window))
 
 
 def test_custom_company_dropdown_is_aria_listbox(client):
     html = client.get("/regulatory/complaints").text
     assert 'role="combobox"' in html and 'role="listbox"' in html
     assert '<select id="company"' not in html and 'type="hidden" name="company"' in html
-    assert html.count('role="option"') == len(reg.ALL_COMPANIES) + 1
+    assert html.count('role="option"') == len(reg_data.ALL_COMPANIES) + 1
 
 
 def test_cookie_banner_until_consent(client):
     assert 'id="cookie-banner"' in client.get("/regulatory/complaints").text
-    client.cookies.set(reg.CONSENT_COOKIE, "1")
+    client.cookies.set(reg_data.CONSENT_COOKIE, "1")
     assert 'id="cookie-banner"' not in client.get("/regulatory/complaints").text
 
 
@@ -86,49 +90,49 @@ def test_detail_links_reset_filters(client, data):
 
 
 def test_library_filters_are_posted_and_pdf_holds_penalty(client, data):
-    form = dict(reg.choose(data).document_form)
+    form = dict(reg_oracles.choose(data).document_form)
     assert len(re.findall(r'href="/regulatory/documents/[\d-]+"', client.get("/regulatory/documents").text)) \
-        == reg.DEFAULT_DOCUMENTS_SHOWN
+        == reg_data.DEFAULT_DOCUMENTS_SHOWN
     html = client.post("/regulatory/documents", data=form).text
-    docs = reg.search_documents(data, form)
+    docs = reg_search.search_documents(data, form)
     assert f"{len(docs)} matching documents" in html
-    steps = reg.walkthroughs(data)["offline_regulatory_003"]
+    steps = reg_scripted.walkthroughs(data)["offline_regulatory_003"]
     pattern = next(s["args"]["pattern"] for s in steps if s["tool"] == "extract_rows")
     rows = []
     for doc in sorted(docs, key=lambda d: d.respondent):
         page = client.get(f"/regulatory/documents/{doc.slug}").text
-        assert f"/regulatory/documents/{doc.slug}.pdf" in page and reg.money(doc.penalty) not in page
+        assert f"/regulatory/documents/{doc.slug}.pdf" in page and reg_data.money(doc.penalty) not in page
         response = client.get(f"/regulatory/documents/{doc.slug}.pdf")
         assert response.headers["content-type"] == "application/pdf"
         text = "\n".join(p.extract_text() for p in PdfReader(io.BytesIO(response.content)).pages)
         match = re.search(pattern, text)
         assert match, text
         rows.append(f"{match['respondent']}|{match['civil_money_penalty']}")
-    oracle = next(r for r in reg.tasks(data) if r["task_id"] == "offline_regulatory_003")["oracle_answer"]
+    oracle = next(r for r in reg_oracles.tasks(data) if r["task_id"] == "offline_regulatory_003")["oracle_answer"]
     assert ";".join(rows) == oracle
 
 
 def test_pdf_bytes_are_deterministic(data):
     doc = data.documents[0]
-    reg.document_pdf.cache_clear()
-    first = reg.document_pdf(doc)
-    reg.document_pdf.cache_clear()
-    assert reg.document_pdf(doc) == first
+    reg_pages.document_pdf.cache_clear()
+    first = reg_pages.document_pdf(doc)
+    reg_pages.document_pdf.cache_clear()
+    assert reg_pages.document_pdf(doc) == first
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_other_seeds_still_give_tasks_with_effective_traps(seed):
-    data = reg.build(seed)
-    records = reg.tasks(data)
+    data = reg_data.build(seed)
+    records = reg_oracles.tasks(data)
     assert len(records) == 10 and all(2 <= r["oracle_output_cardinality"] <= 20 for r in records)
-    assert set(reg.walkthroughs(data)) == {r["task_id"] for r in records if not r["task_id"].endswith("-g")}
+    assert set(reg_scripted.walkthroughs(data)) == {r["task_id"] for r in records if not r["task_id"].endswith("-g")}
 
 
 # ---------------------------------------------------------------- derived tasks 004 (enforcement) and 005 (cohort)
 
 
 def _record(data, task_id: str) -> dict:
-    return next(r for r in reg.tasks(data) if r["task_id"] == task_id)
+    return next(r for r in reg_oracles.tasks(data) if r["task_id"] == task_id)
 
 
 def _action_slugs(html: str) -> list[str]:
@@ -136,15 +140,15 @@ def _action_slugs(html: str) -> list[str]:
 
 
 def test_enforcement_dates_filter_last_updated_by_default(client, data):
-    start, end = reg.choose_action_window(data)
+    start, end = reg_oracles.choose_action_window(data)
     default = client.get("/regulatory/enforcement").text
-    assert len(_action_slugs(default)) == reg.ACTION_PAGE_SIZE and 'rel="next"' in default
+    assert len(_action_slugs(default)) == reg_data.ACTION_PAGE_SIZE and 'rel="next"' in default
     assert '<option value="updated" selected>Last updated</option>' in default
     by_update = _action_slugs(client.get("/regulatory/enforcement", params={
         "from": start, "to": end, "status": "Terminated"}).text)
     by_filing = _action_slugs(client.get("/regulatory/enforcement", params={
         "date_field": "filed", "from": start, "to": end, "status": "Terminated"}).text)
-    wanted = [a.slug for a in reg.search_actions(data, reg.ActionQuery("filed", start, end, status="Terminated"))]
+    wanted = [a.slug for a in reg_search.search_actions(data, reg_search.ActionQuery("filed", start, end, status="Terminated"))]
     assert by_filing == wanted and set(by_update) != set(by_filing)  # the date-field trap changes the set
     assert not set(wanted) & set(_action_slugs(default))
     page = client.get(f"/regulatory/enforcement/{wanted[0]}").text
@@ -157,9 +161,9 @@ def _pages(body: bytes) -> list[str]:
 
 def test_consent_order_pages_give_the_oracle(client, data):
     """Redress and penalty pages of 004 are the first pages of the served consent order that print the amounts."""
-    start, end = reg.choose_action_window(data)
+    start, end = reg_oracles.choose_action_window(data)
     rows = []
-    for action in sorted(reg.search_actions(data, reg.ActionQuery("filed", start, end, status="Terminated")),
+    for action in sorted(reg_search.search_actions(data, reg_search.ActionQuery("filed", start, end, status="Terminated")),
                          key=lambda a: (a.filed, a.docket)):
         detail = client.get(f"/regulatory/enforcement/{action.slug}").text
         assert "Consent Order (PDF)" in detail and "Stipulation (PDF)" in detail
@@ -169,11 +173,11 @@ def test_consent_order_pages_give_the_oracle(client, data):
         def first(amount: str, texts: list[str]) -> str:
             return next((str(i) for i, text in enumerate(texts, 1) if amount in text), "NONE")
 
-        redress = reg.money(action.redress) if action.redress else "NONE"
-        penalty = reg.money(action.penalty)
+        redress = reg_data.money(action.redress) if action.redress else "NONE"
+        penalty = reg_data.money(action.penalty)
         rows.append("|".join([action.respondent, action.docket, action.filed.isoformat(), redress,
                               first(redress, pages) if action.redress else "NONE", penalty, first(penalty, pages)]))
-        assert sum(reg.money(action.redress) in t for t in pages) >= (2 if action.redress else 0)  # printed again
+        assert sum(reg_data.money(action.redress) in t for t in pages) >= (2 if action.redress else 0)  # printed again
         stipulation = _pages(client.get(f"/regulatory/enforcement/{action.slug}/stipulation.pdf").content)
         assert first(penalty, stipulation) == "1" != first(penalty, pages)  # the look-alike document
     record = _record(data, "offline_regulatory_004")
@@ -215,10 +219,10 @@ def test_cohort_stages_recomputed_from_the_csv_export(client, data):
 
 def test_old_complaint_tasks_keep_their_companies(data):
     """The credit-reporting cohort uses its own companies, so the old tasks' searches are unchanged by it."""
-    chosen = reg.choose(data)
+    chosen = reg_oracles.choose(data)
     for q in (chosen.history_query, chosen.relief_query):
-        assert all(c.product != reg.CREDIT_PRODUCT for c in reg.search_complaints(data, q))
-    assert not set(reg.BUREAUS) & set(reg.COMPANIES)
+        assert all(c.product != reg_data.CREDIT_PRODUCT for c in reg_search.search_complaints(data, q))
+    assert not set(reg_data.BUREAUS) & set(reg_data.COMPANIES)
 
 
 # ---------------------------------------------------------------- the same mechanics in real Chromium
@@ -234,17 +238,17 @@ async def test_banner_blocks_then_back_link_resets_filters(offline_server, chrom
         assert not blocked.ok
         assert (await driver.act({"kind": "click", "target": {"text": "Accept all cookies"}})).ok
         steps = [
-            {"kind": "select", "target": {"label": "Company"}, "option": reg.COMPANIES[2]},
+            {"kind": "select", "target": {"label": "Company"}, "option": reg_data.COMPANIES[2]},
             {"kind": "set_range", "start_target": {"label": "Date received from"},
-             "end_target": {"label": "Date received to"}, "start": reg.ALL_DATES_FROM, "end": "2024-12-31"},
+             "end_target": {"label": "Date received to"}, "start": reg_data.ALL_DATES_FROM, "end": "2024-12-31"},
             {"kind": "click", "target": {"text": "Apply filters"}},
         ]
         for step in steps:
             result = await driver.act(step)
             assert result.ok, (step, result.error, result.message)
         filtered = await driver.observe()
-        assert filtered.query_state["company"] == [reg.COMPANIES[2]]
-        assert filtered.query_state["date_received_min"] == [reg.ALL_DATES_FROM]
+        assert filtered.query_state["company"] == [reg_data.COMPANIES[2]]
+        assert filtered.query_state["date_received_min"] == [reg_data.ALL_DATES_FROM]
         first_id = filtered.tables[0].rows[0][0]
         assert (await driver.act({"kind": "click", "target": {"text": first_id}})).ok
         assert (await driver.act({"kind": "click", "target": {"text": "Back to results"}})).ok
@@ -252,5 +256,5 @@ async def test_banner_blocks_then_back_link_resets_filters(offline_server, chrom
         assert reset.query_state == {}
         values = {c.label: c.value for c in reset.controls}
         date_from = next(value for label, value in values.items() if label.endswith("Date received from"))
-        assert date_from == reg.DEFAULT_WINDOW[0]
+        assert date_from == reg_data.DEFAULT_WINDOW[0]
         assert values["Company"] == "All companies"

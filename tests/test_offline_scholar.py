@@ -11,17 +11,21 @@ from starlette.testclient import TestClient
 
 from tasks.offline.app import DEFAULT_SEED
 from tasks.offline.sites import _census as census
-from tasks.offline.sites import scholar
+from tasks.offline.sites.scholar import data as scholar_data
+from tasks.offline.sites.scholar import oracles as scholar_oracles
+from tasks.offline.sites.scholar import pages as scholar_pages
+from tasks.offline.sites.scholar import scripted as scholar_scripted
+from tasks.offline.sites.scholar import search as scholar_search
 
 
 @pytest.fixture(scope="module")
-def data() -> scholar.ScholarData:
-    return scholar.build(DEFAULT_SEED)
+def data() -> scholar_data.ScholarData:
+    return scholar_data.build(DEFAULT_SEED)
 
 
 @pytest.fixture(scope="module")
 def client(data) -> TestClient:
-    return TestClient(Starlette(routes=[Mount("/scholar", routes=scholar.routes(data))]))
+    return TestClient(Starlette(routes=[Mount("/scholar", routes=scholar_pages.routes(data))]))
 
 
 def result_ids(html: str) -> list[str]:
@@ -29,10 +33,10 @@ def result_ids(html: str) -> list[str]:
 
 
 def test_same_seed_same_data_and_answers(data):
-    again = scholar.build(DEFAULT_SEED)
+    again = scholar_data.build(DEFAULT_SEED)
     assert again == data
-    assert scholar.tasks(again) == scholar.tasks(data)
-    assert scholar.build(DEFAULT_SEED + 1) != data
+    assert scholar_oracles.tasks(again) == scholar_oracles.tasks(data)
+    assert scholar_data.build(DEFAULT_SEED + 1) != data
 
 
 def test_default_search_page_shows_no_results(client):
@@ -41,7 +45,7 @@ def test_default_search_page_shows_no_results(client):
 
 
 def test_cross_listing_switch_and_date_basis_change_results(client, data):
-    q = scholar.choose(data).primary_query
+    q = scholar_oracles.choose(data).primary_query
     base = {"terms": q.terms, "field": "title", "category": q.category, "from": q.start, "to": q.end}
     strict = result_ids(client.get("/scholar/search", params={**base, "cross": "0", "basis": "original"}).text)
     default = result_ids(client.get("/scholar/search", params=base).text)
@@ -53,7 +57,7 @@ def test_cross_listing_switch_and_date_basis_change_results(client, data):
 
 
 def test_form_checkbox_unticked_excludes_cross_lists(client, data):
-    q = scholar.choose(data).primary_query
+    q = scholar_oracles.choose(data).primary_query
     params = [("terms", q.terms), ("field", "title"), ("category", q.category), ("cross", "0"),
               ("basis", "original"), ("from", q.start), ("to", q.end), ("size", "50")]
     ticked = result_ids(client.get("/scholar/search", params=[*params, ("cross", "1")]).text)
@@ -62,7 +66,7 @@ def test_form_checkbox_unticked_excludes_cross_lists(client, data):
 
 
 def test_page_numbers_and_page_size(client, data):
-    q = scholar.choose(data).paged_query
+    q = scholar_oracles.choose(data).paged_query
     params = {"terms": q.terms, "field": "abstract", "category": q.category, "from": q.start, "to": q.end}
     page1 = client.get("/scholar/search", params=params).text
     page2 = client.get("/scholar/search", params={**params, "page": "2"}).text
@@ -70,7 +74,7 @@ def test_page_numbers_and_page_size(client, data):
     assert len(result_ids(page1)) == 10 and "page 1 of 2" in page1
     assert re.search(r'<a href="\?[^"]*page=2">2</a>', page1)
     assert result_ids(page1) + result_ids(page2) == result_ids(everything)
-    assert len(result_ids(everything)) == len(scholar.search(data, q))
+    assert len(result_ids(everything)) == len(scholar_search.search(data, q))
 
 
 def test_record_page_has_history_and_v1_date(client, data):
@@ -92,11 +96,11 @@ def test_history_walkthrough_pattern_reads_record_pages(client, data):
     """The page-text pattern of the walkthrough yields the oracle row on every record page."""
     from bs4 import BeautifulSoup
 
-    steps = scholar.walkthroughs(data)["offline_scholar_003"]
+    steps = scholar_scripted.walkthroughs(data)["offline_scholar_003"]
     pattern = next(s["args"]["pattern"] for s in steps if s["tool"] == "extract_rows")
-    oracle = next(r for r in scholar.tasks(data) if r["task_id"] == "offline_scholar_003")["oracle_answer"]
+    oracle = next(r for r in scholar_oracles.tasks(data) if r["task_id"] == "offline_scholar_003")["oracle_answer"]
     rows = []
-    for paper in sorted(scholar.search(data, scholar.choose(data).history_query), key=lambda p: p.id):
+    for paper in sorted(scholar_search.search(data, scholar_oracles.choose(data).history_query), key=lambda p: p.id):
         text = BeautifulSoup(client.get(f"/scholar/abs/{paper.id}").text, "lxml").get_text("\n")
         match = re.search(pattern, text)
         assert match, paper.id
@@ -106,16 +110,16 @@ def test_history_walkthrough_pattern_reads_record_pages(client, data):
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_other_seeds_still_give_tasks_with_effective_traps(seed):
-    data = scholar.build(seed)
-    records = scholar.tasks(data)
+    data = scholar_data.build(seed)
+    records = scholar_oracles.tasks(data)
     assert len(records) == 10 and all(2 <= r["oracle_output_cardinality"] <= 20 for r in records)
-    assert set(scholar.walkthroughs(data)) == {r["task_id"] for r in records if not r["task_id"].endswith("-g")}
+    assert set(scholar_scripted.walkthroughs(data)) == {r["task_id"] for r in records if not r["task_id"].endswith("-g")}
 
 
 def test_trail_oracle_recomputed_from_served_pages(data, client):
     """004's answer follows from the pages alone: every result page under the v1 window, then each record page's
     primary category, submission history and DOI; and the traps change it."""
-    q = scholar.choose(data).trail_query
+    q = scholar_oracles.choose(data).trail_query
     year = int(q.start[:4])
     ids: list[str] = []
     for page in (1, 2):
@@ -131,7 +135,7 @@ def test_trail_oracle_recomputed_from_served_pages(data, client):
         nxt = next(((f"v{n}", day) for n, day in history if int(day[:4]) == year + 1), ("NONE", "NONE"))
         doi = re.search(r"<dt>DOI</dt><dd>([^<]+)</dd>", html)
         rows.append("|".join((pid, *nxt, doi.group(1) if doi else "NONE")))
-    record = next(r for r in scholar.tasks(data) if r["task_id"] == "offline_scholar_004")
+    record = next(r for r in scholar_oracles.tasks(data) if r["task_id"] == "offline_scholar_004")
     assert record["oracle_answer"] == "\n".join(rows)
     assert len(rows) < len(ids), "cross-listed near misses must be among the results"
     assert any(r.split("|")[1] == "NONE" for r in rows) and any(r.split("|")[1] != "NONE" for r in rows)
@@ -161,7 +165,7 @@ def test_census_oracle_recomputed_from_served_pages(data, client):
     latest version, the preliminary report, the earlier edition, a join by name) changes it."""
     from bs4 import BeautifulSoup
 
-    html = client.get(f"/scholar/search?{scholar.CENSUS_QUERY.params()}").text
+    html = client.get(f"/scholar/search?{scholar_oracles.CENSUS_QUERY.params()}").text
     listed = {tr.find("a").get_text(): tr.find_all("td")[1].get_text()
               for tr in BeautifulSoup(html, "lxml").select("#results tbody tr")}
     assert len(listed) == 4, listed  # editions 2021-2023 and the 2023 preliminary report
@@ -177,7 +181,7 @@ def test_census_oracle_recomputed_from_served_pages(data, client):
     old, new = (edition_id(y) for y in census.JOINED)
     v1_old, v1_new = (_registry_table(client, version_url(pid, "HTML (v1)")) for pid in (old, new))
     expected = _joined(v1_old, v1_new)
-    record = next(r for r in scholar.tasks(data) if r["task_id"] == "offline_scholar_005")
+    record = next(r for r in scholar_oracles.tasks(data) if r["task_id"] == "offline_scholar_005")
     lines = record["oracle_answer"].split(";")
     assert lines[0] == "registry_id|name_2022|name_2023|downloads_2022|downloads_2023|change|renamed"
     assert lines[1:] == expected
@@ -197,7 +201,7 @@ def test_census_oracle_recomputed_from_served_pages(data, client):
 def test_review_series_stays_out_of_research_searches(data):
     """The series lives in its own category, so the research tasks' searches (and answers) never include it."""
     series = {r.paper_id for r in data.reviews}
-    chosen = scholar.choose(data)
+    chosen = scholar_oracles.choose(data)
     for q in (chosen.primary_query, chosen.paged_query, chosen.history_query, chosen.trail_query):
-        assert not series & {p.id for p in scholar.search(data, q)}
+        assert not series & {p.id for p in scholar_search.search(data, q)}
     assert len(series) == 4 and len({p.id for p in data.papers}) == len(data.papers)

@@ -12,14 +12,18 @@ from starlette.testclient import TestClient
 
 from browser.types import Check, Click, Goto, Select, Target
 from tasks.offline.app import DEFAULT_SEED, site_data
-from tasks.offline.sites import vulns
+from tasks.offline.sites.vulns import data as vulns_data
+from tasks.offline.sites.vulns import oracles as vulns_oracles
+from tasks.offline.sites.vulns import pages as vulns_pages
+from tasks.offline.sites.vulns import scripted as vulns_scripted
+from tasks.offline.sites.vulns import search as vulns_search
 
-DATA = vulns.build(DEFAULT_SEED)
+DATA = vulns_data.build(DEFAULT_SEED)
 
 
 @pytest.fixture(scope="module")
 def client():
-    app = Starlette(routes=[Mount("/vulns", routes=vulns.routes(DATA))])
+    app = Starlette(routes=[Mount("/vulns", routes=vulns_pages.routes(DATA))])
     with TestClient(app) as test_client:
         yield test_client
 
@@ -45,7 +49,7 @@ def read_all_pages(client, url: str) -> list[dict[str, str]]:
     return out
 
 
-def params_of(query: vulns.Query) -> dict[str, str]:
+def params_of(query: vulns_search.Query) -> dict[str, str]:
     params = {"keyword": query.keyword, "severity": query.severity, "date_type": query.date_type,
               "from": query.start, "to": query.end, "vendor": query.vendor, "product": query.product}
     if query.include_deprecated:
@@ -54,10 +58,10 @@ def params_of(query: vulns.Query) -> dict[str, str]:
 
 
 def test_same_seed_same_data_and_answers():
-    again = vulns.build(DEFAULT_SEED)
+    again = vulns_data.build(DEFAULT_SEED)
     assert again == DATA
-    assert json.dumps(vulns.tasks(again)) == json.dumps(vulns.tasks(DATA))
-    assert vulns.build(DEFAULT_SEED + 1) != DATA
+    assert json.dumps(vulns_oracles.tasks(again)) == json.dumps(vulns_oracles.tasks(DATA))
+    assert vulns_data.build(DEFAULT_SEED + 1) != DATA
 
 
 def test_default_search_page_shows_form_but_no_records(client):
@@ -67,7 +71,7 @@ def test_default_search_page_shows_form_but_no_records(client):
 
 
 def test_deprecated_identifiers_need_the_flag(client):
-    q = vulns.choose(DATA).deprecated_query
+    q = vulns_oracles.choose(DATA).deprecated_query
     with_flag = read_all_pages(client, "/vulns/search?" + "&".join(f"{k}={v}" for k, v in params_of(q).items()))
     params = params_of(q)
     params.pop("include_deprecated")
@@ -111,34 +115,34 @@ def test_detail_page_history_holds_score_revisions_and_remaps(client):
 
 
 def test_history_oracle_matches_detail_pages(client):
-    q = vulns.choose(DATA).history_query
+    q = vulns_oracles.choose(DATA).history_query
     listed = read_all_pages(client, "/vulns/search?" + "&".join(f"{k}={v}" for k, v in params_of(q).items()))
     revisions = []
     for row in listed:
         _, history = table_rows(client.get(f"/vulns/detail/{row['ID']}").text, index=4)
         revisions += [(row["ID"], h[0], h[3], h[4]) for h in history if h[2] == "CVSS base score"]
-    record = next(t for t in vulns.tasks(DATA) if t["task_id"] == "offline_vulns_002")
+    record = next(t for t in vulns_oracles.tasks(DATA) if t["task_id"] == "offline_vulns_002")
     lines = record["oracle_answer"].split(";")
     assert lines[0] == "id|changed|old_score|new_score"
     assert sorted(revisions, key=lambda r: (r[1], r[0])) == [tuple(x.split("|")) for x in lines[1:]]
 
 
 def test_paged_oracles_match_what_the_pages_show(client):
-    chosen = vulns.choose(DATA)
-    records = {t["task_id"]: t for t in vulns.tasks(DATA)}
+    chosen = vulns_oracles.choose(DATA)
+    records = {t["task_id"]: t for t in vulns_oracles.tasks(DATA)}
     for task_id, q, columns, sep in (
         ("offline_vulns_001", chosen.deprecated_query, ("ID", "Published", "Score"), "\n"),
         ("offline_vulns_003", chosen.date_type_query, ("ID", "Published", "Weakness"), ","),
     ):
         rows = read_all_pages(client, "/vulns/search?" + "&".join(f"{k}={v}" for k, v in params_of(q).items()))
-        assert len(rows) > vulns.PAGE_SIZE, "the answer must need the Next link"
+        assert len(rows) > vulns_data.PAGE_SIZE, "the answer must need the Next link"
         shown = sorted("|".join(r[c] for c in columns) for r in rows)
         assert shown == sorted(records[task_id]["oracle_answer"].split(sep))
 
 
 def test_answers_absent_from_default_pages(client):
     default_text = client.get("/vulns/").text + client.get("/vulns/search").text
-    for record in vulns.tasks(DATA):
+    for record in vulns_oracles.tasks(DATA):
         for row_id in re.findall(r"OVR-\d{4}-\d{5}", record["oracle_answer"]):
             assert row_id not in default_text
 
@@ -146,10 +150,10 @@ def test_answers_absent_from_default_pages(client):
 @pytest.mark.parametrize("seed", [1, 7, 99])
 def test_other_seeds_still_yield_valid_tasks(seed):
     """`sgr sites serve --seed N` must work for any seed: targets are chosen from the data, not hard-coded."""
-    data = vulns.build(seed)
-    records = vulns.tasks(data)
+    data = vulns_data.build(seed)
+    records = vulns_oracles.tasks(data)
     assert all(2 <= r["oracle_output_cardinality"] <= 20 for r in records)
-    assert set(vulns.walkthroughs(data)) == {r["task_id"] for r in records[::2]}
+    assert set(vulns_scripted.walkthroughs(data)) == {r["task_id"] for r in records[::2]}
 
 
 def test_first_fit_names_what_it_could_not_find():
@@ -187,9 +191,9 @@ async def test_deprecated_products_appear_only_after_ticking_the_box(offline_ser
 def test_remap_oracle_recomputed_from_served_pages(client):
     """004's answer follows from the pages: every result page (Next), each record's change history, and the
     'before X.Y.Z' of every listed summary; leaving deprecated identifiers out moves the common bound."""
-    q = vulns.choose(DATA).remap_query
+    q = vulns_oracles.choose(DATA).remap_query
 
-    def listed(query: vulns.Query) -> list[dict[str, str]]:
+    def listed(query: vulns_search.Query) -> list[dict[str, str]]:
         return read_all_pages(client, "/vulns/search?" + urlencode(params_of(query)))
 
     def bound(rows: list[dict[str, str]]) -> str:
@@ -197,7 +201,7 @@ def test_remap_oracle_recomputed_from_served_pages(client):
         return "before " + min(versions, key=lambda v: tuple(map(int, v.split("."))))
 
     records = listed(q)
-    assert len(records) > vulns.PAGE_SIZE, "the results must continue after Next"
+    assert len(records) > vulns_data.PAGE_SIZE, "the results must continue after Next"
     rows = []
     for record in records:
         headers, history = table_rows(client.get(f"/vulns/detail/{record['ID']}").text, 4)
@@ -206,7 +210,7 @@ def test_remap_oracle_recomputed_from_served_pages(client):
                 days = (date.fromisoformat(change["Date"]) - date.fromisoformat(record["Published"])).days
                 rows.append((change["Date"], record["ID"], change["Old value"], str(days)))
     expected = [f"{rid}|{old}|{day}|{days}|{bound(records)}" for day, rid, old, days in sorted(rows)]
-    record = next(r for r in vulns.tasks(DATA) if r["task_id"] == "offline_vulns_004")
+    record = next(r for r in vulns_oracles.tasks(DATA) if r["task_id"] == "offline_vulns_004")
     assert record["oracle_answer"] == "\n".join(expected)
     assert 0 < len(rows) < len(records), "never-remapped filings are near misses"
     assert bound(listed(replace(q, include_deprecated=False))) != bound(records)
@@ -216,7 +220,7 @@ def test_milestone_oracle_recomputed_from_served_pages(client):
     """005's answer follows from the pages: the product page's milestones (legacy identifiers only behind the
     toggle), every result page (Next), and each listed record's milestone and change history; the traps (no
     deprecated ids, the default date type, a vendor-wide search) change it."""
-    q = vulns.choose(DATA).milestone_query
+    q = vulns_oracles.choose(DATA).milestone_query
     product_url = f"/vulns/products/{q.product}"
     default_headers, _ = table_rows(client.get(product_url).text)
     assert "Legacy identifier" not in default_headers, "legacy identifiers are hidden by default"
@@ -226,7 +230,7 @@ def test_milestone_oracle_recomputed_from_served_pages(client):
                   if m["Legacy identifier"] != "—"}
     [old] = legacy_ids  # the product's one former name (vendor:product), as its legacy identifiers show
 
-    def per_milestone(query: vulns.Query) -> list[str]:
+    def per_milestone(query: vulns_search.Query) -> list[str]:
         listed = read_all_pages(client, "/vulns/search?" + urlencode(params_of(query)))
         remaps: dict[str, list[tuple[str, str]]] = {}
         pending: dict[str, int] = {}
@@ -250,9 +254,9 @@ def test_milestone_oracle_recomputed_from_served_pages(client):
         return rows
 
     expected = per_milestone(q)
-    record = next(r for r in vulns.tasks(DATA) if r["task_id"] == "offline_vulns_005")
+    record = next(r for r in vulns_oracles.tasks(DATA) if r["task_id"] == "offline_vulns_005")
     assert record["oracle_answer"] == "\n".join(expected)
-    assert len(read_all_pages(client, "/vulns/search?" + urlencode(params_of(q)))) > vulns.PAGE_SIZE
+    assert len(read_all_pages(client, "/vulns/search?" + urlencode(params_of(q)))) > vulns_data.PAGE_SIZE
     assert any(row.split("|")[4] == "0" and row.split("|")[1] != "NONE" for row in expected)
     assert expected[-1].split("|")[1] == "NONE", "the newest milestone has no legacy identifier"
     assert per_milestone(replace(q, include_deprecated=False)) != expected
@@ -263,7 +267,7 @@ def test_milestone_oracle_recomputed_from_served_pages(client):
         client, "/vulns/search?" + urlencode(params_of(q)))}
     others = {p.id for p in DATA.products.values() if p.deprecated and p.vendor == vendor_query.vendor} - {old}
     if any("another product of the same vendor" in trap for trap in record["metadata"]["traps"]):
-        assert any((e := vulns.remap_event(v)) and e.old in others for v in vulns.search(DATA, vendor_query))
+        assert any((e := vulns_oracles.remap_event(v)) and e.old in others for v in vulns_search.search(DATA, vendor_query))
 
 
 def test_product_dictionary_lists_deprecated_ids_only_when_asked(client):

@@ -21,7 +21,7 @@ from eval.score import score_answer
 from tasks.loaders import load_tasks
 from tasks.models import Task
 from tasks.offline.app import DEFAULT_SEED, site_data
-from tasks.offline.sites.water import StationQuery, grid_window, search_stations
+from tasks.offline.sites.water.search import StationQuery, grid_window, search_stations
 from tests.fixtures.walkthroughs import replay, validate_steps
 
 pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="session")]

@@ -1,139 +1,17 @@
 """The water monitoring site (Water Office / Water Quality Portal style), one module per part: `data` (built from
 the seed), `search` (shared by pages and oracles), `pages` (routes; its docstring describes the site), `oracles`
-(task records, answers), `scripted` (walkthroughs). The package re-exports their public names."""
+(task records, answers), `scripted` (walkthroughs). The package exports only `SITE`;
+import the parts' names from the part."""
 
 from __future__ import annotations
 
 from tasks.offline.registry import Site
-from tasks.offline.sites.water.data import (
-    ALL_GROUPS,
-    BASIN_UNITS,
-    CHARACTERISTICS,
-    DATA_TYPES,
-    DEFAULT_GRID_YEARS,
-    DEFAULT_QUERY_WINDOW,
-    DOMAIN,
-    FAMILY,
-    FETCH_DELAY_S,
-    GROUPS,
-    MONTHS,
-    PREFIX,
-    REACH_RIVER,
-    REACH_TRIBUTARY,
-    REGIONS,
-    RELATIONS,
-    RIVER_NAMES,
-    SAMPLE_DAYS,
-    SITE_TYPES,
-    STATION_PAGE_SIZE,
-    STATUSES,
-    TARGET_MONTHS,
-    TOWNS,
-    UNIT_NAMES,
-    VERDICT_FLOW_GAP,
-    VERDICT_LEVEL_ONLY,
-    VERDICT_PASS,
-    Location,
-    QualityPlan,
-    ReachPlan,
-    Sample,
-    Station,
-    WaterData,
-    build,
-    flow_status,
-    period_of_record,
-)
-from tasks.offline.sites.water.oracles import (
-    LOCATIONS_URL,
-    MONTH_COLUMNS,
-    QUERY_URL,
-    STATIONS_URL,
-    Chosen,
-    choose,
-    quality_rows,
-    reach_candidates,
-    reach_rows,
-    tasks,
-)
-from tasks.offline.sites.water.pages import (
-    routes,
-)
-from tasks.offline.sites.water.scripted import (
-    walkthroughs,
-)
-from tasks.offline.sites.water.search import (
-    LOCATION_PAGE_SIZE,
-    SAMPLE_COLUMNS,
-    LocationQuery,
-    SampleQuery,
-    StationQuery,
-    grid_window,
-    query_samples,
-    search_locations,
-    search_stations,
-)
+from tasks.offline.sites.water.data import FAMILY, PREFIX, build
+from tasks.offline.sites.water.oracles import tasks
+from tasks.offline.sites.water.pages import routes
+from tasks.offline.sites.water.scripted import walkthroughs
 
-__all__ = [
-    "ALL_GROUPS",
-    "BASIN_UNITS",
-    "CHARACTERISTICS",
-    "Chosen",
-    "DATA_TYPES",
-    "DEFAULT_GRID_YEARS",
-    "DEFAULT_QUERY_WINDOW",
-    "DOMAIN",
-    "FAMILY",
-    "FETCH_DELAY_S",
-    "GROUPS",
-    "LOCATIONS_URL",
-    "LOCATION_PAGE_SIZE",
-    "Location",
-    "LocationQuery",
-    "MONTHS",
-    "MONTH_COLUMNS",
-    "PREFIX",
-    "QUERY_URL",
-    "QualityPlan",
-    "REACH_RIVER",
-    "REACH_TRIBUTARY",
-    "REGIONS",
-    "RELATIONS",
-    "RIVER_NAMES",
-    "ReachPlan",
-    "SAMPLE_COLUMNS",
-    "SAMPLE_DAYS",
-    "SITE",
-    "SITE_TYPES",
-    "STATIONS_URL",
-    "STATION_PAGE_SIZE",
-    "STATUSES",
-    "Sample",
-    "SampleQuery",
-    "Station",
-    "StationQuery",
-    "TARGET_MONTHS",
-    "TOWNS",
-    "UNIT_NAMES",
-    "VERDICT_FLOW_GAP",
-    "VERDICT_LEVEL_ONLY",
-    "VERDICT_PASS",
-    "WaterData",
-    "build",
-    "choose",
-    "flow_status",
-    "grid_window",
-    "period_of_record",
-    "quality_rows",
-    "query_samples",
-    "reach_candidates",
-    "reach_rows",
-    "routes",
-    "search_locations",
-    "search_stations",
-    "tasks",
-    "walkthroughs",
-]
-
+__all__ = ["SITE"]
 
 SITE = Site(
     prefix=PREFIX, title="Water monitoring", family=FAMILY, build=build, routes=routes,
