@@ -151,6 +151,7 @@ class Listing(TypedDict):
     url: str
     result_set: str
     row_links: list[str]  # the first link of each row, absolute
+    kind: NotRequired[Literal["results", "links"]]  # a result list (default), or a page's table of item links
 
 
 class DriftFlag(TypedDict):

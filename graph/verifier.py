@@ -97,19 +97,41 @@ def check_pages(plan: Plan | None, reads: list[ReadRecord]) -> list[Failure]:
 
 
 def check_details(plan: Plan | None, listings: list[Listing], visited: list[str]) -> list[Failure]:
-    """A plan that needs each result's own page: every row link of the latest list must have been opened."""
+    """A plan that needs each result's own page: every row link of the list it works through was opened."""
     if plan is None or not plan.detail_pages or not listings:
         return []
-    result_set = listings[-1]["result_set"]  # every page of the latest list
-    links = list(dict.fromkeys(link for item in listings if item["result_set"] == result_set
-                               for link in item["row_links"]))
     seen = {_page_key(u) for u in visited}
+    links = detail_list(listings, seen)
     missing = [link for link in links if _page_key(link) not in seen]
     if not missing:
         return []
     shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
     return [Failure(check="details", message=(
         f"{len(missing)} of {len(links)} listed result(s) were not opened: {shown}; open each and extract_rows there"))]
+
+
+def detail_list(listings: list[Listing], opened: set[str], *, latest_opened: bool = False) -> list[str]:
+    """The row links (every page) of the list whose items must each be opened: the latest result list (with
+    `latest_opened`, the latest one some of whose items were opened), unless a page's table of item links had
+    more of its items opened, two at least: then that is the list the agent went through, read as links and
+    never as a result list (a genus page listing its species). `opened` holds `_page_key`s."""
+    def links(result_set: str, kind: str) -> list[str]:
+        return list(dict.fromkeys(link for item in listings if item["result_set"] == result_set
+                                  and item.get("kind", "results") == kind for link in item["row_links"]))
+
+    def hits(row_links: list[str]) -> int:
+        return sum(_page_key(link) in opened for link in row_links)
+
+    results = [item for item in listings if item.get("kind", "results") == "results"]
+    chosen: list[str] = []
+    if results:
+        latest = next((i for i in reversed(results) if hits(i["row_links"])), results[-1]) if latest_opened \
+            else results[-1]
+        chosen = links(latest["result_set"], "results")
+    link_lists = [links(key, "links") for key in dict.fromkeys(i["result_set"] for i in listings
+                                                                if i.get("kind") == "links")]
+    best = max(link_lists, key=hits, default=[])
+    return best if hits(best) >= 2 and hits(best) > hits(chosen) else chosen
 
 
 def _page_key(url: str) -> str:
@@ -268,22 +290,34 @@ def check_input_details(plan: Plan | None, tables: dict[str, Any], inputs: list[
         phase = plan.phase_for(name)
         if phase is None or not phase.detail_pages:
             continue
-        read = {_page_key(r.get("_url") or "") for r in tables[name]["rows"]}
-        listing = next((item for item in reversed(listings) if read & {_page_key(u) for u in item["row_links"]}),
-                       listings[-1])
-        plan_one = Plan(detail_pages=True)
-        same = [item for item in listings if item["result_set"] == listing["result_set"]]
-        for failure in check_details(plan_one, same, [r.get("_url") or "" for r in tables[name]["rows"]]):
+        read = [r.get("_url") or "" for r in tables[name]["rows"]]
+        links = detail_list(listings, {_page_key(u) for u in read}, latest_opened=True)
+        listing = Listing(step=0, url="", result_set="", row_links=links)
+        for failure in check_details(Plan(detail_pages=True), [listing], read):
             failures.append(Failure(check="details", message=f"table {name}: {failure['message']}"))
     return failures
 
 
+def evidence_tables(plan: Plan | None, tables: dict[str, Any]) -> list[str]:
+    """What a derived answer stands on: its lineage, and every table a phase of the plan read. A phase's table
+    is evidence even when the SQL never reads it: its list decides which items the later phases visit, so
+    a page of it left unread (or read in another state) loses items the answer never hears of."""
+    names = input_tables(tables, "answer")
+    for phase in plan.phases if plan is not None else []:
+        table = tables.get(phase.into)
+        if table is not None and not table["derived"] and phase.into not in names:
+            names.append(phase.into)
+    return names
+
+
 def verify_derived(*, plan: Plan | None, tables: dict[str, Any], columns: tuple[str, ...], step: int,
                    listings: list[Listing] | None = None) -> VerifierReport:
-    """A derived answer: it has rows, and every evidence table it was computed from (its lineage) was read
-    without drift, in its phase's state, from every page, and from every listed detail page its phase needs."""
+    """A derived answer: it has rows, and every evidence table it was computed from (its lineage) or a phase
+    of the plan read was read without drift, in its phase's state, from every page, and from every listed
+    detail page its phase needs."""
     answer = tables["answer"]
     inputs = input_tables(tables, "answer")
+    checked = evidence_tables(plan, tables)
     failures: list[Failure] = []
     notes: list[str] = []
     read_none = [n for n in inputs if any(r.get("_empty") for r in tables[n]["rows"])]
@@ -297,8 +331,8 @@ def verify_derived(*, plan: Plan | None, tables: dict[str, Any], columns: tuple[
         failures.append(Failure(check="schema", message=(
             f"{len(blank)} answer row(s) have every column empty (an empty read's row? those have _empty true: "
             "filter them out in the SQL, then derive again)")))
-    failures += check_inputs_drift(tables, inputs)
-    failures += check_input_gates(plan, tables, inputs, notes)
-    failures += check_input_pages(plan, tables, inputs)
-    failures += check_input_details(plan, tables, inputs, listings or [])
+    failures += check_inputs_drift(tables, checked)
+    failures += check_input_gates(plan, tables, checked, notes)
+    failures += check_input_pages(plan, tables, checked)
+    failures += check_input_details(plan, tables, checked, listings or [])
     return _report(step, failures, notes)

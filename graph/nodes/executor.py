@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urljoin
 
 from langchain_core.messages import ToolMessage
 from pydantic import TypeAdapter
 
 from browser.interface import BrowserError
-from browser.types import ActionResult, BrowserAction, Observation
+from browser.types import ActionResult, BrowserAction, Observation, TableData
 from graph.nodes.common import error_record, summarize_result
 from graph.nodes.deps import Deps
 from graph.robust import NO_CHANGE
@@ -106,7 +106,11 @@ async def _search(deps: Deps, state: AgentState, pending: PendingCall) -> dict[s
 
 
 def _listing(observation: Observation, result: ActionResult, step: int) -> Listing | None:
-    """A result list on screen (or read whole by read_table): the link of each row, for the detail check."""
+    """A result list on screen (or read whole by read_table): the link of each row, for the detail check. A
+    main-content table whose every row links somewhere, on a page with no result count or pager (a page
+    listing its items: a genus's species), is kept as a list of `links`: the detail check uses it only once
+    the agent has opened several of its items (`graph.verifier.detail_list`)."""
+    kind: Literal["results", "links"] = "results"
     if result.table is not None and result.action.get("kind") == "read_table" and any(result.table.row_links):
         table = result.table
         url = observation.url + ("#all-pages" if result.action.get("all_pages") else "")
@@ -114,11 +118,17 @@ def _listing(observation: Observation, result: ActionResult, step: int) -> Listi
         table = next((t for t in observation.tables if any(t.row_links)), None)
         url = observation.url
     else:
-        return None
+        table, kind, url = next((t for t in observation.tables if _lists_items(t)), None), "links", observation.url
     if table is None:
         return None
     links = [urljoin(observation.url, row[0]) for row in table.row_links if row]
-    return Listing(step=step, url=url, result_set=result_set_key(observation.url), row_links=links)
+    return Listing(step=step, url=url, result_set=result_set_key(observation.url), row_links=links, kind=kind)
+
+
+def _lists_items(table: TableData) -> bool:
+    """A main-content table of items: two rows or more, each with a link of its own."""
+    links = [row[0] for row in table.row_links if row]
+    return table.rank == 0 and len(table.rows) >= 2 and len(links) == len(table.rows) == len(set(links))
 
 
 def _reply(state: AgentState, kind: str, result: ActionResult, observation: Observation) -> str:
