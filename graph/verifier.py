@@ -310,6 +310,16 @@ def evidence_tables(plan: Plan | None, tables: dict[str, Any]) -> list[str]:
     return names
 
 
+def check_unread_phases(plan: Plan | None, tables: dict[str, Any]) -> list[Failure]:
+    """A phase of the plan whose table was never read (not even a read of 0 rows): the answer was computed
+    without one of the reads the plan says it needs, which no check of the tables that exist can see."""
+    missing = [p for p in (plan.phases if plan is not None else []) if p.into not in tables]
+    return [Failure(check="schema", message=(
+        f"the plan's phase {p.read!r} reads into {p.into!r}, but nothing was read into {p.into!r}: "
+        f"extract_rows (into={p.into!r}) where the plan says (a read of 0 rows counts), then derive again; "
+        "or revise_plan if the answer does not need that phase")) for p in missing]
+
+
 def verify_derived(*, plan: Plan | None, tables: dict[str, Any], columns: tuple[str, ...], step: int,
                    listings: list[Listing] | None = None) -> VerifierReport:
     """A derived answer: it has rows, and every evidence table it was computed from (its lineage) or a phase
@@ -331,6 +341,7 @@ def verify_derived(*, plan: Plan | None, tables: dict[str, Any], columns: tuple[
         failures.append(Failure(check="schema", message=(
             f"{len(blank)} answer row(s) have every column empty (an empty read's row? those have _empty true: "
             "filter them out in the SQL, then derive again)")))
+    failures += check_unread_phases(plan, tables)
     failures += check_inputs_drift(tables, checked)
     failures += check_input_gates(plan, tables, checked, notes)
     failures += check_input_pages(plan, tables, checked)

@@ -206,3 +206,13 @@ async def test_a_wrong_from_year_is_refused_not_taken_for_a_clamp(offline_server
     assert not any("clamped" in note for r in outcome.verifier_reports for note in r.get("notes") or [])
     assert outcome.verifier_reports[-1]["ok"] and _exact(task, outcome)
     await _clean(task_id, tmp_path, offline_server, chromium_worker)
+
+
+def test_a_phase_of_the_plan_never_read_is_refused_naming_it():
+    tables = _candidates_then_records([1, 2])
+    three = Plan(phases=[*PHASED.phases, Phase(read="each record's history", into="history")])
+    report = verify_derived(plan=three, tables=tables, columns=("id", "kind"), step=8)
+    assert [f["check"] for f in report["failures"]] == ["schema"]
+    assert "each record's history\" reads into 'history', but nothing was read into 'history'" in \
+        report["failures"][0]["message"]
+    assert verify_derived(plan=PHASED, tables=tables, columns=("id", "kind"), step=8)["ok"]
