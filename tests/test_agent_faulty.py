@@ -202,6 +202,10 @@ def test_a_reread_sets_a_gate_set_too_late_before_reading_again():
     phased = [*late[:6], STEPS[2], STEPS[4], {"tool": "extract_rows", "args": {"into": "later", "columns": {}}}]
     assert [s["tool"] for s in reread_steps(phased, "answer")] == ["goto", "select", "set_range", "click",
                                                                    "read_table", "extract_rows"]
+    # ... even when the click that submits it is not named like an apply button (stats_005: "Send")
+    steps = load_walkthrough("offline_stats_005")
+    first = reread_steps(steps[:steps.index(next(s for s in steps if s["tool"] == "derive"))], "first")
+    assert [s["args"]["option"] for s in first if s["tool"] == "select"][-1] == "2019", first
 
 
 def test_no_derived_answer_rebuilds_every_table_the_walkthrough_reads():

@@ -252,21 +252,21 @@ def _detours(done: list[Step], start: int, end: int) -> set[int]:
 
 
 def _late_gates(done: list[Step], last_read: int) -> tuple[list[int], int | None]:
-    """Setters made after the last read on the same page, with nothing read after them (a gate set too late for
-    the rows it governs), and the apply step that followed them: (their indices, the apply's index or None)."""
+    """Setters made after the last read on the same page, with nothing read after them anywhere (a gate set too
+    late for the rows it governs), and the click that applied them: (their indices, the apply's index or None).
+    A setter followed by any later read sets the state of that read (a next phase), so none is late then."""
+    if any(s["tool"] in READ_TOOLS for s in done[last_read + 1:]):
+        return [], None
     setters: list[int] = []
-    apply: int | None = None
     for i in range(last_read + 1, len(done)):
         step = done[i]
-        if step["tool"] in READ_TOOLS:
-            return [], None  # read again afterwards: these set the state of a later read, not a late gate
         if step["tool"] in SETTERS:
             setters.append(i)
-        elif _is_apply(step):
-            apply = i if setters else apply
-        elif step["tool"] in ("goto", "back") or step["tool"] == "click":
+        elif _is_apply(step) or (setters and step["tool"] == "click"):  # the first click after them submits them
+            return (setters, i) if setters else ([], None)
+        elif step["tool"] in ("goto", "back", "click"):
             break
-    return setters, apply
+    return setters, None
 
 
 def reread_steps(done: list[Step], tables: str | set[str], *, all_pages: bool = False) -> list[Step]:
