@@ -188,3 +188,38 @@ def test_a_reread_leaves_out_a_visit_that_read_nothing_and_came_back():
     texts = [s["args"]["target"].get("text") for s in again if s["tool"] == "click"]
     assert texts == ["Apply filters", "1529371"]  # the detour left out, the visit that read kept
     assert [s["tool"] for s in again].count("extract_rows") == 2
+
+
+def test_a_reread_sets_a_gate_set_too_late_before_reading_again():
+    """Issue 18: a gate set (and applied) only after the rows were read is part of the planned state: the re-read
+    sets it with the others before the first apply, instead of reading every page again without it."""
+    late = [STEPS[0], STEPS[1], STEPS[3], STEPS[4], STEPS[5], STEPS[6], STEPS[2], STEPS[4]]
+    again = reread_steps(late, "answer")
+    assert [s["tool"] for s in again] == ["goto", "select", "set_range", "select", "click", "read_table",
+                                          "extract_rows"]
+    assert again[3] == STEPS[2] and again[4] == STEPS[4]  # Date basis, then the one apply, then the reads
+    # a setter followed by another read sets the state of that read (a next phase), not a late gate
+    phased = [*late[:6], STEPS[2], STEPS[4], {"tool": "extract_rows", "args": {"into": "later", "columns": {}}}]
+    assert [s["tool"] for s in reread_steps(phased, "answer")] == ["goto", "select", "set_range", "click",
+                                                                   "read_table", "extract_rows"]
+    # ... even when the click that submits it is not named like an apply button (stats_005: "Send")
+    steps = load_walkthrough("offline_stats_005")
+    first = reread_steps(steps[:steps.index(next(s for s in steps if s["tool"] == "derive"))], "first")
+    assert [s["args"]["option"] for s in first if s["tool"] == "select"][-1] == "2019", first
+
+
+def test_no_derived_answer_rebuilds_every_table_the_walkthrough_reads():
+    """Issue 18: a phased walkthrough whose reads found nothing (a navigation reset the search) has no derived
+    answer; the `[schema] no extract_rows` goal replays what built its tables, not a read of `answer`."""
+    steps = load_walkthrough("offline_scholar_005")
+    model = ScriptedChatModel(steps=steps)
+    model._cursor = len(steps) - 1
+    model._plan_verifier_repair("[schema] no extract_rows was run: read the answer rows before finishing ; "
+                                "[details] 3 of 4 listed result(s) were not opened: http://x/abs/1; open each")
+    queued = [s for _, s in model._queue]
+    assert queued[:2] == [{"tool": "discard_rows", "args": {"table": t, "all_rows": True}}
+                          for t in ("edition_2022", "edition_2023")]
+    assert queued[2] == steps[0] and [s["tool"] for s in queued[-2:]] == ["derive", "finish"]
+    assert [s["args"]["into"] for s in queued if s["tool"] == "extract_rows"] == ["edition_2022", "edition_2023"]
+    assert [s for s in queued if s["tool"] in ("fill", "select", "click")] == [
+        s for s in steps[:14] if s["tool"] in ("fill", "select", "click")]  # the search, then both visits

@@ -106,3 +106,26 @@ async def test_repair_rereads_every_page_of_a_table_read_over_many_pages(offline
     assert reread.count("edu") == read.count("edu") == 11  # every page of the table, not the last one only
     assert sorted(reread) == sorted(read)  # the tables read on those pages too (sent back with it), in one pass
     assert score_answer(outcome.answer, task.oracle_answer, task.output_spec).exact_match
+
+
+@pytest.mark.asyncio(loop_scope="session")
+async def test_a_reset_before_a_phased_read_is_repaired_by_rebuilding_every_table(offline_server, chromium_worker,
+                                                                                  tmp_path):
+    """Issue 18: after the search is reset, the phase reads find nothing, so there is no derived answer and the
+    verifier says `[schema] no extract_rows`; the repair replays what built both tables, and the run ends exact."""
+    task_id = "offline_scholar_005-g"
+    task = load_tasks("offline", origin=offline_server.origin, task_ids=[task_id])[0]
+    chat = FaultyChatModel(steps=load_walkthrough(task_id, origin=offline_server.origin), task_id=task_id, seed=1,
+                           site=FaultSite("navigation_reset", (4,)))  # the Search click before the result list
+    async with chromium_worker.task_browser(str(tmp_path), [offline_server.origin]) as browser:
+        outcome = await solve_task(task, browser=browser, model=FAULTY, variant=AgentVariant(name="full"),
+                                   protocol=ProtocolConfig(budgets=Budgets(max_steps=150)), out_dir=tmp_path,
+                                   chat_model=chat)
+    assert json.loads((tmp_path / FAULTS_FILE).read_text())["injected"]
+    reports = outcome.verifier_reports
+    assert not reports[0]["ok"] and "[schema] no extract_rows" in reports[0]["repair_goal"] and reports[-1]["ok"]
+    calls = [e for e in map(json.loads, (tmp_path / "steps.jsonl").read_text().splitlines())
+             if e.get("node") == "actor" and "tool" in e]
+    reread = [c["args"]["into"] for c in calls if c["call_id"].startswith("rp-") and c["tool"] == "extract_rows"]
+    assert reread == ["edition_2022", "edition_2023"]
+    assert score_answer(outcome.answer, task.oracle_answer, task.output_spec).exact_match, outcome.answer

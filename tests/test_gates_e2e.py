@@ -50,13 +50,11 @@ def _saved(out: Path) -> dict:
 # ---------------------------------------------------------------- a gate kept at its default
 
 
-@pytest.mark.xfail(strict=True, reason="known gap of the scripted policy since the multi-page repair (#18 item 5): "
-                   "its repair re-reads the discarded pages before the late gate is applied, so the verifier "
-                   "(rightly) refuses again; the flag and the refusal asserted above hold")
 async def test_a_gate_kept_at_its_default_is_flagged_refused_and_repaired(offline_server, chromium_worker, tmp_path):
     """The plan names Date basis = Original submission (v1); the rows are read before it is set (the control
     still holds its default), then it is set: the read is flagged, the verifier refuses naming the control and
-    both values, and the repair (discard, restore, read again) answers right."""
+    both values, and the repair (discard, restore the planned state with the late gate, then read every
+    discarded page again) answers right."""
     task = offline_task("offline_scholar_001", offline_server.origin)
     steps = load_walkthrough("offline_scholar_001", origin=offline_server.origin)
     basis = next(i for i, s in enumerate(steps) if s["args"].get("target", {}).get("label") == "Date basis")
@@ -75,6 +73,11 @@ async def test_a_gate_kept_at_its_default_is_flagged_refused_and_repaired(offlin
     assert f"Date basis = {flagged[0]['after']!r}, but the plan needs Date basis = 'Original submission (v1)'" in gate
     assert outcome.verifier_reports[-1]["ok"], (outcome.verifier_reports[-1], outcome.stop_reason)
     assert score_answer(outcome.answer, task.oracle_answer, task.output_spec).exact_match, outcome.answer
+    events = [json.loads(line) for line in (tmp_path / "steps.jsonl").read_text().splitlines()]
+    repair = [(e["tool"], e["args"]) for e in events if e.get("node") == "actor" and e["call_id"].startswith("rp-")]
+    tools = [t for t, _ in repair]
+    basis_set = next(i for i, (t, a) in enumerate(repair) if t == "select" and a["target"]["label"] == "Date basis")
+    assert tools[0] == "discard_rows" and basis_set < tools.index("click") < tools.index("read_table"), tools
 
 
 # ---------------------------------------------------------------- stations, windows, clamps, empty reads

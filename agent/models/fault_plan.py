@@ -17,12 +17,11 @@ from datetime import date
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from agent.models.fault_classes import FAULT_CLASSES
-from agent.models.scripted import APPLY_WORDS, SETTERS, _target_name, plan_from_walkthrough
+from agent.models.scripted import APPLY_WORDS, READ_TOOLS, SETTERS, _target_name, plan_from_walkthrough
 from graph.state import Plan
 from graph.tracker import PAGE_PARAMS, gate_key, plan_gates
 from tasks.offline.registry import Step
 
-READS = frozenset({"read_table", "extract_rows", "download", "read_pdf", "read_facts"})
 PAGE_SIZE = re.compile(r"per_page|page_size|rows_per|results_per|^size$")
 
 
@@ -53,7 +52,7 @@ def _state_setter(step: Step, planned: set[str], tools: tuple[str, ...]) -> bool
 
 
 def _read_follows(steps: list[Step], index: int) -> bool:
-    return any(s["tool"] in READS for s in steps[index + 1:])
+    return any(s["tool"] in READ_TOOLS for s in steps[index + 1:])
 
 
 def _apply_then_read(steps: list[Step]) -> list[int]:

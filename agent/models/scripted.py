@@ -30,6 +30,7 @@ from tasks.offline.registry import PLACEHOLDER_ORIGIN, Step
 
 WALKTHROUGH_DIR = Path(__file__).resolve().parents[2] / "tasks" / "offline" / "data" / "walkthroughs"
 SETTERS = frozenset({"select", "fill", "check", "set_range", "set_url_params"})
+READ_TOOLS = frozenset({"read_table", "extract_rows", "read_facts", "download", "read_pdf"})
 APPLY_WORDS = re.compile(r"search|apply|filter|update|submit|go\b|show|refresh", re.IGNORECASE)
 LOSS_RULES = ("navigation_reset", "gate_lost", "cascade_reset")
 _DETAIL_URLS = re.compile(r"https?://[^\s,;]+")
@@ -250,22 +251,49 @@ def _detours(done: list[Step], start: int, end: int) -> set[int]:
     return left_out
 
 
+def _late_gates(done: list[Step], last_read: int) -> tuple[list[int], int | None]:
+    """Setters made after the last read on the same page, with nothing read after them anywhere (a gate set too
+    late for the rows it governs), and the click that applied them: (their indices, the apply's index or None).
+    A setter followed by any later read sets the state of that read (a next phase), so none is late then."""
+    if any(s["tool"] in READ_TOOLS for s in done[last_read + 1:]):
+        return [], None
+    setters: list[int] = []
+    for i in range(last_read + 1, len(done)):
+        step = done[i]
+        if step["tool"] in SETTERS:
+            setters.append(i)
+        elif _is_apply(step) or (setters and step["tool"] == "click"):  # the first click after them submits them
+            return (setters, i) if setters else ([], None)
+        elif step["tool"] in ("goto", "back", "click"):
+            break
+    return setters, None
+
+
 def reread_steps(done: list[Step], tables: str | set[str], *, all_pages: bool = False) -> list[Step]:
     """Read discarded tables again the way they were read: every page each was extracted on, each reached as
     before. The walkthrough from the navigation that opened their first read up to their last read, without
     the extractions into other tables (a read_facts into another table that opened a page becomes a plain
-    goto of that page) and without derivations; tables read on the same pages are read in one pass."""
+    goto of that page) and without derivations; tables read on the same pages are read in one pass. The planned
+    state comes first: a gate set only after the last read (on that page, nothing read after it) is set with the
+    others before the first read's apply, so no page is read again before it holds."""
     tables = {tables} if isinstance(tables, str) else tables
     reads = [i for i, s in enumerate(done) if s["tool"] in ("extract_rows", "read_facts") and _into(s) in tables]
     if not reads:
         return []
     start = max((i for i in range(reads[0] + 1) if done[i]["tool"] == "goto"), default=0)
+    late, late_apply = _late_gates(done, reads[-1])
     segment: list[Step] = []
     detours = _detours(done, start, reads[-1] + 1)
+    restored = not late
     for index in range(start, reads[-1] + 1):
         if index in detours:
             continue
         step = copy.deepcopy(done[index])
+        if not restored and (_is_apply(step) or step["tool"] in READ_TOOLS):
+            segment += [copy.deepcopy(done[i]) for i in late]
+            if not _is_apply(step) and late_apply is not None:
+                segment.append(copy.deepcopy(done[late_apply]))
+            restored = True
         if step["tool"] in ("extract_rows", "read_facts") and _into(step) not in tables:
             if step["tool"] == "read_facts" and step["args"].get("url"):
                 segment.append({"tool": "goto", "args": {"url": step["args"]["url"]}})
@@ -403,6 +431,9 @@ class ScriptedChatModel(BaseChatModel):
         last_extract = next((s for s in reversed(done) if s["tool"] == "extract_rows"), None)
         steps: list[Step] = []
         tables = list(dict.fromkeys(_TABLE_FAILURE.findall(goal)))
+        if "[schema] no extract_rows" in goal and any(s["tool"] == "derive" for s in done):
+            # no derived answer (its input reads found nothing): build every table again as the walkthrough did
+            tables = list(dict.fromkeys(_into(s) for s in done if s["tool"] in ("extract_rows", "read_facts")))
         if tables:  # a derived answer: redo the failed input tables, then every derivation, then finish
             self._enqueue([*self._table_repair(tables, goal, last_read), self._finish_step()])
             return
