@@ -44,6 +44,8 @@ CONTROLS_SHARE = 0.6  # control lines beyond this share of the budget: chrome pa
 NOTICES_SHARE = 0.15
 NOTICE_CHARS = 300
 CONTENT_RESERVE = 0.1  # the fixed part never takes the last tenth: the content's heads and notes fit
+SHORTEN_TO = 120  # the main text's long lines may be cut to this many characters so that all of it fits
+SPARE_MIN = 8  # a first layout that leaves more tokens unused than this is laid out again with them
 URL_CHARS = 300
 STATE_VALUE_CHARS = 120
 TITLE_CHARS = 200
@@ -107,6 +109,8 @@ class _Section:
     show_foot: bool = False
     main: bool = True  # main content (tables ranked 0; the outline's first `first` lines)
     first: int = 0  # outline: how many leading lines are main content
+    paid: int = 0  # tokens of the head already paid for by the notes' reserve (the head line of a cut section)
+    refs: list[str] = field(default_factory=list)  # outline: per line, the ref that reads a long line whole
 
     def note(self, kept: int) -> str:
         left = len(self.lines) - kept + self.beyond
@@ -119,7 +123,7 @@ def _tokens(line: str) -> int:
 
 def _fit(section: _Section, budget: int, most: int | None = None) -> int:
     """How many lines (with the head and foot) fit in `budget`; the note is paid for separately."""
-    cost = sum(_tokens(h) for h in section.head + _foot(section))
+    cost = sum(_tokens(h) for h in section.head + _foot(section)) - section.paid
     kept = 0
     for line in section.lines[:most]:
         cost += _tokens(line)
@@ -132,7 +136,8 @@ def _fit(section: _Section, budget: int, most: int | None = None) -> int:
 def _cost(section: _Section, kept: int) -> int:
     if not kept:
         return 0
-    return sum(_tokens(h) for h in section.head + _foot(section)) + sum(_tokens(line) for line in section.lines[:kept])
+    head = sum(_tokens(h) for h in section.head + _foot(section)) - section.paid
+    return head + sum(_tokens(line) for line in section.lines[:kept])
 
 
 def _foot(section: _Section) -> list[str]:
@@ -178,7 +183,9 @@ def _notice_lines(obs: Observation, limit: int) -> list[str]:
     return lines
 
 
-def _layout(obs: Observation, token_budget: int) -> _Layout:
+def _layout(obs: Observation, token_budget: int, spare: int = 0) -> _Layout:
+    """The layout at `token_budget`; `spare`: tokens a first layout left unused (its per-line estimates run
+    high), given to the sections on top of their budget."""
     head = [f"URL: {clip(obs.url.split('?', 1)[0], URL_CHARS)}", _state_line(obs)]  # the query: the State line
     if obs.title:
         head.append(f"Title: {clip(obs.title, TITLE_CHARS)}")
@@ -192,12 +199,16 @@ def _layout(obs: Observation, token_budget: int) -> _Layout:
     first = len(obs.outline) if obs.outline_main is None else min(obs.outline_main, len(obs.outline))
     sections.append(_Section("outline", ["OUTLINE:"], list(obs.outline), "outline lines",
                              "read_section with a heading or ref", max(0, obs.outline_total - len(obs.outline)),
-                             first=first))
+                             first=first, refs=list(obs.outline_refs)))
     links = [f"[{ln.ref}] {clip(ln.text, 100)} -> {clip(_short_href(ln.href, obs.url), URL_CHARS)}"
              for ln in obs.links]
     sections.append(_Section("links", ["LINKS:"], links, "links", "list_links",
                              max(0, obs.links_total - len(obs.links))))
-    notes_reserve = sum(_tokens(s.head[0] + " " + (s.note(0) or "")) for s in sections if s.lines or s.beyond)
+    notes_reserve = 0  # each section's head line and note, as shown when not one line fits
+    for s in sections:
+        if s.lines or s.beyond:
+            notes_reserve += _tokens(s.head[0] + " " + (s.note(0) or ""))
+            s.paid = max(0, _tokens(s.head[0]) - 1)  # a shown section's head is then paid for already
     fixed_other = sum(_tokens(line) for line in head + notices)
     hard = max(0, int(token_budget * (1 - CONTENT_RESERVE)) - notes_reserve - fixed_other)
     soft = min(hard, int(token_budget * CONTROLS_SHARE))
@@ -207,7 +218,7 @@ def _layout(obs: Observation, token_budget: int) -> _Layout:
     control_lines = fit_controls(obs.controls, row_tables, soft_limit=soft, hard_limit=hard,
                                  content_cut=content_cut) if content_cut else every
     used = fixed_other + sum(_tokens(line) for line in control_lines)
-    left = max(0, token_budget - used - notes_reserve)
+    left = max(0, token_budget - used - notes_reserve) + spare
     kept = _allocate(sections, left)
     return _Layout(head, notices, sections, kept, soft, hard, row_tables, content_cut, control_lines)
 
@@ -216,7 +227,8 @@ def _allocate(sections: list[_Section], left: int) -> list[int]:
     """Main content first: 1. every main table its header and first rows, 2. the main content's text lines
     (up to a share), 3. links (up to a share: how the model moves on), 4. the main tables' rows, shared so that
     short tables show whole, 5. what is left: the rest of the main text, side tables, the rest of the outline,
-    more links."""
+    more links; then what is still left, in the same order, to whatever the first round stopped at a line too long
+    for its turn."""
     kept = [0] * len(sections)
     tables = [i for i, s in enumerate(sections) if s.kind == "tables"]
     main_tables = [i for i in tables if sections[i].main]
@@ -248,7 +260,49 @@ def _allocate(sections: list[_Section], left: int) -> list[int]:
     _share_fairly(sections, kept, side_tables, left - spent())
     grow(outline)
     grow(links)
-    return kept
+    while True:  # a long line that did not fit stops its section, not the rest: what is left goes round again
+        before = list(kept)
+        _share_fairly(sections, kept, main_tables, left - spent())
+        grow(outline, most=first)
+        _share_fairly(sections, kept, side_tables, left - spent())
+        grow(outline)
+        grow(links)
+        if kept == before and (kept[outline] >= first or not _shorten(sections[outline], first, _cost(
+                sections[outline], kept[outline]) + left - spent())):
+            return kept
+        kept[outline] = max(kept[outline], _fit(sections[outline], _cost(sections[outline], kept[outline])
+                                                + left - spent(), most=first))
+
+
+def _shortened(line: str, ref: str, chars: int) -> str:
+    suffix = f" [read_section {ref}]"
+    whole = line.removesuffix(suffix)  # observe.js cuts a very long paragraph itself, with the same ref
+    return line if len(whole) <= chars else clip(whole, chars) + suffix
+
+
+def _shorten(section: _Section, first: int, budget: int) -> bool:
+    """The main text whole, its longest lines cut: when the main content's lines do not all fit in `budget`
+    but would with every long line cut to the same length (at least SHORTEN_TO characters, each ending with the
+    read that returns it), cut them to the longest such length. False when that does not fit either."""
+    long = [i for i in range(min(first, len(section.refs))) if section.refs[i] and len(section.lines[i]) > SHORTEN_TO]
+    if not long:
+        return False
+    lines = list(section.lines)
+
+    def fits(chars: int) -> bool:
+        for i in long:
+            lines[i] = _shortened(section.lines[i], section.refs[i], chars)
+        return _cost(_Section("outline", section.head, lines[:first], "", "", paid=section.paid), first) <= budget
+
+    low, high = SHORTEN_TO, max(len(section.lines[i]) for i in long)
+    if not fits(low):
+        return False
+    while low < high:  # the longest length that fits
+        mid = (low + high + 1) // 2
+        low, high = (mid, high) if fits(mid) else (low, mid - 1)
+    fits(low)
+    section.lines = lines
+    return True
 
 
 def _share_fairly(sections: list[_Section], kept: list[int], order: list[int], budget: int) -> int:
@@ -271,13 +325,23 @@ def _assemble(layout: _Layout, control_lines: list[str], body: list[str]) -> str
 
 
 def _rendered(obs: Observation, token_budget: int) -> tuple[_Layout, list[str], str, int]:
-    """The layout with its final kept counts, the control lines, the text and its tokens."""
-    layout = _layout(obs, token_budget)
-    control_lines = layout.control_lines
+    """The layout with its final kept counts, the control lines, the text and its tokens. Per-line estimates
+    run a little high (notes not needed, tokens merged across lines), so what the first layout leaves unused
+    is spent by a second one; either is cut from the end if the text is over the budget."""
+    layout, text, tokens = _fitted(obs, token_budget, 0)
+    if tokens < token_budget - SPARE_MIN:
+        again, more, more_tokens = _fitted(obs, token_budget, token_budget - tokens)
+        if sum(again.kept) > sum(layout.kept):
+            layout, text, tokens = again, more, more_tokens
+    return layout, layout.control_lines, text, tokens
+
+
+def _fitted(obs: Observation, token_budget: int, spare: int) -> tuple[_Layout, str, int]:
+    layout = _layout(obs, token_budget, spare)
     kept = layout.kept
 
     def assemble() -> str:
-        return _assemble(layout, control_lines,
+        return _assemble(layout, layout.control_lines,
                          [line for s, k in zip(layout.sections, kept, strict=True) for line in _lines(s, k)])
 
     text = assemble()
@@ -287,7 +351,7 @@ def _rendered(obs: Observation, token_budget: int) -> tuple[_Layout, list[str], 
         kept[last] -= 1
         text = assemble()
         tokens = count_tokens(text)
-    return layout, control_lines, text, tokens
+    return layout, text, tokens
 
 
 def render(obs: Observation, *, token_budget: int = 1500) -> tuple[str, int]:
