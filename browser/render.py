@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from urllib.parse import urlsplit, urlunsplit
 
 from browser.render_controls import (
@@ -117,8 +118,10 @@ class _Section:
         return f"… {left} more {self.what} not shown — {self.tool}" if left > 0 else ""
 
 
+@lru_cache(maxsize=8192)
 def _tokens(line: str) -> int:
-    return count_tokens(line) + 1  # the newline
+    """A line's tokens with its newline; cached: the layout weighs the same lines many times over."""
+    return count_tokens(line) + 1
 
 
 def _fit(section: _Section, budget: int, most: int | None = None) -> int:
@@ -225,10 +228,11 @@ def _layout(obs: Observation, token_budget: int, spare: int = 0) -> _Layout:
 
 def _allocate(sections: list[_Section], left: int) -> list[int]:
     """Main content first: 1. every main table its header and first rows, 2. the main content's text lines
-    (up to a share), 3. links (up to a share: how the model moves on), 4. the main tables' rows, shared so that
-    short tables show whole, 5. what is left: the rest of the main text, side tables, the rest of the outline,
-    more links; then what is still left, in the same order, to whatever the first round stopped at a line too long
-    for its turn."""
+    (up to a share), 3. links (up to a share: how the model moves on; not when the main content fits whole),
+    4. the main tables' rows, shared so that short tables show whole, 5. what is left: the rest of the main
+    text, side tables, the rest of the outline, more links; then what is still left, in the same order, to
+    whatever the first round stopped at a line too long for its turn; last, when the main text is still cut,
+    its longest lines are shortened if that shows it whole."""
     kept = [0] * len(sections)
     tables = [i for i, s in enumerate(sections) if s.kind == "tables"]
     main_tables = [i for i in tables if sections[i].main]
@@ -244,7 +248,10 @@ def _allocate(sections: list[_Section], left: int) -> list[int]:
     first = sections[outline].first
     if first:
         kept[outline] = _fit(sections[outline], int((left - spent()) * MAIN_OUTLINE_SHARE), most=first)
-    kept[links] = _fit(sections[links], int((left - spent()) * LINKS_SHARE))
+    rest = sum(_cost(sections[i], len(sections[i].lines)) - _cost(sections[i], kept[i]) for i in main_tables)
+    rest += _cost(sections[outline], first) - _cost(sections[outline], kept[outline])
+    if rest > left - spent():  # the main content does not fit whole anyway: links first get their share
+        kept[links] = _fit(sections[links], int((left - spent()) * LINKS_SHARE))
     for i in main_tables:  # a main table's summary rows (totals, means), the last ones first, within a share
         section = sections[i]
         while section.foot and sum(_tokens(f) for f in section.foot) > min(left - spent(), left * FOOT_SHARE):
