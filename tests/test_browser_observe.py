@@ -342,3 +342,18 @@ async def test_a_frame_that_cannot_be_observed_is_reported(page: Page, fixture_s
     assert obs.controls == []
     assert any(n.startswith("[observer] page not observed") and "walk failed" in n for n in obs.notices)
     assert "walk failed" in obs.text
+
+
+async def test_a_list_of_link_cards_ranks_as_chrome_but_result_cards_stay_content(page: Page) -> None:
+    """Issue 20: cards of nothing but a heading and links ('Data / Resources / Help' link cards) are site
+    navigation even inside the main element; cards with text of their own (results, station details) stay main
+    content, and so do their tables' rows in the text."""
+    nav = "".join(f"<section class='col'><h3>Topic {i}</h3><ul class='plain'>"
+                  + "".join(f"<li><a href='/t{i}/{j}'>Topic {i} page {j}</a></li>" for j in range(3))
+                  + "</ul></section>" for i in range(3))
+    hits = "".join(f"<div class='hit'><a href='/s/{i}'>Station {i}</a><span class='river'>on the river Avon, "
+                   f"gauged since 19{i}0</span></div>" for i in range(4))
+    await page.set_content(f"<main><h1>Stations</h1><div id='hits'>{hits}</div><div class='row'>{nav}</div></main>")
+    obs = await observe_page(page, page_id=1)
+    ranks = {t.rows[0][0].split(";")[0]: t.rank for t in obs.tables}
+    assert ranks == {"Station 0": 0, "Topic 0": 2}, ranks
