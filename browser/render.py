@@ -52,9 +52,10 @@ STATE_VALUE_CHARS = 120
 TITLE_CHARS = 200
 
 
-def _state_line(obs: Observation) -> str:
+def _state_lines(obs: Observation) -> list[str]:
+    """The query's parameters, one line; none without a query (the URL line shows there is none)."""
     pairs = [f"{k}={clip('|'.join(v), STATE_VALUE_CHARS)}" for k, v in obs.query_state.items()]
-    return "State: " + ("; ".join(pairs) if pairs else "(no query parameters)")
+    return ["State: " + "; ".join(pairs)] if pairs else []
 
 
 def _paging_lines(obs: Observation) -> list[str]:
@@ -189,7 +190,7 @@ def _notice_lines(obs: Observation, limit: int) -> list[str]:
 def _layout(obs: Observation, token_budget: int, spare: int = 0) -> _Layout:
     """The layout at `token_budget`; `spare`: tokens a first layout left unused (its per-line estimates run
     high), given to the sections on top of their budget."""
-    head = [f"URL: {clip(obs.url.split('?', 1)[0], URL_CHARS)}", _state_line(obs)]  # the query: the State line
+    head = [f"URL: {clip(obs.url.split('?', 1)[0], URL_CHARS)}", *_state_lines(obs)]  # the query: the State line
     if obs.title:
         head.append(f"Title: {clip(obs.title, TITLE_CHARS)}")
     if obs.frames:
@@ -334,17 +335,31 @@ def _assemble(layout: _Layout, control_lines: list[str], body: list[str]) -> str
 def _rendered(obs: Observation, token_budget: int) -> tuple[_Layout, list[str], str, int]:
     """The layout with its final kept counts, the control lines, the text and its tokens. Per-line estimates
     run a little high (notes not needed, tokens merged across lines), so what the first layout leaves unused
-    is spent by a second one; either is cut from the end if the text is over the budget."""
-    layout, text, tokens = _fitted(obs, token_budget, 0)
+    goes to the main content by a second one (links, side tables and the rest of the outline keep what the
+    first gave them); either is cut from the end if the text is over the budget."""
+    layout, text, tokens = _fitted(_layout(obs, token_budget), token_budget)
     if tokens < token_budget - SPARE_MIN:
-        again, more, more_tokens = _fitted(obs, token_budget, token_budget - tokens)
-        if sum(again.kept) > sum(layout.kept):
-            layout, text, tokens = again, more, more_tokens
+        again = _layout(obs, token_budget, token_budget - tokens)
+        again.kept = [min(k, max(k0, _main_lines(s, k)))
+                      for s, k, k0 in zip(again.sections, again.kept, layout.kept, strict=True)]
+        if _main_total(again) > _main_total(layout):
+            layout, text, tokens = _fitted(again, token_budget)
     return layout, layout.control_lines, text, tokens
 
 
-def _fitted(obs: Observation, token_budget: int, spare: int) -> tuple[_Layout, str, int]:
-    layout = _layout(obs, token_budget, spare)
+def _main_lines(section: _Section, kept: int) -> int:
+    """How many of a section's first `kept` lines are main content."""
+    if section.kind == "outline":
+        return min(kept, section.first)
+    return kept if section.kind == "tables" and section.main else 0
+
+
+def _main_total(layout: _Layout) -> int:
+    return sum(_main_lines(s, k) for s, k in zip(layout.sections, layout.kept, strict=True))
+
+
+def _fitted(layout: _Layout, token_budget: int) -> tuple[_Layout, str, int]:
+    """The layout's text and tokens, its last lines cut while it is over the budget."""
     kept = layout.kept
 
     def assemble() -> str:
