@@ -88,7 +88,8 @@ def _cell(text: str) -> str:
 
 
 def _row(cells: list[str]) -> str:
-    return "| " + " | ".join(_cell(c) for c in cells) + " |"
+    """`| a | | c |`: an empty cell is one space (the columns still line up; a table of many blanks costs less)."""
+    return "|" + "|".join(f" {_cell(c)} " if c.strip() else " " for c in cells) + "|"
 
 
 def row_line(table: TableData, i: int) -> str:

@@ -206,3 +206,10 @@ def test_the_main_text_is_shown_whole_with_its_longest_lines_cut() -> None:
     assert "[read_section" not in text and "Name119" in text  # it fits: nothing cut
     text, tokens = render(_long_text_page(5, 120), token_budget=250)
     assert tokens <= 250 and "Closing line" not in text and "more outline lines not shown — read_section" in text
+
+
+def test_an_empty_cell_is_one_space_and_the_columns_still_line_up() -> None:
+    table = TableData(index=0, headers=["", "Type", "Tags"], rows=[["1930 - 1930", "Flow", ""], ["", "", "x"]],
+                      total_rows=2)
+    text, _ = render(_obs(tables=[table]))
+    assert "| | Type | Tags |\n| 1930 - 1930 | Flow | |\n| | | x |" in text
