@@ -269,6 +269,7 @@ def _allocate(sections: list[_Section], left: int) -> list[int]:
     _share_fairly(sections, kept, side_tables, left - spent())
     grow(outline)
     grow(links)
+    shortened = False
     while True:  # a long line that did not fit stops its section, not the rest: what is left goes round again
         before = list(kept)
         _share_fairly(sections, kept, main_tables, left - spent())
@@ -276,11 +277,13 @@ def _allocate(sections: list[_Section], left: int) -> list[int]:
         _share_fairly(sections, kept, side_tables, left - spent())
         grow(outline)
         grow(links)
-        if kept == before and (kept[outline] >= first or not _shorten(sections[outline], first, _cost(
-                sections[outline], kept[outline]) + left - spent())):
+        if kept != before:
+            continue
+        if shortened or kept[outline] >= first or not _shorten(sections[outline], first, _cost(
+                sections[outline], kept[outline]) + left - spent()):
             return kept
-        kept[outline] = max(kept[outline], _fit(sections[outline], _cost(sections[outline], kept[outline])
-                                                + left - spent(), most=first))
+        shortened = True  # once: the main text's long lines cut so that all of it fits
+        grow(outline, most=first)
 
 
 def _shortened(line: str, ref: str, chars: int) -> str:
