@@ -651,6 +651,17 @@
     }
     return n;
   };
+  // A card of nothing but a heading and a list of links (a "Data / Resources / Help" link card) is site
+  // navigation however central it sits: a card list of them ranks as chrome.
+  const linkCard = (card) => {
+    const links = [...card.querySelectorAll("a[href]")];
+    if (links.length < 2) return false;
+    const heads = [...card.querySelectorAll("h1,h2,h3,h4,h5,h6,[role=heading]")];
+    const text = norm(card.textContent).length - heads.reduce((n, h) => n + norm(h.textContent).length, 0);
+    const linked = links.filter((a) => !heads.some((h) => h.contains(a)))
+      .reduce((n, a) => n + norm(a.textContent).length, 0);
+    return text > 0 && linked >= 0.9 * text;
+  };
   const cardBoxes = [];
   for (const el of all) {
     if (el.children.length < 3 || closestDeep(el, NOT_CARDS) || consumed.has(el)) continue;
@@ -678,7 +689,7 @@
       html = shell.outerHTML;
     }
     tables.push({ kind: "cards", html: html.slice(0, args.maxTableHtml), total: n, order: all.indexOf(el),
-                  rank: rankOf(el) });
+                  rank: kids.every(linkCard) ? 2 : rankOf(el) });
   }
   tables.sort((a, b) => a.rank - b.rank || a.order - b.order);
 
@@ -764,7 +775,11 @@
     const limit = heading ? 200 : rankOf(el) === 0 ? 1200 : 300;  // main content's paragraphs read whole
     const shownText = text.length > limit ? cut(text, limit) + ` [read_section ${refOf(el)}]` : text;
     const t = tag(el);
-    outlineItems.push({ line: heading ? "#".repeat(+t[1]) + " " + shownText : shownText, rank: rankOf(el), order });
+    // a long line of the main content may be shortened by the renderer when the main text does not fit whole:
+    // its element gets a ref (after every control and link has one, so their refs stay as they were)
+    const long = !heading && text.length > args.shortenFrom && rankOf(el) === 0 ? el : null;
+    outlineItems.push({ line: heading ? "#".repeat(+t[1]) + " " + shownText : shownText, rank: rankOf(el), order,
+                        el: long });
   };
   // Text runs of a box that mixes its own text with block children (a heading followed by loose text and
   // line breaks): each run between block children is one line, placed after the block before it.
@@ -838,6 +853,8 @@
     ref: refOf(f),
   }));
 
+  const outlineRefs = outlineItems.slice(0, args.maxOutline).map((o) => (o.el ? refOf(o.el) : ""));
+
   const body = document.body;
   // One JSON string: Playwright validates a returned object field by field, which costs more than the walk.
   return JSON.stringify({
@@ -851,6 +868,7 @@
     outline,
     outlineTotal: outlineItems.length,
     outlineMain,
+    outlineRefs,
     links,
     linksTotal: linkItems.length,
     iframes,

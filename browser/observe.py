@@ -21,7 +21,7 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Page
 
 from browser.numbers import digits_only, page_int
-from browser.render import LONG_OPTION_LIST, render_into
+from browser.render import LONG_OPTION_LIST, SHORTEN_TO, render_into
 from browser.tables import parse_fragment
 from browser.types import Control, Link, Observation, Option, Pagination, TableData
 
@@ -55,7 +55,7 @@ async def _observe_frame(page: Page, frame: Frame, max_rows: int, max_links: int
     """The JS result for one frame, or an error note (a detached or crashed frame must not sink the page)."""
     args = {"prefix": _prefix_for(page, frame), "maxText": MAX_TEXT, "maxTableHtml": MAX_TABLE_HTML,
             "maxRows": max_rows,
-            "maxOutline": MAX_OUTLINE, "maxLinks": max_links}
+            "maxOutline": MAX_OUTLINE, "maxLinks": max_links, "shortenFrom": SHORTEN_TO}
     try:
         return json.loads(await asyncio.wait_for(frame.evaluate(observe_script(), args), FRAME_TIMEOUT_S))
     except (PlaywrightError, TimeoutError) as exc:
@@ -213,6 +213,7 @@ async def observe_page(page: Page, *, page_id: int, token_budget: int = 1500,
     fragments: list[dict[str, str]] = []
     notices: list[str] = []
     outline: list[str] = []
+    outline_refs: list[str] = []
     links: list[Link] = []
     outline_total = links_total = 0
     outline_main: int | None = None
@@ -238,6 +239,7 @@ async def observe_page(page: Page, *, page_id: int, token_budget: int = 1500,
         fragments += result["tables"]
         notices += result["notices"]
         outline += result["outline"]
+        outline_refs += result.get("outlineRefs") or [""] * len(result["outline"])
         links += [Link(**ln) for ln in result["links"]]
         outline_total += result.get("outlineTotal", len(result["outline"]))
         links_total += result.get("linksTotal", len(result["links"]))
@@ -265,6 +267,7 @@ async def observe_page(page: Page, *, page_id: int, token_budget: int = 1500,
         outline=outline,
         outline_total=max(outline_total, len(outline)),
         outline_main=outline_main,
+        outline_refs=outline_refs if any(outline_refs) else [],
         links=links,
         links_total=max(links_total, len(links)),
         notices=notices,

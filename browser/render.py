@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from urllib.parse import urlsplit, urlunsplit
 
 from browser.render_controls import (
@@ -44,14 +45,17 @@ CONTROLS_SHARE = 0.6  # control lines beyond this share of the budget: chrome pa
 NOTICES_SHARE = 0.15
 NOTICE_CHARS = 300
 CONTENT_RESERVE = 0.1  # the fixed part never takes the last tenth: the content's heads and notes fit
+SHORTEN_TO = 120  # the main text's long lines may be cut to this many characters so that all of it fits
+SPARE_MIN = 8  # a first layout that leaves more tokens unused than this is laid out again with them
 URL_CHARS = 300
 STATE_VALUE_CHARS = 120
 TITLE_CHARS = 200
 
 
-def _state_line(obs: Observation) -> str:
+def _state_lines(obs: Observation) -> list[str]:
+    """The query's parameters, one line; none without a query (the URL line shows there is none)."""
     pairs = [f"{k}={clip('|'.join(v), STATE_VALUE_CHARS)}" for k, v in obs.query_state.items()]
-    return "State: " + ("; ".join(pairs) if pairs else "(no query parameters)")
+    return ["State: " + "; ".join(pairs)] if pairs else []
 
 
 def _paging_lines(obs: Observation) -> list[str]:
@@ -84,7 +88,8 @@ def _cell(text: str) -> str:
 
 
 def _row(cells: list[str]) -> str:
-    return "| " + " | ".join(_cell(c) for c in cells) + " |"
+    """`| a | | c |`: an empty cell is one space (the columns still line up; a table of many blanks costs less)."""
+    return "|" + "|".join(f" {_cell(c)} " if c.strip() else " " for c in cells) + "|"
 
 
 def row_line(table: TableData, i: int) -> str:
@@ -107,19 +112,23 @@ class _Section:
     show_foot: bool = False
     main: bool = True  # main content (tables ranked 0; the outline's first `first` lines)
     first: int = 0  # outline: how many leading lines are main content
+    paid: int = 0  # tokens of the head already paid for by the notes' reserve (the head line of a cut section)
+    refs: list[str] = field(default_factory=list)  # outline: per line, the ref that reads a long line whole
 
     def note(self, kept: int) -> str:
         left = len(self.lines) - kept + self.beyond
         return f"… {left} more {self.what} not shown — {self.tool}" if left > 0 else ""
 
 
+@lru_cache(maxsize=8192)
 def _tokens(line: str) -> int:
-    return count_tokens(line) + 1  # the newline
+    """A line's tokens with its newline; cached: the layout weighs the same lines many times over."""
+    return count_tokens(line) + 1
 
 
 def _fit(section: _Section, budget: int, most: int | None = None) -> int:
     """How many lines (with the head and foot) fit in `budget`; the note is paid for separately."""
-    cost = sum(_tokens(h) for h in section.head + _foot(section))
+    cost = sum(_tokens(h) for h in section.head + _foot(section)) - section.paid
     kept = 0
     for line in section.lines[:most]:
         cost += _tokens(line)
@@ -132,7 +141,8 @@ def _fit(section: _Section, budget: int, most: int | None = None) -> int:
 def _cost(section: _Section, kept: int) -> int:
     if not kept:
         return 0
-    return sum(_tokens(h) for h in section.head + _foot(section)) + sum(_tokens(line) for line in section.lines[:kept])
+    head = sum(_tokens(h) for h in section.head + _foot(section)) - section.paid
+    return head + sum(_tokens(line) for line in section.lines[:kept])
 
 
 def _foot(section: _Section) -> list[str]:
@@ -178,8 +188,10 @@ def _notice_lines(obs: Observation, limit: int) -> list[str]:
     return lines
 
 
-def _layout(obs: Observation, token_budget: int) -> _Layout:
-    head = [f"URL: {clip(obs.url.split('?', 1)[0], URL_CHARS)}", _state_line(obs)]  # the query: the State line
+def _layout(obs: Observation, token_budget: int, spare: int = 0) -> _Layout:
+    """The layout at `token_budget`; `spare`: tokens a first layout left unused (its per-line estimates run
+    high), given to the sections on top of their budget."""
+    head = [f"URL: {clip(obs.url.split('?', 1)[0], URL_CHARS)}", *_state_lines(obs)]  # the query: the State line
     if obs.title:
         head.append(f"Title: {clip(obs.title, TITLE_CHARS)}")
     if obs.frames:
@@ -192,12 +204,16 @@ def _layout(obs: Observation, token_budget: int) -> _Layout:
     first = len(obs.outline) if obs.outline_main is None else min(obs.outline_main, len(obs.outline))
     sections.append(_Section("outline", ["OUTLINE:"], list(obs.outline), "outline lines",
                              "read_section with a heading or ref", max(0, obs.outline_total - len(obs.outline)),
-                             first=first))
+                             first=first, refs=list(obs.outline_refs)))
     links = [f"[{ln.ref}] {clip(ln.text, 100)} -> {clip(_short_href(ln.href, obs.url), URL_CHARS)}"
              for ln in obs.links]
     sections.append(_Section("links", ["LINKS:"], links, "links", "list_links",
                              max(0, obs.links_total - len(obs.links))))
-    notes_reserve = sum(_tokens(s.head[0] + " " + (s.note(0) or "")) for s in sections if s.lines or s.beyond)
+    notes_reserve = 0  # each section's head line and note, as shown when not one line fits
+    for s in sections:
+        if s.lines or s.beyond:
+            notes_reserve += _tokens(s.head[0] + " " + (s.note(0) or ""))
+            s.paid = max(0, _tokens(s.head[0]) - 1)  # a shown section's head is then paid for already
     fixed_other = sum(_tokens(line) for line in head + notices)
     hard = max(0, int(token_budget * (1 - CONTENT_RESERVE)) - notes_reserve - fixed_other)
     soft = min(hard, int(token_budget * CONTROLS_SHARE))
@@ -207,16 +223,18 @@ def _layout(obs: Observation, token_budget: int) -> _Layout:
     control_lines = fit_controls(obs.controls, row_tables, soft_limit=soft, hard_limit=hard,
                                  content_cut=content_cut) if content_cut else every
     used = fixed_other + sum(_tokens(line) for line in control_lines)
-    left = max(0, token_budget - used - notes_reserve)
+    left = max(0, token_budget - used - notes_reserve) + spare
     kept = _allocate(sections, left)
     return _Layout(head, notices, sections, kept, soft, hard, row_tables, content_cut, control_lines)
 
 
 def _allocate(sections: list[_Section], left: int) -> list[int]:
     """Main content first: 1. every main table its header and first rows, 2. the main content's text lines
-    (up to a share), 3. links (up to a share: how the model moves on), 4. the main tables' rows, shared so that
-    short tables show whole, 5. what is left: the rest of the main text, side tables, the rest of the outline,
-    more links."""
+    (up to a share), 3. links (up to a share: how the model moves on; not when the main content fits whole),
+    4. the main tables' rows, shared so that short tables show whole, 5. what is left: the rest of the main
+    text, side tables, the rest of the outline, more links; then what is still left, in the same order, to
+    whatever the first round stopped at a line too long for its turn; last, when the main text is still cut,
+    its longest lines are shortened if that shows it whole."""
     kept = [0] * len(sections)
     tables = [i for i, s in enumerate(sections) if s.kind == "tables"]
     main_tables = [i for i in tables if sections[i].main]
@@ -232,7 +250,10 @@ def _allocate(sections: list[_Section], left: int) -> list[int]:
     first = sections[outline].first
     if first:
         kept[outline] = _fit(sections[outline], int((left - spent()) * MAIN_OUTLINE_SHARE), most=first)
-    kept[links] = _fit(sections[links], int((left - spent()) * LINKS_SHARE))
+    rest = sum(_cost(sections[i], len(sections[i].lines)) - _cost(sections[i], kept[i]) for i in main_tables)
+    rest += _cost(sections[outline], first) - _cost(sections[outline], kept[outline])
+    if rest > left - spent():  # the main content does not fit whole anyway: links first get their share
+        kept[links] = _fit(sections[links], int((left - spent()) * LINKS_SHARE))
     for i in main_tables:  # a main table's summary rows (totals, means), the last ones first, within a share
         section = sections[i]
         while section.foot and sum(_tokens(f) for f in section.foot) > min(left - spent(), left * FOOT_SHARE):
@@ -248,7 +269,52 @@ def _allocate(sections: list[_Section], left: int) -> list[int]:
     _share_fairly(sections, kept, side_tables, left - spent())
     grow(outline)
     grow(links)
-    return kept
+    shortened = False
+    while True:  # a long line that did not fit stops its section, not the rest: what is left goes round again
+        before = list(kept)
+        _share_fairly(sections, kept, main_tables, left - spent())
+        grow(outline, most=first)
+        _share_fairly(sections, kept, side_tables, left - spent())
+        grow(outline)
+        grow(links)
+        if kept != before:
+            continue
+        if shortened or kept[outline] >= first or not _shorten(sections[outline], first, _cost(
+                sections[outline], kept[outline]) + left - spent()):
+            return kept
+        shortened = True  # once: the main text's long lines cut so that all of it fits
+        grow(outline, most=first)
+
+
+def _shortened(line: str, ref: str, chars: int) -> str:
+    suffix = f" [read_section {ref}]"
+    whole = line.removesuffix(suffix)  # observe.js cuts a very long paragraph itself, with the same ref
+    return line if len(whole) <= chars else clip(whole, chars) + suffix
+
+
+def _shorten(section: _Section, first: int, budget: int) -> bool:
+    """The main text whole, its longest lines cut: when the main content's lines do not all fit in `budget`
+    but would with every long line cut to the same length (at least SHORTEN_TO characters, each ending with the
+    read that returns it), cut them to the longest such length. False when that does not fit either."""
+    long = [i for i in range(min(first, len(section.refs))) if section.refs[i] and len(section.lines[i]) > SHORTEN_TO]
+    if not long:
+        return False
+    lines = list(section.lines)
+
+    def fits(chars: int) -> bool:
+        for i in long:
+            lines[i] = _shortened(section.lines[i], section.refs[i], chars)
+        return _cost(_Section("outline", section.head, lines[:first], "", "", paid=section.paid), first) <= budget
+
+    low, high = SHORTEN_TO, max(len(section.lines[i]) for i in long)
+    if not fits(low):
+        return False
+    while low < high:  # the longest length that fits
+        mid = (low + high + 1) // 2
+        low, high = (mid, high) if fits(mid) else (low, mid - 1)
+    fits(low)
+    section.lines = lines
+    return True
 
 
 def _share_fairly(sections: list[_Section], kept: list[int], order: list[int], budget: int) -> int:
@@ -271,13 +337,37 @@ def _assemble(layout: _Layout, control_lines: list[str], body: list[str]) -> str
 
 
 def _rendered(obs: Observation, token_budget: int) -> tuple[_Layout, list[str], str, int]:
-    """The layout with its final kept counts, the control lines, the text and its tokens."""
-    layout = _layout(obs, token_budget)
-    control_lines = layout.control_lines
+    """The layout with its final kept counts, the control lines, the text and its tokens. Per-line estimates
+    run a little high (notes not needed, tokens merged across lines), so what the first layout leaves unused
+    goes to the main content by a second one (links, side tables and the rest of the outline keep what the
+    first gave them); either is cut from the end if the text is over the budget."""
+    layout, text, tokens = _fitted(_layout(obs, token_budget), token_budget)
+    if tokens < token_budget - SPARE_MIN:
+        again = _layout(obs, token_budget, token_budget - tokens)
+        again.kept = [min(k, max(k0, _main_lines(s, k)))
+                      for s, k, k0 in zip(again.sections, again.kept, layout.kept, strict=True)]
+        if _main_total(again) > _main_total(layout):
+            layout, text, tokens = _fitted(again, token_budget)
+    return layout, layout.control_lines, text, tokens
+
+
+def _main_lines(section: _Section, kept: int) -> int:
+    """How many of a section's first `kept` lines are main content."""
+    if section.kind == "outline":
+        return min(kept, section.first)
+    return kept if section.kind == "tables" and section.main else 0
+
+
+def _main_total(layout: _Layout) -> int:
+    return sum(_main_lines(s, k) for s, k in zip(layout.sections, layout.kept, strict=True))
+
+
+def _fitted(layout: _Layout, token_budget: int) -> tuple[_Layout, str, int]:
+    """The layout's text and tokens, its last lines cut while it is over the budget."""
     kept = layout.kept
 
     def assemble() -> str:
-        return _assemble(layout, control_lines,
+        return _assemble(layout, layout.control_lines,
                          [line for s, k in zip(layout.sections, kept, strict=True) for line in _lines(s, k)])
 
     text = assemble()
@@ -287,7 +377,7 @@ def _rendered(obs: Observation, token_budget: int) -> tuple[_Layout, list[str], 
         kept[last] -= 1
         text = assemble()
         tokens = count_tokens(text)
-    return layout, control_lines, text, tokens
+    return layout, text, tokens
 
 
 def render(obs: Observation, *, token_budget: int = 1500) -> tuple[str, int]:

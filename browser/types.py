@@ -283,6 +283,8 @@ class Observation(BaseModel):
     outline_total: int = Field(0, description="Text blocks on the page; more than len(outline) when capped.")
     outline_main: int | None = Field(None, description="How many of the first outline lines are main content "
                                                        "(None: not known, all count as such).")
+    outline_refs: list[str] = Field(default_factory=list, description="Per outline line, the ref of a long main-"
+                                    "content line the text may shorten (read_section returns it whole), else ''.")
     links: list[Link] = Field(default_factory=list)
     links_total: int = Field(0, description="Plain links on the page; more than len(links) when capped.")
     notices: list[str] = Field(default_factory=list, description="Modals, banners, alerts, errors.")

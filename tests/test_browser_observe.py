@@ -286,7 +286,8 @@ async def test_budget_keeps_every_control_by_ref_and_cuts_rows(page: Page) -> No
     assert shown | collapsed == {c.ref for c in tiny.controls} and not shown & collapsed and collapsed
     for head in collapsed_controls(tiny):
         assert f"list_options {head} lists them" in tiny.text
-    assert "| row 0 |" not in tiny.text
+    # what the collapsed panel leaves goes to the main table, cut with its note (at most its first rows)
+    assert "rows of TABLE 0 not shown — read_table 0" in tiny.text and "| row 5 |" not in tiny.text
 
 
 def test_pagination_and_count_from_text() -> None:
@@ -342,3 +343,18 @@ async def test_a_frame_that_cannot_be_observed_is_reported(page: Page, fixture_s
     assert obs.controls == []
     assert any(n.startswith("[observer] page not observed") and "walk failed" in n for n in obs.notices)
     assert "walk failed" in obs.text
+
+
+async def test_a_list_of_link_cards_ranks_as_chrome_but_result_cards_stay_content(page: Page) -> None:
+    """Issue 20: cards of nothing but a heading and links ('Data / Resources / Help' link cards) are site
+    navigation even inside the main element; cards with text of their own (results, station details) stay main
+    content, and so do their tables' rows in the text."""
+    nav = "".join(f"<section class='col'><h3>Topic {i}</h3><ul class='plain'>"
+                  + "".join(f"<li><a href='/t{i}/{j}'>Topic {i} page {j}</a></li>" for j in range(3))
+                  + "</ul></section>" for i in range(3))
+    hits = "".join(f"<div class='hit'><a href='/s/{i}'>Station {i}</a><span class='river'>on the river Avon, "
+                   f"gauged since 19{i}0</span></div>" for i in range(4))
+    await page.set_content(f"<main><h1>Stations</h1><div id='hits'>{hits}</div><div class='row'>{nav}</div></main>")
+    obs = await observe_page(page, page_id=1)
+    ranks = {t.rows[0][0].split(";")[0]: t.rank for t in obs.tables}
+    assert ranks == {"Station 0": 0, "Topic 0": 2}, ranks

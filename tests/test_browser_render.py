@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from browser.render import collapsed_controls, control_line, render, render_into
+from browser.render import SHORTEN_TO, collapsed_controls, control_line, render, render_into
 from browser.tokens import count_tokens
 from browser.types import Control, Link, Observation, Option, Pagination, TableData
 
@@ -141,3 +141,75 @@ def test_no_page_exceeds_the_budget_whatever_its_fixed_part_holds() -> None:
     shown = {c.ref for c in obs.controls if f"[{c.ref}] text" in obs.text}
     collapsed = {c.ref for members in collapsed_controls(obs).values() for c in members}
     assert shown | collapsed == {c.ref for c in obs.controls}
+
+
+def _station_page(rows: int, links: int = 40) -> Observation:
+    """A station index: a title line, a two-column main table and site links."""
+    table = TableData(index=0, caption="Stations by name", headers=["Station Name", "Station Number"],
+                      rows=[[f"RIVER NUMBER {i} NEAR TOWN {i}", f"08AB{i:03d}"] for i in range(rows)],
+                      total_rows=rows)
+    return _obs(tables=[table], outline=["# Station Name Index", "Stations in alphabetic order."], outline_total=2,
+                outline_main=2,
+                links=[Link(ref=f"e{100 + i}", text=f"Site page {i}", href=f"http://x.test/p/{i}") for i in range(links)],
+                links_total=links)
+
+
+def test_a_main_table_that_fits_whole_goes_before_the_links_share() -> None:
+    """Issue 20: the page's own content first. A 75-row main table fits the budget whole when the links wait: it
+    is shown whole and the links take what is left, the rest named in the note; a table too long to fit whole
+    leaves the links their share (how the model moves on)."""
+    text, tokens = render(_station_page(75), token_budget=1500)
+    assert tokens <= 1500 and "| RIVER NUMBER 74 NEAR TOWN 74 | 08AB074 |" in text
+    assert "more rows of TABLE 0" not in text and "more links not shown — list_links" in text
+    text, tokens = render(_station_page(150), token_budget=1500)
+    assert tokens <= 1500 and "more rows of TABLE 0 not shown — read_table 0" in text
+    assert sum(1 for line in text.splitlines() if line.startswith("[e1")) >= 5  # the links' share
+
+
+def test_the_budget_is_spent_whole() -> None:
+    """A cut section's head line is paid for once, and what per-line estimates leave unused goes to a second
+    layout: a text cut for want of room ends within a few tokens of the budget."""
+    for budget in (600, 1000, 1500):
+        text, tokens = render(_station_page(150), token_budget=budget)
+        assert budget - 25 <= tokens <= budget, (budget, tokens)
+        assert tokens == count_tokens(text)
+
+
+def _long_text_page(long_lines: int, words: int) -> Observation:
+    """A description page: short lines and a few long ones (lists of names), and its closing lines."""
+    outline = ["# Description of the resource"]
+    refs = [""]
+    for i in range(30):
+        outline.append(f"Short point {i} of the description")
+        refs.append("")
+        if i % 6 == 0 and long_lines:
+            long_lines -= 1
+            outline.append(f"Catalogs {i}: " + ", ".join(f"Name{j}" for j in range(words)))
+            refs.append(f"e{50 + i}")
+    outline.append("Closing line: the licence of the resource")
+    refs.append("")
+    return _obs(outline=outline, outline_total=len(outline), outline_main=len(outline), outline_refs=refs)
+
+
+def test_the_main_text_is_shown_whole_with_its_longest_lines_cut() -> None:
+    """When the main text does not fit, its longest lines are cut to one length (each ending with the read that
+    returns it whole) if that shows every line, the last ones too; a text that fits is left whole, and one that
+    does not fit even cut to SHORTEN_TO characters is cut from the end as before."""
+    obs = _long_text_page(5, 120)
+    text, tokens = render(obs, token_budget=800)
+    assert tokens <= 800 and "Closing line: the licence of the resource" in text
+    cut = [line for line in text.splitlines() if line.startswith("Catalogs ")]
+    assert len(cut) == 5 and all(line.endswith(f"… [read_section e{50 + 6 * k}]") for k, line in enumerate(cut))
+    assert len({len(line.split("… [read_section")[0]) for line in cut}) == 1  # one length for all
+    assert all(len(line.split("… [read_section")[0]) >= SHORTEN_TO - 1 for line in cut)
+    text, _ = render(obs, token_budget=3000)
+    assert "[read_section" not in text and "Name119" in text  # it fits: nothing cut
+    text, tokens = render(_long_text_page(5, 120), token_budget=250)
+    assert tokens <= 250 and "Closing line" not in text and "more outline lines not shown — read_section" in text
+
+
+def test_an_empty_cell_is_one_space_and_the_columns_still_line_up() -> None:
+    table = TableData(index=0, headers=["", "Type", "Tags"], rows=[["1930 - 1930", "Flow", ""], ["", "", "x"]],
+                      total_rows=2)
+    text, _ = render(_obs(tables=[table]))
+    assert "| | Type | Tags |\n| 1930 - 1930 | Flow | |\n| | | x |" in text
