@@ -17,7 +17,13 @@ from datetime import date
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from agent.models.fault_classes import FAULT_CLASSES
-from agent.models.scripted import APPLY_WORDS, READ_TOOLS, SETTERS, _target_name, plan_from_walkthrough
+from agent.models.scripted import (
+    READ_TOOLS,
+    SETTERS,
+    _target_name,
+    is_apply,
+    plan_from_walkthrough,
+)
 from graph.state import Plan
 from graph.tracker import PAGE_PARAMS, gate_key, plan_gates
 from tasks.offline.registry import Step
@@ -32,12 +38,6 @@ class FaultSite:
     fault: str
     candidates: tuple[int, ...]
     skip_to: dict[int, int] = field(default_factory=dict)  # detail_skipped: a visit's first step -> after it
-
-
-def _is_apply(step: Step) -> bool:
-    if step["tool"] in ("submit", "press"):
-        return True
-    return step["tool"] == "click" and bool(APPLY_WORDS.search(_target_name(step["args"])))
 
 
 def _planned(plan: Plan) -> set[str]:
@@ -59,13 +59,13 @@ def _apply_then_read(steps: list[Step]) -> list[int]:
     """Apply steps followed by a read before the page is left."""
     found = []
     for i, step in enumerate(steps):
-        if not _is_apply(step):
+        if not is_apply(step):
             continue
         for later in steps[i + 1:]:
             if later["tool"] in ("read_table", "download", "extract_rows"):
                 found.append(i)
                 break
-            if later["tool"] in ("goto", "back", "finish") or (later["tool"] == "click" and not _is_apply(later)):
+            if later["tool"] in ("goto", "back", "finish") or (later["tool"] == "click" and not is_apply(later)):
                 break
     return found
 
@@ -80,7 +80,7 @@ def _detail_visits(steps: list[Step]) -> dict[int, int]:
     opened: int | None = None
     extracted = False
     for i, step in enumerate(steps):
-        if step["tool"] == "click" and not _is_apply(step) and opened is None:
+        if step["tool"] == "click" and not is_apply(step) and opened is None:
             opened, extracted = i, False
         elif step["tool"] == "extract_rows" and opened is not None:
             extracted = True
@@ -207,4 +207,4 @@ def read_after(steps: list[Step], index: int) -> list[Step]:
 
 
 def apply_after(steps: list[Step], index: int) -> int | None:
-    return next((i for i in range(index + 1, len(steps)) if _is_apply(steps[i])), None)
+    return next((i for i in range(index + 1, len(steps)) if is_apply(steps[i])), None)

@@ -163,7 +163,7 @@ def _detail_template(steps: list[Step]) -> list[Step]:
     """What the walkthrough does on one result's own page: the steps after opening it, up to its extraction."""
     start = None
     for i, step in enumerate(steps):
-        if step["tool"] == "click" and not _is_apply(step):
+        if step["tool"] == "click" and not is_apply(step):
             start = i
         elif step["tool"] == "extract_rows" and start is not None:
             return steps[start + 1: i + 1]
@@ -176,7 +176,7 @@ def _detail_visits(steps: list[Step]) -> int:
     """Clicks on a result (not an apply button) that lead to an extraction before leaving the page."""
     visits, opened = 0, False
     for step in steps:
-        if step["tool"] == "click" and not _is_apply(step):
+        if step["tool"] == "click" and not is_apply(step):
             opened = True
         elif step["tool"] == "extract_rows" and opened:
             visits, opened = visits + 1, False
@@ -203,7 +203,8 @@ def _step_sets(step: Step, gate: str) -> bool:
     return any(k == gate or (len(k) >= 3 and (k in gate or gate in k)) for k in keys)
 
 
-def _is_apply(step: Step) -> bool:
+def is_apply(step: Step) -> bool:
+    """A step that applies what the form holds (submit, Enter, a Search/Apply/Show button)."""
     if step["tool"] in ("submit", "press"):
         return True
     return step["tool"] == "click" and bool(APPLY_WORDS.search(_target_name(step["args"])))
@@ -220,7 +221,7 @@ def restore_steps(steps: list[Step], cursor: int, gates: list[str]) -> list[Step
     if not picked:
         return []
     for i in range(picked[-1] + 1, len(done)):
-        if _is_apply(done[i]):
+        if is_apply(done[i]):
             picked.append(i)
             break
         if done[i]["tool"] in ("read_table", "extract_rows", "goto", "back", "finish"):
@@ -240,7 +241,7 @@ def _detours(done: list[Step], start: int, end: int) -> set[int]:
     since such a return is what resets the state."""
     left_out: set[int] = set()
     for i in range(start, end):
-        if done[i]["tool"] != "click" or _is_apply(done[i]) or _RETURN.search(_target_name(done[i]["args"])):
+        if done[i]["tool"] != "click" or is_apply(done[i]) or _RETURN.search(_target_name(done[i]["args"])):
             continue
         for j in range(i + 1, end):
             tool = done[j]["tool"]
@@ -262,7 +263,7 @@ def _late_gates(done: list[Step], last_read: int) -> tuple[list[int], int | None
         step = done[i]
         if step["tool"] in SETTERS:
             setters.append(i)
-        elif _is_apply(step) or (setters and step["tool"] == "click"):  # the first click after them submits them
+        elif is_apply(step) or (setters and step["tool"] == "click"):  # the first click after them submits them
             return (setters, i) if setters else ([], None)
         elif step["tool"] in ("goto", "back", "click"):
             break
@@ -289,9 +290,9 @@ def reread_steps(done: list[Step], tables: str | set[str], *, all_pages: bool = 
         if index in detours:
             continue
         step = copy.deepcopy(done[index])
-        if not restored and (_is_apply(step) or step["tool"] in READ_TOOLS):
+        if not restored and (is_apply(step) or step["tool"] in READ_TOOLS):
             segment += [copy.deepcopy(done[i]) for i in late]
-            if not _is_apply(step) and late_apply is not None:
+            if not is_apply(step) and late_apply is not None:
                 segment.append(copy.deepcopy(done[late_apply]))
             restored = True
         if step["tool"] in ("extract_rows", "read_facts") and _into(step) not in tables:
