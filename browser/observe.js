@@ -655,18 +655,28 @@
     }
     return found;
   };
-  controls.forEach((c, i) => {
+  const boxes = controls.map((c, i) => {
     const el = controlEls[i];
     c.rank = rankOf(el);
     const panel = toolPanels.find((b) => b.contains(el));
     const box = panel || boxOfControl(el);
     const run = panel ? null : itemRunOf(el);
-    if (run && !(box && box.contains(run[0].parentElement))) {  // a widget around the whole list keeps its own key
+    if (run && !(box && box.contains(run[0].parentElement))) return { run };  // a widget around the list keeps its key
+    return box ? { box } : null;
+  });
+  const firstInBox = new Map();  // a box's name comes from what opens it: a heading before its first control
+  boxes.forEach((b, i) => {
+    const first = b && b.box && firstInBox.get(b.box);
+    if (b && b.box && (!first || precedes(controlEls[i], first))) firstInBox.set(b.box, controlEls[i]);
+  });
+  controls.forEach((c, i) => {
+    const { run, box } = boxes[i] || {};
+    if (run) {
       c.box = boxKey(run[0]);
       c.boxLabel = boxLabel(run[0].parentElement, run[0], idKind(run[0])) + ` (${run.length} items)`;
     } else if (box) {
       c.box = boxKey(box);
-      c.boxLabel = boxLabel(box, el);
+      c.boxLabel = boxLabel(box, firstInBox.get(box));
     }
   });
 

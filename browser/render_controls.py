@@ -2,8 +2,10 @@
 
 Every control keeps a ref the model can use. When the lines do not fit, whole panels (a tool panel, a menu,
 a sidebar: `Control.box`) become one line each, naming the refs of their controls and the read that lists
-them (`list_options <first ref>`): chrome panels first when the controls take more than their share of the
-budget, then any panel, largest first, when the observation would not fit at all, then the tail of the list.
+them (`list_options <first ref>`): chrome menus and per-item widgets (buttons and toggles repeated in every post
+of a thread) as soon as the main content does not fit, other chrome panels when the controls take more than their
+share of the budget, then any panel, largest first, when the observation would not fit at all, then the tail of
+the list. Boxes joined by alike controls (one entry's refs sit in several) are one panel, so its refs run on.
 `collapsed_members` gives the same grouping back to the read, so what a line promises is what it lists.
 """
 
@@ -212,8 +214,8 @@ def _panels(items: list[Entry]) -> dict[str, list[Entry]]:
             box = parent[box]
         return box
 
-    for entry in items:
-        keys = [c.box for c in entry.controls if c.box]
+    for entry in items:  # of controls ranked alike: a "Close" in the site header does not join the posts
+        keys = [c.box for c in entry.controls if c.box and c.rank == entry.control.rank]
         for key in keys[1:]:
             parent[find(key)] = find(keys[0])
     boxes: dict[str, list[Entry]] = {}
