@@ -113,6 +113,9 @@ async def test_a_heavy_qa_page_spends_its_budget_on_the_question_not_on_per_post
             obs = await _corpus_page(browser, server, "q-stackoverflow.com.import-module")
             title = obs.outline[0].lstrip("# ")
             section = await browser.act(ReadSection(heading=title, max_chars=25_000))
+            listed = await browser.act(ListOptions(target=Target(ref="e12")))
+    assert listed.ok and listed.message.startswith("334 of 334 controls of the line [e12]")
+    assert '] toggle "Up vote' in listed.message
     lines = obs.text.splitlines()
     posts = [line for line in lines if " panel " in line and "39 Answers (39 items)" in line]
     assert len(posts) == 1 and ": 334 controls" in posts[0] and "refs e12-e15, e17-e27, e32-e350 —" in posts[0]
