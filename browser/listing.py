@@ -16,8 +16,10 @@ from browser.types import Control, ListLinks, ListOptions, ReadSection, Target
 
 MAX_OPTIONS_LISTED = 2000
 
-# The text of a section: the heading's enclosing section/article when it leads one, else the heading and
-# its following siblings up to the next heading of the same or a higher level.
+# The text of a section: the heading's enclosing section/article when it leads one, else the heading and what
+# follows it up to the next heading of the same or a higher level. A heading alone in a wrapper (a title next to an
+# "Ask" button) does not end its section there: when the wrapper runs out, the section goes on after it, up to the
+# enclosing body, main, article or section.
 SECTION_TEXT_JS = """
 (args) => {
   const norm = (s) => (s || '').replace(/[ \\t]+/g, ' ').replace(/\\n\\s*\\n+/g, '\\n').trim();
@@ -29,14 +31,32 @@ SECTION_TEXT_JS = """
   const box = h.closest('section,article,fieldset,details,dl');
   if (box && box.querySelector('h1,h2,h3,h4,h5,h6,[role=heading],summary,legend,dt') === h) return norm(box.innerText);
   const level = /^h[1-6]$/i.test(h.tagName) ? +h.tagName[1] : 7;
+  const ends = [1, 2, 3, 4, 5, 6].filter((n) => n <= level).map((n) => 'h' + n).join(',');
   const parts = [norm(h.innerText)];
-  let node = h.nextElementSibling;
-  if (!node && h.parentElement) node = h.parentElement.nextElementSibling;
-  for (; node; node = node.nextElementSibling) {
-    const m = /^h([1-6])$/i.exec(node.tagName);
-    if (m && +m[1] <= level) break;
-    const t = norm(node.innerText);
-    if (t) parts.push(t);
+  const depth = (x, root) => {
+    let d = 0;
+    for (; x && x !== root; x = x.parentElement) d++;
+    return d;
+  };
+  for (let at = h; at && at !== document.body; at = at.parentElement) {
+    // a heading ends the section when it is no deeper in the page than this one (seen from where the walk is): a
+    // heading deep inside a post's own text is that post's, it does not end the page heading's section
+    const root = at.parentElement;
+    const limit = depth(h, root);
+    const isEnd = (x) => x.matches(ends) && depth(x, root) <= limit;
+    // a node's text, or its children's up to a heading that ends the section; true once the section has ended
+    const collect = (node) => {
+      if (ends && isEnd(node)) return true;
+      if (!ends || ![...node.querySelectorAll(ends)].some(isEnd)) {
+        const t = norm(node.innerText);
+        if (t) parts.push(t);
+        return false;
+      }
+      for (const child of node.children) if (collect(child)) return true;
+      return true;
+    };
+    for (let node = at.nextElementSibling; node; node = node.nextElementSibling) if (collect(node)) return parts.join('\\n');
+    if (at !== h && at.matches('main,article,section,[role=main]')) break;
   }
   return parts.join('\\n');
 }

@@ -191,17 +191,25 @@
     if (region && region !== document.body && region !== mainEl && !(mainEl && region.contains(mainEl))) return region;
     return null;
   };
-  const boxLabel = (box) => {
+  const HEAD_SEL = "h1,h2,h3,h4,h5,h6,legend,caption,[role=heading]";
+  const precedes = (a, b) => !a.contains(b) && !!(a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING);
+  // An id made of a word and a number ("comment-103515357") names the kind of item, not this one: "comment".
+  const idKind = (el) => (el.id && /\d/.test(el.id)
+    ? el.id.replace(/[-_:.]?\d+/g, "").replace(/^[-_:.]+|[-_:.]+$/g, "") : "");
+  // A panel's name: its ARIA name, the heading that opens it (before `first`, the first control or item it
+  // holds; a heading further down belongs to the content, not the panel), a heading just before it, its id.
+  const boxLabel = (box, first, fallback = "") => {
     const lb = attr(box, "aria-labelledby");
     const named = norm(attr(box, "aria-label")) || (lb ? idsText(box, lb) : "");
     if (named) return cut(named, 60);
-    const head = box.querySelector("h1,h2,h3,h4,h5,h6,legend,caption,[role=heading]");
-    if (head && ownText(head)) return cut(ownText(head), 60);
+    const headText = (h) => norm(h.innerText) || ownText(h);  // as shown: a hidden count in it is no part of it
+    const head = box.querySelector(HEAD_SEL);
+    if (head && headText(head) && (!first || precedes(head, first))) return cut(headText(head), 60);
     let prev = box.previousElementSibling;
     for (let i = 0; prev && i < 2; i++, prev = prev.previousElementSibling) {
-      if (/^h[1-6]$/.test(tag(prev)) && ownText(prev)) return cut(ownText(prev), 60);
+      if (/^h[1-6]$/.test(tag(prev)) && headText(prev)) return cut(headText(prev), 60);
     }
-    return cut(attr(box, "id") || attr(box, "role") || tag(box), 60);
+    return cut(fallback || idKind(box) || attr(box, "id") || attr(box, "role") || tag(box), 60);
   };
 
   const controls = [];
@@ -389,6 +397,7 @@
   // Form fields that exist but are not rendered (collapsed panel, another tab, or the native element
   // behind a custom widget): not controls one can use now, but the caller should know they exist.
   const hiddenControls = [];
+  const pressButtons = new Set();  // toggle buttons (aria-pressed): a vote or a bookmark, no tool switch
   const noteHidden = (el) => {
     if (attr(el, "aria-hidden") === "true" || el.disabled) return;
     hiddenControls.push(labelOf(el) || attr(el, "name") || tag(el));
@@ -497,8 +506,13 @@
       if (!shown(el)) continue;
       const text = norm(attr(el, "aria-label")) || ownText(el) || norm(attr(el, "title")) || "button";
       const box = tabLike(el);
-      if (box || attr(el, "aria-pressed") !== null) {
+      if (box) {
         add(el, { kind: "tab", label: text, value: null, checked: !!isActive(el) });
+        continue;
+      }
+      if (attr(el, "aria-pressed") !== null) {  // a toggle button (pressed or not), not a tab
+        add(el, { kind: "toggle", label: text, value: null, checked: attr(el, "aria-pressed") === "true" });
+        pressButtons.add(el);
         continue;
       }
       const type = (attr(el, "type") || (t === "button" && el.form ? "submit" : "button")).toLowerCase();
@@ -584,13 +598,14 @@
   const TOGGLE_PANEL_MIN = 3;
   const TOOL_KINDS = ["toggle", "tab", "button", "link", "radio_group"];
   controls.forEach((c, i) => {
-    if (c.kind !== "toggle") return;
+    if (c.kind !== "toggle" || pressButtons.has(controlEls[i])) return;
     const el = controlEls[i];
     let panel = null;  // the outermost box of >= 3 toggles whose controls are nearly all toggles, tabs and buttons
     for (let node = el.parentElement; node && node !== document.body && node !== mainEl; node = node.parentElement) {
       if ((pageHeading && node.contains(pageHeading)) || node.matches("main,article,[role=main]")) break;
       const inside = controls.filter((d, j) => node.contains(controlEls[j]));
-      const toggles = inside.filter((d) => d.kind === "toggle").length;
+      const toggles = controls.filter((d, j) => d.kind === "toggle" && !pressButtons.has(controlEls[j]) &&
+                                      node.contains(controlEls[j])).length;
       const tooly = inside.filter((d) => TOOL_KINDS.includes(d.kind)).length;
       if (toggles >= TOGGLE_PANEL_MIN && tooly >= 0.8 * inside.length) panel = node;
     }
@@ -599,14 +614,69 @@
       toolPanels.push(panel);
     }
   });
-  controls.forEach((c, i) => {
+  // Repeated items (the posts of a thread, the results of a list): siblings of one kind - the same tag and first
+  // class, or ids that differ only in their number - of which >= 3 hold controls. Per-item widgets (vote, share,
+  // flag) repeat in each; they are keyed as one panel per run of items, named by the heading of the list.
+  const REPEAT_MIN = 3;
+  const CHILDREN = Object.getOwnPropertyDescriptor(Element.prototype, "children").get;
+  const sigOf = (el) => {
+    const kind = idKind(el);
+    if (kind) return tag(el) + "#" + kind;
+    const first = cls(el).trim().split(/\s+/).filter((x) => x && !ACTIVE_RE.test(x))[0];
+    return first ? tag(el) + "." + first : "";
+  };
+  const runsByParent = new Map();
+  const holdsControl = new Map();
+  const hasControl = (item) => {
+    if (!holdsControl.has(item)) holdsControl.set(item, controlEls.some((c) => item.contains(c)));
+    return holdsControl.get(item);
+  };
+  const runOf = (el) => {
+    const parent = el.parentElement;
+    const sig = sigOf(el);
+    if (!parent || !sig) return null;
+    let bySig = runsByParent.get(parent);
+    if (!bySig) {
+      bySig = new Map();
+      for (const child of CHILDREN.call(parent)) {  // a form's field named "children" hides form.children
+        const s = sigOf(child);
+        if (s) bySig.set(s, [...(bySig.get(s) || []), child]);
+      }
+      runsByParent.set(parent, bySig);
+    }
+    const run = bySig.get(sig);
+    return run && run.length >= REPEAT_MIN && run.filter(hasControl).length >= REPEAT_MIN ? run : null;
+  };
+  const itemRunOf = (el) => {  // the outermost run of repeated items holding `el`, below the main element
+    let found = null;
+    for (let node = el.parentElement; node && node !== document.body && node !== mainEl; node = node.parentElement) {
+      const run = runOf(node);
+      if (run) found = run;
+    }
+    return found;
+  };
+  const boxes = controls.map((c, i) => {
     const el = controlEls[i];
     c.rank = rankOf(el);
     const panel = toolPanels.find((b) => b.contains(el));
     const box = panel || boxOfControl(el);
-    if (box) {
+    const run = panel ? null : itemRunOf(el);
+    if (run && !(box && box.contains(run[0].parentElement))) return { run };  // a widget around the list keeps its key
+    return box ? { box } : null;
+  });
+  const firstInBox = new Map();  // a box's name comes from what opens it: a heading before its first control
+  boxes.forEach((b, i) => {
+    const first = b && b.box && firstInBox.get(b.box);
+    if (b && b.box && (!first || precedes(controlEls[i], first))) firstInBox.set(b.box, controlEls[i]);
+  });
+  controls.forEach((c, i) => {
+    const { run, box } = boxes[i] || {};
+    if (run) {
+      c.box = boxKey(run[0]);
+      c.boxLabel = boxLabel(run[0].parentElement, run[0], idKind(run[0])) + ` (${run.length} items)`;
+    } else if (box) {
       c.box = boxKey(box);
-      c.boxLabel = boxLabel(box);
+      c.boxLabel = boxLabel(box, firstInBox.get(box));
     }
   });
 
@@ -688,8 +758,11 @@
       shell.innerHTML = [...el.children].slice(0, args.maxRows + 5).map((c) => c.outerHTML).join("");
       html = shell.outerHTML;
     }
-    tables.push({ kind: "cards", html: html.slice(0, args.maxTableHtml), total: n, order: all.indexOf(el),
-                  rank: kids.every(linkCard) ? 2 : rankOf(el) });
+    // link-card lists are chrome; a list inside one item of a repeated list (the comments under each post) is
+    // read after the main text
+    const rank = kids.every(linkCard) ? 2
+      : rankOf(el) === 0 && mainEl && mainEl.contains(el) && itemRunOf(el) ? 1 : rankOf(el);
+    tables.push({ kind: "cards", html: html.slice(0, args.maxTableHtml), total: n, order: all.indexOf(el), rank });
   }
   tables.sort((a, b) => a.rank - b.rank || a.order - b.order);
 
@@ -707,6 +780,12 @@
       (t !== "body" && t !== "html" && NOTICE_RE.test(cls(el) + " " + (el.id || "")));
     if (!candidate || !visible(el)) continue;
     if (noticeEls.some((n) => n.contains(el))) continue;
+    // Not page notices: a menu's or navigation's contents (a popover shown because the page's styles did not
+    // load), what the page hides from assistive technology, a heading, and the status line of one item of a
+    // repeated list in the main content ("this post is hidden"): that item's own text, read in the outline.
+    if (closestDeep(el, "[role=menu],[role=menubar],[role=navigation],nav,[aria-hidden=true]") || /^h[1-6]$/.test(t))
+      continue;
+    if (rankOf(el) === 0 && mainEl && mainEl.contains(el) && itemRunOf(el)) continue;
     const text = ownText(el, true);
     if (!text || text.length < 3) continue;
     noticeEls.push(el);

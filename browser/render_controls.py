@@ -2,8 +2,10 @@
 
 Every control keeps a ref the model can use. When the lines do not fit, whole panels (a tool panel, a menu,
 a sidebar: `Control.box`) become one line each, naming the refs of their controls and the read that lists
-them (`list_options <first ref>`): chrome panels first when the controls take more than their share of the
-budget, then any panel, largest first, when the observation would not fit at all, then the tail of the list.
+them (`list_options <first ref>`): chrome menus and per-item widgets (buttons and toggles repeated in every post
+of a thread) as soon as the main content does not fit, other chrome panels when the controls take more than their
+share of the budget, then any panel, largest first, when the observation would not fit at all, then the tail of
+the list. Boxes joined by alike controls (one entry's refs sit in several) are one panel, so its refs run on.
 `collapsed_members` gives the same grouping back to the read, so what a line promises is what it lists.
 """
 
@@ -23,7 +25,8 @@ LABEL_CHARS = 120  # a label, value or option longer than this is cut in the tex
 VALUE_CHARS = 160
 OPTION_CHARS = 80
 ALIKE_REFS_SHOWN = 24  # ref items (refs or runs 'e5-e9') an alike note names
-ALIKE_KINDS = {"button", "submit", "tab"}
+ALIKE_KINDS = {"button", "submit", "tab", "toggle"}
+REPEATED_ALIKE = 2  # a panel with a control repeated this many more times holds per-item widgets
 GROUP_REFS_SHOWN = 40  # ref items (single refs or ranges) a collapsed line names
 # Chrome panels of only these kinds (site menus, tool toggles) become one line as soon as the page's main content
 # does not fit whole; panels with form fields, link lists (facets, pagers) wait until the controls exceed their
@@ -200,6 +203,35 @@ def _group_line(label: str, members: list[Control], *, tail: bool) -> str:
     return f"{lead} ({what}), refs {refs} — list_options {head} lists them"
 
 
+def _panels(items: list[Entry]) -> dict[str, list[Entry]]:
+    """Entries by panel: the box of their first control, boxes joined when one entry's alike controls sit in
+    several (the vote button of every post joins the posts' boxes: one line, and its refs run on)."""
+    parent: dict[str, str] = {}
+
+    def find(box: str) -> str:
+        while parent.setdefault(box, box) != box:
+            parent[box] = parent[parent[box]]
+            box = parent[box]
+        return box
+
+    for entry in items:  # of controls ranked alike: a "Close" in the site header does not join the posts
+        keys = [c.box for c in entry.controls if c.box and c.rank == entry.control.rank]
+        for key in keys[1:]:
+            parent[find(key)] = find(keys[0])
+    boxes: dict[str, list[Entry]] = {}
+    for entry in items:
+        if entry.control.box:
+            boxes.setdefault(find(entry.control.box), []).append(entry)
+    return boxes
+
+
+def _panel_label(panel: list[Entry]) -> str:
+    """The label of the panel's largest box, and that of the next when it joins several."""
+    sizes = Counter(c.box_label or "controls" for e in panel for c in e.controls)
+    labels = [label for label, _ in sizes.most_common(3)]
+    return " / ".join(labels[:2]) + (" / …" if len(labels) > 2 else "")
+
+
 @dataclass
 class _Slot:
     """One line of the CONTROLS part: an entry, or a collapsed panel (or the tail) standing for several."""
@@ -233,22 +265,22 @@ def _layout(items: list[Entry], soft_limit: int, hard_limit: int, row_tables: di
     used = total(slots)
     if used <= soft_limit and not content_cut:
         return slots
-    boxes: dict[str, list[Entry]] = {}
-    for entry in items:
-        if entry.control.box:
-            boxes.setdefault(entry.control.box, []).append(entry)
+    boxes = _panels(items)
     weight = {id(s.members[0]): s.tokens for s in slots}
     panels = sorted((es for es in boxes.values() if len(es) >= 2), key=lambda es: -sum(weight[id(e)] for e in es))
     chrome = [es for es in panels if all(e.control.rank >= 2 and e.control.kind != "link" for e in es)]
     menus = [es for es in chrome if all(e.control.kind in NAV_KINDS for e in es)] if content_cut else []
-    rest = [es for es in panels if es not in chrome]
-    plan = [*((es, -1) for es in menus), *((es, soft_limit) for es in chrome if es not in menus),
+    # per-item widgets (a vote, share and flag button on every post) give way to the content they repeat in
+    repeated = [es for es in panels if es not in menus and all(e.control.kind in NAV_KINDS for e in es)
+                and any(len(e.alike) >= REPEATED_ALIKE for e in es)] if content_cut else []
+    rest = [es for es in panels if es not in chrome and es not in repeated]
+    plan = [*((es, -1) for es in menus + repeated), *((es, soft_limit) for es in chrome if es not in menus + repeated),
             *((es, hard_limit) for es in rest)]
     for panel, limit in plan:
         if used <= limit:
             continue
         inside = {id(e) for e in panel}
-        label = panel[0].control.box_label or "controls"
+        label = _panel_label(panel)
         kept: list[_Slot] = []
         for slot in slots:
             if not slot.collapsed and id(slot.members[0]) in inside:

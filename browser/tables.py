@@ -194,21 +194,27 @@ def _signature(node: Tag) -> str:
 
 def _field_name(node: Tag, card: Tag) -> str:
     """A field's column name: its data-field / itemprop / class, else its tag path inside the card."""
+    return _named_field(node, card)[0]
+
+
+def _named_field(node: Tag, card: Tag) -> tuple[str, bool]:
+    """The column name and whether it names the field: a data-field / itemprop / data-label, or the one class of
+    its element. The last of several classes ('d-inline-flex ai-center') is styling, not a name."""
     for attr in ("data-field", "itemprop", "data-label"):
         if node.get(attr):
-            return str(node[attr])
+            return str(node[attr]), True
     here: Tag | None = node
     while here is not None and here is not card:
         classes = [c for c in here.get("class", []) if not _ACTIVE_CLASS.match(c)]
         if classes:
-            return classes[-1]
+            return classes[-1], len(classes) == 1
         here = here.parent
     path: list[str] = []
     here = node
     while here is not None and here is not card:
         path.append(here.name)
         here = here.parent
-    return "/".join(reversed(path)) or node.name
+    return "/".join(reversed(path)) or node.name, True  # a tag path: shown blank (see _meaningful)
 
 
 _LAYOUT_NAME = re.compile(r"\d|/|^(?:[a-z]|h[1-6]|div|span|p|li|ul|ol|dl|dt|dd|td|tr|section|article|b|i|em|strong|small|a)$")
@@ -219,8 +225,9 @@ def _meaningful(name: str) -> bool:
     return not _LAYOUT_NAME.search(name)
 
 
-def _card_fields(card: Tag) -> list[tuple[str, str]]:
-    """(column name, text) for each text-bearing leaf of a card, in document order.
+def _card_fields(card: Tag, named: set[str] | None = None) -> list[tuple[str, str]]:
+    """(column name, text) for each text-bearing leaf of a card, in document order; `named` collects the
+    column names that name their field (see `_named_field`).
 
     A node mixing its own text with markup ("Depth: <i>10 m</i>") is one field, so labels stay with values.
     """
@@ -236,7 +243,10 @@ def _card_fields(card: Tag) -> list[tuple[str, str]]:
             nested = [c for c in child.children if isinstance(c, Tag) and c.name not in _SKIP_TAGS and _text(c)]
             own = "".join(s for s in child.find_all(string=True, recursive=False)).strip()
             if not nested or own:
-                fields.append((_field_name(child, card), text))
+                name, names_it = _named_field(child, card)
+                fields.append((name, text))
+                if names_it and named is not None:
+                    named.add(name)
             else:
                 visit(child)
 
@@ -264,9 +274,10 @@ def parse_cards(container: Tag, *, index: int = 0, max_rows: int = 200) -> Table
         return None
     per_card: list[dict[str, str]] = []
     order: list[str] = []
+    named: set[str] = set()
     for card in cards:
         values: dict[str, str] = {}
-        for name, text in _card_fields(card):
+        for name, text in _card_fields(card, named):
             if name not in order:
                 order.append(name)
             values[name] = f"{values[name]}; {text}" if name in values else text
@@ -276,7 +287,8 @@ def parse_cards(container: Tag, *, index: int = 0, max_rows: int = 200) -> Table
     if not headers:
         return None
     rows = [[values.get(h, "") for h in headers] for values in per_card]
-    headers = [h if _meaningful(h) else "" for h in headers]
+    # a header row only when every column is named by the page: styling classes are no header
+    headers = [h if _meaningful(h) else "" for h in headers] if named.issuperset(headers) else [""] * len(headers)
     return TableData(
         index=index,
         caption=None,

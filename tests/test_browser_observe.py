@@ -10,6 +10,7 @@ import pytest_asyncio
 from playwright.async_api import Page, async_playwright
 
 from browser.launch import launch_chromium
+from browser.listing import SECTION_TEXT_JS
 from browser.observe import observe_page
 from browser.refs import locate_ref
 from browser.render import LONG_OPTION_LIST, collapsed_controls
@@ -211,6 +212,28 @@ async def test_cookie_banner_and_alert_are_notices(page: Page, fixture_site: Any
     await (await locate_ref(page, accept.ref)).click()  # type: ignore[union-attr]
     after = await observe_page(page, page_id=1)
     assert not any(n.startswith("[dialog]") for n in after.notices)
+
+
+async def test_a_thread_page_keys_per_post_widgets_as_one_run_and_reads_past_the_title(page: Page,
+                                                                                       fixture_site: Any) -> None:
+    """A question with 4 answers (issue 20): vote and flag buttons with aria-pressed are toggles, not tabs; the
+    answers' widgets (votes, share, comment flags) are one panel keyed by their run of posts and named by the
+    list's heading, not by a heading inside a post's text; a popover menu shown without the page's styles and a
+    post's own status line are no page notices; the page heading's section reads on past its wrapper."""
+    obs = await _observe(page, fixture_site.url("obs_thread.html"))
+    votes = [c for c in obs.controls if c.label in ("Up vote", "Down vote", "Bookmark", "Flag comment")]
+    assert len(votes) == 2 + 4 * 2 + 4 * 3 and {c.kind for c in votes} == {"toggle"}
+    assert _by_label(obs, "Bookmark").checked is True
+    in_answers = [c for c in obs.controls if c.box_label == "4 Answers (4 items)"]
+    assert len(in_answers) == 4 * (2 + 2 + 3) and len({c.box for c in in_answers}) == 1
+    question = [c for c in obs.controls if c.rank == 0 and c not in in_answers]
+    assert {c.box_label for c in question} == {"question"}  # not "My code", the heading inside its text
+    assert not any("Tour Start here" in n or "This answer is hidden" in n for n in obs.notices)
+    assert any("This answer is hidden." in line for line in obs.outline)  # the post's own text
+    assert [t.headers for t in obs.tables] == [["", "", ""]] * 4  # styling classes ('ai-center') are no header
+    section = await page.evaluate(SECTION_TEXT_JS, {"heading": "How do I load a module script?"})
+    assert "I get an import error" in section and "Answer 4 text" in section  # an h1 inside a post does not end it
+    assert "Ask Question" in section
 
 
 async def test_refs_stable_across_observations_and_new_elements(page: Page, fixture_site: Any) -> None:

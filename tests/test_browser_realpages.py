@@ -119,6 +119,32 @@ async def test_a_long_description_shows_its_last_lines_with_its_longest_lines_cu
                 assert section.ok and whole.split(" [read_section")[0].rstrip("…")[-30:] in section.message
 
 
+async def test_a_heavy_qa_page_spends_its_budget_on_the_question_not_on_per_post_widgets(chromium_worker,
+                                                                                        tmp_path) -> None:
+    """A question with 39 answers and 354 controls (issue 20): the vote, share, flag and comment widgets of every
+    post are one line whose refs run on (e12-e15, e17-e27, e32-e350), not three lines of scattered refs named after a
+    heading in the question's text or a comment's id; vote and flag buttons are toggles; the site's menus shown
+    without its styles are no notices; the comment lists have no class-name header; the question's text is in
+    the text, and the title's section reads on into the answers."""
+    with CorpusServer() as server:
+        async with chromium_worker.task_browser(str(tmp_path), [server.origin]) as browser:
+            obs = await _corpus_page(browser, server, "q-stackoverflow.com.import-module")
+            title = obs.outline[0].lstrip("# ")
+            section = await browser.act(ReadSection(heading=title, max_chars=25_000))
+            listed = await browser.act(ListOptions(target=Target(ref="e12")))
+    assert listed.ok and listed.message.startswith("334 of 334 controls of the line [e12]")
+    assert '] toggle "Up vote' in listed.message
+    lines = obs.text.splitlines()
+    posts = [line for line in lines if " panel " in line and "39 Answers (39 items)" in line]
+    assert len(posts) == 1 and ": 334 controls" in posts[0] and "refs e12-e15, e17-e27, e32-e350 —" in posts[0]
+    assert not any("comment-1" in line or "File milsymbol.js" in line for line in lines if " panel " in line)
+    assert {c.kind for c in obs.controls if c.label in ("Up vote", "Down vote")} == {"toggle"}
+    assert not any("Tour Start here" in n or "Server Fault" in n for n in obs.notices)
+    assert "comment-copy" not in obs.text and "ai-center" not in obs.text
+    assert "I'm using ArcGIS JSAPI 4.12 and wish to use Spatial Illusions" in obs.text and obs.tokens <= BUDGET
+    assert section.ok and 'I got this error because I forgot the type="module" inside the script tag:' in section.message
+
+
 async def test_realish_page_observation(task_browser, fixture_site) -> None:
     result = await task_browser.act(Goto(url=fixture_site.url("obs_realish.html")))
     obs = result.observation

@@ -213,3 +213,21 @@ def test_an_empty_cell_is_one_space_and_the_columns_still_line_up() -> None:
                       total_rows=2)
     text, _ = render(_obs(tables=[table]))
     assert "| | Type | Tags |\n| 1930 - 1930 | Flow | |\n| | | x |" in text
+
+
+def test_per_post_widgets_give_way_to_the_content_as_one_line_of_running_refs() -> None:
+    """A thread of 40 posts, each with its vote toggles and share/flag buttons in its own box (issue 20): when the
+    posts' text does not fit, the widgets of every post are one line - the boxes joined by their alike controls,
+    the refs one run - and the read that lists them; the text gets the budget."""
+    controls = [Control(ref=f"e{4 * p + k + 1}", kind=kind, label=label, checked=False if kind == "toggle" else None,
+                        box=f"b{p}", box_label="answer")
+                for p in range(40)
+                for k, (kind, label) in enumerate([("toggle", "Up vote"), ("toggle", "Down vote"),
+                                                   ("button", "Share"), ("button", "Flag")])]
+    outline = [f"Post {p}: the answer's own text, long enough to need the budget of the page " * 2 for p in range(40)]
+    obs = render_into(_obs(controls=controls, outline=outline, outline_total=40, outline_main=40), 1500)
+    panel = [line for line in obs.text.splitlines() if " panel " in line]
+    assert panel == ['[e1] panel "answer": 160 controls (80 toggle, 80 button), refs e1-e160 — list_options e1 '
+                     'lists them']
+    assert sorted(c.ref for c in collapsed_controls(obs)["e1"]) == sorted(c.ref for c in controls)
+    assert obs.tokens <= 1500 and sum(1 for line in outline if line in obs.text) >= 15

@@ -100,3 +100,16 @@ def test_fragment_entry_point() -> None:
     table = parse_fragment(CARDS, "cards", index=3)
     assert table is not None and table.index == 3 and table.total_rows == 4
     assert parse_fragment("", "table", index=0) is None
+
+
+def test_cards_named_by_styling_classes_get_no_header_row() -> None:
+    """A comment list whose fields carry utility classes ('d-flex ai-center'): the last class is styling, not a
+    column name, so the list shows no header row rather than class names (issue 20); its rows stay whole."""
+    html = "<ul id='r'>" + "".join(
+        f"<li class='comment'><span class='comment-copy'>Comment {i} text</span>"
+        f"<div class='d-inline-flex ai-center'>– user {i}</div><span class='date'>Mar {i}</span></li>"
+        for i in range(3)
+    ) + "</ul>"
+    table = parse_cards(_first(html, "#r"))
+    assert table is not None and table.headers == ["", "", ""]
+    assert table.rows[2] == ["Comment 2 text", "– user 2", "Mar 2"]
