@@ -46,7 +46,7 @@ BROWSER_KINDS = {t.model_fields["kind"].default for t in BROWSER_ACTION_TYPES}
 PAGE_CHANGING = {"goto", "click", "fill", "select", "check", "set_range", "submit", "press", "back",
                  "set_url_params", "wait_for"}
 
-# Every element that sets state, found independently of observe.js; `data-sgr-*` tell whether it was seen.
+# Every element that sets state, found independently of observe-*.js; `data-sgr-*` tell whether it was seen.
 GROUND_TRUTH_JS = """() => {
   const out = [];
   const walk = (root) => {

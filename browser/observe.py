@@ -1,6 +1,6 @@
 """Build an `Observation` of a live page: one injected JS pass per frame, then deterministic parsing.
 
-The JS (`observe.js`) finds controls, tables, notices and links and tags them with `data-sgr-ref`; Python
+The JS (`observe-*.js`) finds controls, tables, notices and links and tags them with `data-sgr-ref`; Python
 parses tables (BeautifulSoup), pagination and counts (regexes over the visible text) and renders the
 compact text within the token budget.
 """
@@ -38,9 +38,16 @@ RETRY_WAIT_MS = 5_000
 _frame_prefixes: weakref.WeakKeyDictionary[Page, dict[Frame, str]] = weakref.WeakKeyDictionary()
 
 
+OBSERVE_PARTS = ("observe-1-walk.js", "observe-2-controls.js", "observe-3-places.js", "observe-4-tables.js",
+                 "observe-5-text.js")
+
+
 @lru_cache(maxsize=1)
 def observe_script() -> str:
-    return resources.files("browser").joinpath("observe.js").read_text(encoding="utf-8")
+    """The DOM pass: one function body kept in five files by concern, joined in order (the parts share its
+    closures)."""
+    folder = resources.files("browser")
+    return "".join(folder.joinpath(name).read_text(encoding="utf-8") for name in OBSERVE_PARTS)
 
 
 def _prefix_for(page: Page, frame: Frame) -> str:
@@ -185,7 +192,7 @@ def _pagination(text: str, controls: list[Control]) -> tuple[Pagination | None, 
 
 
 def _apply_total(table: TableData, total: int) -> None:
-    """observe.js sends only the first rows of a long table or card list, with the full count."""
+    """observe-*.js sends only the first rows of a long table or card list, with the full count."""
     if table.source == "table":
         header_rows = 1 if any(table.headers) else 0
         total -= header_rows
@@ -248,7 +255,7 @@ async def observe_page(page: Page, *, page_id: int, token_budget: int = 1500,
     for fragment in fragments:
         table = parse_fragment(fragment["html"], fragment["kind"], index=len(tables), max_rows=max_table_rows)
         if table is not None and fragment.get("total"):
-            _apply_total(table, int(fragment["total"]))  # a row count observe.js counted, not page text
+            _apply_total(table, int(fragment["total"]))  # a row count observe-*.js counted, not page text
         if table is not None:
             table.rank = int(fragment.get("rank") or 0)
         if table is not None and table.rows:

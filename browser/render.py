@@ -4,7 +4,7 @@ the graph shows this text (or its delta, `render_unchanged`) as it is; nobody pa
 What the budget is spent on follows what gates retrieval and what a task reads: the URL state, every control
 (by ref; when the control lines take more than their share, chrome panels - menus, sidebars, tool panels -
 become one line each that names their refs and the read that lists them; no page's fixed part exceeds the
-budget), pagination, counts and notices (capped); then the main content's tables and text (observe.js ranks
+budget), pagination, counts and notices (capped); then the main content's tables and text (observe-*.js ranks
 and orders them), then side tables, the rest of the outline and links, cut from the end. Nothing is left out
 silently: every cut section, even one with no line shown, ends with a note saying how much is missing and which
 read returns it (read_table, read_section, list_links, list_options).
@@ -288,7 +288,7 @@ def _allocate(sections: list[_Section], left: int) -> list[int]:
 
 def _shortened(line: str, ref: str, chars: int) -> str:
     suffix = f" [read_section {ref}]"
-    whole = line.removesuffix(suffix)  # observe.js cuts a very long paragraph itself, with the same ref
+    whole = line.removesuffix(suffix)  # observe-*.js cuts a very long paragraph itself, with the same ref
     return line if len(whole) <= chars else clip(whole, chars) + suffix
 
 

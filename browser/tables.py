@@ -62,7 +62,7 @@ _CONTROL_ROLES = {"button", "checkbox", "radio", "switch", "combobox", "tab", "m
 
 
 def _control_refs(node: Tag) -> list[str]:
-    """Refs (set by observe.js before the HTML was taken) of the controls inside a row: a button per result row
+    """Refs (set by observe-*.js before the HTML was taken) of the controls inside a row: a button per result row
     is addressed through its row."""
     return [str(el["data-sgr-ref"]) for el in node.find_all(attrs={"data-sgr-ref": True})
             if el.name in _CONTROL_TAGS or el.get("role") in _CONTROL_ROLES]
@@ -318,7 +318,7 @@ def _is_card_container(node: Tag) -> bool:
 
 
 def parse_fragment(html: str, kind: str, *, index: int, max_rows: int = 200) -> TableData | None:
-    """Parse one fragment sent by observe.js: `kind` is 'table' or 'cards'."""
+    """Parse one fragment sent by observe-*.js: `kind` is 'table' or 'cards'."""
     soup = _soup(html)
     body = soup.body or soup
     root = next((c for c in body.children if isinstance(c, Tag)), None)
