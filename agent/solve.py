@@ -23,8 +23,8 @@ from agent.models.chat import MissingApiKey, ModelNotServed, make_chat_model
 from agent.models.transcript import TRANSCRIPT_FILE
 from agent.outcome import TaskOutcome
 from agent.rundir.checkpoints import (
-    finished,
     open_checkpointer,
+    reported_again,
     restart_if_interrupted,
     restart_metadata,
     restarts_of,
@@ -116,12 +116,13 @@ async def solve_task(
             graph = build_graph(variant.ablate, deps, checkpointer=saver)
             if saver is not None:
                 snapshot = await graph.aget_state(config)
-                if finished(snapshot):  # this thread already finished: report it again
+                if reported_again(snapshot):  # this thread already finished: report it again
                     state = dict(snapshot.values)
                     outcome.restarts = restarts_of(snapshot)
                     return _finish(outcome, out_dir, state, started)
                 if (restarts := await restart_if_interrupted(graph, saver, config)) is not None:
-                    # killed mid-task: the page state it recorded is gone, so the task starts over (agent/rundir/checkpoints.py)
+                    # killed mid-task (its page state is gone) or ended by an infrastructure failure (a retry):
+                    # the task starts over (agent/rundir/checkpoints.py)
                     log.write({"node": "run", "event": "restart", **restarts[-1]})
                     outcome.restarts = restarts
                     config["metadata"] = restart_metadata(restarts)

@@ -10,6 +10,11 @@ it back, so a resumed cell could answer from state it no longer holds. Such a th
 clean slate instead: its checkpoints are deleted, the run starts from the task's initial state, and the
 restart is recorded (in the checkpoint metadata, so a second kill still counts the first) and reported in
 the outcome; the earlier steps stay in `steps.jsonl` above a `restart` event.
+
+Infrastructure failure: a thread the graph ended because the browser crashed or the model endpoint failed
+(an `infra` error) is finished, but the runner retries such a cell. Reporting that thread again would make
+every retry a no-op, so it is restarted the same way (`reason: infra`, the error kept); a thread that ended
+any other way is reported again, never re-run.
 """
 
 from __future__ import annotations
@@ -57,16 +62,36 @@ def finished(snapshot: Any) -> bool:
     return bool(snapshot.values) and not snapshot.next and snapshot.values.get("answer") is not None
 
 
+def infrastructure_error(snapshot: Any) -> str | None:
+    """The error of a thread the graph ended on an infrastructure failure (crashed browser, model endpoint
+    down), which a retry must run again; None for any other thread."""
+    values = snapshot.values or {}
+    errors = values.get("errors") or []
+    if values.get("stop_reason") != "error" or not errors or errors[-1].get("kind") != "infra":
+        return None
+    return str(errors[-1].get("message") or "")
+
+
+def reported_again(snapshot: Any) -> bool:
+    """A finished thread whose outcome stands (not ended by an infrastructure failure)."""
+    return finished(snapshot) and infrastructure_error(snapshot) is None
+
+
 async def restart_if_interrupted(graph: Any, saver: Any, config: dict[str, Any]) -> list[dict[str, Any]] | None:
-    """For an interrupted thread: delete it and return every restart so far (this one last), to be recorded
-    with `restart_metadata` by the new run; None when the thread is new or finished."""
+    """For an interrupted thread, or one ended by an infrastructure failure: delete it and return every
+    restart so far (this one last), to be recorded with `restart_metadata` by the new run; None when the
+    thread is new or its outcome stands."""
     snapshot = await graph.aget_state(config)
-    if not snapshot.values or finished(snapshot):
+    if not snapshot.values or reported_again(snapshot):
         return None
     values = snapshot.values
     earlier = restarts_of(snapshot)
     usage = values.get("usage") or {}
-    restart = {"at": datetime.now(UTC).isoformat(timespec="seconds"), "interrupted_at_step": int(values.get("step")
+    infra = infrastructure_error(snapshot) if finished(snapshot) else None
+    restart = {"at": datetime.now(UTC).isoformat(timespec="seconds"),
+               "reason": "interrupted" if infra is None else "infra",
+               **({"error": Redactor.from_environment().text(infra)} if infra is not None else {}),
+               "interrupted_at_step": int(values.get("step")
                or 0), "interrupted_before": list(snapshot.next), "last_url": (values.get("observation") or {}).get("url"),
                "checkpoint_created_at": snapshot.created_at,
                # what the lost run had spent (the outcome's own counters cover the new run only)
