@@ -83,25 +83,35 @@ def test_sgr_ablate_without_a_key_writes_the_fault_table(tmp_path: Path) -> None
     assert any("FAULT-INJECTED" in n for n in summary["notices"])
 
 
+async def _run_with_fault(task_id: str, site: FaultSite, server, worker, out: Path):
+    """One faulty replay of `task_id` with its mistake at `site`, through the graph (150 steps: repairs re-read)."""
+    task = load_tasks("offline", origin=server.origin, task_ids=[task_id])[0]
+    chat = FaultyChatModel(steps=load_walkthrough(task_id, origin=server.origin), task_id=task_id, seed=1, site=site)
+    async with worker.task_browser(str(out), [server.origin]) as browser:
+        outcome = await solve_task(task, browser=browser, model=FAULTY, variant=AgentVariant(name="full"),
+                                   protocol=ProtocolConfig(budgets=Budgets(max_steps=150)), out_dir=out,
+                                   chat_model=chat)
+    return task, outcome, chat
+
+
+def _repair_reads(out: Path) -> list[str]:
+    """The tables the policy's repair calls read into, in order."""
+    calls = [e for e in map(json.loads, (out / "steps.jsonl").read_text().splitlines())
+             if e.get("node") == "actor" and "tool" in e]
+    return [c["args"]["into"] for c in calls if c["call_id"].startswith("rp-") and c["tool"] == "extract_rows"]
+
+
 @pytest.mark.asyncio(loop_scope="session")
 async def test_repair_rereads_every_page_of_a_table_read_over_many_pages(offline_server, chromium_worker, tmp_path):
     """Issue 18, item 5, through the graph: the first of eleven profile pages is read under a wrong product; the
     verifier sends the table back, and the policy re-reads all eleven pages (it used to re-read the last one)."""
-    task_id = "offline_stats_004"
-    task = load_tasks("offline", origin=offline_server.origin, task_ids=[task_id])[0]
-    chat = FaultyChatModel(steps=load_walkthrough(task_id, origin=offline_server.origin), task_id=task_id, seed=1,
-                           site=FaultSite("wrong_option", (2,)))  # the product select before the first profile
-    async with chromium_worker.task_browser(str(tmp_path), [offline_server.origin]) as browser:
-        outcome = await solve_task(task, browser=browser, model=FAULTY, variant=AgentVariant(name="full"),
-                                   protocol=ProtocolConfig(budgets=Budgets(max_steps=150)), out_dir=tmp_path,
-                                   chat_model=chat)
+    task, outcome, chat = await _run_with_fault(  # the product select before the first profile
+        "offline_stats_004", FaultSite("wrong_option", (2,)), offline_server, chromium_worker, tmp_path)
     record = json.loads((tmp_path / FAULTS_FILE).read_text())
     assert record["injected"] and "Survey product" in record["detail"], record
     reports = outcome.verifier_reports
     assert not reports[0]["ok"] and "table edu" in reports[0]["repair_goal"] and reports[-1]["ok"]
-    calls = [e for e in map(json.loads, (tmp_path / "steps.jsonl").read_text().splitlines())
-             if e.get("node") == "actor" and "tool" in e]
-    reread = [c["args"]["into"] for c in calls if c["call_id"].startswith("rp-") and c["tool"] == "extract_rows"]
+    reread = _repair_reads(tmp_path)
     read = [s["args"]["into"] for s in chat.steps if s["tool"] == "extract_rows"]
     assert reread.count("edu") == read.count("edu") == 11  # every page of the table, not the last one only
     assert sorted(reread) == sorted(read)  # the tables read on those pages too (sent back with it), in one pass
@@ -113,19 +123,10 @@ async def test_a_reset_before_a_phased_read_is_repaired_by_rebuilding_every_tabl
                                                                                   tmp_path):
     """Issue 18: after the search is reset, the phase reads find nothing, so there is no derived answer and the
     verifier says `[schema] no extract_rows`; the repair replays what built both tables, and the run ends exact."""
-    task_id = "offline_scholar_005-g"
-    task = load_tasks("offline", origin=offline_server.origin, task_ids=[task_id])[0]
-    chat = FaultyChatModel(steps=load_walkthrough(task_id, origin=offline_server.origin), task_id=task_id, seed=1,
-                           site=FaultSite("navigation_reset", (4,)))  # the Search click before the result list
-    async with chromium_worker.task_browser(str(tmp_path), [offline_server.origin]) as browser:
-        outcome = await solve_task(task, browser=browser, model=FAULTY, variant=AgentVariant(name="full"),
-                                   protocol=ProtocolConfig(budgets=Budgets(max_steps=150)), out_dir=tmp_path,
-                                   chat_model=chat)
+    task, outcome, _ = await _run_with_fault(  # the Search click before the result list
+        "offline_scholar_005-g", FaultSite("navigation_reset", (4,)), offline_server, chromium_worker, tmp_path)
     assert json.loads((tmp_path / FAULTS_FILE).read_text())["injected"]
     reports = outcome.verifier_reports
     assert not reports[0]["ok"] and "[schema] no extract_rows" in reports[0]["repair_goal"] and reports[-1]["ok"]
-    calls = [e for e in map(json.loads, (tmp_path / "steps.jsonl").read_text().splitlines())
-             if e.get("node") == "actor" and "tool" in e]
-    reread = [c["args"]["into"] for c in calls if c["call_id"].startswith("rp-") and c["tool"] == "extract_rows"]
-    assert reread == ["edition_2022", "edition_2023"]
+    assert _repair_reads(tmp_path) == ["edition_2022", "edition_2023"]
     assert score_answer(outcome.answer, task.oracle_answer, task.output_spec).exact_match, outcome.answer
