@@ -114,7 +114,7 @@ def detail_list(listings: list[Listing], opened: set[str], *, latest_opened: boo
     """The row links (every page) of the list whose items must each be opened: the latest result list (with
     `latest_opened`, the latest one some of whose items were opened), unless a page's table of item links had
     more of its items opened, two at least: then that is the list the agent went through, read as links and
-    never as a result list (a genus page listing its species). `opened` holds `_page_key`s."""
+    never as a result list (a category page listing its members). `opened` holds `_page_key`s."""
     def links(result_set: str, kind: str) -> list[str]:
         return list(dict.fromkeys(link for item in listings if item["result_set"] == result_set
                                   and item.get("kind", "results") == kind for link in item["row_links"]))
