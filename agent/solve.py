@@ -120,7 +120,7 @@ async def solve_task(
                     state = dict(snapshot.values)
                     outcome.restarts = restarts_of(snapshot)
                     return _finish(outcome, out_dir, state, started)
-                if (restarts := await restart_if_interrupted(graph, saver, config)) is not None:
+                if (restarts := await restart_if_interrupted(snapshot, saver, config)) is not None:
                     # killed mid-task (its page state is gone) or ended by an infrastructure failure (a retry):
                     # the task starts over (agent/rundir/checkpoints.py)
                     log.write({"node": "run", "event": "restart", **restarts[-1]})

@@ -101,13 +101,18 @@ def check_details(plan: Plan | None, listings: list[Listing], visited: list[str]
     if plan is None or not plan.detail_pages or not listings:
         return []
     seen = {_page_key(u) for u in visited}
-    links = detail_list(listings, seen)
+    return _unopened(detail_list(listings, seen), seen)
+
+
+def _unopened(links: list[str], seen: set[str], prefix: str = "") -> list[Failure]:
+    """The `[details]` failure naming the listed links not among `seen` (`_page_key`s), or none."""
     missing = [link for link in links if _page_key(link) not in seen]
     if not missing:
         return []
     shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
     return [Failure(check="details", message=(
-        f"{len(missing)} of {len(links)} listed result(s) were not opened: {shown}; open each and extract_rows there"))]
+        f"{prefix}{len(missing)} of {len(links)} listed result(s) were not opened: {shown}; open each and "
+        "extract_rows there"))]
 
 
 def detail_list(listings: list[Listing], opened: set[str], *, latest_opened: bool = False) -> list[str]:
@@ -290,11 +295,8 @@ def check_input_details(plan: Plan | None, tables: dict[str, Any], inputs: list[
         phase = plan.phase_for(name)
         if phase is None or not phase.detail_pages:
             continue
-        read = [r.get("_url") or "" for r in tables[name]["rows"]]
-        links = detail_list(listings, {_page_key(u) for u in read}, latest_opened=True)
-        listing = Listing(step=0, url="", result_set="", row_links=links)
-        for failure in check_details(Plan(detail_pages=True), [listing], read):
-            failures.append(Failure(check="details", message=f"table {name}: {failure['message']}"))
+        read = {_page_key(r.get("_url") or "") for r in tables[name]["rows"]}
+        failures += _unopened(detail_list(listings, read, latest_opened=True), read, prefix=f"table {name}: ")
     return failures
 
 

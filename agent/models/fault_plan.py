@@ -20,9 +20,9 @@ from agent.models.fault_classes import FAULT_CLASSES
 from agent.models.scripted import (
     READ_TOOLS,
     SETTERS,
-    _target_name,
     is_apply,
     plan_from_walkthrough,
+    target_name,
 )
 from graph.state import Plan
 from graph.tracker import PAGE_PARAMS, gate_key, plan_gates
@@ -47,7 +47,7 @@ def _planned(plan: Plan) -> set[str]:
 def _state_setter(step: Step, planned: set[str], tools: tuple[str, ...]) -> bool:
     if step["tool"] not in tools:
         return False
-    name = gate_key(_target_name(step["args"]))
+    name = gate_key(target_name(step["args"]))
     return bool(name) and name in planned and not PAGE_SIZE.search(name)
 
 

@@ -29,7 +29,7 @@ from agent.models.fault_plan import (
     other_year,
     read_after,
 )
-from agent.models.scripted import ScriptedChatModel, _target_name, load_walkthrough
+from agent.models.scripted import ScriptedChatModel, load_walkthrough, target_name
 from graph.tracker import gate_candidates, values_match
 from tasks.offline.registry import Step
 
@@ -109,13 +109,13 @@ class FaultyChatModel(ScriptedChatModel):
         args = step["args"]
         rng = random.Random(f"{self.seed}:{self.task_id}:{index}")
         if fault == "kept_default":
-            current = _control(state, _target_name(args))
+            current = _control(state, target_name(args))
             wanted = args["option"] if step["tool"] == "select" else "on" if args.get("checked", True) else "off"
             if current is None or values_match(current["value"], wanted):
                 return None
-            return [], index + 1, f"skipped {step['tool']} {_target_name(args)!r} = {wanted!r}: kept {current['value']!r}"
+            return [], index + 1, f"skipped {step['tool']} {target_name(args)!r} = {wanted!r}: kept {current['value']!r}"
         if fault == "wrong_option":
-            current = _control(state, _target_name(args))
+            current = _control(state, target_name(args))
             options = [o for o in (current or {}).get("options") or []
                        if o.strip() and not values_match(o, args["option"])]
             if not options:
@@ -123,13 +123,13 @@ class FaultyChatModel(ScriptedChatModel):
             others = [o for o in options if not values_match(o, current["value"])] or options
             wrong = rng.choice(others)
             return [{**step, "args": {**args, "option": wrong}}], index + 1, \
-                f"select {_target_name(args)!r} = {wrong!r} instead of {args['option']!r}"
+                f"select {target_name(args)!r} = {wrong!r} instead of {args['option']!r}"
         if fault == "navigation_reset":
             goto = last_goto(self.steps, index)
             if goto is None:
                 return None
             reset = [step, copy.deepcopy(self.steps[goto]), copy.deepcopy(step)]
-            return reset, index + 1, f"after {_target_name(args)!r}, opened {self.steps[goto]['args']['url']} " \
+            return reset, index + 1, f"after {target_name(args)!r}, opened {self.steps[goto]['args']['url']} " \
                                      "again and submitted it with its defaults"
         if fault == "first_page_only":
             if (state.get("pages") or 0) <= 1:
@@ -138,7 +138,7 @@ class FaultyChatModel(ScriptedChatModel):
                 f"read page 1 of {state['pages']} only"
         if fault == "detail_skipped":
             resume = self.site.skip_to[index]
-            return [], resume, f"skipped the visit to {_target_name(args)!r} (walkthrough steps {index}-{resume - 1})"
+            return [], resume, f"skipped the visit to {target_name(args)!r} (walkthrough steps {index}-{resume - 1})"
         if fault == "wrong_window":
             if step["tool"] == "set_range":
                 narrow = narrower_window(args)
@@ -152,7 +152,7 @@ class FaultyChatModel(ScriptedChatModel):
             if not early:
                 return None
             return [step, copy.deepcopy(self.steps[apply]), *copy.deepcopy(early)], index + 1, \
-                f"read and kept rows after setting only {_target_name(args) or step['tool']!r}"
+                f"read and kept rows after setting only {target_name(args) or step['tool']!r}"
         return None
 
 

@@ -30,7 +30,8 @@ from tasks.offline.registry import PLACEHOLDER_ORIGIN, Step
 
 WALKTHROUGH_DIR = Path(__file__).resolve().parents[2] / "tasks" / "offline" / "data" / "walkthroughs"
 SETTERS = frozenset({"select", "fill", "check", "set_range", "set_url_params"})
-READ_TOOLS = frozenset({"read_table", "extract_rows", "read_facts", "download", "read_pdf"})
+EXTRACT_TOOLS = frozenset({"extract_rows", "read_facts"})  # the calls that put rows into a table (`into`)
+READ_TOOLS = frozenset({"read_table", "download", "read_pdf", *EXTRACT_TOOLS})
 APPLY_WORDS = re.compile(r"search|apply|filter|update|submit|go\b|show|refresh", re.IGNORECASE)
 LOSS_RULES = ("navigation_reset", "gate_lost", "cascade_reset")
 _DETAIL_URLS = re.compile(r"https?://[^\s,;]+")
@@ -90,7 +91,12 @@ def load_walkthrough(task_id: str, *, origin: str | None = None, seed: int | Non
 # ---------------------------------------------------------------- walkthrough -> plan
 
 
-def _target_name(args: dict[str, Any], field: str = "target") -> str:
+def _into(step: Step) -> str:
+    """The table an extraction writes into (`answer` when it names none)."""
+    return step["args"].get("into") or "answer"
+
+
+def target_name(args: dict[str, Any], field: str = "target") -> str:
     target = args.get(field) or {}
     return target.get("label") or target.get("text") or target.get("selector") or target.get("ref") or ""
 
@@ -100,15 +106,15 @@ def _step_gates(step: Step) -> list[Gate]:
     tool, args = step["tool"], step["args"]
     gates: list[Gate] = []
     if tool == "select":
-        gates.append(Gate(kind="filter", name=_target_name(args), target=args["option"]))
+        gates.append(Gate(kind="filter", name=target_name(args), target=args["option"]))
     elif tool == "fill":
-        name = _target_name(args)
+        name = target_name(args)
         kind = "search" if re.search(r"search|query|term|keyword", name, re.IGNORECASE) else "filter"
         gates.append(Gate(kind=kind, name=name, target=args["value"]))
     elif tool == "check":
-        gates.append(Gate(kind="filter", name=_target_name(args), target="on" if args.get("checked", True) else "off"))
+        gates.append(Gate(kind="filter", name=target_name(args), target="on" if args.get("checked", True) else "off"))
     elif tool == "set_range":
-        gates.append(Gate(kind="window", name=_target_name(args, "start_target"),
+        gates.append(Gate(kind="window", name=target_name(args, "start_target"),
                           target=f"{args['start']}..{args['end']}"))
     elif tool == "set_url_params":
         for key, value in (args.get("params") or {}).items():
@@ -148,7 +154,7 @@ def _phases(steps: list[Step]) -> list[Phase]:
             gates = {k: v for k, v in parse_qsl(urlsplit(args["url"]).query) if k.casefold() not in PAGE_PARAMS}
         elif tool in SETTERS:
             gates.update({g.name: g.target for g in _step_gates(step)})
-        into = args.get("into", "answer") if tool in ("extract_rows", "read_facts") else "answer"
+        into = _into(step) if tool in EXTRACT_TOOLS else "answer"
         if into != "answer":
             seen = by_table.setdefault(into, {})
             for name, target in gates.items():
@@ -192,9 +198,9 @@ def _step_sets(step: Step, gate: str) -> bool:
     tool, args = step["tool"], step["args"]
     names: list[str] = []
     if tool in ("select", "fill", "check"):
-        names = [_target_name(args)]
+        names = [target_name(args)]
     elif tool == "set_range":
-        names = [_target_name(args, "start_target"), _target_name(args, "end_target")]
+        names = [target_name(args, "start_target"), target_name(args, "end_target")]
     elif tool == "set_url_params":
         names = list(args.get("params") or {})
     elif tool == "goto":
@@ -207,7 +213,7 @@ def is_apply(step: Step) -> bool:
     """A step that applies what the form holds (submit, Enter, a Search/Apply/Show button)."""
     if step["tool"] in ("submit", "press"):
         return True
-    return step["tool"] == "click" and bool(APPLY_WORDS.search(_target_name(step["args"])))
+    return step["tool"] == "click" and bool(APPLY_WORDS.search(target_name(step["args"])))
 
 
 def restore_steps(steps: list[Step], cursor: int, gates: list[str]) -> list[Step]:
@@ -229,10 +235,6 @@ def restore_steps(steps: list[Step], cursor: int, gates: list[str]) -> list[Step
     return [copy.deepcopy(done[i]) for i in sorted(set(picked))]
 
 
-def _into(step: Step) -> str:
-    return step["args"].get("into") or "answer"
-
-
 _RETURN = re.compile(r"\bback\b|\breturn\b", re.IGNORECASE)
 
 
@@ -241,11 +243,11 @@ def _detours(done: list[Step], start: int, end: int) -> set[int]:
     since such a return is what resets the state."""
     left_out: set[int] = set()
     for i in range(start, end):
-        if done[i]["tool"] != "click" or is_apply(done[i]) or _RETURN.search(_target_name(done[i]["args"])):
+        if done[i]["tool"] != "click" or is_apply(done[i]) or _RETURN.search(target_name(done[i]["args"])):
             continue
         for j in range(i + 1, end):
             tool = done[j]["tool"]
-            if tool == "back" or (tool == "click" and _RETURN.search(_target_name(done[j]["args"]))):
+            if tool == "back" or (tool == "click" and _RETURN.search(target_name(done[j]["args"]))):
                 left_out.update(range(i, j + 1))
             if tool not in ("wait_for", "scroll"):  # only a return straight after the visit makes it a detour
                 break
@@ -278,7 +280,7 @@ def reread_steps(done: list[Step], tables: str | set[str], *, all_pages: bool = 
     state comes first: a gate set only after the last read (on that page, nothing read after it) is set with the
     others before the first read's apply, so no page is read again before it holds."""
     tables = {tables} if isinstance(tables, str) else tables
-    reads = [i for i, s in enumerate(done) if s["tool"] in ("extract_rows", "read_facts") and _into(s) in tables]
+    reads = [i for i, s in enumerate(done) if s["tool"] in EXTRACT_TOOLS and _into(s) in tables]
     if not reads:
         return []
     start = max((i for i in range(reads[0] + 1) if done[i]["tool"] == "goto"), default=0)
@@ -295,7 +297,7 @@ def reread_steps(done: list[Step], tables: str | set[str], *, all_pages: bool = 
             if not is_apply(step) and late_apply is not None:
                 segment.append(copy.deepcopy(done[late_apply]))
             restored = True
-        if step["tool"] in ("extract_rows", "read_facts") and _into(step) not in tables:
+        if step["tool"] in EXTRACT_TOOLS and _into(step) not in tables:
             if step["tool"] == "read_facts" and step["args"].get("url"):
                 segment.append({"tool": "goto", "args": {"url": step["args"]["url"]}})
             continue
@@ -408,7 +410,7 @@ class ScriptedChatModel(BaseChatModel):
         steps: list[Step] = []
         reread: set[str] = set()
         for table in tables:
-            reads = [s for s in done if s["tool"] in ("extract_rows", "read_facts") and s["args"].get("into") == table]
+            reads = [s for s in done if s["tool"] in EXTRACT_TOOLS and _into(s) == table]
             per_page = [s for s in reads if s["tool"] == "read_facts" and s["args"].get("url")]
             missing = next((item for item in map(str.strip, goal.split(" ; "))
                             if item.startswith(f"[details] table {table}:")), "")
@@ -434,7 +436,7 @@ class ScriptedChatModel(BaseChatModel):
         tables = list(dict.fromkeys(_TABLE_FAILURE.findall(goal)))
         if "[schema] no extract_rows" in goal and any(s["tool"] == "derive" for s in done):
             # no derived answer (its input reads found nothing): build every table again as the walkthrough did
-            tables = list(dict.fromkeys(_into(s) for s in done if s["tool"] in ("extract_rows", "read_facts")))
+            tables = list(dict.fromkeys(_into(s) for s in done if s["tool"] in EXTRACT_TOOLS))
         if tables:  # a derived answer: redo the failed input tables, then every derivation, then finish
             self._enqueue([*self._table_repair(tables, goal, last_read), self._finish_step()])
             return

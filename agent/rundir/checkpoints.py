@@ -77,11 +77,10 @@ def reported_again(snapshot: Any) -> bool:
     return finished(snapshot) and infrastructure_error(snapshot) is None
 
 
-async def restart_if_interrupted(graph: Any, saver: Any, config: dict[str, Any]) -> list[dict[str, Any]] | None:
-    """For an interrupted thread, or one ended by an infrastructure failure: delete it and return every
-    restart so far (this one last), to be recorded with `restart_metadata` by the new run; None when the
-    thread is new or its outcome stands."""
-    snapshot = await graph.aget_state(config)
+async def restart_if_interrupted(snapshot: Any, saver: Any, config: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """For an interrupted thread (`snapshot`: its latest state), or one ended by an infrastructure failure:
+    delete it and return every restart so far (this one last), to be recorded with `restart_metadata` by the
+    new run; None when the thread is new or its outcome stands."""
     if not snapshot.values or reported_again(snapshot):
         return None
     values = snapshot.values
