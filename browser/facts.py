@@ -2,7 +2,9 @@
 values, the main heading, the title) and its tables with the section each sits in.
 
 Detail pages state their values as labels, not as a results table; this read gives the caller every pair
-in page order with the headings above it, and leaves matching labels to the caller.
+in page order with the headings above it, and leaves matching labels to the caller. A table counts as labelled
+values too when it is one (a label column and one or two value columns: `| Population 25+ | 788,259 | ±7,410 |`
+gives 'Population 25+' -> '788,259'; a header row over one data row gives each header -> its cell).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from browser.driver import PageHandle
 from browser.navigate import navigate
 from browser.readback import Outcome
 from browser.tables import parse_fragment
-from browser.types import PageFact, PageFacts, ReadPageFacts, SectionTable
+from browser.types import PageFact, PageFacts, ReadPageFacts, SectionTable, TableData
 
 _FACTS_JS = r"""
 (maxFacts) => {
@@ -134,8 +136,32 @@ async def page_facts(driver: PageHandle, max_rows: int) -> PageFacts:
         table = parse_fragment(fragment["html"], "table", index=len(tables), max_rows=max_rows)
         if table is not None and (table.rows or any(table.headers)):  # header-only: a section read as 0 rows
             tables.append(SectionTable(section=fragment["section"], table=table))
-    return PageFacts(url=raw["url"], title=raw["title"], heading=raw["heading"],
-                     facts=[PageFact(**f) for f in raw["facts"]], tables=tables)
+    facts = [PageFact(**f) for f in raw["facts"]]
+    seen = {(f.label, f.value, tuple(f.section)) for f in facts}
+    for entry in tables:
+        for fact in table_facts(entry.table, entry.section):
+            if (fact.label, fact.value, tuple(fact.section)) not in seen:
+                seen.add((fact.label, fact.value, tuple(fact.section)))
+                facts.append(fact)
+    return PageFacts(url=raw["url"], title=raw["title"], heading=raw["heading"], facts=facts, tables=tables)
+
+
+def _is_label(text: str) -> bool:
+    """A row label: words, not a bare number, amount or date."""
+    return any(c.isalpha() for c in text)
+
+
+def table_facts(table: TableData, section: list[str]) -> list[PageFact]:
+    """The labelled values a table states: each header over the cell below it when the table has one data row;
+    each row's first cell over its second when the table is 2 or 3 columns wide and its first column holds
+    labels (a third column is a margin or a note, readable as a table)."""
+    if len(table.rows) == 1 and any(table.headers):
+        return [PageFact(label=h, value=v, section=section, locator=f"table {table.index} header")
+                for h, v in zip(table.headers, table.rows[0], strict=False) if h and v]
+    if len(table.headers) not in (2, 3) or not table.rows or not all(_is_label(r[0]) for r in table.rows):
+        return []
+    return [PageFact(label=r[0], value=r[1], section=section, locator=f"table {table.index} row")
+            for r in table.rows if len(r) > 1 and r[1]]
 
 
 async def read_page_facts(driver: PageHandle, action: ReadPageFacts) -> Outcome:

@@ -15,8 +15,9 @@ class NotAPdfError(ValueError):
     """The bytes are not a readable PDF (an HTML error page served as .pdf is the usual case)."""
 
 
-def read_pdf_bytes(data: bytes, *, max_pages: int, max_chars: int) -> list[PdfPage]:
-    """Text of the first `max_pages` pages; `max_chars` caps the total, cutting the last page kept.
+def read_pdf_bytes(data: bytes, *, max_pages: int, max_chars: int, first_page: int = 1) -> list[PdfPage]:
+    """Text of `max_pages` pages from `first_page` on (1-based); `max_chars` caps the total, cutting the last
+    page kept.
 
     A page whose text cannot be extracted yields an empty page rather than failing the whole file.
     """
@@ -32,7 +33,7 @@ def read_pdf_bytes(data: bytes, *, max_pages: int, max_chars: int) -> list[PdfPa
     pages: list[PdfPage] = []
     budget = max_chars
     logging.getLogger("pypdf").setLevel(logging.ERROR)  # pypdf warns on every odd font; data, not news
-    for number in range(1, min(total, max_pages) + 1):
+    for number in range(first_page, min(total, first_page + max_pages - 1) + 1):
         if budget <= 0:
             break
         try:

@@ -65,10 +65,12 @@ async def read_table(driver: PageHandle, action: ReadTable) -> Outcome:
         pages_read += 1
         if merged is None:
             merged = table.model_copy(deep=True)
+            merged.cell_links = _cell_links(table)
         else:
             merged.rows += table.rows
             merged.row_links += table.row_links
             merged.row_controls += table.row_controls
+            merged.cell_links += _cell_links(table)
         if len(merged.rows) >= cap:
             merged.truncated = True
             break
@@ -84,10 +86,16 @@ async def read_table(driver: PageHandle, action: ReadTable) -> Outcome:
     assert merged is not None
     merged.rows, merged.row_links, merged.row_controls = (merged.rows[:cap], merged.row_links[:cap],
                                                           merged.row_controls[:cap])
+    merged.cell_links = merged.cell_links[:cap] if any(any(r) for r in merged.cell_links) else []
     merged.total_rows = len(merged.rows)
     cut = " (row cap reached; narrow the filters)" if merged.truncated else ""
     return Outcome(f"read {len(merged.rows)} rows from table {action.table} over {pages_read} page(s){cut}",
                     table=merged, navigated=pages_read > 1)
+
+
+def _cell_links(table: TableData) -> list[list[str]]:
+    """One list per row (empty when the page's table had no linked cell), so pages merge row for row."""
+    return table.cell_links or [[] for _ in table.rows]
 
 
 async def _link_url(driver: PageHandle, target: Target) -> str:
@@ -145,7 +153,7 @@ def _file_name(fetched: _Fetched) -> str:
 
 
 async def read_pdf(driver: PageHandle, action: ReadPdf) -> Outcome:
-    from browser.pdf import NotAPdfError, read_pdf_bytes
+    from browser.pdf import NotAPdfError, pdf_page_count, read_pdf_bytes
 
     if action.url:
         url = urljoin(driver.page.url, action.url)
@@ -156,10 +164,13 @@ async def read_pdf(driver: PageHandle, action: ReadPdf) -> Outcome:
     data = (await _fetch_capped(driver, url)).body
     max_pages = min(action.max_pages, driver.limits.pdf_pages)
     try:
-        pages = read_pdf_bytes(data, max_pages=max_pages, max_chars=driver.limits.text_chars)
+        pages = read_pdf_bytes(data, max_pages=max_pages, max_chars=driver.limits.text_chars,
+                               first_page=action.first_page)
+        total = pdf_page_count(data)
     except NotAPdfError as exc:
         raise BrowserError("invalid_action", f"{url}: {exc}") from exc
-    return Outcome(f"read {len(pages)} page(s) of {url}", pdf_pages=pages)
+    shown = f"page(s) {pages[0].page}-{pages[-1].page}" if pages else "no page"
+    return Outcome(f"read {shown} of {total} of {url}", pdf_pages=pages)
 
 
 async def download(driver: PageHandle, action: Download) -> Outcome:

@@ -79,6 +79,7 @@ class _Grid:
     header_rows: int = 0
     links: list[list[str]] = field(default_factory=list)
     controls: list[list[str]] = field(default_factory=list)
+    cell_links: list[list[str]] = field(default_factory=list)  # per row, per column: the cell's first href or ''
 
 
 def _span(cell: Tag, name: str) -> int:
@@ -95,10 +96,12 @@ def _html_grid(table: Tag) -> _Grid:
         out: list[str] = []
         col = 0
         queue = list(cells)
+        hrefs: list[str] = []
         while queue or col in carried:
             if col in carried:
                 text, left = carried[col]
                 out.append(text)
+                hrefs.append("")
                 if left <= 1:
                     del carried[col]
                 else:
@@ -107,10 +110,12 @@ def _html_grid(table: Tag) -> _Grid:
                 continue
             cell = queue.pop(0)
             text = _text(cell)
+            anchor = cell.find("a", href=True)
             for _ in range(_span(cell, "colspan")):
                 if _span(cell, "rowspan") > 1:
                     carried[col] = (text, _span(cell, "rowspan") - 1)
                 out.append(text)
+                hrefs.append(str(anchor["href"]) if anchor else "")
                 col += 1
         if not out:
             continue
@@ -121,6 +126,7 @@ def _html_grid(table: Tag) -> _Grid:
         grid.rows.append(out)
         grid.links.append(_hrefs(tr))
         grid.controls.append(_control_refs(tr))
+        grid.cell_links.append(hrefs)
     return grid
 
 
@@ -135,6 +141,7 @@ def _aria_grid(table: Tag) -> _Grid:
         grid.rows.append([_text(c) for c in cells])
         grid.links.append(_hrefs(row))
         grid.controls.append(_control_refs(row))
+        grid.cell_links.append([str(a["href"]) if (a := c.find("a", href=True)) else "" for c in cells])
     return grid
 
 
@@ -163,6 +170,7 @@ def parse_table(table: Tag, *, index: int = 0, max_rows: int = 200) -> TableData
     headers = _merge_headers(grid.rows[:header_rows], width) if header_rows else [""] * width
     body = [r + [""] * (width - len(r)) for r in grid.rows[header_rows:]]
     links = grid.links[header_rows:]
+    cell_links = [r + [""] * (width - len(r)) for r in grid.cell_links[header_rows:]]
     caption_tag = table.find("caption")
     caption = _text(caption_tag) if caption_tag else (table.get("aria-label") or None)
     return TableData(
@@ -172,6 +180,7 @@ def parse_table(table: Tag, *, index: int = 0, max_rows: int = 200) -> TableData
         rows=body[:max_rows],
         row_links=links[:max_rows],
         row_controls=grid.controls[header_rows:][:max_rows],
+        cell_links=cell_links[:max_rows] if any(any(r) for r in cell_links) else [],
         total_rows=len(body),
         truncated=len(body) > max_rows,
         source="table",

@@ -133,6 +133,7 @@ class ReadPdf(_Action):
     kind: Literal["read_pdf"] = "read_pdf"
     target: Target | None = Field(None, description="Link to the PDF; or give url.")
     url: str | None = None
+    first_page: int = Field(1, ge=1, description="Start at this page (the pages a read left out).")
     max_pages: int = 20
 
 
@@ -245,6 +246,8 @@ class TableData(BaseModel):
     rows: list[list[str]]
     row_links: list[list[str]] = Field(default_factory=list, description="hrefs found in each row")
     row_controls: list[list[str]] = Field(default_factory=list, description="refs of the controls in each row")
+    cell_links: list[list[str]] = Field(default_factory=list, description="per row, each cell's first href ('' "
+                                        "when none); empty when no cell holds a link")
     total_rows: int
     truncated: bool = False
     source: Literal["table", "cards", "csv", "pdf"] = "table"

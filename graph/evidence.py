@@ -24,13 +24,41 @@ from graph.workspace import (
     derived_table,
     evidence_rows,
     new_table,
-    preview,
     run_query,
     schemas,
 )
 from tasks.spec import OutputSpec
 
 ANSWER = "answer"
+ECHO_CHARS = 1200  # rows a reply shows: all of them up to about 300 tokens, kept whole in the 2 newest exchanges
+DERIVED_CHARS = 1600  # a derived result shown whole up to this, else its head and tail
+
+
+def show_rows(columns: list[str], rows: list[dict[str, Any]], *, budget: int = ECHO_CHARS) -> list[str]:
+    """Rows as ` | `-joined lines under a header line: all of them within `budget` characters, else the head and
+    the tail with how many rows lie between (so a check of the last rows costs no extra step)."""
+    lines = [" | ".join(cell_text(r.get(c)) for c in columns) for r in rows]
+    head = [" | ".join(columns)]
+    if sum(len(line) + 1 for line in lines) <= budget:
+        return head + lines
+    first: list[str] = []
+    last: list[str] = []
+    used, lo, hi = 0, 0, len(lines) - 1
+    while lo <= hi:  # alternately from the head and the tail
+        take_head = len(first) <= len(last)
+        line = lines[lo] if take_head else lines[hi]
+        if used + len(line) + 1 > budget - 40:
+            break
+        used += len(line) + 1
+        if take_head:
+            first.append(line)
+            lo += 1
+        else:
+            last.append(line)
+            hi -= 1
+    hidden = len(lines) - len(first) - len(last)
+    return [*head, *first, f"... {hidden} row(s) not shown (rows {len(first) + 1}-{len(first) + hidden})",
+            *reversed(last)]
 
 
 @dataclass
@@ -74,7 +102,7 @@ def _with_notes(message: str, check: ReadCheck) -> str:
 
 
 def extract_into(args: ExtractRows, ctx: ReadContext, *, schema: tuple[str, ...], tables: dict[str, TableRecord],
-                 page_facts: dict[str, Any] | None) -> Written:
+                 page_facts: dict[str, Any] | None, echo_chars: int = ECHO_CHARS) -> Written:
     into = check_name(args.into) if args.into != ANSWER else ANSWER
     columns = schema if into == ANSWER else tuple(check_name(c) for c in args.columns)
     check = ctx.check(into)
@@ -84,11 +112,13 @@ def extract_into(args: ExtractRows, ctx: ReadContext, *, schema: tuple[str, ...]
     rows = extraction.rows
     record = extraction.record
     empty = "" if rows else f" (read, none: {record.get('url') or 'this page'} has no matching rows)"
+    echo = show_rows(list(columns), [r["values"] for r in rows], budget=echo_chars) if rows else []
     if into == ANSWER:
-        return Written(_with_notes(f"extracted {len(rows)} row(s){empty}", check), rows, {}, record, check.mismatches)
+        return Written(_with_notes("\n".join([f"extracted {len(rows)} row(s){empty}", *echo]), check), rows, {},
+                       record, check.mismatches)
     stored = evidence_rows(rows) if rows else [empty_read_row(columns, extraction.shared, record, ctx)]
     table = append_rows(tables.get(into), into, list(columns), stored, record, ctx.step)
-    message = f"extracted {len(rows)} row(s) into {into}{empty} ({len(table['rows'])} now)\n{preview(table, 3)}"
+    message = "\n".join([f"extracted {len(rows)} row(s) into {into}{empty} ({len(table['rows'])} now)", *echo])
     return Written(_with_notes(message, check), [], {into: table}, record, check.mismatches)
 
 
@@ -159,7 +189,8 @@ def derive(args: Derive, *, tables: dict[str, TableRecord], schema: tuple[str, .
             raise WorkspaceError(f"the answer needs the columns {list(schema)}; missing {missing} "
                                  f"(got {result.columns}); name them with AS \"...\"")
     table = derived_table(into, args.sql, result, step)
-    return Written(f"derived {into}: {len(result.rows)} row(s) from {result.inputs or 'no table'}\n{preview(table)}",
+    shown = "\n".join(show_rows(table["columns"], table["rows"], budget=DERIVED_CHARS))
+    return Written(f"derived {into}: {len(result.rows)} row(s) from {result.inputs or 'no table'}\n{shown}",
                    [], {into: table})
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urljoin, urlsplit
 
-from graph.facts import FactError, find_fact, section_table
+from graph.facts import FactError, find_fact, path_segment, section_table
 from graph.gates import state_snapshot
 from graph.state import DriftFlag, EvidenceRow, Provenance, ReadRecord, RetrievalState
 from graph.tools import ExtractRows
@@ -40,12 +40,13 @@ def _find_header(headers: list[str], name: str) -> int | None:
                 None)
 
 
-SHARED_PREFIXES = ("re:", "url:", "fact:")
+SHARED_PREFIXES = ("re:", "url:", "fact:", "path:")
+LINK = "link:"
 
 
 def _shared_value(source: str, page_text: str, url: str, page_facts: dict[str, Any] | None) -> str | None:
-    """'re:<regex>', 'url:<param>' and 'fact:<label>' sources: one value for every row, or None if not such a
-    source."""
+    """'re:<regex>', 'url:<param>', 'path:<n>' and 'fact:<label>' sources: one value for every row, or None if
+    not such a source."""
     if source.startswith("fact:"):
         if page_facts is None:
             raise ExtractionError("fact: sources need the page's labelled values (none were read)")
@@ -56,6 +57,11 @@ def _shared_value(source: str, page_text: str, url: str, page_facts: dict[str, A
     if source.startswith("url:"):
         values = parse_qs(urlsplit(url).query).get(source[4:], [])
         return ",".join(values)
+    if source.startswith("path:"):
+        try:
+            return path_segment(url, source)
+        except FactError as exc:
+            raise ExtractionError(str(exc)) from exc
     if source.startswith("re:"):
         match = re.search(source[3:], page_text)
         if not match:
@@ -96,45 +102,52 @@ def extract(
     pagination = observation.get("pagination") or {}
     page, pages = pagination.get("page"), pagination.get("pages")
     site_total = observation.get("result_count") or pagination.get("total")
-    if not pagination and args.table != 0:
+    read_index = (last_read or {}).get("table_index") if (last_read or {}).get("table") else None
+    wanted = args.table if args.table is not None else read_index if read_index is not None else 0
+    if not pagination and wanted != 0:
         site_total = None  # a count shown on a page of several tables need not be this table's
 
     records: list[tuple[dict[str, str], str]]  # (column/header -> value, locator)
+    links: list[dict[str, str]] = []  # per record: normalised header -> the URL its cell links to
+    pdf_page: list[int | None] = []  # per record: the PDF page it was read on
     pages_covered = [page or 1]
     complete = False
     if args.source == "table":
         table = (last_read or {}).get("table")
-        table_name = f"table {args.table}"
+        table_name = f"table {wanted}"
         if args.section:
             try:
                 table, _ = section_table(page_facts or {}, args.section)
             except FactError as exc:
                 raise ExtractionError(str(exc)) from exc
             table_name, site_total, complete = f"section {args.section!r} table", None, True
-        elif table is None or (last_read or {}).get("table_index") not in (None, args.table):
+        elif table is None or (last_read or {}).get("table_index") not in (None, wanted):
             tables = observation.get("tables") or []
-            if args.table < len(tables):
-                table = tables[args.table]
+            if wanted < len(tables):
+                table = tables[wanted]
             elif not tables and says_no_results(observation):
                 table, table_name = {"headers": [], "rows": []}, "no-results page"  # read, none: evidence too
             else:
-                raise ExtractionError(f"no table {args.table}: the page shows {len(tables)} table(s); use read_table")
+                raise ExtractionError(f"no table {wanted}: the page shows {len(tables)} table(s); use read_table")
         elif last_read and last_read.get("all_pages") and (site_total is None or len(table["rows"]) >= site_total):
             complete = True  # trust "all pages" only when the rows add up to the site's total
             pages_covered = list(range(1, (pages or 1) + 1))
         headers = table["headers"]
         records = [({norm_value(h): cell for h, cell in zip(headers, row, strict=False)},
                     f"{table_name} row {i + 1}") for i, row in enumerate(table["rows"])]
+        links = _cell_links(table, url)
         sources = {col: args.columns.get(col, col) for col in columns}
         indexes: dict[str, int] = {}
         for col, source in sources.items():
             if source.startswith(SHARED_PREFIXES) or not (headers or table["rows"]):
                 continue
-            idx = _find_header(headers, source)
+            header = source.removeprefix(LINK)
+            idx = _find_header(headers, header)
             if idx is None:
-                raise ExtractionError(f"column {col!r}: no header {source!r}; headers are {headers}")
+                raise ExtractionError(f"column {col!r}: no header {header!r}; headers are {headers}")
             indexes[col] = idx
-        header_for = {col: norm_value(headers[idx]) for col, idx in indexes.items()}
+        header_for = {col: (LINK if sources[col].startswith(LINK) else "") + norm_value(headers[idx])
+                      for col, idx in indexes.items()}
         read_columns = list(headers)
     else:
         if not args.pattern:
@@ -147,11 +160,13 @@ def extract(
             pdf_pages = (last_read or {}).get("pdf_pages") or []
             if not pdf_pages:
                 raise ExtractionError("no PDF was read; use read_pdf first")
-            chunks = [(p["text"], f"pdf page {p['page']}") for p in pdf_pages]
+            chunks = [(p["text"], f"pdf page {p['page']}", p["page"]) for p in pdf_pages]
         else:
-            chunks = [(page_text, "page text")]
-        records = [({k: (v or "").strip() for k, v in m.groupdict().items()}, loc)
-                   for text, loc in chunks for m in regex.finditer(text)]
+            chunks = [(page_text, "page text", None)]
+        found = [({k: (v or "").strip() for k, v in m.groupdict().items()}, loc, number)
+                 for text, loc, number in chunks for m in regex.finditer(text)]
+        records = [(raw, loc) for raw, loc, _ in found]
+        pdf_page = [number for *_, number in found]
         sources = {col: args.columns.get(col, col) for col in columns}
         header_for = {col: src for col, src in sources.items() if not src.startswith(SHARED_PREFIXES)}
         read_columns = list(regex.groupindex)
@@ -161,25 +176,44 @@ def extract(
     locator_suffix = f" (page {page} of {pages})" if page and pages else ""
 
     rows: list[EvidenceRow] = []
-    for raw, locator in records:
+    for i, (raw, locator) in enumerate(records):
         values: dict[str, str] = {}
         for col in columns:
+            key = header_for.get(col, col)
             if shared[col] is not None:
                 values[col] = shared[col]
+            elif key.startswith(LINK):
+                values[col] = links[i].get(key[len(LINK):], "") if i < len(links) else ""
             else:
-                key = header_for.get(col, col)
                 values[col] = " ".join(str(raw.get(key, raw.get(gate_key(key), "")) or "").split())
         if not _keep(values, raw, args.where):
             continue
+        on_pdf = pdf_page[i] if i < len(pdf_page) else None
         rows.append(EvidenceRow(values=values, provenance=Provenance(
             url=url, state=dict(snapshot) if provenance else None, drift=active if provenance else [],
-            locator=locator + locator_suffix, result_set=result_set_key(url), page=page, pages=pages, step=step,
+            locator=locator + ("" if on_pdf else locator_suffix), result_set=result_set_key(url),
+            page=on_pdf or page, pages=None if on_pdf else pages, step=step,
         )))
     record = ReadRecord(step=step, result_set=result_set_key(url), pages_covered=pages_covered, pages=pages,
                         site_total=site_total, rows=len(rows), filtered=bool(args.where) or args.source != "table",
                         complete=complete, url=url, columns=read_columns,
                         state=dict(snapshot) if provenance else None)
     return Extraction(rows=rows, record=record, shared=shared)
+
+
+def _cell_links(table: dict[str, Any], url: str) -> list[dict[str, str]]:
+    """Per row, each header's linked URL (absolute): the cell's own link; a table without per-cell links (a card
+    list) gives its row's first link to every column."""
+    headers = [norm_value(h) for h in table.get("headers") or []]
+    cells, rows = table.get("cell_links") or [], table.get("row_links") or []
+    out = []
+    for i in range(len(table.get("rows") or [])):
+        own, row_links = (cells[i] if i < len(cells) else []), (rows[i] if i < len(rows) else [])
+        if cells:
+            out.append({h: urljoin(url, href) for h, href in zip(headers, own, strict=False) if href})
+        else:
+            out.append({h: urljoin(url, row_links[0]) for h in headers} if row_links else {})
+    return out
 
 
 _NO_RESULTS = re.compile(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 from graph.tracker import norm_value
 
@@ -56,14 +56,27 @@ def find_fact(facts: dict[str, Any], label: str, *, section: str | None = None) 
     raise FactError(f"label {label!r}{scope} is ambiguous: {'; '.join(options)}; give the full label or a section")
 
 
+def path_segment(url: str, source: str) -> str:
+    """'path:<n>': the n-th segment of the URL's path (1-based; -1 the last): `/vulns/detail/<ID>` path:-1."""
+    number = source[5:].strip()
+    if not number.lstrip("-").isdigit() or int(number) == 0:
+        raise FactError(f"{source!r}: give a segment number, 1 the first, -1 the last")
+    segments = [unquote(p) for p in urlsplit(url).path.split("/") if p]
+    index = int(number) - 1 if int(number) > 0 else int(number)
+    return segments[index] if -len(segments) <= index < len(segments) else ""
+
+
 def source_value(source: str, facts: dict[str, Any] | None, *, url: str, page_text: str,
                  section: str | None = None) -> tuple[str, str]:
-    """A read_facts field source: heading, title, url:<param>, re:<regex>, fact:<label> or a bare label."""
+    """A read_facts field source: heading, title, url:<param>, path:<n>, re:<regex>, fact:<label> or a bare
+    label."""
     facts = facts or {}
     if source in ("heading", "title"):
         return str(facts.get(source) or ""), source
     if source.startswith("url:"):
         return ",".join(parse_qs(urlsplit(url).query).get(source[4:], [])), source
+    if source.startswith("path:"):
+        return path_segment(url, source), source
     if source.startswith("re:"):
         try:
             match = re.search(source[3:], page_text)

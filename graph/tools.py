@@ -6,37 +6,25 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from graph.state import Plan
 
-
-class ExtractRows(BaseModel):
-    """Rows of the last read table / PDF / page text into table `into` (default answer: the output columns)."""
-
-    model_config = ConfigDict(extra="forbid")
-    kind: Literal["extract_rows"] = "extract_rows"
-    source: Literal["table", "pdf", "page_text"] = "table"
-    table: int = 0
-    columns: dict[str, str] = Field(description="column -> header, or re:<regex> (1st group), url:<param>, fact:<label>")
-    pattern: str | None = Field(None, description="for pdf/page_text: regex with named groups")
-    where: dict[str, str] = Field(default_factory=dict, description="column -> value rows must have")
-    into: str = "answer"
-    section: str | None = Field(None, description="the table under this heading/caption")
-    note: str = ""
+URLS_DOC = "open it first; a list: each page in turn (one call for many detail pages)"
+MAX_URLS = 12  # pages one call may open: a reply that still shows each page's rows
 
 
-class ReadFacts(BaseModel):
-    """The page's labelled values (dt/dd, 'Label: value', th|td, controls) as ONE row of table `into`."""
+def open_urls(url: str | list[str] | None) -> list[str | None]:
+    """The pages a read opens in turn ([None]: the current page)."""
+    if url is None or url == []:
+        return [None]
+    return [url] if isinstance(url, str) else list(url)
 
-    model_config = ConfigDict(extra="forbid")
-    kind: Literal["read_facts"] = "read_facts"
-    into: str
-    fields: dict[str, str] = Field(description="column -> label as shown, heading, title, url:<param> or re:<regex>")
-    section: str | None = Field(None, description="only labels under this heading")
-    url: str | None = Field(None, description="open it first (one call per detail page)")
-    allow_missing: bool = False
-    note: str = ""
+
+def _few_urls(url: str | list[str] | None) -> str | list[str] | None:
+    if isinstance(url, list) and len(url) > MAX_URLS:
+        raise ValueError(f"at most {MAX_URLS} URLs per call (got {len(url)}); split them over calls")
+    return url
 
 
 class Derive(BaseModel):
@@ -90,3 +78,48 @@ class WebSearch(BaseModel):
     model_config = ConfigDict(extra="forbid")
     kind: Literal["web_search"] = "web_search"
     query: str
+
+
+class ExtractRows(BaseModel):
+    """Rows of the last read table / PDF / page text into table `into` (default answer: the output columns)."""
+
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["extract_rows"] = "extract_rows"
+    source: Literal["table", "pdf", "page_text"] = "table"
+    table: int | None = Field(None, description="default: the table last read, else 0")
+    columns: dict[str, str] = Field(description="column -> header, or link:<header> (its link's URL), "
+                                                "re:<regex> (1st group), url:<param>, path:<n> (URL path segment, "
+                                                "-1 last), fact:<label>")
+    pattern: str | None = Field(None, description="for pdf/page_text: regex with named groups")
+    where: dict[str, str] = Field(default_factory=dict, description="column -> value rows must have")
+    into: str = "answer"
+    section: str | None = Field(None, description="the table under this heading/caption")
+    url: str | list[str] | None = Field(None, description=URLS_DOC)
+    note: str = ""
+
+    _url = field_validator("url")(_few_urls)
+
+    def urls(self) -> list[str | None]:
+        return open_urls(self.url)
+
+
+class ReadFacts(BaseModel):
+    """The page's labelled values (dt/dd, 'Label: value', th|td, controls) as ONE row of table `into`."""
+
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["read_facts"] = "read_facts"
+    into: str
+    fields: dict[str, str] = Field(description="column -> label as shown (also a table row's first cell, or "
+                                               "a header over one row), heading, title, url:<param>, path:<n> or "
+                                               "re:<regex>")
+    section: str | None = Field(None, description="only labels under this heading")
+    url: str | list[str] | None = Field(None, description=URLS_DOC)
+    allow_missing: bool = False
+    note: str = ""
+
+    _url = field_validator("url")(_few_urls)
+
+    def urls(self) -> list[str | None]:
+        return open_urls(self.url)
+
+

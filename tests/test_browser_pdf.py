@@ -46,3 +46,8 @@ def test_character_cap_cuts_the_last_page_kept() -> None:
 def test_non_pdf_is_a_clear_error(data: bytes) -> None:
     with pytest.raises(NotAPdfError, match="PDF"):
         read_pdf_bytes(data, max_pages=5, max_chars=1000)
+
+
+def test_first_page_reads_the_pages_a_read_left_out() -> None:
+    pages = read_pdf_bytes(_pdf(PAGES), max_pages=2, max_chars=10_000, first_page=3)
+    assert [(p.page, p.text.strip()) for p in pages] == [(3, "Appendix A methods"), (4, "References")]

@@ -64,8 +64,9 @@ def test_pdf_pattern_rows_carry_their_page():
     result = run(ExtractRows(source="pdf", pattern=r"Region (?P<region>\w+) revenue (?P<amount>\d+)",
                              columns={"id": "region", "agency": "url:agency", "year": "amount"}),
                  last_read={"pdf_pages": pages})
-    assert [(r["values"]["id"], r["values"]["year"], r["provenance"]["locator"]) for r in result.rows] == [
-        ("North", "120", "pdf page 3 (page 2 of 2)"), ("South", "95", "pdf page 3 (page 2 of 2)")]
+    # the PDF's page, not the HTML pager's, is the row's `_page`
+    assert [(r["values"]["id"], r["values"]["year"], r["provenance"]["locator"], r["provenance"]["page"])
+            for r in result.rows] == [("North", "120", "pdf page 3", 3), ("South", "95", "pdf page 3", 3)]
 
 
 def test_provenance_ablation_drops_the_state_snapshot():

@@ -1,5 +1,6 @@
 """Extractor node: `extract_rows` through the deterministic extractor, rows with provenance, into the answer
-rows or a named evidence table."""
+rows or a named evidence table. With `url` the node opens the page first (each of several in turn), tracks its
+state and reads it in the same call: one step per detail page, its gates judged on the page it read."""
 
 from __future__ import annotations
 
@@ -13,10 +14,13 @@ from graph.extractor import ExtractionError
 from graph.facts import FactError
 from graph.nodes.common import error_record
 from graph.nodes.deps import Deps
-from graph.nodes.workspace import PageReadError, flag_update, read_context, read_page
+from graph.nodes.pages import PageReadError, PageView, add_flags, echo_budget, read_facts_of, view_of
+from graph.nodes.workspace import read_context
 from graph.state import AgentState
 from graph.tools import ExtractRows
 from graph.workspace import WorkspaceError
+
+FAILURES = (ExtractionError, FactError, WorkspaceError, PageReadError)
 
 
 def make_extractor(deps: Deps, *, provenance: bool = True):
@@ -27,38 +31,61 @@ def make_extractor(deps: Deps, *, provenance: bool = True):
         assert pending is not None
         args = ExtractRows.model_validate(pending["args"])
         step = state.get("step", 0)
-        tables = state.get("tables") or {}
-        ctx = read_context(state, provenance=provenance)
-        try:
-            facts = (await read_page(deps)).model_dump() if needs_page_facts(args) else None
-            written = extract_into(args, ctx, schema=deps.spec.columns, tables=tables, page_facts=facts)
-        except (ExtractionError, FactError, WorkspaceError, PageReadError) as exc:
-            message = error_text(exc, tables)
-            # a planned gate held at another value often explains a table without the expected columns
-            check = ctx.check(args.into)
-            deps.log.write({"node": "extractor", "step": step, "error": message})
-            return {"messages": [ToolMessage("\n".join([f"extract_rows failed: {message}", *check.notes()]),
-                                             tool_call_id=pending["id"])],
-                    "pending": None, "nodes_run": ["extractor"], **flag_update(state, check.mismatches),
-                    "errors": [error_record(state, "extractor", "agent", "extraction", message)]}
-        rows = written.rows
-        if args.into == ANSWER:
-            total = len(live_rows(state.get("rows") or [], state.get("discarded") or [])) + len(rows)
-            preview = "\n".join(" | ".join(r["values"].values()) for r in rows[:5])
-            first, *notes = written.message.split("\n")
-            text = "\n".join([f"{first} ({total} collected)", *([preview] if preview else []), *notes])
-        else:
-            text = written.message
-        deps.log.write({"node": "extractor", "step": step, "into": args.into, "rows": len(rows) or None,
-                        "record": written.record, "provenance": [r["provenance"] for r in rows[:3]]})
-        update: dict[str, Any] = {"pending": None, "nodes_run": ["extractor"],
-                                  "messages": [ToolMessage(text, tool_call_id=pending["id"])],
-                                  "usage": {**state["usage"], "last_progress_at": deps.clock()},
-                                  **flag_update(state, written.flags)}
-        if args.into == ANSWER:
-            update.update(rows=rows, reads=[written.record] if written.record else [])
-        else:
-            update["tables"] = written.tables
+        view = view_of(state)
+        replies: list[str] = []
+        failed: list[str] = []
+        read_any = False
+        urls = args.urls()
+        for url in urls:
+            try:
+                reply = await _read_one(deps, view, args, url, provenance=provenance,
+                                        echo_chars=echo_budget(len(urls)))
+            except FAILURES as exc:
+                message = error_text(exc, view.get("tables") or {})
+                check = read_context(view.state, provenance=provenance).check(args.into)
+                deps.log.write({"node": "extractor", "step": step, "url": url, "error": message})
+                add_flags(view, check.mismatches)
+                failed.append("\n".join([f"extract_rows failed{f' on {url}' if url else ''}: {message}",
+                                         *check.notes()]))
+                continue
+            read_any = True
+            replies.append(reply)
+        update: dict[str, Any] = {"pending": None, "nodes_run": ["extractor"], **view.update,
+                                  "messages": [ToolMessage("\n".join([*replies, *failed]),
+                                                           tool_call_id=pending["id"])]}
+        if failed:
+            update["errors"] = [error_record(state, "extractor", "agent", "extraction", f) for f in failed]
+        if read_any:
+            update["usage"] = {**state["usage"], "last_progress_at": deps.clock()}
         return update
+
+    async def _read_one(deps: Deps, view: PageView, args: ExtractRows, url: str | None, *,
+                        provenance: bool, echo_chars: int) -> str:
+        step = view.get("step", 0)
+        facts = None
+        if url is not None:
+            facts = (await view.open(deps, url)).facts
+        elif needs_page_facts(args):
+            facts = (await read_facts_of(deps, None)).facts
+        tables = view.get("tables") or {}
+        ctx = read_context(view.state, provenance=provenance)
+        written = extract_into(args, ctx, schema=deps.spec.columns, tables=tables,
+                               page_facts=facts.model_dump() if facts is not None else None, echo_chars=echo_chars)
+        rows = written.rows
+        text = written.message
+        if args.into == ANSWER:
+            collected = live_rows(view.get("rows") or [], view.get("discarded") or []) + rows
+            first, *rest = text.split("\n")
+            text = "\n".join([f"{first} ({len(collected)} collected)", *rest])
+            view.state = {**view.state, "rows": [*(view.get("rows") or []), *rows]}
+            view.update["rows"] = [*view.update.get("rows", []), *rows]
+            if written.record:
+                view.update["reads"] = [*view.update.get("reads", []), written.record]
+        else:
+            view.tables_written(written.tables)
+        add_flags(view, written.flags)
+        deps.log.write({"node": "extractor", "step": step, "into": args.into, "url": url, "rows": len(rows) or None,
+                        "record": written.record, "provenance": [r["provenance"] for r in rows[:3]]})
+        return f"{url}: {text}" if url is not None and len(args.urls()) > 1 else text
 
     return extractor

@@ -1,6 +1,7 @@
 """Workspace node: `read_facts` (labelled values of a page, optionally opened first, into one row of a
-table) and `derive` (one read-only SQL query over the tables). A page opened here goes through the state
-tracker next, like any navigation."""
+table; several pages in turn, a row each) and `derive` (one read-only SQL query over the tables). A page opened
+here is tracked before it is read (`graph.nodes.pages`), and goes through the state tracker next, like any
+navigation."""
 
 from __future__ import annotations
 
@@ -9,33 +10,14 @@ from typing import Any
 
 from langchain_core.messages import ToolMessage
 
-from browser.interface import BrowserError
-from browser.types import ActionResult, PageFacts, ReadPageFacts
 from graph.evidence import ReadContext, derive, error_text, query_tables, read_facts_row
 from graph.facts import FactError
 from graph.nodes.common import error_record, summarize_result
 from graph.nodes.deps import Deps
+from graph.nodes.pages import PageReadError, add_flags, read_facts_of, view_of
 from graph.state import AgentState, DriftFlag, Plan
 from graph.tools import Derive, ReadFacts
 from graph.workspace import WorkspaceError
-
-
-class PageReadError(ValueError):
-    """The page could not be opened or read (policy, not found, timeout)."""
-
-
-async def read_page(deps: Deps, url: str | None = None) -> PageFacts:
-    return (await _read(deps, url)).facts or PageFacts()
-
-
-async def _read(deps: Deps, url: str | None) -> ActionResult:
-    try:
-        result = await deps.browser.act(ReadPageFacts(url=url))
-    except BrowserError as exc:
-        raise PageReadError(f"{exc.error_class}: {exc}") from exc
-    if not result.ok or result.facts is None:
-        raise PageReadError(f"{result.error}: {result.message}")
-    return result
 
 
 def read_context(state: AgentState, *, provenance: bool, observation: dict[str, Any] | None = None) -> ReadContext:
@@ -71,20 +53,8 @@ def make_workspace(deps: Deps, *, provenance: bool = True):
                                                   step=step)
                 log: dict[str, Any] = {"sql": args.sql, "inputs": written.tables[args.into]["inputs"]}
             else:
-                facts_args = ReadFacts.model_validate(pending["args"])
-                result = await _read(deps, facts_args.url)
-                observation = state.get("observation") or {}
-                if facts_args.url and result.observation is not None:
-                    observation = result.observation.model_dump()
-                    update.update(observation=observation, visited=[observation["url"]], last_read=None,
-                                  last_action=ReadPageFacts(url=facts_args.url).model_dump(),
-                                  last_result=result.model_dump(exclude={"observation", "facts"}),
-                                  navigated_at=step)
-                ctx = read_context(state, provenance=provenance, observation=observation)
-                written = read_facts_row(facts_args, ctx, tables=tables, page_facts=result.facts.model_dump())
-                log = {"url": observation.get("url"), "into": facts_args.into}
-                if facts_args.url and not result.delta.empty:
-                    written.message = f"{summarize_result(result).splitlines()[-1]}\n{written.message}"
+                return await _read_facts(deps, state, ReadFacts.model_validate(pending["args"]), update,
+                                         provenance=provenance)
         except (WorkspaceError, FactError, PageReadError) as exc:
             message = error_text(exc, tables)
             deps.log.write({"node": "workspace", "step": step, "tool": pending["name"], "error": message})
@@ -98,3 +68,43 @@ def make_workspace(deps: Deps, *, provenance: bool = True):
                 "usage": {**state["usage"], "last_progress_at": deps.clock()}, **flag_update(state, written.flags)}
 
     return workspace
+
+
+async def _read_facts(deps: Deps, state: AgentState, args: ReadFacts, update: dict[str, Any], *,
+                      provenance: bool) -> dict[str, Any]:
+    """read_facts on the current page, or on each page of `url` in turn (opened and tracked first, so each
+    page's gates are judged on that page): one row per page; a page that fails is said and the others kept."""
+    step = state.get("step", 0)
+    view = view_of(state)
+    urls = args.urls()
+    replies: list[str] = []
+    failed: list[str] = []
+    for url in urls:
+        try:
+            result = await view.open(deps, url) if url is not None else await read_facts_of(deps, None)
+            assert result.facts is not None
+            ctx = read_context(view.state, provenance=provenance)
+            written = read_facts_row(args, ctx, tables=view.get("tables") or {}, page_facts=result.facts.model_dump())
+        except (WorkspaceError, FactError, PageReadError) as exc:
+            message = error_text(exc, view.get("tables") or {})
+            deps.log.write({"node": "workspace", "step": step, "tool": "read_facts", "url": url, "error": message})
+            failed.append(f"read_facts failed{f' on {url}' if url else ''}: {message}")
+            continue
+        view.tables_written(written.tables)
+        add_flags(view, written.flags)
+        text = written.message
+        if url is not None and len(urls) == 1 and not result.delta.empty:
+            text = f"{summarize_result(result).splitlines()[-1]}\n{text}"
+        elif len(urls) > 1:
+            text = f"{url}: {text}"
+        replies.append(text)
+        deps.log.write({"node": "workspace", "step": step, "tool": "read_facts", "url": view.get("observation",
+                        {}).get("url"), "into": args.into,
+                        "tables": {k: len(v["rows"]) for k, v in written.tables.items() if v}})
+    out = {**update, **view.update, "messages": [ToolMessage("\n".join([*replies, *failed]),
+                                                             tool_call_id=state["pending"]["id"])]}
+    if failed:
+        out["errors"] = [error_record(state, "workspace", "agent", "read_facts", f) for f in failed]
+    if replies:
+        out["usage"] = {**state["usage"], "last_progress_at": deps.clock()}
+    return out
