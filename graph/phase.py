@@ -58,9 +58,9 @@ def _gates(state: AgentState) -> dict[str, bool]:
         scroll=_page_in_doubt(state), wait_for=_page_in_doubt(state),
         **_left_out_reads(observation),
     )
-    gates["list_options"] = gates["list_options"] or (  # a delta leaves option lists out
-        gates["select"] and (state.get("seen_page") or {}).get("key") == page_key(observation)
-    )
+    delta = (state.get("seen_page") or {}).get("key") == page_key(observation)  # its note names the reads
+    gates["list_options"] = gates["list_options"] or (gates["select"] and delta)  # a delta leaves option lists out
+    gates["read_section"] = gates["read_section"] or (delta and bool(observation.get("outline")))
     return gates
 
 

@@ -38,7 +38,7 @@ TOOL_DOCS = {
     "back": "Go back in history (may reset filters).",
     "wait_for": "Wait for text, a CSS selector or network idle.",
     "read_table": "Read table N whole; all_pages=true follows its pagination.",
-    "read_pdf": "Read a PDF (its link as target, or url) with page numbers.",
+    "read_pdf": "Read a PDF (its link as target, or url): its text page by page; first_page for pages left out.",
     "download": "Download a file (CSV is parsed into rows).",
     "set_url_params": "Open the current URL with query parameters changed or removed.",
     "list_options": "All options of a dropdown, radio group or link list the observation shortened; on a collapsed panel line, every control in it with its ref.",

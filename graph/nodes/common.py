@@ -7,6 +7,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage
 
+from browser.pdf_text import pages_text
 from browser.types import ActionResult
 from graph.llm_errors import describe_llm_error, llm_error_kind
 from graph.nodes.deps import Deps
@@ -25,6 +26,7 @@ class LLMCallError(Exception):
 
 
 MAX_INVALID_STREAK = 3
+PDF_REPLY_CHARS = 4000  # PDF text a read_pdf reply shows (about an observation's budget); the rest is one read away
 HISTORY_TURNS = 12
 
 
@@ -96,8 +98,15 @@ def summarize_result(result: ActionResult) -> str:
             parts.append(f"results {delta.count_before} -> {delta.count_after}")
     if result.table is not None:
         t = result.table
-        parts.append(f"table: {len(t.rows)} rows of {t.total_rows}; headers {t.headers}")
+        index = result.action.get("table")
+        name = f"table {index}" if index is not None else "the file's table"
+        parts.append(f"{name}: {len(t.rows)} rows held (of {t.total_rows}); headers {t.headers}; extract_rows "
+                     f"reads them all (without `table` it takes this one)")
         parts += [" | ".join(r) for r in t.rows[:2]]
+        if len(t.rows) > 3:
+            parts.append(f"... {len(t.rows) - 3} more")
+        if len(t.rows) > 2:
+            parts.append(" | ".join(t.rows[-1]))
     if result.pdf_pages:
-        parts.append(f"pdf: {len(result.pdf_pages)} page(s) read")
+        parts.append(pages_text(result.pdf_pages, max_chars=PDF_REPLY_CHARS))
     return "\n".join(parts)
