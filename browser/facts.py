@@ -15,7 +15,7 @@ from browser.driver import PageHandle
 from browser.navigate import navigate
 from browser.readback import Outcome
 from browser.tables import parse_fragment
-from browser.types import PageFact, PageFacts, ReadPageFacts, SectionTable, TableData
+from browser.types import PageFact, PageFacts, PageLink, ReadPageFacts, SectionTable, TableData
 
 _FACTS_JS = r"""
 (maxFacts) => {
@@ -29,6 +29,7 @@ _FACTS_JS = r"""
   const stack = [];
   const facts = [];
   const tables = [];
+  const links = [];
   let heading = '';
   const enclosing = el => {
     const parts = stack.map(h => h[1]);
@@ -78,6 +79,10 @@ _FACTS_JS = r"""
       continue;
     }
     if (!shown(el)) continue;
+    if (tag === 'a' && el.getAttribute('href') && links.length < maxFacts) {
+      const text = clean(el.innerText) || clean(el.getAttribute('aria-label')) || clean(el.title);
+      if (text) links.push({text, href: el.href, section: enclosing(el)});
+    }
     if (tag === 'dt') {
       const values = [];
       for (let dd = el.nextElementSibling; dd && dd.tagName.toLowerCase() === 'dd'; dd = dd.nextElementSibling)
@@ -122,7 +127,7 @@ _FACTS_JS = r"""
     seen.add(key);
     return true;
   });
-  return {url: location.href, title: document.title || '', heading, facts: unique, tables};
+  return {url: location.href, title: document.title || '', heading, facts: unique, tables, links};
 }
 """
 
@@ -143,7 +148,8 @@ async def page_facts(driver: PageHandle, max_rows: int) -> PageFacts:
             if (fact.label, fact.value, tuple(fact.section)) not in seen:
                 seen.add((fact.label, fact.value, tuple(fact.section)))
                 facts.append(fact)
-    return PageFacts(url=raw["url"], title=raw["title"], heading=raw["heading"], facts=facts, tables=tables)
+    return PageFacts(url=raw["url"], title=raw["title"], heading=raw["heading"], facts=facts, tables=tables,
+                     links=[PageLink(**link) for link in raw["links"]])
 
 
 def _is_label(text: str) -> bool:

@@ -333,12 +333,21 @@ class SectionTable(BaseModel):
     table: TableData
 
 
+class PageLink(BaseModel):
+    """A link of the page as read: its text, its absolute URL and the headings above it."""
+
+    text: str
+    href: str
+    section: list[str] = Field(default_factory=list)
+
+
 class PageFacts(BaseModel):
     url: str = ""
     title: str = ""
     heading: str = ""
     facts: list[PageFact] = Field(default_factory=list)
     tables: list[SectionTable] = Field(default_factory=list)
+    links: list[PageLink] = Field(default_factory=list, description="Every shown link (for link:<text> reads).")
 
 
 class PdfPage(BaseModel):

@@ -159,7 +159,8 @@ def extract(
         if args.source == "pdf":
             pdf_pages = (last_read or {}).get("pdf_pages") or []
             if not pdf_pages:
-                raise ExtractionError("no PDF was read; use read_pdf first")
+                raise ExtractionError("no PDF was read; use read_pdf first, or give its url")
+            url = (last_read or {}).get("pdf_url") or url  # a PDF opened by its URL: its rows' URL
             chunks = [(p["text"], f"pdf page {p['page']}", p["page"]) for p in pdf_pages]
         else:
             chunks = [(page_text, "page text", None)]

@@ -66,10 +66,29 @@ def path_segment(url: str, source: str) -> str:
     return segments[index] if -len(segments) <= index < len(segments) else ""
 
 
+def find_link(facts: dict[str, Any], text: str, *, section: str | None = None) -> tuple[str, str]:
+    """(URL, locator) of the link whose text is `text` (else the one link containing its words); FactError when
+    none or several different URLs match."""
+    pool = [link for link in facts.get("links") or [] if in_section(link["section"], section)]
+    wanted = _norm(text)
+    found = [link for link in pool if _norm(link["text"]) == wanted]
+    if not found:
+        words = set(_words(text))
+        found = [link for link in pool if words and words <= set(_words(link["text"]))]
+    hrefs = list(dict.fromkeys(link["href"] for link in found))
+    if len(hrefs) == 1:
+        return hrefs[0], f"link {found[0]['text']!r}"
+    if not hrefs:
+        shown = list(dict.fromkeys(link["text"] for link in pool))
+        raise FactError(f"no link {text!r}; the page's links: {shown[:40]}")
+    options = [f"{link['text']!r} -> {link['href']}" for link in found[:6]]
+    raise FactError(f"link {text!r} is ambiguous: {'; '.join(options)}; give its full text or a section")
+
+
 def source_value(source: str, facts: dict[str, Any] | None, *, url: str, page_text: str,
                  section: str | None = None) -> tuple[str, str]:
-    """A read_facts field source: heading, title, url:<param>, path:<n>, re:<regex>, fact:<label> or a bare
-    label."""
+    """A read_facts field source: heading, title, url:<param>, path:<n>, link:<text> (that link's URL),
+    re:<regex>, fact:<label> or a bare label."""
     facts = facts or {}
     if source in ("heading", "title"):
         return str(facts.get(source) or ""), source
@@ -77,6 +96,8 @@ def source_value(source: str, facts: dict[str, Any] | None, *, url: str, page_te
         return ",".join(parse_qs(urlsplit(url).query).get(source[4:], [])), source
     if source.startswith("path:"):
         return path_segment(url, source), source
+    if source.startswith("link:"):
+        return find_link(facts, source[5:], section=section)
     if source.startswith("re:"):
         try:
             match = re.search(source[3:], page_text)

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from graph.state import Plan
 
-URLS_DOC = "open it first; a list: each page in turn (one call for many detail pages)"
+URLS_DOC = "open it first (source=pdf: the PDF); a list: each in turn (one call for many detail pages)"
 MAX_URLS = 12  # pages one call may open: a reply that still shows each page's rows
 
 
@@ -110,8 +110,8 @@ class ReadFacts(BaseModel):
     kind: Literal["read_facts"] = "read_facts"
     into: str
     fields: dict[str, str] = Field(description="column -> label as shown (also a table row's first cell, or "
-                                               "a header over one row), heading, title, url:<param>, path:<n> or "
-                                               "re:<regex>")
+                                               "a header over one row), heading, title, url:<param>, path:<n>, "
+                                               "link:<text> (its URL) or re:<regex>")
     section: str | None = Field(None, description="only labels under this heading")
     url: str | list[str] | None = Field(None, description=URLS_DOC)
     allow_missing: bool = False

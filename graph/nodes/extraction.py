@@ -14,7 +14,15 @@ from graph.extractor import ExtractionError
 from graph.facts import FactError
 from graph.nodes.common import error_record
 from graph.nodes.deps import Deps
-from graph.nodes.pages import PageReadError, PageView, add_flags, echo_budget, read_facts_of, view_of
+from graph.nodes.pages import (
+    PageReadError,
+    PageView,
+    add_flags,
+    echo_budget,
+    open_pdf,
+    read_facts_of,
+    view_of,
+)
 from graph.nodes.workspace import read_context
 from graph.state import AgentState
 from graph.tools import ExtractRows
@@ -63,7 +71,9 @@ def make_extractor(deps: Deps, *, provenance: bool = True):
                         provenance: bool, echo_chars: int) -> str:
         step = view.get("step", 0)
         facts = None
-        if url is not None:
+        if url is not None and args.source == "pdf":
+            await open_pdf(deps, view, url)
+        elif url is not None:
             facts = (await view.open(deps, url)).facts
         elif needs_page_facts(args):
             facts = (await read_facts_of(deps, None)).facts

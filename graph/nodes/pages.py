@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urljoin
 
 from browser.interface import BrowserError
-from browser.types import ActionResult, ReadPageFacts
+from browser.types import ActionResult, ReadPageFacts, ReadPdf
 from graph.evidence import ECHO_CHARS
 from graph.nodes.deps import Deps
 from graph.nodes.tracking import current_phase
@@ -81,6 +82,22 @@ class PageView:
     def tables_written(self, tables: dict[str, Any]) -> None:
         self.state = {**self.state, "tables": {**(self.state.get("tables") or {}), **tables}}
         self.update["tables"] = {**self.update.get("tables", {}), **tables}
+
+
+async def open_pdf(deps: Deps, view: PageView, url: str) -> None:
+    """A PDF read for extract_rows(source=pdf, url=...): fetched (the page stays where it is) and held as the
+    last read, its URL the rows' `_url`."""
+    try:
+        result = await deps.browser.act(ReadPdf(url=url))
+    except BrowserError as exc:
+        raise PageReadError(f"{exc.error_class}: {exc}") from exc
+    if not result.ok:
+        raise PageReadError(f"{result.error}: {result.message}")
+    page_url = (view.get("observation") or {}).get("url", "")
+    last_read = {"pdf_pages": [p.model_dump() for p in result.pdf_pages], "url": page_url,
+                 "pdf_url": urljoin(page_url, url)}
+    view.state = {**view.state, "last_read": last_read}
+    view.update["last_read"] = last_read
 
 
 def add_flags(view: PageView, flags: list[DriftFlag]) -> None:
