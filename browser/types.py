@@ -133,7 +133,7 @@ class ReadPdf(_Action):
     kind: Literal["read_pdf"] = "read_pdf"
     target: Target | None = Field(None, description="Link to the PDF; or give url.")
     url: str | None = None
-    first_page: int = Field(1, ge=1, description="Start at this page (the pages a read left out).")
+    first_page: int = Field(1, ge=1, description="for the pages a read left out")
     max_pages: int = 20
 
 

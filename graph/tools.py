@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from graph.state import Plan
 
-URLS_DOC = "open it first (source=pdf: the PDF); a list: each in turn (one call for many detail pages)"
+URLS_DOC = "open first (pdf: the PDF); a list: each in turn"
 MAX_URLS = 12  # pages one call may open: a reply that still shows each page's rows
 
 
@@ -81,19 +81,18 @@ class WebSearch(BaseModel):
 
 
 class ExtractRows(BaseModel):
-    """Rows of the last read table / PDF / page text into table `into` (default answer: the output columns)."""
+    """Rows of the last read table / PDF / page text into table `into` (default answer)."""
 
     model_config = ConfigDict(extra="forbid")
     kind: Literal["extract_rows"] = "extract_rows"
     source: Literal["table", "pdf", "page_text"] = "table"
-    table: int | None = Field(None, description="default: the table last read, else 0")
-    columns: dict[str, str] = Field(description="column -> header, or link:<header> (its link's URL), "
-                                                "re:<regex> (1st group), url:<param>, path:<n> (URL path segment, "
-                                                "-1 last), fact:<label>")
-    pattern: str | None = Field(None, description="for pdf/page_text: regex with named groups")
-    where: dict[str, str] = Field(default_factory=dict, description="column -> value rows must have")
+    table: int | None = Field(None, description="default: the last read")
+    columns: dict[str, str] = Field(description="column -> header, link:<header>, re:<regex>, url:<param>, "
+                                                "path:<n>, fact:<label>")
+    pattern: str | None = Field(None, description="pdf/page_text: regex, named groups")
+    where: dict[str, str] = Field(default_factory=dict, description="column -> value")
     into: str = "answer"
-    section: str | None = Field(None, description="the table under this heading/caption")
+    section: str | None = Field(None, description="table under this heading")
     url: str | list[str] | None = Field(None, description=URLS_DOC)
     note: str = ""
 
@@ -104,15 +103,14 @@ class ExtractRows(BaseModel):
 
 
 class ReadFacts(BaseModel):
-    """The page's labelled values (dt/dd, 'Label: value', th|td, controls) as ONE row of table `into`."""
+    """The page's labelled values (dt/dd, 'Label: value', label|value rows, controls) as ONE row of `into`."""
 
     model_config = ConfigDict(extra="forbid")
     kind: Literal["read_facts"] = "read_facts"
     into: str
-    fields: dict[str, str] = Field(description="column -> label as shown (also a table row's first cell, or "
-                                               "a header over one row), heading, title, url:<param>, path:<n>, "
-                                               "link:<text> (its URL) or re:<regex>")
-    section: str | None = Field(None, description="only labels under this heading")
+    fields: dict[str, str] = Field(description="column -> label, heading, title, url:<param>, path:<n>, "
+                                               "link:<text>, re:<regex>")
+    section: str | None = Field(None, description="only under this heading")
     url: str | list[str] | None = Field(None, description=URLS_DOC)
     allow_missing: bool = False
     note: str = ""

@@ -38,10 +38,10 @@ TOOL_DOCS = {
     "back": "Go back in history (may reset filters).",
     "wait_for": "Wait for text, a CSS selector or network idle.",
     "read_table": "Read table N whole; all_pages=true follows its pagination.",
-    "read_pdf": "Read a PDF (its link as target, or url): its text page by page; first_page for pages left out.",
+    "read_pdf": "Read a PDF (its link as target, or url): its text by page.",
     "download": "Download a file (CSV is parsed into rows).",
     "set_url_params": "Open the current URL with query parameters changed or removed.",
-    "list_options": "All options of a dropdown, radio group or link list the observation shortened; on a collapsed panel line, every control in it with its ref.",
+    "list_options": "All options of a shortened dropdown, radio group or link list; on a panel line, its controls.",
     "list_links": "All plain links of the page, optionally only those containing a string.",
     "read_section": "The whole text of a page section: by heading, or target = the ref of a shortened line.",
 }
@@ -85,6 +85,8 @@ def _compact(node: Any) -> Any:
         if len(non_null) == 1 and len(non_null) < len(variants):
             out.pop("anyOf")
             out = {**non_null[0], **out}
+        elif len(non_null) < len(variants):
+            out["anyOf"] = non_null
     return out
 
 
