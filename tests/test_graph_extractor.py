@@ -22,8 +22,9 @@ RETRIEVAL = RetrievalState(url=URL, path="/results", page=2, pages=2, result_cou
     "sort": StateValue(value="", label="Sort", evidence=["control"], set_at_step=None, set_by=None)})
 
 
-def run(args: ExtractRows, columns=("id", "agency", "year"), *, provenance=True, last_read=None, flags=None):
-    return extract(args, columns=columns, observation=OBSERVATION, last_read=last_read, retrieval=RETRIEVAL,
+def run(args: ExtractRows, columns=("id", "agency", "year"), *, provenance=True, last_read=None, flags=None,
+        observation=None):
+    return extract(args, columns=columns, observation=observation or OBSERVATION, last_read=last_read, retrieval=RETRIEVAL,
                    drift_flags=flags or [], provenance=provenance, step=5)
 
 
@@ -97,3 +98,49 @@ def test_a_page_count_is_not_a_second_tables_total():
                      drift_flags=[], provenance=True, step=5)
     assert result.record["site_total"] is None
     assert run(ExtractRows(columns={"id": "ID", "agency": "Agency", "year": "Year"})).record["site_total"] == 3
+
+
+# ---------------------------------------------------------------- issue 27: sources and the default table
+
+
+LINKED = {"headers": ["County", "Population"], "rows": [["Cedar County", "1,204"], ["Ash County", "880"]],
+          "row_links": [["/p/C-01", "/x"], ["/p/A-02"]], "cell_links": [["/p/C-01", "/x"], ["/p/A-02", ""]],
+          "total_rows": 2}
+
+
+def test_link_source_takes_the_url_of_the_cells_link():
+    result = run(ExtractRows(columns={"id": "County", "agency": "link:County", "year": "link:Population"}),
+                 last_read={"table": LINKED, "table_index": 0})
+    assert [(r["values"]["id"], r["values"]["agency"], r["values"]["year"]) for r in result.rows] == [
+        ("Cedar County", "http://x/p/C-01", "http://x/x"), ("Ash County", "http://x/p/A-02", "")]
+
+
+def test_link_source_on_a_card_list_takes_the_rows_first_link():
+    cards = {**LINKED, "cell_links": []}
+    result = run(ExtractRows(columns={"id": "County", "agency": "link:County", "year": "Population"}),
+                 last_read={"table": cards, "table_index": 0})
+    assert [r["values"]["agency"] for r in result.rows] == ["http://x/p/C-01", "http://x/p/A-02"]
+
+
+def test_without_table_the_table_last_read_is_taken():
+    """read_table(table=2) then extract_rows without `table`: table 2's rows, not the observation's table 0."""
+    result = run(ExtractRows(columns={"id": "County", "agency": "Population", "year": "url:agency"}),
+                 last_read={"table": LINKED, "table_index": 2})
+    assert [r["values"]["id"] for r in result.rows] == ["Cedar County", "Ash County"]
+    assert result.rows[0]["provenance"]["locator"].startswith("table 2 row 1")
+    with pytest.raises(ExtractionError, match="no table 3"):
+        run(ExtractRows(table=3, columns={"id": "County", "agency": "Population", "year": "url:agency"}),
+            last_read={"table": LINKED, "table_index": 2})
+
+
+@pytest.mark.parametrize(("source", "value"), [("path:1", "vulns"), ("path:-1", "CVE-2021-0001"),
+                                                ("path:2", "detail"), ("path:9", "")])
+def test_path_source_reads_a_url_path_segment(source, value):
+    observation = {**OBSERVATION, "url": "http://site/vulns/detail/CVE-2021-0001?tab=1"}
+    result = run(ExtractRows(columns={"id": "ID", "agency": source, "year": "Year"}), observation=observation)
+    assert {r["values"]["agency"] for r in result.rows} == {value}
+
+
+def test_path_source_needs_a_number():
+    with pytest.raises(ExtractionError, match="segment number"):
+        run(ExtractRows(columns={"id": "ID", "agency": "path:last", "year": "Year"}))

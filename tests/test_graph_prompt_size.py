@@ -22,7 +22,7 @@ from browser.types import Control, Link, Observation, Option, Pagination, TableD
 from eval.score import score_answer
 from graph.context import fit_window
 from graph.phase import offered_tool_names
-from graph.render import DELTA_SPAN, page_key, turn_observation
+from graph.render import DELTA_SPAN, Prompts, page_key, turn_observation
 from graph.toolset import ToolCallError, parse_tool_call, tool_schemas
 from tasks.loaders import load_tasks
 
@@ -149,11 +149,29 @@ def test_reads_of_left_out_content_are_offered_when_the_observation_names_them()
     offered = offered_tool_names({"observation": short}, ablated=frozenset(), all_names=all_names)
     assert "list_links" in offered and not offered & {"list_options", "read_section", "derive"}
     seen = {"key": page_key(short), "step": 1}  # the next turn shows this page as a delta: options as {…}
-    assert "list_options" in offered_tool_names({"observation": short, "seen_page": seen}, ablated=frozenset(),
-                                                all_names=all_names)
+    in_delta = offered_tool_names({"observation": short, "seen_page": seen}, ablated=frozenset(), all_names=all_names)
+    assert {"list_options", "read_section"} <= in_delta  # the delta's note names both (outline text left out)
+    assert "read_section" in render_unchanged(Observation.model_validate(short), since_step=1)
     with_tables = offered_tool_names({"observation": page(), "tables": {"t": {"rows": []}}}, ablated=frozenset(),
                                      all_names=all_names)
     assert {"derive", "discard_rows", "set_url_params", "read_table", "extract_rows"} <= with_tables
+
+
+def test_the_system_prompt_names_every_tool_and_when_it_is_offered():
+    """A model planning ahead sees every tool by name, offered or not (one line says when each is offered), and
+    is told to copy values as printed; tools of switched-off nodes are not named."""
+    from graph.nodes.deps import Deps
+    from graph.phase import actor_system
+
+    names = {t["function"]["name"] for t in tool_schemas(search=False)}
+    deps = Deps.__new__(Deps)
+    deps.prompts, deps.ablated = Prompts.load(), frozenset()
+    full = actor_system(deps)
+    offered_line = next(line for line in full.splitlines() if line.startswith("Offered when"))
+    assert {n for n in names if not re.search(rf"\b{n}\b", offered_line)} == set()
+    assert "Copy values as printed" in full and "unless the OUTPUT FORMAT says otherwise" in full
+    deps.ablated = frozenset({"planner"})
+    assert "revise_plan" not in actor_system(deps)
 
 
 def test_facts_scroll_and_wait_are_offered_when_they_can_help():

@@ -19,7 +19,9 @@ from graph.nodes.pages import (
     PageView,
     add_flags,
     echo_budget,
+    join_replies,
     open_pdf,
+    page_label,
     read_facts_of,
     view_of,
 )
@@ -59,7 +61,7 @@ def make_extractor(deps: Deps, *, provenance: bool = True):
             read_any = True
             replies.append(reply)
         update: dict[str, Any] = {"pending": None, "nodes_run": ["extractor"], **view.update,
-                                  "messages": [ToolMessage("\n".join([*replies, *failed]),
+                                  "messages": [ToolMessage(join_replies([*replies, *failed]),
                                                            tool_call_id=pending["id"])]}
         if failed:
             update["errors"] = [error_record(state, "extractor", "agent", "extraction", f) for f in failed]
@@ -96,6 +98,6 @@ def make_extractor(deps: Deps, *, provenance: bool = True):
         add_flags(view, written.flags)
         deps.log.write({"node": "extractor", "step": step, "into": args.into, "url": url, "rows": len(rows) or None,
                         "record": written.record, "provenance": [r["provenance"] for r in rows[:3]]})
-        return f"{url}: {text}" if url is not None and len(args.urls()) > 1 else text
+        return f"{page_label(url)}: {text}" if url is not None and len(args.urls()) > 1 else text
 
     return extractor

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 from browser.interface import BrowserError
 from browser.types import ActionResult, ReadPageFacts, ReadPdf
@@ -116,6 +116,25 @@ def echo_budget(pages: int) -> int:
     """Characters of rows each page's reply shows: a call over many pages shares one reply's worth, a little
     of each page at least."""
     return ECHO_CHARS if pages <= 1 else max(ECHO_CHARS * 2 // pages, 160)
+
+
+def join_replies(replies: list[str]) -> str:
+    """The replies of a read over several pages as one: a note the same on every page (`[gate] ...`) is said
+    once, each page's row line starts with the page it was read on (path and query: the origin is the same)."""
+    seen: set[str] = set()
+    lines: list[str] = []
+    for reply in replies:
+        for line in reply.splitlines():
+            if line.startswith("[") and line in seen:
+                continue
+            seen.add(line)
+            lines.append(line)
+    return "\n".join(lines)
+
+
+def page_label(url: str) -> str:
+    parts = urlsplit(url)
+    return parts.path + (f"?{parts.query}" if parts.query else "")
 
 
 def _key(state: Any) -> tuple:

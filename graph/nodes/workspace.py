@@ -14,7 +14,7 @@ from graph.evidence import ReadContext, derive, error_text, query_tables, read_f
 from graph.facts import FactError
 from graph.nodes.common import error_record, summarize_result
 from graph.nodes.deps import Deps
-from graph.nodes.pages import PageReadError, add_flags, read_facts_of, view_of
+from graph.nodes.pages import PageReadError, add_flags, join_replies, page_label, read_facts_of, view_of
 from graph.state import AgentState, DriftFlag, Plan
 from graph.tools import Derive, ReadFacts
 from graph.workspace import WorkspaceError
@@ -95,13 +95,13 @@ async def _read_facts(deps: Deps, state: AgentState, args: ReadFacts, update: di
         text = written.message
         if url is not None and len(urls) == 1 and not result.delta.empty:
             text = f"{summarize_result(result).splitlines()[-1]}\n{text}"
-        elif len(urls) > 1:
-            text = f"{url}: {text}"
+        elif url is not None and len(urls) > 1:
+            text = f"{page_label(url)}: {text}"
         replies.append(text)
         deps.log.write({"node": "workspace", "step": step, "tool": "read_facts", "url": view.get("observation",
                         {}).get("url"), "into": args.into,
                         "tables": {k: len(v["rows"]) for k, v in written.tables.items() if v}})
-    out = {**update, **view.update, "messages": [ToolMessage("\n".join([*replies, *failed]),
+    out = {**update, **view.update, "messages": [ToolMessage(join_replies([*replies, *failed]),
                                                              tool_call_id=state["pending"]["id"])]}
     if failed:
         out["errors"] = [error_record(state, "workspace", "agent", "read_facts", f) for f in failed]
