@@ -31,13 +31,15 @@ PATHS = Path(__file__).resolve().parent / "data" / "real_model_paths" / "rewritt
 
 def path_steps(task_id: str, origin: str) -> list[dict[str, Any]]:
     """The path's steps for the scripted model: `{origin}` filled in, a target shown to the model as a control's
-    label (`Group: Label` when the control sits in a group) or a link's text given by that label or text."""
+    label (`Group: Label` when the control sits in a group; a button's label is its text) or a link's text given
+    by that label or text."""
     path = json.loads((PATHS / f"{task_id}.json").read_text().replace("{origin}", origin))
     for step in path["steps"]:
         for key in ("target", "start_target", "end_target"):
             target = step["args"].get(key)
             if isinstance(target, dict) and "shown_label" in target:
-                step["args"][key] = {"label": target["shown_label"].split(": ")[-1]}
+                label = target["shown_label"].split(": ")[-1]
+                step["args"][key] = {"text": label} if step["tool"] in ("submit", "click") else {"label": label}
             elif isinstance(target, dict) and "shown_link" in target:
                 step["args"][key] = {"text": target["shown_link"]}
     return path["steps"]

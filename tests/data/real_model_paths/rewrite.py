@@ -57,7 +57,7 @@ def lifesci(clean: dict) -> tuple[list[dict], str]:
                            "type_catalogue_no": "Catalogue no."}),
              step("extract_rows", url=species, table=1, into="synonyms",
                   columns={"accepted": "fact:Accepted name", "synonym": "Synonym", "author": "Author", "year": "Year"}),
-             *s[29:33],  # the advanced search form once (fill, tick synonyms, submit): its URL shape
+             *s[28:32],  # the advanced search form once (fill, tick synonyms, submit): its URL shape
              step("extract_rows", url=searches, table=0, into="back_search",
                   columns={"query": "url:name", "species": "Species", "matched_on": "Matched on"}),
              step("derive", sql=sql), s[-1]]
