@@ -8,7 +8,8 @@ goal when their node is off), the system prompt follows `deps.ablated`.
 
 Phase and page decide the rest, which keeps every call's tool schemas small: before the first page only
 navigation; a tool that acts on a kind of control only when the page has one; `extract_rows` after a read
-or on a page with tables; `derive` once evidence tables exist, `discard_rows` once rows or tables exist; the
+or on a page with tables; `derive` once evidence tables exist, `discard_rows` once rows or tables exist and a
+drift flag or repair goal asks for it (the system prompt names every tool, so it can still be called); the
 reads of what the observation left out (`list_options`, `list_links`, `read_section`) when its notes name
 them (the renderer's note on every cut says which read returns the rest); `set_url_params` when the URL has
 a query; `read_facts` for chained answers; `scroll` and `wait_for` for a page in doubt; `revise_plan` while
@@ -52,7 +53,8 @@ def _gates(state: AgentState) -> dict[str, bool]:
         download=any(marker in h for h in hrefs for marker in DOWNLOADABLE),
         extract_rows=bool(state.get("last_read") or observation.get("tables")),
         derive=bool(state.get("tables")),
-        discard_rows=bool(state.get("rows") or state.get("tables")),
+        discard_rows=bool((state.get("rows") or state.get("tables"))
+                          and (state.get("drift_flags") or state.get("repair_goal"))),
         set_url_params="?" in url or bool(observation.get("query_state")),
         read_facts=_facts_wanted(state),
         scroll=_page_in_doubt(state), wait_for=_page_in_doubt(state),

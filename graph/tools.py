@@ -10,7 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from graph.state import Plan
 
-URLS_DOC = "open first (pdf: the PDF); a list: each in turn"
+URLS_DOC = "open first (pdf: the PDF); several: each in turn"
+PAGES_DOC = "open first; several: each in turn"
 MAX_URLS = 12  # pages one call may open: a reply that still shows each page's rows
 
 
@@ -29,7 +30,7 @@ def _few_urls(url: str | list[str] | None) -> str | list[str] | None:
 
 class Derive(BaseModel):
     """One DuckDB SELECT over the tables -> table `into` (default answer: the output columns, in order).
-    Also columns _url, _step, _state, _drift, _empty (a read of 0 rows); num(), iso_date(), year_of().
+    Also columns _url, _step, _page, _state, _drift, _empty (a read of 0 rows); num(), iso_date(), year_of().
     Fixed decimals: printf('%.1f', x)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -40,8 +41,7 @@ class Derive(BaseModel):
 
 
 class Finish(BaseModel):
-    """Stop: the answer is composed from the rows (a derived answer table keeps its SQL order unless
-    order_by)."""
+    """Stop and answer (a derived answer keeps its SQL order unless order_by)."""
 
     model_config = ConfigDict(extra="forbid")
     kind: Literal["finish"] = "finish"
@@ -81,7 +81,7 @@ class WebSearch(BaseModel):
 
 
 class ExtractRows(BaseModel):
-    """Rows of the last read table / PDF / page text into table `into` (default answer)."""
+    """Rows of the last read table / PDF / page text into `into` (default answer)."""
 
     model_config = ConfigDict(extra="forbid")
     kind: Literal["extract_rows"] = "extract_rows"
@@ -111,7 +111,7 @@ class ReadFacts(BaseModel):
     fields: dict[str, str] = Field(description="column -> label, heading, title, url:<param>, path:<n>, "
                                                "link:<text>, re:<regex>")
     section: str | None = Field(None, description="only under this heading")
-    url: str | list[str] | None = Field(None, description=URLS_DOC)
+    url: str | list[str] | None = Field(None, description=PAGES_DOC)
     allow_missing: bool = False
     note: str = ""
 

@@ -45,7 +45,9 @@ TOOL_DOCS = {
     "list_links": "All plain links of the page, optionally only those containing a string.",
     "read_section": "The whole text of a page section: by heading, or target = the ref of a shortened line.",
 }
-TARGET_DOC = "ref from the observation (e.g. 'e12'), or label / text / CSS selector; frame: an iframe's name"
+TARGET_DOC = "ref (e.g. 'e12'), or label / text / CSS selector; frame: an iframe's name"
+SELF_EVIDENT = {"Text of the section's heading.", "Only links whose text or address contains this.",
+                "Only options whose label contains this (any case).", "only rows extracted at this step"}
 UNADVERTISED = {"max_rows", "max_pages", "max_chars", "timeout_ms", "pixels", "offset", "limit"}  # limits: defaults serve
 TARGET_FIELDS = ("target", "start_target", "end_target")
 PLAN_DOC = ("The full new plan, the planner's fields: source, gates [{kind, name, target, required}], read, "
@@ -87,6 +89,10 @@ def _compact(node: Any) -> Any:
             out = {**non_null[0], **out}
         elif len(non_null) < len(variants):
             out["anyOf"] = non_null
+        if [v.get("type") for v in out.get("anyOf", [])] == ["string", "array"]:  # one or a list: the list says both
+            out = {**out.pop("anyOf")[1], **out}
+    if out.get("type") == "object" and out.get("additionalProperties") == {"type": "string"}:
+        out.pop("additionalProperties")  # name -> text maps: their description says so
     return out
 
 
@@ -103,6 +109,9 @@ def _schema(model: type[BaseModel]) -> dict[str, Any]:
         properties.pop(field)
     if name == "read_table":  # "Read table N" says it
         properties["table"].pop("description", None)
+    for prop in properties.values():  # a field its name says (heading, contains) needs no words
+        if prop.get("description") in SELF_EVIDENT:
+            prop.pop("description")
     if name == "set_url_params":
         properties["params"] = {"type": "object", "description": "name -> value (or list of values)"}
     for field in TARGET_FIELDS:  # the element: its keys as bare types, documented once

@@ -154,7 +154,10 @@ def test_reads_of_left_out_content_are_offered_when_the_observation_names_them()
     assert "read_section" in render_unchanged(Observation.model_validate(short), since_step=1)
     with_tables = offered_tool_names({"observation": page(), "tables": {"t": {"rows": []}}}, ablated=frozenset(),
                                      all_names=all_names)
-    assert {"derive", "discard_rows", "set_url_params", "read_table", "extract_rows"} <= with_tables
+    assert {"derive", "set_url_params", "read_table", "extract_rows"} <= with_tables
+    assert "discard_rows" not in with_tables  # offered when a drift flag or a repair goal asks for it
+    flagged = {"observation": page(), "tables": {"t": {"rows": []}}, "repair_goal": "[drift] table t: discard_rows"}
+    assert "discard_rows" in offered_tool_names(flagged, ablated=frozenset(), all_names=all_names)
 
 
 def test_the_system_prompt_names_every_tool_and_when_it_is_offered():
