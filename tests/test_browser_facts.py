@@ -61,3 +61,20 @@ async def test_tables_are_found_by_section(task_browser, fixture_site):
     assert flow["rows"][0] == ["2015", "11"]
     with pytest.raises(FactError, match="Flow"):
         section_table(facts, "Discharge")
+
+
+async def test_tables_of_labelled_values_and_links_by_text(task_browser, fixture_site):
+    """A Label|Estimate|Margin table gives each label its estimate; a header row over one data row gives each
+    header its cell; a table of numbers gives no labels; a link is found by its text (its absolute URL)."""
+    result = await task_browser.act(ReadPageFacts(url=fixture_site.url("facts_tables.html")))
+    assert result.ok and result.facts is not None, result.message
+    facts = result.facts.model_dump()
+    assert find_fact(facts, "Population 25 years and over")[0] == "788,259"
+    assert find_fact(facts, "Bachelor's degree or higher", section="Educational attainment")[0] == "233,150"
+    assert find_fact(facts, "Type status")[0] == "lectotype" and find_fact(facts, "Catalogue no.")[0] == "NHMB 1097"
+    assert not any(f["label"] in ("2019", "2020") for f in facts["facts"])  # a year column labels nothing
+    exact = source_value("link:Consent Order (PDF)", facts, url="", page_text="")
+    assert exact == (fixture_site.url("files/order.pdf"), "link 'Consent Order (PDF)'")
+    assert source_value("link:consent order", facts, url="", page_text="")[0] == exact[0]  # its words
+    with pytest.raises(FactError, match="ambiguous"):
+        source_value("link:PDF", facts, url="", page_text="")  # two links: never a guess

@@ -113,3 +113,14 @@ def test_cards_named_by_styling_classes_get_no_header_row() -> None:
     table = parse_cards(_first(html, "#r"))
     assert table is not None and table.headers == ["", "", ""]
     assert table.rows[2] == ["Comment 2 text", "– user 2", "Mar 2"]
+
+
+def test_each_cells_link_lines_up_with_its_column() -> None:
+    """`cell_links`: the first link of each cell, '' where a cell has none, across colspans; none at all when no
+    cell links (the list stays empty)."""
+    table = parse_table(_first("""<table><tr><th>Name</th><th>Docs</th><th>Note</th></tr>
+        <tr><td><a href="/d/1">One</a></td><td><a href="/a.pdf">A</a> <a href="/b.pdf">B</a></td><td>x</td></tr>
+        <tr><td colspan="2"><a href="/d/2">Two</a></td><td>y</td></tr></table>"""))
+    assert table is not None and table.cell_links == [["/d/1", "/a.pdf", ""], ["/d/2", "/d/2", ""]]
+    plain = parse_table(_first("<table><tr><th>A</th></tr><tr><td>1</td></tr></table>"))
+    assert plain is not None and plain.cell_links == []
