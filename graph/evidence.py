@@ -30,7 +30,7 @@ from graph.workspace import (
 from tasks.spec import OutputSpec
 
 ANSWER = "answer"
-ECHO_CHARS = 1200  # rows a reply shows: all of them up to about 300 tokens, kept whole in the 2 newest exchanges
+ECHO_CHARS = 900  # rows a reply shows: all of them up to about 220 tokens, kept whole in the 2 newest exchanges
 DERIVED_CHARS = 1600  # a derived result shown whole up to this, else its head and tail
 
 
