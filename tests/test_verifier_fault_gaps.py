@@ -19,11 +19,12 @@ from agent.models.faulty import FAULTS_FILE, FaultyChatModel
 from agent.models.scripted import ScriptedChatModel, load_walkthrough
 from agent.solve import solve_task
 from eval.score import score_answer
+from graph.details import detail_list
 from graph.evidence import derive
 from graph.settings import Budgets
 from graph.state import EvidenceRow, Listing, Phase, Plan, Provenance, ReadRecord
 from graph.tools import Derive
-from graph.verifier import detail_list, evidence_tables, verify, verify_derived
+from graph.verifier import evidence_tables, verify, verify_derived
 from graph.workspace import append_rows, evidence_rows
 from tasks.loaders import load_tasks
 

@@ -109,7 +109,7 @@ def _listing(observation: Observation, result: ActionResult, step: int) -> Listi
     """A result list on screen (or read whole by read_table): the link of each row, for the detail check. A
     main-content table whose every row links somewhere, on a page with no result count or pager (a page
     listing its items: a category's members), is kept as a list of `links`: the detail check uses it only once
-    the agent has opened several of its items (`graph.verifier.detail_list`)."""
+    the agent has opened several of its items (`graph.details.detail_list`)."""
     kind: Literal["results", "links"] = "results"
     if result.table is not None and result.action.get("kind") == "read_table" and any(result.table.row_links):
         table = result.table
