@@ -1,19 +1,23 @@
 """Turn a `Target` (ref / label / text / selector, optionally inside a named frame) into one locator.
 
 Labels are matched the ways sites label controls: <label>, aria-label, aria-labelledby, a fieldset's
-legend (radio groups), then placeholder; exact matches first, substring matches only as a fallback.
+legend (radio groups), then placeholder; exact matches first, substring matches only as a fallback. Before all
+that, a label or text exactly as the observation showed a control (its label may join a group's name and the
+control's own, "Group: Field", which no page element carries whole) is that control: every label shown works
+as a target.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Locator, Page
 
 from browser.interface import BrowserError
-from browser.types import Target
+from browser.render_controls import LABEL_CHARS, clip
+from browser.types import Control, Target
 
 _TEXT_ROLES = ("link", "button", "tab", "option", "menuitem", "radio", "checkbox", "switch", "combobox")
 _MAX_CANDIDATES = 10
@@ -60,12 +64,32 @@ def _text_strategies(frame: Frame, text: str) -> Iterable[Callable[[], Locator]]
         yield lambda exact=exact: frame.get_by_text(text, exact=exact)
 
 
-async def resolve_target(page: Page, target: Target, *, ref_is_stale: Callable[[str], bool]) -> Locator:
-    """A locator for the target, or BrowserError(stale_ref | not_found) with a message saying what to do."""
-    frames = target_frames(page, target.frame)
-    if target.ref:
-        from browser.refs import locate_ref
+def _shown(text: str) -> str:
+    return " ".join(text.replace('"', "'").split()).casefold()
 
+
+def shown_ref(controls: Sequence[Control], wanted: str | None) -> str | None:
+    """The ref of the one control the observation showed with this label (whole, or cut as the text shows it)."""
+    if not wanted or not wanted.strip():
+        return None
+    key = _shown(wanted)
+    refs = {c.ref for c in controls if key in (_shown(c.label), _shown(clip(c.label, LABEL_CHARS)))}
+    return refs.pop() if len(refs) == 1 else None
+
+
+async def resolve_target(page: Page, target: Target, *, ref_is_stale: Callable[[str], bool],
+                         shown: Sequence[Control] = ()) -> Locator:
+    """A locator for the target, or BrowserError(stale_ref | not_found) with a message saying what to do.
+    `shown`: the controls of the latest observation, whose labels as shown are targets too."""
+    from browser.refs import locate_ref
+
+    frames = target_frames(page, target.frame)
+    if not target.ref and not target.selector and not target.frame:
+        ref = shown_ref(shown, target.label or target.text)
+        located = await locate_ref(page, ref) if ref else None
+        if located is not None and await located.count():
+            return located
+    if target.ref:
         located = await locate_ref(page, target.ref)
         if located is not None and await located.count():
             return located

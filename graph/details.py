@@ -1,28 +1,78 @@
-"""The detail check: a plan that needs each listed result's own page had every such result opened.
+"""The detail check: a plan that needs each listed result's own page had the results the answer uses opened.
 
-Split from the verifier (graph/verifier.py) because what counts as "opened" and which listed results must be
-opened are questions of their own.
+What counts as opened (graph/README "What counts as opened"): a listed result is opened when a page under its link
+was read: the same path with any query (`/item/7?year=2022`: the site's state travels in the query), a sub-page of
+it (`/item/7/history`), or a page whose path or query names the link's key (its last path segment, or a query
+value, when that looks like an identifier). Which results must be opened: every listed result, except, for a
+derived answer, the results its SQL drops by the list's own values (graph/list_filters.py): a list row that a
+filter over the list table alone removes needs no visit.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
-from graph.state import Failure, Listing, Plan
+from graph.list_filters import kept_rows
+from graph.state import Failure, Listing, Phase, Plan
+
+_KEYLIKE = re.compile(r"\d|[-_.~]")  # an identifier: a digit or a joiner in it (a plain word names a section)
+_SMALL_NUMBER = re.compile(r"^\d{1,4}$")  # a page number, a year: in too many URLs to name one item
+
+
+def _key(token: str) -> str | None:
+    token = unquote(token).strip().casefold()
+    return token if len(token) >= 3 and _KEYLIKE.search(token) and not _SMALL_NUMBER.match(token) else None
+
+
+def _link_keys(url: str) -> set[str]:
+    parts = urlsplit(url)
+    segments = [s for s in parts.path.split("/") if s]
+    keys = {_key(segments[-1])} if segments else set()
+    keys |= {_key(v) for _, v in parse_qsl(parts.query)}
+    return {k for k in keys if k}
+
+
+class Opened:
+    """The pages read (their URLs), asked whether a listed link is among them in the sense above."""
+
+    def __init__(self, urls: Iterable[str]) -> None:
+        self.paths: set[tuple[str, str]] = set()
+        self.tokens: set[tuple[str, str]] = set()
+        for url in urls:
+            if not url:
+                continue
+            parts = urlsplit(url)
+            path = parts.path.rstrip("/")
+            self.paths.add((parts.netloc, path))
+            self.tokens |= {(parts.netloc, unquote(s).casefold()) for s in path.split("/") if s}
+            self.tokens |= {(parts.netloc, v.strip().casefold()) for _, v in parse_qsl(parts.query)}
+
+    def __contains__(self, link: object) -> bool:
+        if not isinstance(link, str):
+            return False
+        parts = urlsplit(link)
+        path = parts.path.rstrip("/")
+        if (parts.netloc, path) in self.paths:
+            return True
+        if any(host == parts.netloc and read.startswith(path + "/") for host, read in self.paths):
+            return True
+        return any((parts.netloc, key) in self.tokens for key in _link_keys(link))
 
 
 def check_details(plan: Plan | None, listings: list[Listing], visited: list[str]) -> list[Failure]:
     """A plan that needs each result's own page: every row link of the list it works through was opened."""
     if plan is None or not plan.detail_pages or not listings:
         return []
-    seen = {_page_key(u) for u in visited}
-    return _unopened(detail_list(listings, seen), seen)
+    seen = Opened(visited)
+    links = detail_list(listings, seen)
+    return _unopened(links, [link for link in links if link not in seen])
 
 
-def _unopened(links: list[str], seen: set[str], prefix: str = "") -> list[Failure]:
-    """The `[details]` failure naming the listed links not among `seen` (`_page_key`s), or none."""
-    missing = [link for link in links if _page_key(link) not in seen]
+def _unopened(links: list[str], missing: list[str], prefix: str = "") -> list[Failure]:
+    """The `[details]` failure naming the listed links not opened (`missing`), or none."""
     if not missing:
         return []
     shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
@@ -31,17 +81,17 @@ def _unopened(links: list[str], seen: set[str], prefix: str = "") -> list[Failur
         "extract_rows there"))]
 
 
-def detail_list(listings: list[Listing], opened: set[str], *, latest_opened: bool = False) -> list[str]:
+def detail_list(listings: list[Listing], opened: Opened, *, latest_opened: bool = False) -> list[str]:
     """The row links (every page) of the list whose items must each be opened: the latest result list (with
     `latest_opened`, the latest one some of whose items were opened), unless a page's table of item links had
     more of its items opened, two at least: then that is the list the agent went through, read as links and
-    never as a result list (a category page listing its members). `opened` holds `_page_key`s."""
+    never as a result list (a category page listing its members)."""
     def links(result_set: str, kind: str) -> list[str]:
         return list(dict.fromkeys(link for item in listings if item["result_set"] == result_set
                                   and item.get("kind", "results") == kind for link in item["row_links"]))
 
     def hits(row_links: list[str]) -> int:
-        return sum(_page_key(link) in opened for link in row_links)
+        return sum(link in opened for link in row_links)
 
     results = [item for item in listings if item.get("kind", "results") == "results"]
     chosen: list[str] = []
@@ -55,15 +105,10 @@ def detail_list(listings: list[Listing], opened: set[str], *, latest_opened: boo
     return best if hits(best) >= 2 and hits(best) > hits(chosen) else chosen
 
 
-def _page_key(url: str) -> str:
-    parts = urlsplit(url)
-    return parts.netloc + parts.path.rstrip("/") + ("?" + parts.query if parts.query else "")
-
-
 def check_input_details(plan: Plan | None, tables: dict[str, Any], inputs: list[str],
                         listings: list[Listing]) -> list[Failure]:
-    """A phase that reads each listed result's own page: every row link of that list was read INTO its table
-    (opening a page without reading it does not count)."""
+    """A phase that reads each listed result's own page: every row link of that list the answer uses was read
+    INTO its table (opening a page without reading it does not count)."""
     if plan is None or not listings:
         return []
     failures: list[Failure] = []
@@ -71,6 +116,106 @@ def check_input_details(plan: Plan | None, tables: dict[str, Any], inputs: list[
         phase = plan.phase_for(name)
         if phase is None or not phase.detail_pages:
             continue
-        read = {_page_key(r.get("_url") or "") for r in tables[name]["rows"]}
-        failures += _unopened(detail_list(listings, read, latest_opened=True), read, prefix=f"table {name}: ")
+        read = Opened(r.get("_url") or "" for r in tables[name]["rows"])
+        links = detail_list(listings, read, latest_opened=True)
+        missing = [link for link in links if link not in read]
+        if missing:
+            dropped = dropped_links(tables, listings)
+            missing = [link for link in missing if link not in dropped]
+        failures += _unopened(links, missing, prefix=f"table {name}: ")
     return failures
+
+
+def _norm(text: Any) -> str:
+    return " ".join(str(text or "").split()).casefold()
+
+
+def _lineage_sql(tables: dict[str, Any], name: str = "answer") -> list[str]:
+    """The SQL of `name` and of every derived table it was computed from."""
+    sqls: list[str] = []
+    todo, seen = [name], set()
+    while todo:
+        table = tables.get(todo.pop())
+        if table is None or table["name"] in seen or not table["derived"]:
+            continue
+        seen.add(table["name"])
+        sqls.append(table["sql"] or "")
+        todo += table["inputs"]
+    return sqls
+
+
+def dropped_links(tables: dict[str, Any], listings: list[Listing]) -> set[str]:
+    """Listed links the derived answer drops by a value the list shows: each of the list-table rows that stand
+    for the link (matched by the list's cells) is removed by a list-only filter of the derivation, and the link
+    has no row that is kept. A list table is an evidence table with rows read on a listing's page."""
+    cells = [(link, {_norm(c) for c in row}) for item in listings
+             for link, row in zip(item["row_links"], item.get("row_cells") or [], strict=False)]
+    if not cells:
+        return set()
+    list_pages = {_norm(item["url"].split("#")[0]) for item in listings}
+    sqls = _lineage_sql(tables)
+    every_cell = set().union(*(c for _, c in cells))
+    kept_links: set[str] = set()
+    dropped: set[str] = set()
+    for name, table in tables.items():
+        if table["derived"] or not any(_norm(r.get("_url")) in list_pages for r in table["rows"]):
+            continue
+        kept = kept_rows(sqls, name, table)
+        if kept is None:
+            continue
+        for index, row in enumerate(table["rows"]):
+            if row.get("_empty"):
+                continue
+            values = {_norm(row.get(c)) for c in table["columns"]} & every_cell
+            matches = {link for link, row_cells in cells if values and values <= row_cells}
+            if len(matches) != 1:
+                continue
+            (kept_links if index in kept else dropped).update(matches)
+    return dropped - kept_links
+
+
+def switch_off_refusal(old: Plan, new: Plan, *, tables: dict[str, Any], listings: list[Listing],
+                       visited: list[str]) -> str | None:
+    """Why a plan revision that stops needing results' own pages is refused, or None. Switching the need off is
+    a plan correction while no listed result was opened (the list holds what the answer needs); once the agent
+    has opened some, it would only hide the ones it left out: refused while the check fails."""
+    failures: list[Failure] = []
+    if old.detail_pages and not new.detail_pages and listings:
+        seen = Opened(visited)
+        links = detail_list(listings, seen)
+        if any(link in seen for link in links):
+            failures += check_details(old, listings, visited)
+    for phase in old.phases:
+        still = new.phase_for(phase.into)
+        if phase.detail_pages and not (still and still.detail_pages) and phase.into in tables:
+            failures += check_input_details(old, tables, [phase.into], listings)
+    if not failures:
+        return None
+    return ("revise_plan refused: it stops requiring the listed results' own pages while results the answer "
+            f"uses are not opened ({'; '.join(f['message'] for f in failures)}). A result the answer drops by a "
+            "value the list shows needs no visit once the derive's SQL drops it (WHERE over the list table)")
+
+
+def phase_progress(phase: Phase, tables: dict[str, Any], listings: list[Listing]) -> str:
+    """How far a phase's read is, for the actor's plan lines: a phase that reads each listed result's page counts
+    the list's results read ("3 of 12 pages read"); another counts its result pages when the site numbers them,
+    else says it was read. Empty while nothing was read into its table."""
+    table = tables.get(phase.into)
+    if not table or not table["rows"]:
+        return ""
+    if phase.detail_pages:
+        read = Opened(r.get("_url") or "" for r in table["rows"])
+        links = detail_list(listings, read, latest_opened=True)
+        if links:
+            return f"{sum(link in read for link in links)} of {len(links)} pages read"
+        return f"{len({r.get('_url') for r in table['rows']})} pages read"
+    covered: dict[str, set[int]] = {}
+    pages: dict[str, int] = {}
+    for record in table["reads"]:
+        covered.setdefault(record["result_set"], set()).update(record["pages_covered"])
+        if record["pages"] and not record.get("complete"):
+            pages[record["result_set"]] = max(pages.get(record["result_set"], 0), record["pages"])
+    if pages and sum(pages.values()) > 1:
+        done = sum(len(covered[k] & set(range(1, n + 1))) for k, n in pages.items())
+        return f"{done} of {sum(pages.values())} pages read"
+    return "read"

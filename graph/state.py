@@ -151,6 +151,7 @@ class Listing(TypedDict):
     url: str
     result_set: str
     row_links: list[str]  # the first link of each row, absolute
+    row_cells: NotRequired[list[list[str]]]  # the cells of those rows, aligned (what the list shows of each)
     kind: NotRequired[Literal["results", "links"]]  # a result list (default), or a page's table of item links
 
 

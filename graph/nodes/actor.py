@@ -11,6 +11,7 @@ from pydantic import BaseModel
 from browser.types import Observation
 from graph.composer import live_rows, parse_order
 from graph.context import fit_window, prompt_parts
+from graph.details import switch_off_refusal
 from graph.evidence import ANSWER, derived_answer, discard_from
 from graph.nodes.common import (
     MAX_INVALID_STREAK,
@@ -34,7 +35,7 @@ from graph.robust import (
     repeat_message,
     unknown_ref_message,
 )
-from graph.state import AgentState, PendingCall
+from graph.state import AgentState, PendingCall, Plan
 from graph.tools import DiscardRows, Finish, RevisePlan
 from graph.toolset import ToolCallError, parse_tool_call
 from graph.tracker import MAX_OPTIONS_KEPT, gate_key, read_values
@@ -166,6 +167,11 @@ def _invalid(deps: Deps, state: AgentState, step: int, messages: list[AnyMessage
 def _bookkeeping(state: AgentState, tool: BaseModel, call_id: str) -> dict[str, Any]:
     """revise_plan and discard_rows change only the agent's own state: no browser, no extra node."""
     if isinstance(tool, RevisePlan):
+        refused = switch_off_refusal(Plan.model_validate(state["plan"]), tool.plan, tables=state.get("tables") or {},
+                                     listings=state.get("listings") or [],
+                                     visited=state.get("visited") or []) if state.get("plan") else None
+        if refused:
+            return {"messages": [ToolMessage(refused, tool_call_id=call_id)]}
         return {"plan": tool.plan.model_dump(), "messages": [ToolMessage(f"plan revised: {tool.reason}", tool_call_id=call_id)]}
     assert isinstance(tool, DiscardRows)
     if tool.table != ANSWER or derived_answer(state.get("tables")):
