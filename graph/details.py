@@ -108,13 +108,12 @@ def detail_list(listings: list[Listing], opened: Opened, *, latest_opened: bool 
 def check_input_details(plan: Plan | None, tables: dict[str, Any], inputs: list[str],
                         listings: list[Listing]) -> list[Failure]:
     """A phase that reads each listed result's own page: every row link of that list the answer uses was read
-    INTO its table (opening a page without reading it does not count)."""
+    INTO its table, or into the tables standing in for it (opening a page without reading it does not count)."""
     if plan is None or not listings:
         return []
     failures: list[Failure] = []
-    for name in inputs:
-        phase = plan.phase_for(name)
-        if phase is None or not phase.detail_pages:
+    for name in detail_tables(plan, tables, listings):
+        if name not in inputs:
             continue
         read = Opened(r.get("_url") or "" for r in tables[name]["rows"])
         links = detail_list(listings, read, latest_opened=True)
@@ -126,22 +125,62 @@ def check_input_details(plan: Plan | None, tables: dict[str, Any], inputs: list[
     return failures
 
 
+def detail_tables(plan: Plan, tables: dict[str, Any], listings: list[Listing]) -> list[str]:
+    """The tables read from listed results' own pages as a detail phase says: each such phase's table, or, when
+    the agent read those pages into tables of its own naming, those (`stand_ins`)."""
+    names: list[str] = []
+    for phase in plan.phases:
+        if phase.detail_pages:
+            names += [phase.into] if phase.into in tables else stand_ins(plan, phase, tables, listings)
+    return list(dict.fromkeys(names))
+
+
+def stand_ins(plan: Plan, phase: Phase, tables: dict[str, Any], listings: list[Listing], *,
+              answer_only: bool = True) -> list[str]:
+    """For a detail phase whose own table was never read: the evidence tables the answer is computed from, named by
+    no phase, whose rows were read on the listed results' own pages. They are what the phase read, under the
+    agent's names (a species page read into `types` and `synonyms` for a phase named `species_pages`). Before
+    the answer is derived (`answer_only` false: a phase's progress), any evidence table counts."""
+    if phase.into in tables or not phase.detail_pages:
+        return []
+    named = {p.into for p in plan.phases}
+    found: list[str] = []
+    candidates = _lineage_inputs(tables) if answer_only else [n for n, t in tables.items() if not t["derived"]]
+    for name in candidates:
+        table = tables[name]
+        if name in named:
+            continue
+        read = Opened(r.get("_url") or "" for r in table["rows"])
+        if any(link in read for link in detail_list(listings, read, latest_opened=True)):
+            found.append(name)
+    return found
+
+
 def _norm(text: Any) -> str:
     return " ".join(str(text or "").split()).casefold()
 
 
-def _lineage_sql(tables: dict[str, Any], name: str = "answer") -> list[str]:
-    """The SQL of `name` and of every derived table it was computed from."""
-    sqls: list[str] = []
-    todo, seen = [name], set()
+def _lineage(tables: dict[str, Any], name: str = "answer") -> list[str]:
+    """`name` and every table it was computed from, derived or read."""
+    seen: list[str] = []
+    todo = [name]
     while todo:
         table = tables.get(todo.pop())
-        if table is None or table["name"] in seen or not table["derived"]:
+        if table is None or table["name"] in seen:
             continue
-        seen.add(table["name"])
-        sqls.append(table["sql"] or "")
-        todo += table["inputs"]
-    return sqls
+        seen.append(table["name"])
+        todo += table["inputs"] if table["derived"] else []
+    return seen
+
+
+def _lineage_sql(tables: dict[str, Any]) -> list[str]:
+    """The SQL of the answer and of every derived table it was computed from."""
+    return [tables[n]["sql"] or "" for n in _lineage(tables) if tables[n]["derived"]]
+
+
+def _lineage_inputs(tables: dict[str, Any]) -> list[str]:
+    """The evidence (read) tables the answer was computed from."""
+    return [n for n in _lineage(tables) if not tables[n]["derived"]]
 
 
 def dropped_links(tables: dict[str, Any], listings: list[Listing]) -> set[str]:
@@ -201,14 +240,16 @@ def phase_progress(phase: Phase, tables: dict[str, Any], listings: list[Listing]
     the list's results read ("3 of 12 pages read"); another counts its result pages when the site numbers them,
     else says it was read. Empty while nothing was read into its table."""
     table = tables.get(phase.into)
-    if not table or not table["rows"]:
-        return ""
     if phase.detail_pages:
-        read = Opened(r.get("_url") or "" for r in table["rows"])
-        links = detail_list(listings, read, latest_opened=True)
+        names = [phase.into] if table else stand_ins(Plan(phases=[phase]), phase, tables, listings, answer_only=False)
+        rows = [r for name in names for r in tables[name]["rows"]]
+        read = Opened(r.get("_url") or "" for r in rows)
+        links = detail_list(listings, read, latest_opened=True) if rows else []
         if links:
             return f"{sum(link in read for link in links)} of {len(links)} pages read"
-        return f"{len({r.get('_url') for r in table['rows']})} pages read"
+        return f"{len({r.get('_url') for r in rows})} pages read" if rows else ""
+    if not table or not table["rows"]:
+        return ""
     covered: dict[str, set[int]] = {}
     pages: dict[str, int] = {}
     for record in table["reads"]:

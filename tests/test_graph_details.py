@@ -135,3 +135,23 @@ def test_a_gate_seen_on_an_earlier_page_is_not_pending_on_a_results_own_page():
     detail = {**search, "url": "http://s/loc/X-1", "path": "/loc/X-1", "step": 6, "values": {}}
     assert pending_gates(plan, detail) == ["Site type=Stream"]
     assert pending_gates(plan, detail, [search]) == []
+
+
+def test_a_detail_phase_read_under_other_names_is_read_and_checked_under_them():
+    named_otherwise = Plan(phases=[PLAN.phases[0], Phase(read="each kept species page", into="species_pages",
+                                                         detail_pages=True)])
+    tables, listings = _workspace(["A-1", "A-3", "A-5"])  # the pages went into `pages`, no phase's name
+    report = verify_derived(plan=named_otherwise, tables=tables, columns=("species", "status"), step=10,
+                            listings=listings)
+    assert report["ok"], report["repair_goal"]
+    assert phase_progress(named_otherwise.phases[1], tables, listings) == "3 of 5 pages read"
+    short, _ = _workspace(["A-1", "A-5"])
+    report = verify_derived(plan=named_otherwise, tables=short, columns=("species", "status"), step=10,
+                            listings=listings)
+    assert [f["check"] for f in report["failures"]] == ["details"] and "table pages: 1 of 5" in report["repair_goal"]
+    del tables["pages"]  # nothing read on any result's page: the phase was never read
+    tables.update(derive(Derive(sql="SELECT current AS species, '' AS status FROM catalogue"), tables=tables,
+                         schema=("species", "status"), step=11).tables)
+    report = verify_derived(plan=named_otherwise, tables=tables, columns=("species", "status"), step=12,
+                            listings=listings)
+    assert "species_pages" in report["repair_goal"] and report["failures"][0]["check"] == "schema"
