@@ -206,4 +206,4 @@ def _saved_file(driver: PageHandle, path: Path, *, is_csv: bool) -> Outcome:
 
 async def _locate(driver: PageHandle, target: Target) -> Locator:
     return await resolve_target(driver.page, target, ref_is_stale=driver.ref_is_stale,
-                                shown=driver.last_observation.controls if driver.last_observation else ())
+                                shown=driver.last_observation)

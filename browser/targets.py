@@ -16,8 +16,8 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Locator, Page
 
 from browser.interface import BrowserError
-from browser.render_controls import LABEL_CHARS, clip
-from browser.types import Control, Target
+from browser.render_controls import LABEL_CHARS, LINK_CHARS, clip
+from browser.types import Control, Link, Observation, Target
 
 _TEXT_ROLES = ("link", "button", "tab", "option", "menuitem", "radio", "checkbox", "switch", "combobox")
 _MAX_CANDIDATES = 10
@@ -68,24 +68,26 @@ def _shown(text: str) -> str:
     return " ".join(text.replace('"', "'").split()).casefold()
 
 
-def shown_ref(controls: Sequence[Control], wanted: str | None) -> str | None:
-    """The ref of the one control the observation showed with this label (whole, or cut as the text shows it)."""
+def shown_ref(controls: Sequence[Control], wanted: str | None, links: Sequence[Link] = ()) -> str | None:
+    """The ref of the one control or link the observation showed with this label or text (whole, or cut as the
+    text shows it)."""
     if not wanted or not wanted.strip():
         return None
     key = _shown(wanted)
-    refs = {c.ref for c in controls if key in (_shown(c.label), _shown(clip(c.label, LABEL_CHARS)))}
+    shown = [(c.ref, c.label, LABEL_CHARS) for c in controls] + [(ln.ref, ln.text, LINK_CHARS) for ln in links]
+    refs = {ref for ref, text, cut in shown if key in (_shown(text), _shown(clip(text, cut)))}
     return refs.pop() if len(refs) == 1 else None
 
 
 async def resolve_target(page: Page, target: Target, *, ref_is_stale: Callable[[str], bool],
-                         shown: Sequence[Control] = ()) -> Locator:
+                         shown: Observation | None = None) -> Locator:
     """A locator for the target, or BrowserError(stale_ref | not_found) with a message saying what to do.
-    `shown`: the controls of the latest observation, whose labels as shown are targets too."""
+    `shown`: the latest observation, whose control labels and link texts as shown are targets too."""
     from browser.refs import locate_ref
 
     frames = target_frames(page, target.frame)
     if not target.ref and not target.selector and not target.frame:
-        ref = shown_ref(shown, target.label or target.text)
+        ref = shown_ref(shown.controls, target.label or target.text, shown.links) if shown else None
         located = await locate_ref(page, ref) if ref else None
         if located is not None and await located.count():
             return located

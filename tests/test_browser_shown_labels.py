@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from browser.targets import shown_ref
-from browser.types import Control, Goto, ReadSection, Select, Target
+from browser.types import Control, Goto, Link, ReadSection, Select, Target
 
 
 @pytest.mark.slow
@@ -35,3 +35,6 @@ def test_a_shown_label_names_one_control_or_none():
     assert shown_ref(controls, "Search terms") == "e2"
     assert shown_ref(controls, "Name") is None  # two controls: the page's own label rules decide
     assert shown_ref(controls, "Search") is None  # a part of a label is not a label shown
+    title = "A study of " + "very " * 30 + "long titles"
+    links = [Link(ref="e9", text=title, href="/abs/1")]
+    assert shown_ref(controls, title[:99] + "…", links) == "e9"  # a link's text as the observation cut it
