@@ -61,7 +61,7 @@ class Prompts:
             task=state["task"], columns=columns, plan=plan, retrieval=retrieval,
             pending_gates=pending_gates(plan, retrieval, state.get("history") or []),
             retrieval_url=_retrieval_url(retrieval, state.get("observation")),
-            state_values=state_values, untouched=not_in_plan,
+            state_values=state_values, not_in_plan=not_in_plan,
             drift_flags=state.get("drift_flags") or [], repair_goal=state.get("repair_goal"),
             goal_step=reports[-1]["step"] if reports else None,
             rows_collected=rows_collected(rows, tables),
@@ -101,22 +101,25 @@ def split_state_values(plan: Plan | None, retrieval: Any,
     if not retrieval:
         return [], []
     named = {found[0] for g in plan_gates(plan) if (found := find_gate_value(retrieval, g.name, g))} if plan else set()
-    set_before = {key: v["set_at_step"] for state in history or [] for key, v in state["values"].items()
-                  if v.get("set_at_step") is not None}
     shown: list[tuple[str, Any]] = []
     rest: list[str] = []
     for key, value in retrieval["values"].items():
         if not value.get("value"):
             continue
-        if value.get("set_at_step") is None and key in set_before and any(
-                h["values"].get(key, {}).get("value") == value["value"] for h in history or []
-                if h["values"].get(key, {}).get("set_at_step") is not None):
-            value = {**value, "set_at_step": set_before[key]}  # set by the agent, carried here by a submit
+        if value.get("set_at_step") is None and (carried := _set_before(key, value["value"], history or [])):
+            value = {**value, "set_at_step": carried}  # set by the agent, carried here by a submit
         if value.get("set_at_step") is not None or key in named or set(value["evidence"]) - {"url", "control"}:
             shown.append((key, value))
         else:
             rest.append(key)
     return shown, rest
+
+
+def _set_before(key: str, value: str, history: list[Any]) -> int | None:
+    """The latest step at which the agent set `key` to `value` on a page visited before."""
+    steps = [held["set_at_step"] for state in history if (held := state["values"].get(key))
+             and held.get("set_at_step") is not None and held.get("value") == value]
+    return steps[-1] if steps else None
 
 
 def _retrieval_url(retrieval: Any, observation: dict[str, Any] | None) -> str:
