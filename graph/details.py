@@ -36,29 +36,31 @@ def _link_keys(url: str) -> set[str]:
 
 
 class Opened:
-    """The pages read (their URLs), asked whether a listed link is among them in the sense above."""
+    """The pages read (their URLs), asked whether a listed link is among them in the sense above. A link whose
+    query names the item (`/item?id=7`: every item has the same path) is opened only by a read holding that query
+    too (any more parameters allowed)."""
 
     def __init__(self, urls: Iterable[str]) -> None:
-        self.paths: set[tuple[str, str]] = set()
+        self.pages: dict[tuple[str, str], list[set[tuple[str, str]]]] = {}
         self.tokens: set[tuple[str, str]] = set()
         for url in urls:
             if not url:
                 continue
             parts = urlsplit(url)
-            path = parts.path.rstrip("/")
-            self.paths.add((parts.netloc, path))
-            self.tokens |= {(parts.netloc, unquote(s).casefold()) for s in path.split("/") if s}
-            self.tokens |= {(parts.netloc, v.strip().casefold()) for _, v in parse_qsl(parts.query)}
+            query = parse_qsl(parts.query)
+            self.pages.setdefault((parts.netloc, parts.path.rstrip("/")), []).append(set(query))
+            self.tokens |= {(parts.netloc, unquote(s).casefold()) for s in parts.path.split("/") if s}
+            self.tokens |= {(parts.netloc, v.strip().casefold()) for _, v in query}
 
     def __contains__(self, link: object) -> bool:
         if not isinstance(link, str):
             return False
         parts = urlsplit(link)
-        path = parts.path.rstrip("/")
-        if (parts.netloc, path) in self.paths:
-            return True
-        if any(host == parts.netloc and read.startswith(path + "/") for host, read in self.paths):
-            return True
+        path, wanted = parts.path.rstrip("/"), set(parse_qsl(parts.query))
+        for (host, read), queries in self.pages.items():
+            if host == parts.netloc and (read == path or read.startswith(path + "/")) and any(
+                    wanted <= query for query in queries):
+                return True
         return any((parts.netloc, key) in self.tokens for key in _link_keys(link))
 
 

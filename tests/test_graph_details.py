@@ -30,6 +30,8 @@ def test_opened_means_a_read_under_the_link():
     assert "http://s/profile/EM-02" not in read and "http://s/profile/EM" not in read  # a sibling, a prefix
     assert "http://s/reports/2022" not in read  # a year names no item
     assert "http://t/profile/EM-01" not in read  # another site
+    by_query = Opened(["http://s/item?id=7&tab=history"])
+    assert "http://s/item?id=7" in by_query and "http://s/item?id=8" not in by_query  # the query names the item
 
 
 def _row(values: dict[str, str], url: str, step: int) -> EvidenceRow:
