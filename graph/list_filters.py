@@ -19,6 +19,8 @@ import duckdb
 
 from graph.workspace import TableRecord, WorkspaceError, run_query
 
+CHECK_SECONDS = 30.0  # the check at finish waits longer than a derive: a filter that did not run keeps every row
+
 
 def _nodes(tree: Any) -> Iterator[dict[str, Any]]:
     if isinstance(tree, dict):
@@ -79,7 +81,8 @@ def kept_rows(sqls: list[str], name: str, table: TableRecord) -> set[int] | None
     if not places:
         return None
     try:
-        result = run_query({name: table}, " UNION ".join(f"SELECT row_id FROM ({q})" for q in places))
+        result = run_query({name: table}, " UNION ".join(f"SELECT row_id FROM ({q})" for q in places),
+                           seconds=CHECK_SECONDS)
     except WorkspaceError:
         return None
     return {int(row["row_id"]) for row in result.rows if row.get("row_id") is not None}
