@@ -28,6 +28,11 @@ def scripted_notice(replaced: list[ModelConfig]) -> str:
     )
 
 
+def _named(model: ModelConfig, update: dict[str, str]) -> dict[str, str]:
+    """Blind-plan policies get their own name, so their cells never share a folder with the perfect-plan ones."""
+    return {**update, "name": update["name"].format(model.name)} if update else {}
+
+
 def resolve_models(config: BenchConfig, config_path: Path) -> tuple[BenchConfig, list[str]]:
     """The effective config (models with keys, or the scripted stand-in) and the notices to show."""
     missing = [m for m in config.models if m.needs_key and m.api_key() is None]
@@ -44,8 +49,10 @@ def resolve_models(config: BenchConfig, config_path: Path) -> tuple[BenchConfig,
         )
     kept = [m for m in config.models if m not in missing]
     if config.faults is not None:  # the ablation without a key: fault-injected replays, plus clean ones
-        kept += [SCRIPTED_MODEL.model_copy(update={"variants": config.faults.clean_variants}),
-                 FAULTY_MODEL.model_copy(update={"fault_seed": config.faults.seed})]
+        blind = config.faults.plans == "blind"
+        suffix = {"name": "{}+blind-plans", "plans": "blind"} if blind else {}
+        kept += [SCRIPTED_MODEL.model_copy(update={"variants": config.faults.clean_variants, **_named(SCRIPTED_MODEL, suffix)}),
+                 FAULTY_MODEL.model_copy(update={"fault_seed": config.faults.seed, **_named(FAULTY_MODEL, suffix)})]
         effective = config.model_copy(update={"models": kept})
         return effective, [scripted_notice(missing), faulty_notice(config.faults.seed)]
     if not any(m.provider == "scripted" for m in kept):
