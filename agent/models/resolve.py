@@ -13,10 +13,12 @@ SCRIPTED_MODEL = ModelConfig(name="scripted-walkthrough", provider="scripted", m
 FAULTY_MODEL = ModelConfig(name="faulty-walkthrough", provider="faulty", model="walkthrough+faults")
 
 
-def faulty_notice(seed: int) -> str:
+def faulty_notice(seed: int, plans: str = "walkthrough") -> str:
+    planned = ("; the planner is answered with a played model's BLIND PLANS (tasks/offline/blind_plans)"
+               if plans == "blind" else "; the planner is answered with the walkthrough's own (perfect) plan")
     return (f"FAULT-INJECTED REPLAYS (seed {seed}): the scripted policy makes one seeded mistake per task record and "
-            "follows the graph's feedback; the fault table (faults.md) says what each node catches. These are not "
-            "model results.")
+            f"follows the graph's feedback{planned}; the fault table (faults.md) says what each node catches. These "
+            "are not model results.")
 
 
 def scripted_notice(replaced: list[ModelConfig]) -> str:
@@ -54,7 +56,7 @@ def resolve_models(config: BenchConfig, config_path: Path) -> tuple[BenchConfig,
         kept += [SCRIPTED_MODEL.model_copy(update={"variants": config.faults.clean_variants, **_named(SCRIPTED_MODEL, suffix)}),
                  FAULTY_MODEL.model_copy(update={"fault_seed": config.faults.seed, **_named(FAULTY_MODEL, suffix)})]
         effective = config.model_copy(update={"models": kept})
-        return effective, [scripted_notice(missing), faulty_notice(config.faults.seed)]
+        return effective, [scripted_notice(missing), faulty_notice(config.faults.seed, config.faults.plans)]
     if not any(m.provider == "scripted" for m in kept):
         kept.append(SCRIPTED_MODEL)
     effective = config.model_copy(update={"models": kept})
