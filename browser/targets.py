@@ -86,8 +86,10 @@ async def resolve_target(page: Page, target: Target, *, ref_is_stale: Callable[[
     from browser.refs import locate_ref
 
     frames = target_frames(page, target.frame)
-    if not target.ref and not target.selector and not target.frame:
-        ref = shown_ref(shown.controls, target.label or target.text, shown.links) if shown else None
+    if shown and not (target.ref or target.selector or target.frame):
+        # a label names a control; a text may be a link's or a button's
+        ref = shown_ref(shown.controls, target.label) if target.label else \
+            shown_ref(shown.controls, target.text, shown.links)
         located = await locate_ref(page, ref) if ref else None
         if located is not None and await located.count():
             return located
