@@ -101,8 +101,9 @@ def make_actor(deps: Deps):
                         "page_key": page_key(state.get("observation")),
                         "observation_delta": seen_page is not None and seen_page.get("step") != step, **spent})
         update.update(invalid_streak=0, messages=[ai, *ignored])
-        if isinstance(tool, RevisePlan | DiscardRows):
-            return {**update, **_bookkeeping(state, tool, call["id"])}
+        if isinstance(tool, RevisePlan | DiscardRows):  # answered here: the reply joins the call, not replaces it
+            done = _bookkeeping(state, tool, call["id"])
+            return {**update, **done, "messages": [ai, *done["messages"], *ignored]}
         if isinstance(tool, Finish):
             update["order_by"] = tool.order_by
         update["pending"] = PendingCall(id=call["id"], name=call["name"], args=tool.model_dump())
