@@ -32,6 +32,7 @@ from graph.robust import (
     failed_repeats,
     invalid_json_message,
     repeat_message,
+    shown_targets,
     unknown_ref_message,
 )
 from graph.state import AgentState, PendingCall
@@ -96,6 +97,7 @@ def make_actor(deps: Deps):
 
         deps.log.write({"node": "actor", "step": step, "tool": call["name"], "call_id": call["id"],
                         "args": tool.model_dump(exclude={"kind"}),
+                        "shown": shown_targets(call["args"] or {}, state.get("observation")),
                         "llm_ms": llm_ms, "prompt_chars": sum(len(str(m.content)) for m in prompt),
                         "refused_calls": len(ignored), "prompt_parts": parts,
                         "page_key": page_key(state.get("observation")),
