@@ -96,3 +96,74 @@ def test_history_windows_keep_every_call_with_its_answers():
                                 context_tokens=context, whole=2)
             assert violations(message_turns([*window.messages, turn])) == [], (turns, context)
 
+
+
+ALL_TOOLS_STEPS = [
+    ("goto", {"url": "{origin}/vulns/search"}), ("fill", {"target": {"shown_label": "Keyword"}, "value": "local user"}),
+    ("list_options", {"target": {"shown_label": "Severity"}}),
+    ("select", {"target": {"shown_label": "Severity"}, "option": "MEDIUM"}),
+    ("check", {"target": {"shown_label": "Keyword"}}),  # not a checkbox: the browser's error is the answer
+    ("set_range", {"start_target": {"shown_label": "Date range: From date"}, "end_target": {"shown_label":
+                   "Date range: To date"}, "start": "2021-01-01", "end": "2021-06-30"}),
+    ("select", {"target": {"shown_label": "Date range: Date type"}, "option": "Published"}),
+    ("press", {"key": "Tab"}), ("submit", {"target": {"shown_label": "Search"}}), ("scroll", {"direction": "down"}),
+    ("wait_for", {"network_idle": True}), ("list_links", {"contains": "OVR"}), ("read_section", {"heading": "Results"}),
+    ("read_table", {"table": 0, "all_pages": True}),
+    ("extract_rows", {"columns": {"id": "ID", "published": "Published", "weakness": "Weakness"}}),
+    ("discard_rows", {"all_rows": True}), ("revise_plan", {"plan": PLAN, "reason": "the site calls it severity"}),
+    ("set_url_params", {"params": {"severity": "MEDIUM"}}), ("read_table", {"table": 0, "all_pages": True}),
+    ("extract_rows", {"columns": {"id": "ID", "published": "Published", "weakness": "Weakness"}}),
+    ("download", {"target": {"text": "CSV"}}), ("read_pdf", {"url": "{origin}/vulns/none.pdf"}),
+    ("read_facts", {"into": "facts", "fields": {"id": "ID"}, "url": "{origin}/vulns/search"}),
+    ("derive", {"sql": "select count(*) as n from facts", "into": "counts"}),
+    ("click", {"target": {"text": "Next"}}), ("back", {}),
+    ("finish", {"order_by": ["published", "id"]}),
+]
+
+
+@pytest.mark.slow
+async def test_every_tool_and_every_kind_of_reply_keeps_the_history_valid(offline_server, chromium_worker, tmp_path):
+    """A policy that calls every tool (browser actions, extraction, the workspace, revise_plan, discard_rows,
+    finish), with extra calls in one reply, arguments that are not JSON and prose, run through the real
+    `ChatOpenAI` client: the strict server rejects nothing and the state never refuses an update."""
+    from agent.config import AgentVariant
+    from agent.paths.path import DecisionPath
+    from agent.paths.replay import PathPolicy, replay_protocol
+    from agent.solve import solve_task
+    from graph.toolset import tool_schemas
+    from tasks.loaders import load_tasks
+
+    path = DecisionPath(task="offline_vulns_003", plan=PLAN,
+                        steps=[{"tool": t, "args": a} for t, a in ALL_TOOLS_STEPS]).with_origin(offline_server.origin)
+    task = load_tasks("offline", origin=offline_server.origin, task_ids=[path.task])[0]
+    odd = {3: {"content": "Let me think about the severity filter first."},
+           6: {"tool_calls": [{"name": "scroll", "arguments": '{"direction": "do'}]},
+           9: {"tool_calls": [{"name": "scroll", "arguments": {}}, {"name": "back", "arguments": {}},
+                              {"name": "goto", "arguments": '{"url'}]}}
+    async with chromium_worker.task_browser(str(tmp_path), [offline_server.origin]) as browser:
+        policy = PathPolicy(path, lambda: browser.last_observation)
+        actor_requests = 0
+
+        def respond(body: dict) -> dict:
+            nonlocal actor_requests
+            if body.get("tool_choice") != "auto":
+                return policy(body)
+            actor_requests += 1
+            return odd.get(actor_requests) or policy(body)
+
+        with FakeOpenAIServer(respond) as fake:
+            outcome = await solve_task(task, browser=browser, model=fake.model_config(), protocol=replay_protocol(path),
+                                       variant=AgentVariant(name="full"),
+                                       out_dir=tmp_path)
+    assert outcome.error_kind != "bug", outcome.traceback
+    assert fake.rejected == [] and policy.next == len(path.steps), (fake.rejected, policy.next, outcome.stop_reason)
+    called = {c["function"]["name"] for body in fake.requests for m in body["messages"] for c in m.get("tool_calls") or []}
+    offered = {t["function"]["name"] for t in tool_schemas(search=False)}
+    assert offered <= called | {"Plan"}, offered - called
+    # the run becomes its path again: each target the policy gave by ref comes back as the label shown
+    from agent.paths.record import path_from_run
+
+    recorded = path_from_run(tmp_path)
+    by_label = [a["target"] for t, a in ALL_TOOLS_STEPS if t in ("fill", "select", "submit")]
+    assert [s.args["target"] for s in recorded.steps if s.tool in ("fill", "select", "submit")] == by_label
+    assert recorded.steps[0].args == {"url": "{origin}/vulns/search"} and not getattr(recorded, "unmapped", None)
