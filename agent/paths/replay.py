@@ -63,17 +63,26 @@ class PathPolicy:
             return target
         obs = self.observation()
         if "shown_label" in target:
-            label = target["shown_label"]
-            ref = next((c.ref for c in (obs.controls if obs else []) if c.label == label), None)
-            fallback = {"label": label}
+            label, fallback = target["shown_label"], {"label": target["shown_label"]}
+            ref = _find(label, [(c.ref, c.label) for c in (obs.controls if obs else [])])
         else:
-            label = target["shown_link"]
-            ref = next((link.ref for link in (obs.links if obs else []) if link.text == label), None)
-            fallback = {"text": label}
+            label, fallback = target["shown_link"], {"text": target["shown_link"]}
+            ref = _find(label, [(link.ref, link.text) for link in (obs.links if obs else [])])
         if ref is None:
             self.divergences.append(f"step {self.next}: {json.dumps(target)} is not on {obs.url if obs else 'the page'}")
             return fallback
         return {"ref": ref}
+
+
+def _find(shown: str, elements: list[tuple[str, str]]) -> str | None:
+    """The ref of the element showing this text: the same text, or (a path recorded from a prompt, where long
+    texts are cut with "…") the one element whose text starts with what was shown."""
+    exact = [ref for ref, text in elements if text == shown]
+    if exact:
+        return exact[0]
+    head = shown.rstrip("…").rstrip()
+    starts = [ref for ref, text in elements if head and shown.endswith("…") and text.startswith(head)]
+    return starts[0] if len(starts) == 1 else None
 
 
 @dataclass
