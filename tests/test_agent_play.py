@@ -53,6 +53,19 @@ def test_a_reply_is_checked_against_the_requests_own_schemas():
         parse_line('goto {"url": ')
 
 
+def test_play_options_are_checked_before_anything_runs(tmp_path):
+    from typer.testing import CliRunner
+
+    from agent.cli import app
+
+    wrong = CliRunner().invoke(app, ["play", "--task", "offline_vulns_003", "--player", "robot", "--out", str(tmp_path)])
+    assert wrong.exit_code == 2 and "--player 'robot': write person, llm:NAME or program:NAME" in wrong.output
+    alone = CliRunner().invoke(app, ["run", "--task", "offline_vulns_003", "--model", "scripted", "--player", "person",
+                                     "--out", str(tmp_path)])
+    assert alone.exit_code == 2 and "--player goes with --model play" in alone.output
+    assert not any(tmp_path.iterdir())
+
+
 def _env(tmp_path: Path) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(tmp_path)}
 
@@ -73,6 +86,7 @@ def _check_run(run: Path, expected_player: dict) -> None:
     assert path.task == "offline_vulns_003" and [s.tool for s in path.steps] == ["goto", "read_table",
                                                                                   "extract_rows", "finish"]
     assert path.steps[0].args["url"] == "{origin}" + QUERY and path.plan["source"] == PATH["plan"]["source"]
+    assert path.player == expected_player
 
 
 @pytest.mark.slow

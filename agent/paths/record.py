@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from agent.models.play_server import PLAY_FILE
 from agent.models.transcript import TRANSCRIPT_FILE, read_transcript
 from agent.paths.path import ORIGIN, TARGET_KEYS, DecisionPath, PathStep
 
@@ -108,8 +109,10 @@ def path_from_run(folder: Path, task: str | None = None) -> DecisionPath:
             else:
                 unmapped.append(f"request {n} ({answer['tool']}): {key} ref {target['ref']}")
         steps.append(PathStep(tool=answer["tool"], args=args, n=n))
-    path = DecisionPath(task=task_id, plan=plan, steps=steps, source=str(folder),
-                        player=start.get("player"), unmapped=unmapped or None)
+    played = folder / PLAY_FILE
+    player = json.loads(played.read_text(encoding="utf-8")).get("player") if played.exists() else None
+    path = DecisionPath(task=task_id, plan=plan, steps=steps, source=str(folder), player=player,
+                        unmapped=unmapped or None)
     origin = _origin(events)
     if origin and origin != ORIGIN:
         path = DecisionPath.model_validate_json(path.model_dump_json().replace(origin, ORIGIN))
