@@ -23,6 +23,7 @@ from agent.paths.path import ORIGIN, TARGET_KEYS, DecisionPath, PathStep
 
 PLAN_TOOL = "Plan"
 # the browser's own message names the control it acted on (older runs log no `shown`)
+_ANSWER_FILE = re.compile(r"resp-(\d+)\.json")  # not resp-N.rejected.json (an answer a play folder set aside)
 _NAMED = re.compile(r"^(?:filled|checked|unchecked) '([^']*)'|^selected '[^']*' in '([^']*)'")
 
 
@@ -48,7 +49,7 @@ def _answers(folder: Path) -> list[tuple[int, dict[str, Any]]]:
             else:
                 out.append((line["call"], {"content": message.get("content") or ""}))
         return out
-    numbers = sorted(int(p.stem.removeprefix("resp-")) for p in folder.glob("resp-*.json"))
+    numbers = sorted(int(m.group(1)) for p in folder.glob("resp-*.json") if (m := _ANSWER_FILE.fullmatch(p.name)))
     if not numbers:
         raise RunFolderError(f"{folder}: neither {TRANSCRIPT_FILE} nor resp-N.json files")
     out = []
