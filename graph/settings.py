@@ -11,6 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+PlanSource = Literal["walkthrough", "blind"]
+
 
 class StrictModel(BaseModel):
     """Unknown keys are errors: a typo in a config must not be silently ignored."""
@@ -44,6 +46,9 @@ class ModelConfig(StrictModel):
     play_dir: str | None = Field(None, description="provider play: the folder a program answers through "
                                                    "(req-N.json / resp-N.json); none: a person at the terminal.")
     player: str | None = Field(None, description="provider play: who plays (person, llm:NAME, program:NAME).")
+    plans: PlanSource = Field(
+        "walkthrough", description="providers scripted/faulty: answer the planner with the walkthrough's own plan, or "
+                                   "with a played model's blind plan (tasks/offline/blind_plans).")
     variants: list[str] | None = Field(
         None, description="The agent variants this model runs (default: all of the config's).")
 
