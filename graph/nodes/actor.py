@@ -33,6 +33,7 @@ from graph.robust import (
     failed_repeats,
     invalid_json_message,
     repeat_message,
+    shown_targets,
     unknown_ref_message,
 )
 from graph.state import AgentState, PendingCall, Plan
@@ -97,13 +98,15 @@ def make_actor(deps: Deps):
 
         deps.log.write({"node": "actor", "step": step, "tool": call["name"], "call_id": call["id"],
                         "args": tool.model_dump(exclude={"kind"}),
+                        "shown": shown_targets(call["args"] or {}, state.get("observation")),
                         "llm_ms": llm_ms, "prompt_chars": sum(len(str(m.content)) for m in prompt),
                         "refused_calls": len(ignored), "prompt_parts": parts,
                         "page_key": page_key(state.get("observation")),
                         "observation_delta": seen_page is not None and seen_page.get("step") != step, **spent})
         update.update(invalid_streak=0, messages=[ai, *ignored])
-        if isinstance(tool, RevisePlan | DiscardRows):
-            return {**update, **_bookkeeping(state, tool, call["id"])}
+        if isinstance(tool, RevisePlan | DiscardRows):  # answered here: the reply joins the call, not replaces it
+            done = _bookkeeping(state, tool, call["id"])
+            return {**update, **done, "messages": [ai, *done["messages"], *ignored]}
         if isinstance(tool, Finish):
             update["order_by"] = tool.order_by
         update["pending"] = PendingCall(id=call["id"], name=call["name"], args=tool.model_dump())
