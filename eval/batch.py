@@ -1,6 +1,8 @@
 """Score a file of saved predictions against a set of tasks (the body of `sgr score`).
 
-Nothing is dropped: a task without a prediction is scored as an empty answer and listed, a prediction
+Nothing is dropped: a task without a prediction has no answer (0 on every metric, `eval.score.no_answer`) and
+is listed, so is a prediction whose run ended in an error (its `stop_reason`/`error_kind`, as the runner's
+outcome.json writes them), a prediction
 for an unknown task is listed, a repeated prediction is listed (the first one counts), and a task whose
 gold or rules cannot be scored is recorded with its error.
 """
@@ -20,7 +22,7 @@ from eval.aggregate import ScoredRecord
 from eval.compat.rules import AuthorsRulesError, authors_rules, overlay_from_carried
 from eval.compat.score import score_authors
 from eval.rules import RulesBook, RulesError, TaskRules
-from eval.score import Evidence, GoldParseError, Score, score_answer
+from eval.score import Evidence, GoldParseError, Score, no_answer, run_failed, score_answer
 from tasks.spec import OutputSpec
 
 
@@ -65,6 +67,13 @@ class Prediction(BaseModel):
     language: str | None = None
     line: int = 0
     unreadable: str | None = Field(None, description="why the line could not be read (scored as a parse failure)")
+    stop_reason: str | None = Field(None, description="how the run ended (outcome.json); 'error': no answer")
+    error_kind: str | None = Field(None, description="the run's error kind (outcome.json); infra/config/bug/"
+                                                     "timeout: the run failed, its answer is not scored")
+
+    @property
+    def failed(self) -> bool:
+        return run_failed(self.stop_reason, self.error_kind)
 
     @model_validator(mode="before")
     @classmethod
@@ -179,7 +188,13 @@ def _score_one(
         system=system,
         agent_variant=agent_variant,
         missing_prediction=prediction is None,
+        failed_run=prediction is not None and prediction.failed,
     )
+    if prediction is None or prediction.failed:
+        reason = ("no prediction" if prediction is None else
+                  f"the run ended in an error ({prediction.error_kind or prediction.stop_reason})")
+        record.score = no_answer(reason, compat)
+        return record
     if prediction is not None and prediction.unreadable:
         record.score = Score(
             item_f1=None, row_f1=None, poa=None, exact_match=None, parse_failure=True, mode=compat,
@@ -188,8 +203,7 @@ def _score_one(
         return record
     try:
         task_rules = rules.for_task(task.task_id) if rules else None
-        answer = prediction.answer if prediction else ""
-        record.score = score_task(task, answer, task_rules, compat)
+        record.score = score_task(task, prediction.answer, task_rules, compat)
     except (GoldParseError, RulesError, AuthorsRulesError) as exc:
         record.error = f"{type(exc).__name__}: {exc}"
     return record

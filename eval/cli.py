@@ -34,7 +34,7 @@ def score(
         "ours", "--compat", help="ours (default) or authors: score exactly as the SGR-Bench authors' scorer."
     ),
 ) -> None:
-    """Score saved answers; a missing prediction scores as an empty answer and is listed."""
+    """Score saved answers; a missing prediction, or a run that ended in an error, has no answer (0) and is listed."""
     # Only this glue needs the task loaders; the evaluator core depends on tasks.spec alone.
     from tasks.errors import TaskLoadError, TaskSourceError
     from tasks.loaders import load_tasks
@@ -110,7 +110,8 @@ def _print_summary(summary: Aggregate, unknown: list[str], duplicates: list[str]
         console.print(table)
     for title, items in (
         ("parse failures (unscored)", summary.parse_failures),
-        ("missing predictions (scored as empty)", summary.missing_predictions),
+        ("missing predictions (no answer: scored 0)", summary.missing_predictions),
+        ("runs that ended in an error (no answer: scored 0)", summary.failed_runs),
         ("unknown task ids (not scored)", unknown),
         ("duplicate predictions (first counts)", duplicates),
     ):

@@ -29,12 +29,14 @@ from agent.config import (
     ConfigError,
     ModelConfig,
     ProtocolConfig,
+    RunConfig,
     load_config,
 )
 from agent.models.local_server import LocalModelError
 from agent.outcome import TaskOutcome
 from agent.rundir.manifest import SINGLE_RUN_FINGERPRINT, MixedCodeError, check_single_run_code
 from agent.rundir.paths import UnsafePath, run_path
+from agent.runner.local import CANCEL_GRACE_SECONDS, CLOSE_TIMEOUT_SECONDS
 from agent.webenv.sites import DEFAULT_RELEASE
 
 _TASK = typer.Option(..., "--task", help="Task id, e.g. offline_vulns_001 or offline_vulns_001-g.")
@@ -126,7 +128,8 @@ def _origin(url: str | None) -> list[str]:
 
 async def run_one(*, task_id: str, source: str, model: ModelConfig, variant: AgentVariant, protocol: ProtocolConfig,
                   agent: AgentConfig, out_dir: Path, webenv: dict[str, str] | None = None,
-                  webenv_release: str = DEFAULT_RELEASE) -> tuple[TaskOutcome, dict]:
+                  webenv_release: str = DEFAULT_RELEASE, hard_limit: float | None = None) -> tuple[TaskOutcome, dict]:
+    """`hard_limit`: the runner's stop beyond the agent's wall budget (as `sgr bench` has, agent/runner/local.py)."""
     from agent.models.local_server import serving
     from agent.runner.bench import score_cell
     from agent.solve import solve_task
@@ -149,15 +152,34 @@ async def run_one(*, task_id: str, source: str, model: ModelConfig, variant: Age
                                  + (list(routes.pairs) if routes else [])))
             async with worker.task_browser(str(out_dir), origins, trace=agent.trace,
                                            screenshots=agent.screenshots, routes=routes) as browser:
-                outcome = await solve_task(task, browser=browser, model=model, variant=variant, protocol=protocol,
-                                           out_dir=out_dir, checkpoint_db=out_dir / "checkpoints.sqlite",
-                                           token_budget=agent.token_budget_per_observation)
+                solving = asyncio.create_task(solve_task(
+                    task, browser=browser, model=model, variant=variant, protocol=protocol, out_dir=out_dir,
+                    checkpoint_db=out_dir / "checkpoints.sqlite", token_budget=agent.token_budget_per_observation))
+                outcome = await _within(solving, hard_limit, task_id, model, variant, out_dir, protocol)
         finally:
-            await worker.close()
-    _, score = score_cell(task, outcome.answer)
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(worker.close(), CLOSE_TIMEOUT_SECONDS)
+    _, score = score_cell(task, outcome.answer, failure=outcome.failure())
     (out_dir / "score.json").write_text(json.dumps(score, indent=2, default=str), encoding="utf-8")
     (out_dir / "outcome.json").write_text(outcome.model_dump_json(indent=2), encoding="utf-8")
     return outcome, score
+
+
+async def _within(solving: asyncio.Task, hard_limit: float | None, task_id: str, model: ModelConfig,
+                  variant: AgentVariant, out_dir: Path, protocol: ProtocolConfig) -> TaskOutcome:
+    """The solver's outcome, or after `hard_limit` seconds the solver cancelled and a timeout outcome (the bench
+    runner's hard stop, for one run)."""
+    done, _ = await asyncio.wait({solving}, timeout=hard_limit)
+    if solving in done:
+        return solving.result()
+    solving.cancel()
+    await asyncio.wait({solving}, timeout=CANCEL_GRACE_SECONDS)
+    partial = out_dir / "answer.txt"
+    return TaskOutcome(task_id=task_id, model=model.name, variant=variant.name, ablated=list(variant.ablate),
+                       answer=partial.read_text(encoding="utf-8") if partial.is_file() else "",
+                       stop_reason="wall_time", error_kind="timeout",
+                       error=f"cancelled by the runner after {hard_limit:.0f} s (agent wall budget "
+                             f"{protocol.budgets.wall_seconds:.0f} s)")
 
 
 def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASKS, model: str | None = _MODEL,
@@ -198,7 +220,8 @@ def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASK
     try:
         outcome, score = asyncio.run(run_one(task_id=task, source=tasks or "offline", model=chosen, variant=variant,
                                              protocol=protocol, agent=agent, out_dir=out_dir, webenv=mapping,
-                                             webenv_release=release))
+                                             webenv_release=release, hard_limit=protocol.budgets.wall_seconds
+                                             + (bench.run if bench else RunConfig()).hard_timeout_margin_seconds))
     except TaskSkipped as exc:  # the task's site has no environment: a listed skip, not a failure
         console.print(str(exc), highlight=False)
         if [p.name for p in out_dir.iterdir()] == [SINGLE_RUN_FINGERPRINT]:  # nothing ran: leave no folder
@@ -213,6 +236,8 @@ def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASK
         console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
         raise typer.Exit(2) from exc
     metrics = ", ".join(f"{k}={score[k]}" for k in ("exact_match", "item_f1", "row_f1", "poa") if k in score)
+    if outcome.failed:
+        metrics = "no answer (the run ended in an error): scored 0"
     console.print(f"{task} [{chosen.name}/{variant.name}] stop={outcome.stop_reason} steps={outcome.steps} "
                   f"tokens={outcome.prompt_tokens}+{outcome.completion_tokens} {metrics or score.get('error', '')}",
                   highlight=False)

@@ -151,6 +151,9 @@ def render_markdown(summary: RunSummary) -> str:
     lines += [f"> **{notice}**" for notice in summary.notices] + ([""] if summary.notices else [])
     planned = f" of {summary.planned} planned" if summary.planned is not None else ""
     lines += [f"Cells finished: {summary.finished}{planned}. Metrics in %, macro-averaged over tasks.", ""]
+    lines += ["Failed cells (the run ended in an error: infra, config, bug, timeout) have no answer: they score 0 "
+              "on every metric and are counted in the Failed column; an explicit NONE after a run that ended "
+              "normally is an answer.", ""]
     lines += [f"Scoring mode: {summary.scoring} (ours: the project's definitions; authors: as the SGR-Bench "
               "authors' scorer; differences in eval/README.md).", ""]
     lines += ["## Overall (per model and variant)", "", *_table(summary.overall, None), ""]
@@ -197,6 +200,7 @@ def write_summary(run_dir: Path, records: list[CellRecord] | None = None) -> Run
     write_json_atomic(run_dir / "summary.json", {
         "notices": summary.notices, "scripted": summary.scripted, "scoring": summary.scoring,
         "planned": summary.planned,
+        "failed_cells": "no answer: scored 0 on every metric, counted in `failed` (eval.score.no_answer)",
         "finished": summary.finished,
         "overall": [_rounded(asdict(r)) for r in summary.overall],
         "by_family": [_rounded(asdict(r)) for r in summary.by_family],

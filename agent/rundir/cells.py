@@ -96,8 +96,8 @@ class CellRecord(BaseModel):
 
     @property
     def failed(self) -> bool:
-        """Ended in an error (not merely a wrong answer)."""
-        return self.outcome.error is not None or self.timed_out
+        """Ended in an error (not merely a wrong answer): no answer, its metrics 0 (eval.score.no_answer)."""
+        return self.outcome.failed or self.timed_out
 
 
 def cell_dir(run_dir: Path, key: CellKey) -> Path:

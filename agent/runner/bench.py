@@ -210,7 +210,8 @@ class BenchRunner:
         })
         if not (staging / "answer.txt").is_file():
             write_text_atomic(staging / "answer.txt", outcome.answer)
-        metrics, score = score_cell(cell.task, outcome.answer, self.config.scoring.compat)
+        metrics, score = score_cell(cell.task, outcome.answer, self.config.scoring.compat,
+                                    failure=outcome.failure() or ("timed out" if timed_out else None))
         write_json_atomic(staging / "score.json", score)
         task = cell.task
         record = CellRecord(
@@ -229,15 +230,16 @@ class BenchRunner:
 
 
 def score_cell(
-    task: Task, answer: str, compat: Literal["ours", "authors"] = "ours"
+    task: Task, answer: str, compat: Literal["ours", "authors"] = "ours", *, failure: str | None = None
 ) -> tuple[dict[str, float | None], dict[str, Any]]:
     """The evaluator's verdict (in the config's scoring mode, recorded in the score). A parse failure keeps
     null metrics (reported apart, never zero); a scoring failure (e.g. a broken gold answer) is recorded in
-    the cell, never raised."""
+    the cell, never raised. A run that ended in an error (`failure`, why) has no answer: 0 on every metric."""
     from eval.batch import score_task
+    from eval.score import no_answer
 
     try:
-        score = score_task(task, answer, None, compat)
+        score = no_answer(failure, compat) if failure else score_task(task, answer, None, compat)
     except Exception as exc:  # recorded: a broken gold or spec must not lose the agent's answer
         return dict.fromkeys(METRICS), {"error": describe_error(exc), "mode": compat}
     exact = None if score.exact_match is None else float(score.exact_match)

@@ -16,6 +16,7 @@ from graph.nodes.common import (
     MAX_INVALID_STREAK,
     LLMCallError,
     budget_stop,
+    call_deadline,
     call_model,
     error_record,
     history_window,
@@ -53,7 +54,8 @@ def make_actor(deps: Deps):
         tools = actor_tools(deps, state)
         prompt, trimmed, seen_page, parts = _prompt(deps, state, tools)
         try:
-            ai, llm_ms = await call_model(deps.model.bind_tools(tools, tool_choice="auto"), prompt)
+            ai, llm_ms = await call_model(deps.model.bind_tools(tools, tool_choice="auto"), prompt,
+                                        call_deadline(deps, state))
         except LLMCallError as exc:
             deps.log.write({"node": "actor", "step": step, "error": str(exc), "kind": exc.kind})
             return {"stop_reason": "error", "pending": None, "nodes_run": ["actor"], "step": step,
