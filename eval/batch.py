@@ -190,11 +190,6 @@ def _score_one(
         missing_prediction=prediction is None,
         failed_run=prediction is not None and prediction.failed,
     )
-    if prediction is None or prediction.failed:
-        reason = ("no prediction" if prediction is None else
-                  f"the run ended in an error ({prediction.error_kind or prediction.stop_reason})")
-        record.score = no_answer(reason, compat)
-        return record
     if prediction is not None and prediction.unreadable:
         record.score = Score(
             item_f1=None, row_f1=None, poa=None, exact_match=None, parse_failure=True, mode=compat,
@@ -203,7 +198,12 @@ def _score_one(
         return record
     try:
         task_rules = rules.for_task(task.task_id) if rules else None
-        record.score = score_task(task, prediction.answer, task_rules, compat)
+        answered = prediction is not None and not prediction.failed
+        # scored even without an answer: a gold that cannot be scored is reported either way
+        record.score = score_task(task, prediction.answer if answered else "", task_rules, compat)
+        if not answered:
+            record.score = no_answer("no prediction" if prediction is None else "the run ended in an error "
+                                     f"({prediction.error_kind or prediction.stop_reason})", compat)
     except (GoldParseError, RulesError, AuthorsRulesError) as exc:
         record.error = f"{type(exc).__name__}: {exc}"
     return record

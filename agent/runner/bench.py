@@ -239,7 +239,9 @@ def score_cell(
     from eval.score import no_answer
 
     try:
-        score = no_answer(failure, compat) if failure else score_task(task, answer, None, compat)
+        score = score_task(task, "" if failure else answer, None, compat)  # a broken gold is reported either way
+        if failure:
+            score = no_answer(failure, compat)
     except Exception as exc:  # recorded: a broken gold or spec must not lose the agent's answer
         return dict.fromkeys(METRICS), {"error": describe_error(exc), "mode": compat}
     exact = None if score.exact_match is None else float(score.exact_match)
