@@ -9,6 +9,7 @@ from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage, Too
 from pydantic import BaseModel
 
 from browser.types import Observation
+from graph.caps import bound_reply
 from graph.composer import live_rows, parse_order
 from graph.context import fit_window, prompt_parts
 from graph.evidence import ANSWER, derived_answer, discard_from
@@ -61,6 +62,9 @@ def make_actor(deps: Deps):
             return {"stop_reason": "error", "pending": None, "nodes_run": ["actor"], "step": step,
                     "errors": [error_record(state, "actor", exc.kind, "llm", str(exc))]}
         usage, spent = usage_after(deps, state["usage"], ai)
+        ai, cuts = bound_reply(ai)
+        if cuts:
+            deps.log.write({"node": "actor", "step": step, "reply_cut": cuts})
         usage["steps"] = step
         update: dict[str, Any] = {"step": step, "usage": usage, "nodes_run": ["actor"], "pending": None,
                                   "context_trims": state.get("context_trims", 0) + (1 if trimmed else 0),
