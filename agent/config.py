@@ -170,9 +170,20 @@ class ConfigError(ValueError):
     """Names the file and the key of every problem."""
 
 
+MAX_CONFIG_BYTES = 1_000_000  # a benchmark config is a few KB; `sgr bench /dev/zero` read 10 GB
+
+
+def _read_config_text(path: Path) -> str:
+    with Path(path).open("rb") as handle:
+        data = handle.read(MAX_CONFIG_BYTES + 1)
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path}: over {MAX_CONFIG_BYTES:,} bytes: not a benchmark config")
+    return data.decode("utf-8")
+
+
 def load_config(path: Path) -> BenchConfig:
     try:
-        raw = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        raw = yaml.safe_load(_read_config_text(path)) or {}
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason}); save it as UTF-8") from exc
     except RecursionError as exc:

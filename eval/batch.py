@@ -49,6 +49,8 @@ class ScorableTask(Protocol):
 
 _TASK_ID = re.compile(r'"task_id"\s*:\s*("(?:[^"\\]|\\.){1,500}")')
 Compat = Literal["ours", "authors"]
+MAX_LINE_CHARS = 2_000_000  # one prediction line: an answer of tens of thousands of rows still fits
+MAX_SKIPPED_CHARS = 50_000_000  # a line longer than this is no predictions file (/dev/zero)
 
 
 class PredictionsError(ValueError):
@@ -94,14 +96,36 @@ def read_predictions(path: Path) -> list[Prediction]:
     predictions: list[Prediction] = []
     try:
         with path.open(encoding="utf-8", newline="") as handle:
-            for number, line in enumerate(handle, start=1):
-                if line.strip():
+            for number, line in enumerate(iter(lambda: handle.readline(MAX_LINE_CHARS + 1), ""), start=1):
+                if len(line) > MAX_LINE_CHARS and not line.endswith("\n"):
+                    _over_cap(path, number, line, handle, predictions, problems)
+                elif line.strip():
                     _read_line(path, number, line, predictions, problems)
     except (OSError, UnicodeDecodeError) as exc:
         raise PredictionsError(f"{path}: cannot read predictions: {exc}") from exc
     if problems:
         raise PredictionsError(f"{len(problems)} bad line(s) in predictions:\n" + "\n".join(problems))
     return predictions
+
+
+def _over_cap(path: Path, number: int, head: str, handle: Any, predictions: list[Prediction],
+              problems: list[str]) -> None:
+    """A line over MAX_LINE_CHARS: the rest of it is skipped unread, and when its task id can be read the task is
+    recorded as a parse failure (a 55 MB answer took 174 s to score; a stream without newlines never ended)."""
+    skipped = len(head)
+    while (chunk := handle.readline(MAX_LINE_CHARS)) and not chunk.endswith("\n"):
+        skipped += len(chunk)
+        if skipped > MAX_SKIPPED_CHARS:
+            raise PredictionsError(f"{path}:{number}: a line of over {MAX_SKIPPED_CHARS:,} characters: "
+                                   "not a predictions file")
+    skipped += len(chunk)
+    reason = f"{path}:{number}: a line of {skipped:,}+ characters, over the cap of {MAX_LINE_CHARS:,}"
+    task_id = _TASK_ID.search(head[:10_000])
+    if task_id is None:
+        problems.append(reason + ", and no task_id found at its start")
+        return
+    predictions.append(Prediction(task_id=json.loads(task_id[1]), answer="", line=number,
+                                  unreadable=reason + " (recorded as a parse failure)"))
 
 
 def _read_line(path: Path, number: int, line: str, predictions: list[Prediction], problems: list[str]) -> None:

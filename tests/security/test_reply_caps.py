@@ -80,3 +80,14 @@ def test_reply_caps_in_a_real_run(tmp_path: Path):
     assert steps.count('"reply_cut"') == 3
     assert (run_dir / "checkpoints.sqlite").stat().st_size < 2_000_000
     assert json.loads((run_dir / "outcome.json").read_text())["stop_reason"] == "finished"
+
+
+def test_reply_caps_transcript_keeps_the_start_of_a_huge_reply(tmp_path: Path):
+    from agent.models.transcript import MAX_RECORDED_BYTES, TranscriptRecorder, read_transcript
+
+    recorder = TranscriptRecorder(tmp_path / "transcript.jsonl")
+    body = json.dumps({"choices": [{"message": {"content": PROSE * 2}}]}).encode()
+    recorder.record(b'{"messages": []}', 200, body)
+    [line] = read_transcript(tmp_path / "transcript.jsonl")
+    assert line["request"] == {"messages": []} and "over the transcript's cap" in line["response"]["sgr_cut"]
+    assert (tmp_path / "transcript.jsonl").stat().st_size < MAX_RECORDED_BYTES // 10
