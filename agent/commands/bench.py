@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from agent.config import ConfigError
 from agent.runner.bench import BrowserUnavailable, RunFolderBusy, run_bench
@@ -32,6 +33,12 @@ def _run(config: Path, output: Path | None, concurrency: int | None, limit: int 
     except KeyboardInterrupt as exc:
         console.print("interrupted: finished cells are kept; run the same command again to resume", highlight=False)
         raise typer.Exit(130) from exc
+    except OSError as exc:  # a full disk, a run folder gone read-only: the cell being written stays unfinished
+        where = f" ({exc.filename})" if exc.filename else ""
+        console.print(f"[red]error:[/] cannot write the run folder: {escape(exc.strerror or str(exc))}"
+                      f"{escape(where)}; finished cells are kept: free space and run the same command again to "
+                      "resume", highlight=False)
+        raise typer.Exit(2) from exc
     console.print(f"done: {result.ran} cell(s) run ({result.failed} failed), {result.skipped} resumed from "
                   f"earlier runs; results in {result.run_dir}", highlight=False)
     return result.run_dir
