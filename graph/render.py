@@ -16,7 +16,7 @@ from browser.delta import observation_text as browser_observation_text
 from browser.delta import page_key as browser_page_key
 from browser.delta import render_delta
 from browser.tokens import count_tokens, encoding
-from graph.page_fence import untrusted
+from graph.page_fence import inline_data, untrusted
 from graph.state import AgentState, Plan, TaskView
 from graph.tracker import ambiguous_gates, find_gate_value, plan_gates
 from graph.workspace import schemas
@@ -35,6 +35,10 @@ class Prompts:
     def load(cls, directory: Path = DEFAULT_PROMPT_DIR) -> Prompts:
         env = Environment(loader=FileSystemLoader(directory), undefined=StrictUndefined, autoescape=False,
                           keep_trailing_newline=False)
+        turn = env.loader.get_source(env, "actor_turn.md")[0]
+        # page values inside the turn's own sections are data: one line each, quoted when they imitate a header
+        env.filters["data"] = lambda value: inline_data(value, turn)
+        env.filters["page"] = lambda text: untrusted(str(text), turn)
         read = lambda name: (directory / name).read_text(encoding="utf-8").strip()  # noqa: E731
         return cls(planner_system=read("planner.md"), actor_system=read("actor.md"), env=env)
 

@@ -24,6 +24,7 @@ from graph.nodes.common import (
     usage_after,
 )
 from graph.nodes.deps import Deps
+from graph.page_fence import untrusted
 from graph.phase import actor_system, actor_tools
 from graph.render import page_key, turn_observation
 from graph.robust import (
@@ -147,13 +148,23 @@ def _prompt(deps: Deps, state: AgentState, tools: list[dict[str, Any]]
         seen, seen_page = turn_observation(state, budget)
         turn = HumanMessage(deps.prompts.actor_turn(state, observation_text=seen, max_steps=deps.budgets.max_steps),
                             additional_kwargs={"sgr_state": _structured(state)})
-        window = fit_window(history_window(state.get("messages") or []), head=[system], turn=turn, tools=tools,
+        history = [_page_data(m, deps) for m in history_window(state.get("messages") or [])]
+        window = fit_window(history, head=[system], turn=turn, tools=tools,
                             context_tokens=deps.model_config.context_tokens, whole=HISTORY_WHOLE)
         if window.limit is None or window.tokens <= window.limit or budget <= MIN_OBSERVATION_TOKENS:
             messages = [system, *window.messages, turn]
             return messages, window.trimmed > 0 or budget < deps.token_budget, seen_page, prompt_parts(
                 system, window.messages, turn, seen, tools)
         budget = max(MIN_OBSERVATION_TOKENS, budget - (window.tokens - window.limit) - 50)
+
+
+def _page_data(message: AnyMessage, deps: Deps) -> AnyMessage:
+    """A tool reply quotes page cells (read_table, extract_rows, derive): a line of it that imitates one of the
+    turn's headers is marked as page text on the wire, as in the observation (the state keeps the reply)."""
+    if not isinstance(message, ToolMessage) or not isinstance(message.content, str):
+        return message
+    marked = untrusted(message.content, deps.prompts.turn_template)
+    return message if marked == message.content else message.model_copy(update={"content": marked})
 
 
 def _invalid(deps: Deps, state: AgentState, step: int, messages: list[AnyMessage], why: str, llm_ms: float,
