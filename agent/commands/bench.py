@@ -28,7 +28,7 @@ def _run(config: Path, output: Path | None, concurrency: int | None, limit: int 
         result = asyncio.run(run_bench(config, output_dir=output, concurrency=concurrency, limit=limit,
                                        console=console, fresh=fresh, allow_mixed=allow_mixed))
     except (ConfigError, RunFolderBusy, BrowserUnavailable) as exc:
-        console.print(f"[red]error:[/] {exc}", highlight=False)
+        console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
         raise typer.Exit(2) from exc
     except KeyboardInterrupt as exc:
         console.print("interrupted: finished cells are kept; run the same command again to resume", highlight=False)
@@ -39,8 +39,8 @@ def _run(config: Path, output: Path | None, concurrency: int | None, limit: int 
                       f"{escape(where)}; finished cells are kept: free space and run the same command again to "
                       "resume", highlight=False)
         raise typer.Exit(2) from exc
-    console.print(f"done: {result.ran} cell(s) run ({result.failed} failed), {result.skipped} resumed from "
-                  f"earlier runs; results in {result.run_dir}", highlight=False)
+    console.print(escape(f"done: {result.ran} cell(s) run ({result.failed} failed), {result.skipped} resumed from "
+                         f"earlier runs; results in {result.run_dir}"), highlight=False)
     return result.run_dir
 
 

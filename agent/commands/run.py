@@ -36,6 +36,7 @@ from agent.models.local_server import LocalModelError
 from agent.outcome import TaskOutcome
 from agent.rundir.manifest import SINGLE_RUN_FINGERPRINT, MixedCodeError, check_single_run_code
 from agent.rundir.paths import UnsafePath, run_path
+from agent.runner.bench import RunFolderBusy, run_lock
 from agent.runner.local import CANCEL_GRACE_SECONDS, CLOSE_TIMEOUT_SECONDS
 from agent.webenv.sites import DEFAULT_RELEASE
 
@@ -207,46 +208,53 @@ def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASK
         console.print(f"[red]error:[/] --out {escape(str(out))}: cannot make the run folder {escape(str(out_dir))}: "
                       f"{escape(exc.strerror or str(exc))}", highlight=False)
         raise typer.Exit(2) from exc
-    protocol = bench.protocol if bench else ProtocolConfig()
-    agent = bench.agent if bench else AgentConfig()
-    from agent.webenv.environments import EnvironmentDown, TaskSkipped
-
+    lock = contextlib.ExitStack()  # one `sgr run` per run folder: two on the same task and --out mixed their steps
     try:
-        for line in check_single_run_code(out_dir, allow_mixed):
-            console.print(f"[bold yellow]--allow-mixed: continuing a run of other code: {line}[/]", highlight=False)
-    except MixedCodeError as exc:
-        console.print(f"[red]error:[/] {exc}", highlight=False)
-        raise typer.Exit(2) from exc
-    try:
-        outcome, score = asyncio.run(run_one(task_id=task, source=tasks or "offline", model=chosen, variant=variant,
-                                             protocol=protocol, agent=agent, out_dir=out_dir, webenv=mapping,
-                                             webenv_release=release, hard_limit=protocol.budgets.wall_seconds
-                                             + (bench.run if bench else RunConfig()).hard_timeout_margin_seconds))
-    except TaskSkipped as exc:  # the task's site has no environment: a listed skip, not a failure
-        console.print(str(exc), highlight=False)
-        if [p.name for p in out_dir.iterdir()] == [SINGLE_RUN_FINGERPRINT]:  # nothing ran: leave no folder
-            (out_dir / SINGLE_RUN_FINGERPRINT).unlink()
-        if not any(out_dir.iterdir()):
-            out_dir.rmdir()
-        return
-    except EnvironmentDown as exc:
-        console.print(f"[red]error:[/] the task's environment does not answer\n{escape(str(exc))}", highlight=False)
-        raise typer.Exit(2) from exc
-    except (LookupError, ValueError, OSError, LocalModelError) as exc:  # unknown task id, source; no local server
+        lock.enter_context(run_lock(out_dir, "sgr run"))
+    except RunFolderBusy as exc:
         console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
         raise typer.Exit(2) from exc
-    metrics = ", ".join(f"{k}={score[k]}" for k in ("exact_match", "item_f1", "row_f1", "poa") if k in score)
-    if outcome.failed:
-        metrics = "no answer (the run ended in an error): scored 0"
-    console.print(f"{task} [{chosen.name}/{variant.name}] stop={outcome.stop_reason} steps={outcome.steps} "
-                  f"tokens={outcome.prompt_tokens}+{outcome.completion_tokens} {metrics or score.get('error', '')}",
-                  highlight=False)
-    for restart in outcome.restarts:
-        console.print(f"[bold yellow]restarted from a clean slate:[/] an earlier run was interrupted at step "
-                      f"{restart.get('interrupted_at_step')} ({escape(str(restart.get('last_url')))})", highlight=False)
-    if outcome.error:
-        console.print(f"[yellow]{outcome.error_kind} error:[/] {outcome.error}", highlight=False)
-    console.print(f"results in {out_dir}", highlight=False)
-    typer.echo(outcome.answer)
-    if outcome.stop_reason == "error":
-        raise typer.Exit(1)
+    with lock:
+        protocol = bench.protocol if bench else ProtocolConfig()
+        agent = bench.agent if bench else AgentConfig()
+        from agent.webenv.environments import EnvironmentDown, TaskSkipped
+
+        try:
+            for line in check_single_run_code(out_dir, allow_mixed):
+                console.print(f"[bold yellow]--allow-mixed: continuing a run of other code: {line}[/]", highlight=False)
+        except MixedCodeError as exc:
+            console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+            raise typer.Exit(2) from exc
+        try:
+            outcome, score = asyncio.run(run_one(task_id=task, source=tasks or "offline", model=chosen, variant=variant,
+                                                 protocol=protocol, agent=agent, out_dir=out_dir, webenv=mapping,
+                                                 webenv_release=release, hard_limit=protocol.budgets.wall_seconds
+                                                 + (bench.run if bench else RunConfig()).hard_timeout_margin_seconds))
+        except TaskSkipped as exc:  # the task's site has no environment: a listed skip, not a failure
+            console.print(str(exc), highlight=False)
+            if {p.name for p in out_dir.iterdir()} <= {SINGLE_RUN_FINGERPRINT, "run.lock"}:  # nothing ran: no folder
+                (out_dir / SINGLE_RUN_FINGERPRINT).unlink()
+            return  # the lock's release removes the folder it alone is left in
+        except EnvironmentDown as exc:
+            console.print(f"[red]error:[/] the task's environment does not answer\n{escape(str(exc))}", highlight=False)
+            raise typer.Exit(2) from exc
+        except (LookupError, ValueError, OSError, LocalModelError) as exc:  # unknown task id, source; no local server
+            console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+            raise typer.Exit(2) from exc
+        metrics = ", ".join(f"{k}={score[k]}" for k in ("exact_match", "item_f1", "row_f1", "poa") if k in score)
+        if outcome.failed:
+            metrics = "no answer (the run ended in an error): scored 0"
+        # names and texts are the user's or an endpoint's: printed as they are, never read as Rich markup
+        console.print(escape(f"{task} [{chosen.name}/{variant.name}] stop={outcome.stop_reason} steps={outcome.steps} "
+                             f"tokens={outcome.prompt_tokens}+{outcome.completion_tokens} "
+                             f"{metrics or score.get('error', '')}"), highlight=False)
+        for restart in outcome.restarts:
+            console.print(f"[bold yellow]restarted from a clean slate:[/] an earlier run was interrupted at step "
+                          f"{restart.get('interrupted_at_step')} ({escape(str(restart.get('last_url')))})", highlight=False)
+        if outcome.error:
+            console.print(f"[yellow]{escape(str(outcome.error_kind))} error:[/] {escape(outcome.error)}",
+                          highlight=False)
+        console.print(f"results in {escape(str(out_dir))}", highlight=False)
+        typer.echo(outcome.answer)
+        if outcome.failed:
+            raise typer.Exit(1)

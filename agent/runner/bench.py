@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from rich.console import Console
+from rich.markup import escape
 
 from agent.config import BenchConfig, ConfigError, ModelConfig, load_config, make_output_dir
 from agent.models.local_server import serving_config
@@ -95,17 +96,24 @@ def _webenv_plan(config: BenchConfig, config_path: Path, tasks: list[Task], memb
 
 
 @contextlib.contextmanager
-def run_lock(run_dir: Path) -> Iterator[None]:
-    """One runner per folder; the kernel drops the lock when the process dies, even by `kill -9`."""
-    handle = (run_dir / "run.lock").open("a+")
+def run_lock(run_dir: Path, command: str = "sgr bench") -> Iterator[None]:
+    """One runner per folder (`sgr bench`, or `sgr run` on one task's folder); the kernel drops the lock when
+    the process dies, even by `kill -9`. A folder left holding only the lock (a config error before anything
+    ran) is removed, lock and all, before the lock is let go."""
+    lock = run_dir / "run.lock"
+    handle = lock.open("a+")
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError as exc:
         handle.close()
-        raise RunFolderBusy(f"{run_dir}: another `sgr bench` is running on this folder") from exc
+        raise RunFolderBusy(f"{run_dir}: another `{command}` is running on this folder") from exc
     try:
         yield
     finally:
+        with contextlib.suppress(OSError):
+            if [p.name for p in run_dir.iterdir()] == [lock.name]:
+                lock.unlink()
+                run_dir.rmdir()
         fcntl.flock(handle, fcntl.LOCK_UN)
         handle.close()
 
@@ -317,7 +325,7 @@ async def run_bench(
         config = config.model_copy(update={"run": config.run.model_copy(update=updates)})
     config, notices = resolve_models(config, config_path)
     for notice in notices:
-        console.print(f"[bold yellow]{notice}[/]")
+        console.print(f"[bold yellow]{escape(notice)}[/]")
     on_ray = config.run.executor == "ray"
     if on_ray:
         from agent.runner.ray_pool import require_ray
@@ -331,7 +339,7 @@ async def run_bench(
             clear_run_folder(run_dir)
         mixed = check_resumable(run_dir, config, config_path, allow_mixed)
         for line in mixed:
-            console.print(f"[bold yellow]--allow-mixed: resuming over cells of other code: {line}[/]")
+            console.print(f"[bold yellow]--allow-mixed: resuming over cells of other code: {escape(line)}[/]")
         # leftovers of a killed run stay until their cell runs again: `fresh_staging_dir` keeps their steps
         # On Ray each worker serves the offline sites itself: tasks keep the placeholder origin here.
         with _offline_server(config, run_dir, console, needed=not on_ray) as origin, serving_config(config) as served:
@@ -413,7 +421,7 @@ def _offline_server(config: BenchConfig, run_dir: Path, console: Console,
         return
     from agent.runner.offline_sites import serve_offline_sites
 
-    with serve_offline_sites(run_dir, lambda line: console.print(f"[bold yellow]{line}[/]")) as origin:
+    with serve_offline_sites(run_dir, lambda line: console.print(f"[bold yellow]{escape(line)}[/]")) as origin:
         yield origin
 
 

@@ -70,7 +70,29 @@ async def call_model(model, messages: list[AnyMessage], deadline: float | None =
         raise LLMCallError(cut) from exc
     except Exception as exc:  # classified by the caller: every API failure is infrastructure
         raise LLMCallError(exc) from exc
+    if problem := usage_problem(ai.usage_metadata or {}):
+        error = LLMCallError(InvalidUsage(problem))
+        error.kind = "config"  # the same endpoint answers the same way: a retry cannot help
+        raise error
     return ai, (time.perf_counter() - started) * 1000
+
+
+class InvalidUsage(ValueError):
+    """The endpoint reported token counts that are not counts: the token budget could never trip."""
+
+
+MAX_TOKENS_PER_CALL = 100_000_000
+
+
+def usage_problem(usage: dict[str, Any]) -> str | None:
+    """Why a reply's usage cannot be counted (a word, a negative or absurd number), or None."""
+    for name in ("input_tokens", "output_tokens"):
+        value = usage.get(name, 0)
+        if isinstance(value, bool) or not isinstance(value, int | float) \
+                or not 0 <= value <= MAX_TOKENS_PER_CALL or value != int(value):  # NaN fails the range first
+            return (f"the endpoint reported {name.replace('input', 'prompt').replace('output', 'completion')}="
+                    f"{value!r}, not a token count: the token budget cannot be kept; check the endpoint")
+    return None
 
 
 def error_record(state: AgentState, node: str, kind: str, error_class: str, message: str) -> ErrorRecord:
