@@ -71,3 +71,36 @@ def test_model_call_deadline_bench_over_none_tasks_with_a_hung_endpoint_scores_z
     [overall] = json.loads((tmp_path / "bench" / "summary.json").read_text())["overall"]
     assert (overall["n"], overall["failed"], overall["em"], overall["item_f1"]) == (4, 4, 0.0, 0.0)
     assert "have no answer" in (tmp_path / "bench" / "summary.md").read_text()
+
+
+def test_model_call_deadline_a_step_past_the_wall_budget_is_interrupted(tmp_path: Path):
+    """A page whose script never yields (a JS busy loop) held its step for a whole action timeout past the wall
+    budget (97.7 s against 60 s). The step is now interrupted at the budget and its page closed."""
+    from starlette.applications import Starlette
+    from starlette.responses import HTMLResponse
+    from starlette.routing import Route
+
+    from agent.models.fake_server import FakeOpenAIServer
+    from tasks.offline.server import ThreadedServer, free_port
+
+    port = free_port("127.0.0.1")
+    busy = f"http://127.0.0.1:{port}/busy.html"
+    app = Starlette(routes=[Route("/busy.html", lambda r: HTMLResponse("<title>busy</title><script>for(;;){}</script>")),
+                            Route("/", lambda r: HTMLResponse("<title>start</title><p>start</p>"))])
+    wall = 12
+    with ThreadedServer(app, "127.0.0.1", port, "sgr-busy-site"), \
+            FakeOpenAIServer([{"tool_calls": [{"name": "goto", "arguments": {"url": busy}}]}] * 5) as fake:
+        source = none_tasks(tmp_path, 1, start_url=f"http://127.0.0.1:{port}/")
+        config = tmp_path / "run.yaml"
+        config.write_text(f"models: [{{name: busy, provider: openai, model: m, base_url: '{fake.base_url}', "
+                          "api_key_env: null, max_retries: 0}]\n"
+                          f"protocol: {{budgets: {{wall_seconds: {wall}}}}}\nagent: {{trace: false}}\n")
+        done = sgr("run", "--task", "none_task_001", "--tasks", str(source), "--config", str(config), "--ablate",
+                   "planner", "--out", str(tmp_path / "runs"), timeout=wall + 240)
+    assert done.returncode == 1, done.stderr[-2000:]
+    run_dir = tmp_path / "runs" / "none_task_001" / "busy" / "no-planner"
+    started = json.loads((run_dir / "steps.jsonl").read_text().splitlines()[0])
+    assert (run_dir / "outcome.json").stat().st_mtime - started["t"] < wall + 10
+    outcome = json.loads((run_dir / "outcome.json").read_text())
+    assert outcome["error_kind"] == "timeout" and "ran past the wall budget" in outcome["error"]
+    assert json.loads((run_dir / "score.json").read_text())["evidence"]["prediction_status"] == "no_answer"
