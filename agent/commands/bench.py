@@ -32,8 +32,10 @@ def _run(config: Path, output: Path | None, concurrency: int | None, limit: int 
     except KeyboardInterrupt as exc:
         console.print("interrupted: finished cells are kept; run the same command again to resume", highlight=False)
         raise typer.Exit(130) from exc
+    report = result.run_dir / "report.html"
     console.print(f"done: {result.ran} cell(s) run ({result.failed} failed), {result.skipped} resumed from "
-                  f"earlier runs; results in {result.run_dir}", highlight=False)
+                  f"earlier runs; results in {result.run_dir}"
+                  + (f"; report: {report.resolve()}" if report.is_file() else ""), highlight=False)
     return result.run_dir
 
 

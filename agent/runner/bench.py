@@ -374,7 +374,8 @@ async def run_bench(
             from agent.reports.write import write_run_reports
 
             write_run_reports(run_dir, html=config.run.html_report)
-            console.print(f"reports: {run_dir / 'summary.md'}", highlight=False)
+            html = f"; open {(run_dir / 'report.html').resolve()}" if config.run.html_report else ""
+            console.print(f"reports: {run_dir / 'summary.md'}{html}", highlight=False)
     return result
 
 
