@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import difflib
 import json
 import shutil
 from collections.abc import Iterator
@@ -23,6 +24,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from agent.config import (
+    ABLATABLE_NODES,
     AgentConfig,
     AgentVariant,
     BenchConfig,
@@ -64,7 +66,8 @@ def pick_model(name: str | None, models: list[ModelConfig]) -> ModelConfig:
     if name is None:
         if models:
             return models[0]
-        raise RunSetupError("give --model (a name from --config, 'scripted', or an OpenAI model id)")
+        raise RunSetupError("give --model NAME ('scripted', 'faulty[:SEED]', 'local' or an OpenAI model id) or "
+                            "--config FILE (its first model runs)")
     match = next((m for m in models if m.name == name), None)
     if match:
         return match
@@ -86,10 +89,12 @@ def pick_model(name: str | None, models: list[ModelConfig]) -> ModelConfig:
 
 def make_variant(ablate: str) -> AgentVariant:
     nodes = [n.strip() for n in ablate.split(",") if n.strip()]
-    try:
-        return AgentVariant(name="no-" + "-".join(nodes) if nodes else "full", ablate=nodes)
-    except ValueError as exc:
-        raise RunSetupError(f"--ablate: {exc}") from exc
+    for node in nodes:  # said here in one line (the model's own error is a multi-line pydantic dump)
+        if node not in ABLATABLE_NODES:
+            close = difflib.get_close_matches(node, ABLATABLE_NODES, n=1)
+            hint = f"; did you mean {close[0]}?" if close else ""
+            raise RunSetupError(f"--ablate: unknown node {node!r}{hint} (nodes: {', '.join(ABLATABLE_NODES)})")
+    return AgentVariant(name="no-" + "-".join(nodes) if nodes else "full", ablate=nodes)
 
 
 @contextlib.contextmanager
