@@ -185,6 +185,7 @@ def validate(
     language: LanguageOpt = None,
     domain: DomainOpt = None,
     family: FamilyOpt = None,
+    task_id: TaskIdOpt = None,
     strict_pairs: Annotated[
         bool, typer.Option("--strict-pairs", help="Also fail when a goal/constraint partner is missing.")
     ] = False,
@@ -198,7 +199,7 @@ def validate(
     as_json: Annotated[bool, typer.Option("--json", help="Problems and alignment as one JSON object.")] = False,
 ) -> None:
     """Check every record and the goal/constraint alignment; exits 1 listing all problems (or if none loaded)."""
-    result = _load(tasks, split, language, domain, family, None)
+    result = _load(tasks, split, language, domain, family, task_id)
     if answer_check:
         result.problems.extend(p for task in result.tasks for p in check_reference_answer(task))
     report = align_pairs(result.tasks) if split is SplitChoice.both else None
