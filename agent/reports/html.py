@@ -127,9 +127,13 @@ def render_html_report(run_dir: Path, summary: RunSummary, records: list[CellRec
     manifest = _read_json(run_dir / "manifest.json") or {}
     tasks = _sorted([_task_view(run_dir, r, set(summary.replays)) for r in records])
     counts = {status: sum(t.status == status for t in tasks) for status in _RANK}
+    # opened first: the worst cell with something to read (a cell that failed before its first action says
+    # all there is in its list row: the cause)
+    readable = [t for t in tasks if t.status != "exact" and any(s.step.isdigit() and s.step != "0" for s in t.steps)]
+    first = (readable or tasks or [None])[0]
     return env.get_template("report.html.j2").render(
         summary=summary, metrics=METRICS, labels=METRIC_LABELS, plots=plots, manifest=manifest, tasks=tasks,
-        counts=counts, run_path=str(run_dir.resolve()),
+        counts=counts, run_path=str(run_dir.resolve()), first=first.anchor if first else "",
         families=sorted({t.record.family or "unknown" for t in tasks}),
         stops=sorted({t.record.outcome.stop_reason for t in tasks}),
         series=sorted({f"{t.record.model} / {t.record.variant}" for t in tasks}),
