@@ -46,6 +46,10 @@ EXPENSIVE = {
     "docker ": "a Docker engine",
     "apt-get install": "system packages",
     "scripts/container_smoke.sh": "podman and root (tests/test_container.py, SGR_CONTAINER_SMOKE=1)",
+    "sgr play": "waits for a person or a program to answer (tests/test_agent_play.py drives both)",
+    "sgr run --task offline_vulns_003 --model play": "the same as sgr play (tests/test_agent_play.py)",
+    "sgr path record runs/": "needs a played run's folder (tests/test_agent_paths.py records one)",
+    "sgr path replay": "a whole task in Chromium, minutes (tests/test_real_model_paths.py)",
 }
 
 
