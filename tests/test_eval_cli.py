@@ -111,7 +111,7 @@ def test_only_predicted_and_filters_score_what_was_asked(tmp_path: Path):
     assert "water_quality_portal_003-g" not in whole.output  # counted, listed only on request
     listed = runner.invoke(app, ["score", "--tasks", str(SAMPLE), "--language", "en", "--predictions", str(one),
                                  "--out", str(tmp_path / "l"), "--list-missing"])
-    assert "missing predictions (scored as empty): " in listed.output and "water_quality_portal_003-g" in listed.output
+    assert "missing predictions (no answer: scored 0): " in listed.output and "water_quality_portal_003-g" in listed.output
     only = runner.invoke(app, ["score", "--tasks", str(SAMPLE), "--language", "en", "--predictions", str(one),
                                "--out", str(tmp_path / "only"), "--only-predicted"])
     assert only.exit_code == 0, only.output
