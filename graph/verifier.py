@@ -13,7 +13,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from graph.state import EvidenceRow, Failure, Listing, Plan, Provenance, ReadRecord, VerifierReport
-from graph.tracker import find_gate_value, is_clamped, state_values, values_match
+from graph.values import find_gate_value, is_clamped, state_values, values_match
 
 STATE_GATES = ("source", "scope", "filter", "view", "sort")
 
