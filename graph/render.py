@@ -16,6 +16,7 @@ from browser.delta import observation_text as browser_observation_text
 from browser.delta import page_key as browser_page_key
 from browser.delta import render_delta
 from browser.tokens import count_tokens, encoding
+from graph.judge import current_phase, gates_for, grounding_lines
 from graph.page_fence import untrusted
 from graph.state import AgentState, Plan, TaskView
 from graph.tracker import ambiguous_gates, find_gate_value, plan_gates
@@ -54,7 +55,8 @@ class Prompts:
         phases = [(p, bool((state.get("tables") or {}).get(p.into, {}).get("rows"))) for p in plan.phases] if plan else []
         return self.env.get_template("actor_turn.md").render(
             task=state["task"], columns=columns, plan=plan, retrieval=retrieval,
-            pending_gates=pending_gates(plan, retrieval), retrieval_url=_retrieval_url(retrieval, state.get("observation")),
+            pending_gates=pending_gates(plan, retrieval),
+            grounding=grounding_lines(gates_for(plan, current_phase(plan, state.get("tables") or {})), retrieval), retrieval_url=_retrieval_url(retrieval, state.get("observation")),
             state_values=state_values, untouched=untouched,
             drift_flags=state.get("drift_flags") or [], repair_goal=state.get("repair_goal"),
             rows_count=len(rows), last_rows=[[r["values"].get(c, "") for c in columns] for r in rows[-LAST_ROWS_SHOWN:]],

@@ -12,6 +12,7 @@ import re
 from urllib.parse import parse_qsl, urlsplit
 
 from browser.types import ActionResult, Observation
+from graph.judge import Verdict, gates_for, verdicts
 from graph.state import Clamp, DriftFlag, Gate, Phase, Plan, RetrievalState, StateValue
 from graph.values import (
     WINDOW_END_WORDS,
@@ -173,7 +174,7 @@ def track(
 
 
 def _in_phase(flag: DriftFlag, phase: Phase | None, plan: Plan) -> bool:
-    gates = [*plan.gates, *(phase.gate_list() if phase else [])]
+    gates = gates_for(plan, phase)
     state = {flag["gate"]: flag["before"] or ""}
     return any(find_gate_value(state, g.name) or gate_key(g.name) == gate_key(flag["label"]) for g in gates)
 
@@ -262,74 +263,56 @@ def ambiguous_gates(plan: Plan | None, state: RetrievalState | None) -> list[str
 
 def plan_gates(plan: Plan) -> list[Gate]:
     """The plan's gates and every phase's (a chained task reads under several states)."""
-    return [*plan.gates, *(g for phase in plan.phases for g in phase.gate_list())]
+    return gates_for(plan, every_phase=True)
 
 
-def _plan_flags(plan: Plan, state: RetrievalState, step: int, held: set[str] = frozenset()) -> list[DriftFlag]:
-    """A planned gate the agent set to another value; or one flagged when rows were read (`held`: the
-    extractor checks every planned gate on its actual value, a kept default included) and still wrong."""
+PLAN_RULES = ("gate_mismatch", "window_narrower")
+
+
+def _plan_flags(plan: Plan, state: RetrievalState, step: int, held: set[str] | frozenset[str] = frozenset()
+                ) -> list[DriftFlag]:
+    """The tracker's policy over the judge's verdicts, between reads: a planned gate whose control the agent set
+    to another value, or one flagged when rows were read (`held`: the read check judges a kept default too) and
+    still wrong. Any phase's value is accepted (a phase not yet read may need it), so a control (or a From/To
+    pair) is flagged only when every gate naming it is a mismatch; unresolved and clamped verdicts never flag."""
+    groups: dict[str, list[Verdict]] = {}
+    for verdict in verdicts(plan_gates(plan), state):
+        if verdict.grounded:
+            groups.setdefault(str(verdict.bounds) if verdict.gate.kind == "window" else verdict.key, []).append(verdict)
     flags: list[DriftFlag] = []
-    gates = plan_gates(plan)
-    for gate in gates:
-        if gate.kind == "window":
-            flag = window_flag(gate.name, gate.target, state, step, held=held)
-            if flag:
-                flags.append(flag)
+    for group in groups.values():
+        if any(v.status != "mismatch" for v in group):
             continue
-        found = find_gate_value(state, gate.name, gate)
-        if not found:
-            continue
-        key, value = found
-        if any(f["gate"] == key for f in flags):
-            continue  # several phases name this gate: one flag
-        planned = [g.target for g in gates if find_gate_value(state, g.name, g) == found]  # any phase's value
-        held_here = state["values"][key]
-        if ((held_here["set_at_step"] is not None and value) or key in held) and not any(
-                values_match(value, target) for target in planned) and not is_clamped(held_here, gate.target):
-            flags.append(DriftFlag(
-                rule="gate_mismatch", gate=key, label=gate.name, before=gate.target, after=value, step=step,
-                path=state["path"],
-                message=f"{gate.name} is {value!r} but the plan needs {gate.target!r}",
-            ))
+        verdict = group[0]
+        flag = plan_flag(verdict, state, step)
+        if verdict.set_by_agent or flag["gate"] in held:
+            flags.append(flag)
     return flags
 
 
-def window_flag(name: str, target: str, state: RetrievalState, step: int, *, at_read: bool = False,
-                held: set[str] | frozenset[str] = frozenset()) -> DriftFlag | None:
-    """The shown window is narrower than the plan's: once the agent touched one of its bounds, or at a read
-    (`at_read`: a default window kept), and while a flag so raised is `held`; a bound the page clamps is not."""
-    bounds = split_window(target)
-    if not bounds:
-        return None
-    want_start, want_end = parse_date(bounds[0]), parse_date(bounds[1], end=True)
-    start = end = None
-    for key, value in state["values"].items():
-        words = set(key.split("_"))
-        raw = value["value"]
-        if words & set(WINDOW_START_WORDS) and parse_date(raw):
-            start = start or (key, raw, parse_date(raw))
-        elif words & set(WINDOW_END_WORDS) and parse_date(raw, end=True):
-            end = end or (key, raw, parse_date(raw, end=True))
-        elif key_matches(key, value["label"], {gate_key(name)}) and parse_date(raw):
-            start = start or (key, raw, parse_date(raw))
-            end = end or (key, raw, parse_date(raw, end=True))
-    narrow_start = bool(want_start and start and start[2] > want_start)
-    narrow_end = bool(want_end and end and end[2] < want_end)
-    if narrow_start and is_clamped(state["values"][start[0]], bounds[0]):
-        narrow_start = False
-    if narrow_end and is_clamped(state["values"][end[0]], bounds[1]):
-        narrow_end = False
-    if not (narrow_start or narrow_end):
-        return None
-    touched = any(b and state["values"][b[0]]["set_at_step"] is not None for b in (start, end))
-    if not (at_read or touched or gate_key(name) in held):
-        return None
-    shown = f"{start[1] if start else '?'}..{end[1] if end else '?'}"
-    return DriftFlag(
-        rule="window_narrower", gate=gate_key(name), label=name, before=target, after=shown, step=step,
-        path=state["path"],
-        message=f"the time window shown ({shown}) is narrower than the plan's {target}; widen it",
-    )
+def plan_flag(verdict: Verdict, state: RetrievalState, step: int) -> DriftFlag:
+    """The drift flag a mismatch verdict raises (the tracker's wording; the read check adds what to do)."""
+    gate = verdict.gate
+    if gate.kind == "window":
+        return DriftFlag(rule="window_narrower", gate=gate_key(gate.name), label=gate.name, before=gate.target,
+                         after=verdict.value, step=step, path=state["path"],
+                         message=f"the time window shown ({verdict.value}) is narrower than the plan's {gate.target}; "
+                                 "widen it")
+    return DriftFlag(rule="gate_mismatch", gate=verdict.key or gate_key(gate.name), label=gate.name,
+                     before=gate.target, after=verdict.value, step=step, path=state["path"],
+                     message=f"{gate.name} is {verdict.value!r} but the plan needs {verdict.needs_text()}")
+
+
+def refresh_flags(plan: Plan | None, state: RetrievalState | None, flags: list[DriftFlag], step: int,
+                  phase: Phase | None = None) -> list[DriftFlag]:
+    """The active flags judged again on the same state under the plan as it is now (after `revise_plan` or
+    `discard_rows`: no page action, so the tracker did not run): loss flags stay (a reset value is still
+    lost), the plan's flags are recomputed, a flag raised at a read kept only while still a mismatch."""
+    if plan is None or not state:
+        return [f for f in flags if f["rule"] not in PLAN_RULES]
+    kept = [f for f in flags if f["rule"] not in PLAN_RULES and (not plan.phases or _in_phase(f, phase, plan))]
+    held = {f["gate"] for f in flags if f["rule"] in PLAN_RULES}
+    return _dedupe([*kept, *_plan_flags(plan, state, step, held)])
 
 
 # ---------------------------------------------------------------- clamps: a planned value the page cannot show

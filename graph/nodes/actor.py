@@ -22,6 +22,8 @@ from graph.nodes.common import (
     usage_after,
 )
 from graph.nodes.deps import Deps
+from graph.nodes.tracking import recheck_flags
+from graph.nodes.verification import recheck_goal
 from graph.phase import actor_system, actor_tools
 from graph.render import page_key, turn_observation
 from graph.robust import (
@@ -34,7 +36,7 @@ from graph.robust import (
     repeat_message,
     unknown_ref_message,
 )
-from graph.state import AgentState, PendingCall
+from graph.state import AgentState, PendingCall, merge_tables
 from graph.tools import DiscardRows, Finish, RevisePlan
 from graph.toolset import ToolCallError, parse_tool_call
 from graph.tracker import MAX_OPTIONS_KEPT, gate_key, read_values
@@ -102,7 +104,8 @@ def make_actor(deps: Deps):
                         "observation_delta": seen_page is not None and seen_page.get("step") != step, **spent})
         update.update(invalid_streak=0, messages=[ai, *ignored])
         if isinstance(tool, RevisePlan | DiscardRows):
-            return {**update, **_bookkeeping(state, tool, call["id"])}
+            done = {**update, **_bookkeeping(state, tool, call["id"])}
+            return {**done, **recheck(deps, state, done)}
         if isinstance(tool, Finish):
             update["order_by"] = tool.order_by
         update["pending"] = PendingCall(id=call["id"], name=call["name"], args=tool.model_dump())
@@ -161,6 +164,18 @@ def _invalid(deps: Deps, state: AgentState, step: int, messages: list[AnyMessage
         update["errors"] = [error_record(state, "actor", "agent", "invalid_tool_call",
                                    f"{streak} invalid tool calls in a row; last: {why}")]
     return update
+
+
+def recheck(deps: Deps, state: AgentState, update: dict[str, Any]) -> dict[str, Any]:
+    """Flags and the repair goal judged again right after `revise_plan` / `discard_rows`, so the next turn
+    shows only what is still true (the plan revised, the rows gone)."""
+    after: dict[str, Any] = {**state, **update}
+    if "discarded" in update:
+        after["discarded"] = [*(state.get("discarded") or []), *update["discarded"]]
+    if "tables" in update:
+        after["tables"] = merge_tables(state.get("tables"), update["tables"])
+    flags = recheck_flags(deps, after)
+    return {**flags, **recheck_goal(deps, {**after, **flags})}
 
 
 def _bookkeeping(state: AgentState, tool: BaseModel, call_id: str) -> dict[str, Any]:
