@@ -37,9 +37,8 @@ def check_gates(plan: Plan | None, rows: list[EvidenceRow], notes: list[str] | N
     if drifted:
         flags = sorted({f for r in drifted for f in r["provenance"]["drift"]})
         failures.append(Failure(check="drift", message=(
-            f"{len(drifted)} row(s) read at step(s) {_steps(drifted)} were read while drift was active "
-            f"({', '.join(flags)}): restore the gates, discard_rows read in the drifted state, and extract them "
-            "again")))
+            f"{len(drifted)} row(s) were read while drift was active ({', '.join(flags)}) at step(s) "
+            f"{_steps(drifted)}: restore the gates, discard_rows read in the drifted state, and extract them again")))
     if plan is None:
         return failures
     judged_rows = [r for r in rows if r["provenance"]["state"] is not None]
@@ -63,8 +62,8 @@ def check_gates(plan: Plan | None, rows: list[EvidenceRow], notes: list[str] | N
             label, needs = wrong[0][1].label, wrong[0][1].needs_text()
             seen = sorted({v.value for _, v in wrong})
             failures.append(Failure(check="gate", message=(
-                f"{len(wrong)} row(s) read at step(s) {_steps([r for r, _ in wrong])} were read with {label} = "
-                f"{', '.join(map(repr, seen))}, but the plan needs {gate.name} = {gate.target!r}: set {label} to "
+                f"{len(wrong)} row(s) were read with {label} = {', '.join(map(repr, seen))}, but the plan needs "
+                f"{gate.name} = {gate.target!r} (read at step(s) {_steps([r for r, _ in wrong])}): set {label} to "
                 f"{needs}, discard_rows the wrong ones and extract again")))
         if notes is not None and clamped:
             notes.append(f"[gate] clamped, accepted: {gate.name} = {gate.target!r}: {'; '.join(sorted(clamped))}")
