@@ -18,7 +18,6 @@ from graph.values import (
     WINDOW_END_WORDS,
     WINDOW_START_WORDS,
     find_gate_value,
-    gate_candidates,
     gate_key,
     is_clamped,
     key_matches,
@@ -249,16 +248,12 @@ def _control_shapes(obs: Observation) -> dict[str, tuple[str, list[str]]]:
 
 
 def ambiguous_gates(plan: Plan | None, state: RetrievalState | None) -> list[str]:
-    """Plan gates that name several controls, for the actor to disambiguate (revise_plan with a full label)."""
+    """Plan gates that name several controls, for the actor to disambiguate (revise_plan with a full label); a
+    window names a From/To pair, never "several controls"."""
     if plan is None or not state:
         return []
-    notes = []
-    for gate in plan_gates(plan):
-        found = gate_candidates(state, gate.name, gate)
-        if len(found) > 1:
-            labels = [state["values"][k]["label"] or k for k, _ in found]
-            notes.append(f"{gate.name} matches {len(found)} controls {labels}")
-    return notes
+    return [f"{v.gate.name} matches {len(v.candidates)} controls {list(v.candidates)}"
+            for v in verdicts(plan_gates(plan), state) if v.candidates]
 
 
 def plan_gates(plan: Plan) -> list[Gate]:

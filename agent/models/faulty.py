@@ -30,7 +30,7 @@ from agent.models.fault_plan import (
     read_after,
 )
 from agent.models.scripted import ScriptedChatModel, load_walkthrough, target_name
-from graph.tracker import gate_candidates, values_match
+from graph.values import gate_candidates, values_match
 from tasks.offline.registry import Step
 
 FAULTS_FILE = FAULT_FILE
