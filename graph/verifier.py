@@ -322,10 +322,22 @@ def evidence_tables(plan: Plan | None, tables: dict[str, Any]) -> list[str]:
     return names
 
 
-def check_unread_phases(plan: Plan | None, tables: dict[str, Any]) -> list[Failure]:
+def check_unread_phases(plan: Plan | None, tables: dict[str, Any], notes: list[str] | None = None) -> list[Failure]:
     """A phase of the plan whose table was never read (not even a read of 0 rows): the answer was computed
-    without one of the reads the plan says it needs, which no check of the tables that exist can see."""
+    without one of the reads the plan says it needs, which no check of the tables that exist can see.
+
+    The planner names its tables blind: when the answer's lineage reads at least as many tables that no phase
+    names as there are phases without a table, those are taken as the phases' reads under the model's own names
+    and the gap is noted (revise_plan to name them), not refused."""
     missing = [p for p in (plan.phases if plan is not None else []) if p.into not in tables]
+    named = {p.into for p in plan.phases} if plan is not None else set()
+    unnamed = [n for n in input_tables(tables, "answer") if n not in named]
+    if missing and len(unnamed) >= len(missing):
+        if notes is not None:
+            notes += [f"[schema] the plan's phase {p.read!r} reads into {p.into!r}, which was never read; the answer "
+                      f"reads tables no phase names ({', '.join(unnamed)}): revise_plan to name the phase's table"
+                      for p in missing]
+        return []
     return [Failure(check="schema", message=(
         f"the plan's phase {p.read!r} reads into {p.into!r}, but nothing was read into {p.into!r}: "
         f"extract_rows (into={p.into!r}) where the plan says (a read of 0 rows counts), then derive again; "
@@ -354,7 +366,7 @@ def verify_derived(*, plan: Plan | None, tables: dict[str, Any], columns: tuple[
         failures.append(Failure(check="schema", message=(
             f"{len(blank)} answer row(s) have every column empty (an empty read's row? those have _empty true: "
             "filter them out in the SQL, then derive again)")))
-    failures += check_unread_phases(plan, tables)
+    failures += check_unread_phases(plan, tables, notes)
     failures += check_inputs_drift(tables, checked)
     failures += check_input_gates(plan, tables, checked, notes, shapes)
     failures += check_input_pages(plan, tables, checked)
