@@ -201,6 +201,8 @@ def judge(gate: Gate, state: dict[str, Any]) -> Verdict:
     label = held.get("label") or key
     base = dict(key=key, label=label, value=value, set_by_agent=held.get("set_at_step") is not None)
     needs = ground_target(gate.target, held)
+    if needs is None and is_clamped(held, gate.target):  # the page offered no such value: its clamp says so
+        return Verdict(gate, "clamped", needs=(gate.target,), evidence=held["clamped"]["evidence"], **base)
     if needs is None:
         options = held.get("options") or (["on", "off"] if held.get("kind") in BOX_KINDS else [])
         shown = f"; it offers {', '.join(map(repr, options[:8]))}{' …' if len(options) > 8 else ''}" if options else ""
@@ -275,13 +277,16 @@ def _judge_window(gate: Gate, values: dict[str, Any]) -> Verdict:
 
 
 def site_shapes(history: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """key -> {kind, options} of each control as the site last showed it (the tracked states keep both), so a
-    row's snapshot (label and value only) is judged as the page was."""
+    """key -> {kind, options} of each control as the site showed it (the tracked states keep both; the options of
+    every page it was seen on: one record's page may offer fewer), so a row's snapshot (label and value only) is
+    judged as the pages were."""
     shapes: dict[str, dict[str, Any]] = {}
     for state in history:
         for key, value in (state.get("values") or {}).items():
             if value.get("kind"):
-                shapes[key] = {"kind": value["kind"], "options": value.get("options") or []}
+                seen = shapes.get(key, {}).get("options") or []
+                options = list(dict.fromkeys([*seen, *(value.get("options") or [])]))
+                shapes[key] = {"kind": value["kind"], "options": options}
     return shapes
 
 
