@@ -14,7 +14,12 @@ from pydantic import Field, ValidationError, field_validator
 
 from agent.webenv.mapping import validate_webenv
 from agent.webenv.sites import DEFAULT_RELEASE
-from graph.settings import Budgets, ModelConfig, StrictModel  # defined below agent/ and graph/, re-exported
+from graph.settings import (  # defined below agent/ and graph/, re-exported
+    Budgets,
+    ModelConfig,
+    PlanSource,
+    StrictModel,
+)
 
 ABLATABLE_NODES = ("planner", "state_tracker", "verifier", "provenance")
 
@@ -136,6 +141,9 @@ class FaultsConfig(StrictModel):
     clean_variants: list[str] | None = Field(
         default_factory=lambda: ["full"],
         description="Variants that also run the clean scripted replays; null: all of them.")
+    plans: PlanSource = Field(
+        "walkthrough", description="The plan both policies answer the planner with: the walkthrough's own (a perfect "
+                                   "plan), or a played model's blind plan (tasks/offline/blind_plans).")
 
 
 class ScoringConfig(StrictModel):

@@ -11,6 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+PlanSource = Literal["walkthrough", "blind"]
+
 
 class StrictModel(BaseModel):
     """Unknown keys are errors: a typo in a config must not be silently ignored."""
@@ -40,6 +42,9 @@ class ModelConfig(StrictModel):
     context_tokens: int | None = Field(
         None, ge=1024, description="The model's context window; the actor's history is trimmed to fit it.")
     fault_seed: int | None = Field(None, description="provider faulty: the seed that picks each task's mistake.")
+    plans: PlanSource = Field(
+        "walkthrough", description="providers scripted/faulty: answer the planner with the walkthrough's own plan, or "
+                                   "with a played model's blind plan (tasks/offline/blind_plans).")
     variants: list[str] | None = Field(
         None, description="The agent variants this model runs (default: all of the config's).")
 
