@@ -14,11 +14,8 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
 
 from agent.config import AgentVariant, ModelConfig, ProtocolConfig
 from agent.models.scripted import ScriptedChatModel, load_walkthrough
@@ -30,24 +27,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="session")]
 PLAN_FLAGS = ("gate_mismatch", "window_narrower")
 
 
-class BlindPlanModel(ScriptedChatModel):
-    """The walkthrough's actions under a plan written from the task alone (as a real planner writes it)."""
-
-    blind_plan: dict[str, Any]
-
-    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
-        names = {t["function"]["name"] for t in kwargs.get("tools") or []}
-        if kwargs.get("tool_choice") == "Plan" or names == {"Plan"}:
-            message = AIMessage(content="", tool_calls=[{"name": "Plan", "args": self.blind_plan, "id": "plan-0",
-                                                         "type": "tool_call"}],
-                                usage_metadata={"input_tokens": 1, "output_tokens": 1, "total_tokens": 2})
-            return ChatResult(generations=[ChatGeneration(message=message)])
-        return super()._generate(messages, stop, run_manager, **kwargs)
-
-
 async def _solve(task_id: str, steps: list[dict], plan: dict, out: Path, server, worker):
     task = load_tasks("offline", origin=server.origin, task_ids=[task_id])[0]
-    model = BlindPlanModel(steps=steps, blind_plan=plan)
+    model = ScriptedChatModel(steps=steps, plan=plan)  # the planner is answered with the blind plan
     async with worker.task_browser(str(out), [server.origin]) as browser:
         outcome = await solve_task(task, browser=browser, model=ModelConfig(name="scripted", provider="scripted"),
                                    variant=AgentVariant(name="full"), protocol=ProtocolConfig(), out_dir=out,
