@@ -75,3 +75,23 @@ def test_the_gates_in_force_are_said_in_one_place():
     assert names(gates_for(plan, plan.phases[1])) == names(gates_for(plan, "y2023"))
     assert len(gates_for(plan, every_phase=True)) == 4 and gates_for(None) == []
     assert names(gates_for(plan, "not_a_phase")) == [("Status", "Terminated"), ("Order", "newest")]
+
+
+def test_its_default_never_set_is_said_only_when_true():
+    """The read check on a value the agent set on an earlier page (then lost here) does not call it a default."""
+    from graph.gates import check_read
+
+    plan = Plan(gates=[Gate(kind="filter", name="Status", target="Terminated")])
+    options = ["All", "Active", "Terminated"]
+
+    def retrieval(path: str, value: str, set_at: int | None) -> dict:
+        return {"url": "http://o" + path, "path": path, "page": None, "pages": None, "result_count": None, "step": 5,
+                "values": {"status": {"value": value, "label": "Status", "evidence": ["control"], "set_at_step": set_at,
+                                      "set_by": None, "kind": "select", "options": options}}}
+
+    kept = check_read(plan, "answer", retrieval("/list", "All", None), 5, history=[])
+    assert "(its default: never set)" in kept.mismatches[0]["message"]
+    earlier = retrieval("/search", "Terminated", 2)
+    lost = check_read(plan, "answer", retrieval("/list", "All", None), 5, history=[earlier])
+    assert lost.mismatches and "never set" not in lost.mismatches[0]["message"]
+    assert check_read(plan, "answer", retrieval("/list", "Terminated", None), 5).mismatches == []
