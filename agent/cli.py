@@ -6,6 +6,8 @@ import typer
 
 from agent.commands import bench as bench_command
 from agent.commands import model as model_command
+from agent.commands import paths as paths_command
+from agent.commands import play as play_command
 from agent.commands import review as review_command
 from agent.commands import run as run_command
 from agent.commands import webenv as webenv_command
@@ -24,9 +26,12 @@ app.add_typer(offline_cli.app, name="offline", help="The offline state-gated sit
 app.command("score", help="Score saved answers with the shared evaluator.")(eval_cli.score)
 app.add_typer(review_command.review_app, name="review", help="Failure review (the benchmark's audit protocol).")
 app.command("run", help="Run the agent on one task.")(run_command.run)
+app.command("play", help="Play the model on one task: answer each of the agent's model requests yourself.")(
+    play_command.play)
 app.command("bench", help="Run a benchmark from a YAML config.")(bench_command.bench)
 app.add_typer(model_command.model_app, name="model", help="The packaged local model (llama.cpp) on loopback.")
 app.command("ablate", help="Run the ablation matrix of a config and print its table.")(bench_command.ablate)
+app.add_typer(paths_command.path_app, name="path", help="Runs as decision paths: record one, replay one.")
 app.add_typer(webenv_command.app, name="webenv", help="Released tasks on SGR-WebEnv's offline environments.")
 
 

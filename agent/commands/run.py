@@ -42,7 +42,9 @@ _SUITE = typer.Option(None, "--suite", help="'offline' (the bundled local sites;
 _TASKS = typer.Option(None, "--tasks", help="Task source: a JSONL file, a data_en folder, or hf:<dataset id>.")
 _MODEL = typer.Option(None, "--model", help="A model name from --config, 'scripted', 'faulty[:SEED]' (the scripted "
                                            "policy with one injected mistake), 'local' (the packaged "
-                                           "llama.cpp model, extra `local`), or a model id for OpenAI.")
+                                           "llama.cpp model, extra `local`), 'play[:DIR]' (you answer each request "
+                                           "at the terminal, or a program through DIR: see `sgr play`), or a "
+                                           "model id for OpenAI.")
 _CONFIG = typer.Option(None, "--config", help="Benchmark YAML: models, protocol and agent settings.")
 _ABLATE = typer.Option("", "--ablate", help="Comma-separated nodes to switch off: planner,state_tracker,verifier,"
                                            "provenance.")
@@ -52,6 +54,8 @@ _FRESH = typer.Option(False, "--fresh", help="Start over instead of resuming (or
 _WEBENV = typer.Option(None, "--webenv", help="SITE=ORIGIN (repeatable): serve the task's live site from a local "
                                              "SGR-WebEnv environment, e.g. arxiv=http://127.0.0.1:8083 or "
                                              "https://arxiv.org=http://127.0.0.1:8083. Adds to the config's webenv.")
+_PLAYER = typer.Option(None, "--player", help="With --model play: who plays (person, llm:NAME, program:NAME); "
+                                              "recorded in the run folder's play.json.")
 _ALLOW_MIXED = typer.Option(False, "--allow-mixed", help="Resume or re-report a run made by other code (recorded "
                                                          "in fingerprint.json).")
 
@@ -77,11 +81,27 @@ def pick_model(name: str | None, models: list[ModelConfig]) -> ModelConfig:
         if not seed.isdigit():
             raise RunSetupError(f"--model {name!r}: write faulty:SEED with a whole number")
         return ModelConfig(name="faulty", provider="faulty", fault_seed=int(seed))
+    if name == "play" or name.startswith("play:"):  # play: a person at the terminal; play:DIR a program's folder
+        from agent.models.play_server import play_model
+
+        return play_model(name.partition(":")[2] or None)
     if name == "local":
         from agent.models.local_server import LOCAL_MODEL
 
         return LOCAL_MODEL
     return ModelConfig(name=name, model=name)
+
+
+def with_player(model: ModelConfig, player: str) -> ModelConfig:
+    from agent.models.players import parse_player
+
+    if model.provider != "play":
+        raise RunSetupError("--player goes with --model play (or `sgr play`)")
+    try:
+        parse_player(player, "person")
+    except ValueError as exc:
+        raise RunSetupError(str(exc)) from exc
+    return model.model_copy(update={"player": player})
 
 
 def make_variant(ablate: str) -> AgentVariant:
@@ -128,12 +148,14 @@ async def run_one(*, task_id: str, source: str, model: ModelConfig, variant: Age
                   agent: AgentConfig, out_dir: Path, webenv: dict[str, str] | None = None,
                   webenv_release: str = DEFAULT_RELEASE) -> tuple[TaskOutcome, dict]:
     from agent.models.local_server import serving
+    from agent.models.play_server import playing
     from agent.runner.bench import score_cell
     from agent.solve import solve_task
     from browser.session import ChromiumWorker
     from tasks.loaders import load_tasks
 
-    with _suite_origin(source == "offline") as origin, serving(model, log_path=out_dir / "llama_server.log") as model:
+    with _suite_origin(source == "offline") as origin, serving(model, log_path=out_dir / "llama_server.log") as model, \
+            playing(model, out_dir) as model:
         tasks = load_tasks(source, task_ids=[task_id], origin=origin)
         task = tasks[0]
         routes = None
@@ -162,7 +184,7 @@ async def run_one(*, task_id: str, source: str, model: ModelConfig, variant: Age
 
 def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASKS, model: str | None = _MODEL,
         config: Path | None = _CONFIG, ablate: str = _ABLATE, out: Path = _OUT, fresh: bool = _FRESH,
-        webenv: list[str] | None = _WEBENV, allow_mixed: bool = _ALLOW_MIXED) -> None:
+        webenv: list[str] | None = _WEBENV, allow_mixed: bool = _ALLOW_MIXED, player: str | None = _PLAYER) -> None:
     """Run the agent on one task and score it."""
     console = Console(stderr=True, soft_wrap=True)
     try:
@@ -172,6 +194,8 @@ def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASK
             raise RunSetupError(f"--suite {suite!r}: only 'offline' is bundled; use --tasks for other sources")
         bench = load_config(config) if config else None
         chosen = pick_model(model, bench.models if bench else [])
+        if player is not None:
+            chosen = with_player(chosen, player)
         variant = make_variant(ablate)
         mapping, release = _webenv_mapping(bench, webenv or [])
         out_dir = run_path(out, task, chosen.name, variant.name)  # checked before anything is written or removed
@@ -186,6 +210,10 @@ def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASK
                       f"{escape(exc.strerror or str(exc))}", highlight=False)
         raise typer.Exit(2) from exc
     protocol = bench.protocol if bench else ProtocolConfig()
+    if chosen.provider == "play" and not bench:  # a person thinks longer than a model: only the steps bound a play
+        from agent.models.play_server import play_protocol
+
+        protocol = play_protocol(protocol)
     agent = bench.agent if bench else AgentConfig()
     from agent.webenv.environments import EnvironmentDown, TaskSkipped
 

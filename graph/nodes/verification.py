@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from langchain_core.messages import ToolMessage
@@ -39,7 +40,8 @@ def make_verifier(deps: Deps):
     async def verifier(state: AgentState) -> dict[str, Any]:
         pending = state["pending"]
         assert pending is not None
-        report = check(deps, state)
+        # the detail check may run the derivation's list filters in the query engine's process
+        report = await asyncio.to_thread(check, deps, state)
         repairs = state.get("repairs", 0)
         send_back = not report["ok"] and repairs < deps.budgets.max_repairs
         if send_back:
