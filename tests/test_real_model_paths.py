@@ -15,7 +15,7 @@ from agent.paths.replay import ReplayResult, replay_path
 
 pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="session")]
 CASES = Path(__file__).parent / "data" / "real_model_paths"
-PATHS = {p.stem: DecisionPath.load(p) for p in sorted(CASES.glob("*.json"))}
+PATHS = {p.stem: DecisionPath.load(p) for p in sorted(CASES.glob("*.json")) if "." not in p.stem}  # not *.revised_plan
 _REPLAYS: dict[str, ReplayResult] = {}
 
 
