@@ -200,9 +200,10 @@ def _one_line(exc: Exception) -> str:
     return " ".join(str(exc).split())
 
 
-def make_output_dir(path: Path, config_path: Path | str) -> None:
+def make_output_dir(path: Path, config_path: Path | str, given_as: str | None = None) -> None:
     """Create the run folder and prove it takes files, or say in one line why not (a file is in the way, the
-    folder is not writable): before anything else is written there."""
+    folder is not writable): before anything else is written there. `given_as` names where the folder came
+    from (`--output DIR`), so an option's error never blames the config."""
     try:
         path.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=path, prefix=".write-check-"):
@@ -211,4 +212,5 @@ def make_output_dir(path: Path, config_path: Path | str) -> None:
         reason = exc.strerror or _one_line(exc)
         if path.exists() and not path.is_dir():
             reason = "it is a file, not a folder"
-        raise ConfigError(f"{config_path}: run.output_dir: cannot use {path} as the run folder: {reason}") from exc
+        where = given_as or f"{config_path}: run.output_dir"
+        raise ConfigError(f"{where}: cannot use {path} as the run folder: {reason}") from exc
