@@ -22,7 +22,7 @@ from playwright.async_api import Frame, Page
 
 from browser.numbers import digits_only, page_int
 from browser.render import LONG_OPTION_LIST, SHORTEN_TO, render_into
-from browser.tables import parse_fragment
+from browser.tables import fragment_links, parse_fragment
 from browser.types import Control, Link, Observation, Option, Pagination, TableData
 
 MAX_TABLE_ROWS = 200
@@ -262,6 +262,9 @@ async def observe_page(page: Page, *, page_id: int, token_budget: int | None = 1
             table.rank = int(fragment.get("rank") or 0)
         if table is not None and table.rows:
             tables.append(table)
+        else:
+            links += [Link(ref=ln.ref, text=ln.text, href=ln.href)
+                      for ln in fragment_links(fragment["html"], fragment["base"]) if ln.ref and ln.text]
     pagination, count = _pagination("\n".join(texts), controls)
     obs = Observation(
         url=url,

@@ -371,6 +371,15 @@ def parse_fragment(html: str, kind: str, *, index: int, max_rows: int = 200, bas
     return table
 
 
+def fragment_links(html: str, base_url: str) -> list[CellLink]:
+    """The links of a fragment that gave no table (a card list observe-*.js saw that does not parse as one): the
+    observer leaves what it takes as a table out of the page's plain links, so these are listed instead."""
+    links = _links(_soup(html))
+    for link in links:
+        link.href = urljoin(base_url, link.href)
+    return links
+
+
 def extract_tables(html: str, *, max_rows: int = 200) -> list[TableData]:
     """Every data table and regular card list of a whole document, in document order."""
     soup = _soup(html)
