@@ -78,9 +78,11 @@ def _paging_lines(obs: Observation) -> list[str]:
 
 
 def _table_header(table: TableData) -> str:
-    what = f"TABLE {table.index} ({table.source}"
-    what += f", caption {quote(table.caption)}" if table.caption else ""
-    return what + f"; {table.total_rows} rows)"
+    """`TABLE 0 (caption "Results"; 12 rows)`; a list read as a table says what it is (`cards; `), an HTML
+    table (the usual case) does not: every line of a long task's observations is paid for again."""
+    bits = ([] if table.source == "table" else [table.source]) + (
+        [f"caption {quote(table.caption)}"] if table.caption else [])
+    return f"TABLE {table.index} (" + ", ".join(bits) + ("; " if bits else "") + f"{table.total_rows} rows)"
 
 
 def _cell(text: str) -> str:

@@ -82,7 +82,7 @@ def test_budget_respected_and_rows_cut_from_the_end() -> None:
     assert f"… {300 - len(rows)} more rows of TABLE 0 not shown — read_table 0" in lines
     assert "OUTLINE:" in lines and "LINKS:" in lines  # the other sections get their share
     assert "[e1000] Doc 0 -> /d/0" in lines  # same-origin links as paths
-    assert "TABLE 0 (table; 300 rows)" in lines
+    assert "TABLE 0 (300 rows)" in lines
 
 
 def test_the_fixed_part_is_bounded_and_every_control_keeps_a_ref_and_a_read() -> None:
