@@ -14,7 +14,12 @@ from pydantic import Field, ValidationError, field_validator
 
 from agent.webenv.mapping import validate_webenv
 from agent.webenv.sites import DEFAULT_RELEASE
-from graph.settings import Budgets, ModelConfig, StrictModel  # defined below agent/ and graph/, re-exported
+from graph.settings import (  # defined below agent/ and graph/, re-exported
+    Budgets,
+    ModelConfig,
+    PlanSource,
+    StrictModel,
+)
 
 ABLATABLE_NODES = ("planner", "state_tracker", "verifier", "provenance")
 
@@ -136,6 +141,9 @@ class FaultsConfig(StrictModel):
     clean_variants: list[str] | None = Field(
         default_factory=lambda: ["full"],
         description="Variants that also run the clean scripted replays; null: all of them.")
+    plans: PlanSource = Field(
+        "walkthrough", description="The plan both policies answer the planner with: the walkthrough's own (a perfect "
+                                   "plan), or a played model's blind plan (tasks/offline/blind_plans).")
 
 
 class ScoringConfig(StrictModel):
@@ -192,9 +200,10 @@ def _one_line(exc: Exception) -> str:
     return " ".join(str(exc).split())
 
 
-def make_output_dir(path: Path, config_path: Path | str) -> None:
+def make_output_dir(path: Path, config_path: Path | str, given_as: str | None = None) -> None:
     """Create the run folder and prove it takes files, or say in one line why not (a file is in the way, the
-    folder is not writable): before anything else is written there."""
+    folder is not writable): before anything else is written there. `given_as` names where the folder came
+    from (`--output DIR`), so an option's error never blames the config."""
     try:
         path.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=path, prefix=".write-check-"):
@@ -203,4 +212,5 @@ def make_output_dir(path: Path, config_path: Path | str) -> None:
         reason = exc.strerror or _one_line(exc)
         if path.exists() and not path.is_dir():
             reason = "it is a file, not a folder"
-        raise ConfigError(f"{config_path}: run.output_dir: cannot use {path} as the run folder: {reason}") from exc
+        where = given_as or f"{config_path}: run.output_dir"
+        raise ConfigError(f"{where}: cannot use {path} as the run folder: {reason}") from exc

@@ -71,7 +71,7 @@ _USE_INSTEAD = {"select": "use select with one of its options", "radio_group": "
 
 
 async def _locate(driver: PageHandle, target: Target) -> Locator:
-    return await resolve_target(driver.page, target, ref_is_stale=driver.ref_is_stale)
+    return await resolve_target(driver.page, target, ref_is_stale=driver.ref_is_stale, shown=driver.last_observation)
 
 
 def _control_for(observation: Observation | None, ref: str | None) -> Control | None:

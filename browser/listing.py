@@ -124,7 +124,8 @@ async def list_links(driver: PageHandle, action: ListLinks) -> Outcome:
 async def read_section(driver: PageHandle, action: ReadSection) -> Outcome:
     cap = min(action.max_chars, driver.limits.text_chars)
     if action.target is not None:
-        locator = await resolve_target(driver.page, action.target, ref_is_stale=driver.ref_is_stale)
+        locator = await resolve_target(driver.page, action.target, ref_is_stale=driver.ref_is_stale,
+                                        shown=driver.last_observation)
         text = await locator.evaluate("el => (el.innerText || el.textContent || '').trim()")
         where = action.target.describe()
     elif action.heading:

@@ -206,4 +206,5 @@ def _saved_file(driver: PageHandle, path: Path, *, is_csv: bool) -> Outcome:
 
 
 async def _locate(driver: PageHandle, target: Target) -> Locator:
-    return await resolve_target(driver.page, target, ref_is_stale=driver.ref_is_stale)
+    return await resolve_target(driver.page, target, ref_is_stale=driver.ref_is_stale,
+                                shown=driver.last_observation)

@@ -18,6 +18,7 @@ from functools import lru_cache
 from urllib.parse import urlsplit, urlunsplit
 
 from browser.render_controls import (
+    LINK_CHARS,
     LONG_OPTION_LIST,
     clip,
     collapsed_members,
@@ -234,7 +235,7 @@ def _layout(obs: Observation, token_budget: int, spare: int = 0) -> _Layout:
     sections.append(_Section("outline", ["OUTLINE:"], list(obs.outline), "outline lines",
                              "read_section with a heading or ref", max(0, obs.outline_total - len(obs.outline)),
                              first=first, refs=list(obs.outline_refs)))
-    links = [f"[{ln.ref}] {clip(ln.text, 100)} -> {clip(_short_href(ln.href, obs.url), URL_CHARS)}"
+    links = [f"[{ln.ref}] {clip(ln.text, LINK_CHARS)} -> {clip(_short_href(ln.href, obs.url), URL_CHARS)}"
              for ln in obs.links]
     sections.append(_Section("links", ["LINKS:"], links, "links", "list_links",
                              max(0, obs.links_total - len(obs.links))))

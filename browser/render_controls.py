@@ -23,6 +23,7 @@ LONG_OPTION_LIST = 30  # longer option lists are summarised in the text (Control
 SHOWN_OF_LONG_LIST = 10
 LABEL_CHARS = 120  # a label, value or option longer than this is cut in the text (the structure keeps it whole)
 VALUE_CHARS = 160
+LINK_CHARS = 100  # a link's text longer than this is cut in the text
 OPTION_CHARS = 80
 ALIKE_REFS_SHOWN = 24  # ref items (refs or runs 'e5-e9') an alike note names
 ALIKE_KINDS = {"button", "submit", "tab", "toggle"}

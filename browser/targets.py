@@ -1,19 +1,23 @@
 """Turn a `Target` (ref / label / text / selector, optionally inside a named frame) into one locator.
 
 Labels are matched the ways sites label controls: <label>, aria-label, aria-labelledby, a fieldset's
-legend (radio groups), then placeholder; exact matches first, substring matches only as a fallback.
+legend (radio groups), then placeholder; exact matches first, substring matches only as a fallback. Before all
+that, a label or text exactly as the observation showed a control (its label may join a group's name and the
+control's own, "Group: Field", which no page element carries whole) is that control: every label shown works
+as a target.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Locator, Page
 
 from browser.interface import BrowserError
-from browser.types import Target
+from browser.render_controls import LABEL_CHARS, LINK_CHARS, clip
+from browser.types import Control, Link, Observation, Target
 
 _TEXT_ROLES = ("link", "button", "tab", "option", "menuitem", "radio", "checkbox", "switch", "combobox")
 _MAX_CANDIDATES = 10
@@ -60,12 +64,36 @@ def _text_strategies(frame: Frame, text: str) -> Iterable[Callable[[], Locator]]
         yield lambda exact=exact: frame.get_by_text(text, exact=exact)
 
 
-async def resolve_target(page: Page, target: Target, *, ref_is_stale: Callable[[str], bool]) -> Locator:
-    """A locator for the target, or BrowserError(stale_ref | not_found) with a message saying what to do."""
-    frames = target_frames(page, target.frame)
-    if target.ref:
-        from browser.refs import locate_ref
+def _shown(text: str) -> str:
+    return " ".join(text.replace('"', "'").split()).casefold()
 
+
+def shown_ref(controls: Sequence[Control], wanted: str | None, links: Sequence[Link] = ()) -> str | None:
+    """The ref of the one control or link the observation showed with this label or text (whole, or cut as the
+    text shows it)."""
+    if not wanted or not wanted.strip():
+        return None
+    key = _shown(wanted)
+    shown = [(c.ref, c.label, LABEL_CHARS) for c in controls] + [(ln.ref, ln.text, LINK_CHARS) for ln in links]
+    refs = {ref for ref, text, cut in shown if key in (_shown(text), _shown(clip(text, cut)))}
+    return refs.pop() if len(refs) == 1 else None
+
+
+async def resolve_target(page: Page, target: Target, *, ref_is_stale: Callable[[str], bool],
+                         shown: Observation | None = None) -> Locator:
+    """A locator for the target, or BrowserError(stale_ref | not_found) with a message saying what to do.
+    `shown`: the latest observation, whose control labels and link texts as shown are targets too."""
+    from browser.refs import locate_ref
+
+    frames = target_frames(page, target.frame)
+    if shown and not (target.ref or target.selector or target.frame):
+        # a label names a control; a text may be a link's or a button's
+        ref = shown_ref(shown.controls, target.label) if target.label else \
+            shown_ref(shown.controls, target.text, shown.links)
+        located = await locate_ref(page, ref) if ref else None
+        if located is not None and await located.count():
+            return located
+    if target.ref:
         located = await locate_ref(page, target.ref)
         if located is not None and await located.count():
             return located

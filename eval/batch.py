@@ -76,23 +76,40 @@ class Prediction(BaseModel):
         return data
 
 
-def read_predictions(path: Path) -> list[Prediction]:
-    """Every prediction of a JSONL file, read line by line (a 50 MB answer is held once, not thrice).
+@dataclass
+class PredictionsFile:
+    """What a predictions file held: the readable predictions and one message per bad line."""
+
+    predictions: list[Prediction] = field(default_factory=list)
+    bad_lines: list[str] = field(default_factory=list)
+    lines: int = 0  # non-blank lines
+
+
+def read_prediction_file(path: Path) -> PredictionsFile:
+    """Every prediction of a JSONL file, read line by line (a 50 MB answer is held once, not thrice); bad
+    lines are returned, not raised, so a caller may score the rest and say what it skipped.
 
     A line nested too deeply for the JSON parser is not fatal: it is reported on one line and, when its
     task id can be read, recorded as an unreadable prediction (a parse failure), so nothing is lost."""
-    problems: list[str] = []
-    predictions: list[Prediction] = []
+    result = PredictionsFile()
     try:
         with path.open(encoding="utf-8", newline="") as handle:
             for number, line in enumerate(handle, start=1):
                 if line.strip():
-                    _read_line(path, number, line, predictions, problems)
+                    result.lines += 1
+                    _read_line(path, number, line, result.predictions, result.bad_lines)
     except (OSError, UnicodeDecodeError) as exc:
         raise PredictionsError(f"{path}: cannot read predictions: {exc}") from exc
-    if problems:
-        raise PredictionsError(f"{len(problems)} bad line(s) in predictions:\n" + "\n".join(problems))
-    return predictions
+    return result
+
+
+def read_predictions(path: Path) -> list[Prediction]:
+    """The predictions of a file in which every line must be good (`PredictionsError` lists the bad ones).
+    Lines nested too deeply to parse are kept as unreadable predictions (see `read_prediction_file`)."""
+    result = read_prediction_file(path)
+    if result.bad_lines:
+        raise PredictionsError(f"{len(result.bad_lines)} bad line(s) in predictions:\n" + "\n".join(result.bad_lines))
+    return result.predictions
 
 
 def _read_line(path: Path, number: int, line: str, predictions: list[Prediction], problems: list[str]) -> None:

@@ -95,7 +95,8 @@ def _plan_in_question(state: AgentState) -> bool:
     if not state.get("observation") or not state.get("plan") or not state.get("retrieval"):
         return True
     plan = Plan.model_validate(state["plan"])
-    return bool(state.get("repair_goal") or state.get("drift_flags") or pending_gates(plan, state.get("retrieval")))
+    return bool(state.get("repair_goal") or state.get("drift_flags") or pending_gates(plan, state.get("retrieval"),
+                                                                                        state.get("history")))
 
 
 def offered_tool_names(state: AgentState, *, ablated: frozenset[str], all_names: set[str]) -> set[str]:

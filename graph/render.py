@@ -16,6 +16,8 @@ from browser.delta import observation_text as browser_observation_text
 from browser.delta import page_key as browser_page_key
 from browser.delta import render_delta
 from browser.tokens import count_tokens, encoding
+from graph.composer import live_rows
+from graph.details import phase_progress
 from graph.page_fence import untrusted
 from graph.state import AgentState, Plan, TaskView
 from graph.tracker import ambiguous_gates, find_gate_value, plan_gates
@@ -48,20 +50,34 @@ class Prompts:
     def actor_turn(self, state: AgentState, *, observation_text: str, max_steps: int) -> str:
         plan = Plan.model_validate(state["plan"]) if state.get("plan") else None
         retrieval = state.get("retrieval")
-        rows = state.get("rows") or []
+        rows = live_rows(state.get("rows") or [], state.get("discarded") or [])
+        tables = state.get("tables") or {}
         columns = state["task"]["output_spec"]["columns"]
-        state_values, untouched = split_state_values(plan, retrieval)
-        phases = [(p, bool((state.get("tables") or {}).get(p.into, {}).get("rows"))) for p in plan.phases] if plan else []
+        state_values, not_in_plan = split_state_values(plan, retrieval, state.get("history") or [])
+        listings = state.get("listings") or []
+        phases = [(p, phase_progress(p, tables, listings)) for p in plan.phases] if plan else []
+        reports = state.get("reports") or []
         return self.env.get_template("actor_turn.md").render(
             task=state["task"], columns=columns, plan=plan, retrieval=retrieval,
-            pending_gates=pending_gates(plan, retrieval), retrieval_url=_retrieval_url(retrieval, state.get("observation")),
-            state_values=state_values, untouched=untouched,
+            pending_gates=pending_gates(plan, retrieval, state.get("history") or []),
+            retrieval_url=_retrieval_url(retrieval, state.get("observation")),
+            state_values=state_values, not_in_plan=not_in_plan,
             drift_flags=state.get("drift_flags") or [], repair_goal=state.get("repair_goal"),
-            rows_count=len(rows), last_rows=[[r["values"].get(c, "") for c in columns] for r in rows[-LAST_ROWS_SHOWN:]],
+            goal_step=reports[-1]["step"] if reports else None,
+            rows_collected=rows_collected(rows, tables),
+            last_rows=[[r["values"].get(c, "") for c in columns] for r in rows[-LAST_ROWS_SHOWN:]],
             step=state.get("step", 0), max_steps=max_steps, observation=untrusted(observation_text, self.turn_template),
-            tables=schemas(state["tables"]) if state.get("tables") else "",
+            tables=schemas(tables) if tables else "",
             phases=phases, derivation=derivation_text(plan.derivation if plan else "", not any(d for _, d in phases)),
         )
+
+
+def rows_collected(rows: list[Any], tables: dict[str, Any]) -> str:
+    """The live rows (discarded ones gone, a read of 0 rows not a row): the answer rows, then each table's."""
+    counts = [(name, sum(not r.get("_empty") for r in t["rows"])) for name, t in tables.items() if not t["derived"]]
+    if not counts:
+        return str(len(rows))
+    return "; ".join([*([f"answer {len(rows)}"] if rows else []), *(f"{name} {n}" for name, n in counts)])
 
 
 DERIVATION_PREVIEW_TOKENS = 30
@@ -77,23 +93,33 @@ def derivation_text(derivation: str, nothing_read: bool) -> str:
     return encoding().decode(tokens[:DERIVATION_PREVIEW_TOKENS]).rstrip() + " … (cut: the TASK says how)"
 
 
-def split_state_values(plan: Plan | None, retrieval: Any) -> tuple[list[tuple[str, Any]], list[str]]:
-    """The tracked values worth a line (set by the agent, named by the plan, or with evidence beyond the URL
-    and the control itself: a chip, a readback) and the keys of the rest, which the observation's CONTROLS
-    already show with the same value."""
+def split_state_values(plan: Plan | None, retrieval: Any,
+                       history: list[Any] | None = None) -> tuple[list[tuple[str, Any]], list[str]]:
+    """The tracked values worth a line (set by the agent, here or on the page it came from with the same value,
+    named by the plan, or with evidence beyond the URL and the control itself: a chip, a readback) and the keys
+    of the rest ("not in plan": the observation's CONTROLS already show them with the same value)."""
     if not retrieval:
         return [], []
     named = {found[0] for g in plan_gates(plan) if (found := find_gate_value(retrieval, g.name, g))} if plan else set()
     shown: list[tuple[str, Any]] = []
-    untouched: list[str] = []
+    rest: list[str] = []
     for key, value in retrieval["values"].items():
         if not value.get("value"):
             continue
+        if value.get("set_at_step") is None and (carried := _set_before(key, value["value"], history or [])):
+            value = {**value, "set_at_step": carried}  # set by the agent, carried here by a submit
         if value.get("set_at_step") is not None or key in named or set(value["evidence"]) - {"url", "control"}:
             shown.append((key, value))
         else:
-            untouched.append(key)
-    return shown, untouched
+            rest.append(key)
+    return shown, rest
+
+
+def _set_before(key: str, value: str, history: list[Any]) -> int | None:
+    """The latest step at which the agent set `key` to `value` on a page visited before."""
+    steps = [held["set_at_step"] for state in history if (held := state["values"].get(key))
+             and held.get("set_at_step") is not None and held.get("value") == value]
+    return steps[-1] if steps else None
 
 
 def _retrieval_url(retrieval: Any, observation: dict[str, Any] | None) -> str:
@@ -103,11 +129,14 @@ def _retrieval_url(retrieval: Any, observation: dict[str, Any] | None) -> str:
     return "the page below" if observation and retrieval["url"] == observation.get("url") else retrieval["url"]
 
 
-def pending_gates(plan: Plan | None, retrieval: Any) -> list[str]:
+def pending_gates(plan: Plan | None, retrieval: Any, history: list[Any] | None = None) -> list[str]:
+    """Plan gates no control of the page names, and none of any page visited before: a gate seen on the search
+    page is not "not yet seen" on a result's own page, which never has it."""
     if plan is None or not retrieval:
         return []
     return [f"{g.name}={g.target}" for g in plan.gates
-            if g.kind not in ("window", "search") and not find_gate_value(retrieval, g.name, g)] + [
+            if g.kind not in ("window", "search") and not find_gate_value(retrieval, g.name, g)
+            and not any(find_gate_value(h, g.name, g) for h in history or [])] + [
         f"AMBIGUOUS {note}" for note in ambiguous_gates(plan, retrieval)]
 
 

@@ -69,6 +69,24 @@ def unknown_ref_message(args: dict[str, Any], observation: dict[str, Any] | None
     return f"INVALID TOOL CALL: ref {ref!r} is not on the current page. Nearest valid refs: {near}."
 
 
+TARGET_KEYS = ("target", "start_target", "end_target")
+
+
+def shown_targets(args: dict[str, Any], observation: dict[str, Any] | None) -> dict[str, dict[str, str]]:
+    """Each target given by ref as the page showed it (`shown_label` of a control, `shown_link` of a link): the
+    decision without the page's numbering, logged so a run can become a replayable path (agent/paths/)."""
+    controls = {c["ref"]: c.get("label", "") for c in (observation or {}).get("controls") or []}
+    links = {link["ref"]: link.get("text", "") for link in (observation or {}).get("links") or []}
+    shown = {}
+    for key in TARGET_KEYS:
+        ref = args.get(key).get("ref") if isinstance(args.get(key), dict) else None
+        if ref in controls:
+            shown[key] = {"shown_label": controls[ref]}
+        elif ref in links:
+            shown[key] = {"shown_link": links[ref]}
+    return shown
+
+
 def call_signature(name: str, args: dict[str, Any]) -> str:
     return name + json.dumps(args, sort_keys=True, default=str)
 

@@ -11,6 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+PlanSource = Literal["walkthrough", "blind"]
+
 
 class StrictModel(BaseModel):
     """Unknown keys are errors: a typo in a config must not be silently ignored."""
@@ -20,10 +22,11 @@ class StrictModel(BaseModel):
 
 class ModelConfig(StrictModel):
     name: str
-    provider: Literal["openai", "scripted", "faulty", "local"] = Field(
+    provider: Literal["openai", "scripted", "faulty", "local", "play"] = Field(
         "openai", description="openai: any OpenAI-compatible endpoint; local: the packaged llama.cpp model, "
                               "started on loopback when base_url is empty; scripted: walkthrough replays; faulty: "
-                              "walkthrough replays with one seeded injected mistake per task (agent/models/faulty.py).")
+                              "walkthrough replays with one seeded injected mistake per task (agent/models/faulty.py); "
+                              "play: a person or another program answers each request (agent/models/play_server.py).")
     model: str = Field("", description="Model id at the endpoint, e.g. 'gpt-4.1-mini' or 'openai/gpt-4o'.")
     base_url: str | None = None
     api_key_env: str | None = Field(
@@ -40,6 +43,12 @@ class ModelConfig(StrictModel):
     context_tokens: int | None = Field(
         None, ge=1024, description="The model's context window; the actor's history is trimmed to fit it.")
     fault_seed: int | None = Field(None, description="provider faulty: the seed that picks each task's mistake.")
+    play_dir: str | None = Field(None, description="provider play: the folder a program answers through "
+                                                   "(req-N.json / resp-N.json); none: a person at the terminal.")
+    player: str | None = Field(None, description="provider play: who plays (person, llm:NAME, program:NAME).")
+    plans: PlanSource = Field(
+        "walkthrough", description="providers scripted/faulty: answer the planner with the walkthrough's own plan, or "
+                                   "with a played model's blind plan (tasks/offline/blind_plans).")
     variants: list[str] | None = Field(
         None, description="The agent variants this model runs (default: all of the config's).")
 

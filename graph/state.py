@@ -11,8 +11,9 @@ import operator
 from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 from langchain_core.messages import AnyMessage
-from langgraph.graph.message import add_messages
 from pydantic import BaseModel, ConfigDict, Field
+
+from graph.chat_protocol import chat_history
 
 GateKind = Literal["source", "scope", "filter", "window", "view", "sort", "search"]
 Evidence = Literal["url", "control", "readback", "chip"]
@@ -151,6 +152,7 @@ class Listing(TypedDict):
     url: str
     result_set: str
     row_links: list[str]  # the first link of each row, absolute
+    row_cells: NotRequired[list[list[str]]]  # the cells of those rows, aligned (what the list shows of each)
     kind: NotRequired[Literal["results", "links"]]  # a result list (default), or a page's table of item links
 
 
@@ -218,7 +220,7 @@ def new_usage(now: float) -> Usage:
 class AgentState(TypedDict, total=False):
     task: TaskView
     plan: dict[str, Any] | None
-    messages: Annotated[list[AnyMessage], add_messages]
+    messages: Annotated[list[AnyMessage], chat_history]  # checked against OpenAI's rules (graph/chat_protocol.py)
     retrieval: RetrievalState | None
     history: Annotated[list[RetrievalState], operator.add]  # distinct retrieval states visited
     observation: dict[str, Any] | None  # latest browser.types.Observation dump

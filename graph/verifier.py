@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from typing import Any
-from urllib.parse import urlsplit
 
+from graph.details import check_details, check_input_details, stand_ins
 from graph.state import EvidenceRow, Failure, Listing, Plan, Provenance, ReadRecord, VerifierReport
 from graph.tracker import find_gate_value, is_clamped, state_values, values_match
 
@@ -94,54 +94,6 @@ def check_pages(plan: Plan | None, reads: list[ReadRecord]) -> list[Failure]:
                 f"result set {result_set} has {pages} pages but page(s) {missing} were not read: "
                 f"go to page(s) {missing} (or read_table with all_pages=true) and extract_rows there")))
     return failures
-
-
-def check_details(plan: Plan | None, listings: list[Listing], visited: list[str]) -> list[Failure]:
-    """A plan that needs each result's own page: every row link of the list it works through was opened."""
-    if plan is None or not plan.detail_pages or not listings:
-        return []
-    seen = {_page_key(u) for u in visited}
-    return _unopened(detail_list(listings, seen), seen)
-
-
-def _unopened(links: list[str], seen: set[str], prefix: str = "") -> list[Failure]:
-    """The `[details]` failure naming the listed links not among `seen` (`_page_key`s), or none."""
-    missing = [link for link in links if _page_key(link) not in seen]
-    if not missing:
-        return []
-    shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
-    return [Failure(check="details", message=(
-        f"{prefix}{len(missing)} of {len(links)} listed result(s) were not opened: {shown}; open each and "
-        "extract_rows there"))]
-
-
-def detail_list(listings: list[Listing], opened: set[str], *, latest_opened: bool = False) -> list[str]:
-    """The row links (every page) of the list whose items must each be opened: the latest result list (with
-    `latest_opened`, the latest one some of whose items were opened), unless a page's table of item links had
-    more of its items opened, two at least: then that is the list the agent went through, read as links and
-    never as a result list (a category page listing its members). `opened` holds `_page_key`s."""
-    def links(result_set: str, kind: str) -> list[str]:
-        return list(dict.fromkeys(link for item in listings if item["result_set"] == result_set
-                                  and item.get("kind", "results") == kind for link in item["row_links"]))
-
-    def hits(row_links: list[str]) -> int:
-        return sum(_page_key(link) in opened for link in row_links)
-
-    results = [item for item in listings if item.get("kind", "results") == "results"]
-    chosen: list[str] = []
-    if results:
-        latest = next((i for i in reversed(results) if hits(i["row_links"])), results[-1]) if latest_opened \
-            else results[-1]
-        chosen = links(latest["result_set"], "results")
-    link_lists = [links(key, "links") for key in dict.fromkeys(i["result_set"] for i in listings
-                                                                if i.get("kind") == "links")]
-    best = max(link_lists, key=hits, default=[])
-    return best if hits(best) >= 2 and hits(best) > hits(chosen) else chosen
-
-
-def _page_key(url: str) -> str:
-    parts = urlsplit(url)
-    return parts.netloc + parts.path.rstrip("/") + ("?" + parts.query if parts.query else "")
 
 
 def check_counts(rows: list[EvidenceRow], reads: list[ReadRecord]) -> list[Failure]:
@@ -284,22 +236,6 @@ def check_input_pages(plan: Plan | None, tables: dict[str, Any], inputs: list[st
     return failures
 
 
-def check_input_details(plan: Plan | None, tables: dict[str, Any], inputs: list[str],
-                        listings: list[Listing]) -> list[Failure]:
-    """A phase that reads each listed result's own page: every row link of that list was read INTO its table
-    (opening a page without reading it does not count)."""
-    if plan is None or not listings:
-        return []
-    failures: list[Failure] = []
-    for name in inputs:
-        phase = plan.phase_for(name)
-        if phase is None or not phase.detail_pages:
-            continue
-        read = {_page_key(r.get("_url") or "") for r in tables[name]["rows"]}
-        failures += _unopened(detail_list(listings, read, latest_opened=True), read, prefix=f"table {name}: ")
-    return failures
-
-
 def evidence_tables(plan: Plan | None, tables: dict[str, Any]) -> list[str]:
     """What a derived answer stands on: its lineage, and every table a phase of the plan read. A phase's table
     is evidence even when the SQL never reads it: its list decides which items the later phases visit, so
@@ -312,10 +248,13 @@ def evidence_tables(plan: Plan | None, tables: dict[str, Any]) -> list[str]:
     return names
 
 
-def check_unread_phases(plan: Plan | None, tables: dict[str, Any]) -> list[Failure]:
+def check_unread_phases(plan: Plan | None, tables: dict[str, Any], listings: list[Listing] | None = None) -> list[Failure]:
     """A phase of the plan whose table was never read (not even a read of 0 rows): the answer was computed
-    without one of the reads the plan says it needs, which no check of the tables that exist can see."""
-    missing = [p for p in (plan.phases if plan is not None else []) if p.into not in tables]
+    without one of the reads the plan says it needs, which no check of the tables that exist can see. A phase
+    that reads each listed result's page is read when the answer's tables were read on those pages under other
+    names (graph/details.stand_ins): the detail check then applies to them."""
+    missing = [p for p in (plan.phases if plan is not None else []) if p.into not in tables
+               and not stand_ins(plan, p, tables, listings or [])]
     return [Failure(check="schema", message=(
         f"the plan's phase {p.read!r} reads into {p.into!r}, but nothing was read into {p.into!r}: "
         f"extract_rows (into={p.into!r}) where the plan says (a read of 0 rows counts), then derive again; "
@@ -343,7 +282,7 @@ def verify_derived(*, plan: Plan | None, tables: dict[str, Any], columns: tuple[
         failures.append(Failure(check="schema", message=(
             f"{len(blank)} answer row(s) have every column empty (an empty read's row? those have _empty true: "
             "filter them out in the SQL, then derive again)")))
-    failures += check_unread_phases(plan, tables)
+    failures += check_unread_phases(plan, tables, listings)
     failures += check_inputs_drift(tables, checked)
     failures += check_input_gates(plan, tables, checked, notes)
     failures += check_input_pages(plan, tables, checked)

@@ -31,6 +31,7 @@ AGENT_FORBIDDEN = {
     "agent.solve": {"agent.runner", "agent.commands", "agent.reports", "agent.cli"},
     "agent.reports": {"agent.runner", "agent.commands", "agent.solve", "agent.cli"},
     "agent.runner": {"agent.commands", "agent.cli", "graph.render", "graph.prompts"},
+    "agent.paths": {"agent.runner", "agent.commands", "agent.reports", "agent.cli"},
     "agent.commands": {"agent.cli"},
 }
 MAX_LINES = 600

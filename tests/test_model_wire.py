@@ -69,6 +69,6 @@ async def test_assistant_tool_call_turns_are_sent_with_empty_content_not_null():
 
     history = [HumanMessage("go"), AIMessage("", tool_calls=[{"name": "goto", "args": {"url": "http://x/"}, "id": "c1"}]),
                ToolMessage("ok=True", tool_call_id="c1"), HumanMessage("next")]
-    with FakeOpenAIServer([{"content": "fine"}], strict=True) as fake:
+    with FakeOpenAIServer([{"content": "fine"}], llama_cpp=True) as fake:
         ai = await make_chat_model(fake.model_config(), "t").ainvoke(history)
     assert ai.content == "fine" and fake.requests[0]["messages"][1]["content"] == ""

@@ -51,7 +51,7 @@ def test_unreadable_yaml_names_the_file(tmp_path: Path) -> None:
 
 def test_shipped_configs_validate() -> None:
     names = sorted(p.name for p in CONFIGS.glob("*.yaml"))
-    assert names == ["ablation.yaml", "local.yaml", "offline-ray.yaml", "offline.yaml", "openrouter-example.yaml",
+    assert names == ["ablation-blind.yaml", "ablation.yaml", "local.yaml", "offline-ray.yaml", "offline.yaml", "openrouter-example.yaml",
                      "sgr-webenv.yaml",
                      "sgrbench-local.yaml"]
     for path in CONFIGS.glob("*.yaml"):

@@ -19,11 +19,12 @@ from agent.models.faulty import FAULTS_FILE, FaultyChatModel
 from agent.models.scripted import ScriptedChatModel, load_walkthrough
 from agent.solve import solve_task
 from eval.score import score_answer
+from graph.details import Opened, detail_list
 from graph.evidence import derive
 from graph.settings import Budgets
 from graph.state import EvidenceRow, Listing, Phase, Plan, Provenance, ReadRecord
 from graph.tools import Derive
-from graph.verifier import detail_list, evidence_tables, verify, verify_derived
+from graph.verifier import evidence_tables, verify, verify_derived
 from graph.workspace import append_rows, evidence_rows
 from tasks.loaders import load_tasks
 
@@ -95,10 +96,10 @@ def test_a_table_of_item_links_is_the_detail_list_once_the_agent_goes_through_it
 def test_a_result_list_stays_the_detail_list_unless_a_table_of_links_had_more_items_opened():
     results = _links(2, "http://s/r?q=a", ["http://s/d/1", "http://s/d/2", "http://s/d/3"], kind="results")
     versions = _links(5, "http://s/d/1", ["http://s/v/1", "http://s/v/2", "http://s/v/3"])
-    opened = {"s/d/1", "s/d/2", "s/v/1", "s/v/2"}
-    assert detail_list([results, versions], opened) == results["row_links"]  # 2 of each: the result list
-    assert detail_list([results, versions], opened | {"s/v/3"}) == versions["row_links"]
-    assert detail_list([results], set()) == results["row_links"]  # none opened: every item is missing
+    opened = ["http://s/d/1", "http://s/d/2", "http://s/v/1", "http://s/v/2"]
+    assert detail_list([results, versions], Opened(opened)) == results["row_links"]  # 2 of each: the result list
+    assert detail_list([results, versions], Opened([*opened, "http://s/v/3"])) == versions["row_links"]
+    assert detail_list([results], Opened([])) == results["row_links"]  # none opened: every item is missing
 
 
 def _row() -> EvidenceRow:

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import difflib
 import json
 import shutil
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -23,6 +25,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from agent.config import (
+    ABLATABLE_NODES,
     AgentConfig,
     AgentVariant,
     BenchConfig,
@@ -42,7 +45,9 @@ _SUITE = typer.Option(None, "--suite", help="'offline' (the bundled local sites;
 _TASKS = typer.Option(None, "--tasks", help="Task source: a JSONL file, a data_en folder, or hf:<dataset id>.")
 _MODEL = typer.Option(None, "--model", help="A model name from --config, 'scripted', 'faulty[:SEED]' (the scripted "
                                            "policy with one injected mistake), 'local' (the packaged "
-                                           "llama.cpp model, extra `local`), or a model id for OpenAI.")
+                                           "llama.cpp model, extra `local`), 'play[:DIR]' (you answer each request "
+                                           "at the terminal, or a program through DIR: see `sgr play`), or a "
+                                           "model id for OpenAI.")
 _CONFIG = typer.Option(None, "--config", help="Benchmark YAML: models, protocol and agent settings.")
 _ABLATE = typer.Option("", "--ablate", help="Comma-separated nodes to switch off: planner,state_tracker,verifier,"
                                            "provenance.")
@@ -52,6 +57,8 @@ _FRESH = typer.Option(False, "--fresh", help="Start over instead of resuming (or
 _WEBENV = typer.Option(None, "--webenv", help="SITE=ORIGIN (repeatable): serve the task's live site from a local "
                                              "SGR-WebEnv environment, e.g. arxiv=http://127.0.0.1:8083 or "
                                              "https://arxiv.org=http://127.0.0.1:8083. Adds to the config's webenv.")
+_PLAYER = typer.Option(None, "--player", help="With --model play: who plays (person, llm:NAME, program:NAME); "
+                                              "recorded in the run folder's play.json.")
 _ALLOW_MIXED = typer.Option(False, "--allow-mixed", help="Resume or re-report a run made by other code (recorded "
                                                          "in fingerprint.json).")
 
@@ -64,7 +71,8 @@ def pick_model(name: str | None, models: list[ModelConfig]) -> ModelConfig:
     if name is None:
         if models:
             return models[0]
-        raise RunSetupError("give --model (a name from --config, 'scripted', or an OpenAI model id)")
+        raise RunSetupError("give --model NAME ('scripted', 'faulty[:SEED]', 'local' or an OpenAI model id) or "
+                            "--config FILE (its first model runs)")
     match = next((m for m in models if m.name == name), None)
     if match:
         return match
@@ -76,7 +84,12 @@ def pick_model(name: str | None, models: list[ModelConfig]) -> ModelConfig:
         seed = name.partition(":")[2] or "0"
         if not seed.isdigit():
             raise RunSetupError(f"--model {name!r}: write faulty:SEED with a whole number")
-        return ModelConfig(name="faulty", provider="faulty", fault_seed=int(seed))
+        # the seed is in the name, so another seed runs in its own folder instead of re-reporting this one
+        return ModelConfig(name=f"faulty-seed{int(seed)}", provider="faulty", fault_seed=int(seed))
+    if name == "play" or name.startswith("play:"):  # play: a person at the terminal; play:DIR a program's folder
+        from agent.models.play_server import play_model
+
+        return play_model(name.partition(":")[2] or None)
     if name == "local":
         from agent.models.local_server import LOCAL_MODEL
 
@@ -84,12 +97,26 @@ def pick_model(name: str | None, models: list[ModelConfig]) -> ModelConfig:
     return ModelConfig(name=name, model=name)
 
 
+def with_player(model: ModelConfig, player: str) -> ModelConfig:
+    from agent.models.players import parse_player
+
+    if model.provider != "play":
+        raise RunSetupError("--player goes with --model play (or `sgr play`)")
+    try:
+        parse_player(player, "person")
+    except ValueError as exc:
+        raise RunSetupError(str(exc)) from exc
+    return model.model_copy(update={"player": player})
+
+
 def make_variant(ablate: str) -> AgentVariant:
     nodes = [n.strip() for n in ablate.split(",") if n.strip()]
-    try:
-        return AgentVariant(name="no-" + "-".join(nodes) if nodes else "full", ablate=nodes)
-    except ValueError as exc:
-        raise RunSetupError(f"--ablate: {exc}") from exc
+    for node in nodes:  # said here in one line (the model's own error is a multi-line pydantic dump)
+        if node not in ABLATABLE_NODES:
+            close = difflib.get_close_matches(node, ABLATABLE_NODES, n=1)
+            hint = f"; did you mean {close[0]}?" if close else ""
+            raise RunSetupError(f"--ablate: unknown node {node!r}{hint} (nodes: {', '.join(ABLATABLE_NODES)})")
+    return AgentVariant(name="no-" + "-".join(nodes) if nodes else "full", ablate=nodes)
 
 
 @contextlib.contextmanager
@@ -128,12 +155,14 @@ async def run_one(*, task_id: str, source: str, model: ModelConfig, variant: Age
                   agent: AgentConfig, out_dir: Path, webenv: dict[str, str] | None = None,
                   webenv_release: str = DEFAULT_RELEASE) -> tuple[TaskOutcome, dict]:
     from agent.models.local_server import serving
+    from agent.models.play_server import playing
     from agent.runner.bench import score_cell
     from agent.solve import solve_task
     from browser.session import ChromiumWorker
     from tasks.loaders import load_tasks
 
-    with _suite_origin(source == "offline") as origin, serving(model, log_path=out_dir / "llama_server.log") as model:
+    with _suite_origin(source == "offline") as origin, serving(model, log_path=out_dir / "llama_server.log") as model, \
+            playing(model, out_dir) as model:
         tasks = load_tasks(source, task_ids=[task_id], origin=origin)
         task = tasks[0]
         routes = None
@@ -162,7 +191,7 @@ async def run_one(*, task_id: str, source: str, model: ModelConfig, variant: Age
 
 def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASKS, model: str | None = _MODEL,
         config: Path | None = _CONFIG, ablate: str = _ABLATE, out: Path = _OUT, fresh: bool = _FRESH,
-        webenv: list[str] | None = _WEBENV, allow_mixed: bool = _ALLOW_MIXED) -> None:
+        webenv: list[str] | None = _WEBENV, allow_mixed: bool = _ALLOW_MIXED, player: str | None = _PLAYER) -> None:
     """Run the agent on one task and score it."""
     console = Console(stderr=True, soft_wrap=True)
     try:
@@ -172,6 +201,8 @@ def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASK
             raise RunSetupError(f"--suite {suite!r}: only 'offline' is bundled; use --tasks for other sources")
         bench = load_config(config) if config else None
         chosen = pick_model(model, bench.models if bench else [])
+        if player is not None:
+            chosen = with_player(chosen, player)
         variant = make_variant(ablate)
         mapping, release = _webenv_mapping(bench, webenv or [])
         out_dir = run_path(out, task, chosen.name, variant.name)  # checked before anything is written or removed
@@ -186,6 +217,10 @@ def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASK
                       f"{escape(exc.strerror or str(exc))}", highlight=False)
         raise typer.Exit(2) from exc
     protocol = bench.protocol if bench else ProtocolConfig()
+    if chosen.provider == "play" and not bench:  # a person thinks longer than a model: only the steps bound a play
+        from agent.models.play_server import play_protocol
+
+        protocol = play_protocol(protocol)
     agent = bench.agent if bench else AgentConfig()
     from agent.webenv.environments import EnvironmentDown, TaskSkipped
 
@@ -195,6 +230,9 @@ def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASK
     except MixedCodeError as exc:
         console.print(f"[red]error:[/] {exc}", highlight=False)
         raise typer.Exit(2) from exc
+    earlier = _earlier_run(out_dir)
+    if earlier and not fresh:
+        console.print(f"[bold yellow]{escape(earlier)}[/]", highlight=False)
     try:
         outcome, score = asyncio.run(run_one(task_id=task, source=tasks or "offline", model=chosen, variant=variant,
                                              protocol=protocol, agent=agent, out_dir=out_dir, webenv=mapping,
@@ -220,8 +258,38 @@ def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASK
         console.print(f"[bold yellow]restarted from a clean slate:[/] an earlier run was interrupted at step "
                       f"{restart.get('interrupted_at_step')} ({escape(str(restart.get('last_url')))})", highlight=False)
     if outcome.error:
-        console.print(f"[yellow]{outcome.error_kind} error:[/] {outcome.error}", highlight=False)
+        console.print(f"[yellow]{outcome.error_kind} error:[/] {escape(outcome.error)}", highlight=False)
+    for line in _fault_lines(out_dir, outcome, score, chosen):
+        console.print(line, highlight=False, markup=False)
     console.print(f"results in {out_dir}", highlight=False)
     typer.echo(outcome.answer)
     if outcome.stop_reason == "error":
         raise typer.Exit(1)
+
+
+def _earlier_run(out_dir: Path) -> str | None:
+    """Said before a rerun, so an old result is never re-reported as if it had just been made."""
+    done = out_dir / "outcome.json"
+    if done.is_file():
+        when = datetime.fromtimestamp(done.stat().st_mtime, UTC).strftime("%Y-%m-%d %H:%M UTC")
+        return (f"{out_dir} holds a finished run of this task ({when}): re-reporting it, nothing runs again; "
+                "pass --fresh to run the task again")
+    if (out_dir / "checkpoints.sqlite").is_file():
+        return f"{out_dir} holds an unfinished run of this task: it restarts from a clean slate (--fresh: also forget it)"
+    return None
+
+
+def _fault_lines(out_dir: Path, outcome: TaskOutcome, score: dict, model: ModelConfig) -> list[str]:
+    """`--model faulty:SEED`: which fault, flagged by which node, repaired (from fault.json and the outcome)."""
+    if model.provider != "faulty":
+        return []
+    from agent.reports.faults import describe_fault, fault_in_folder
+    from agent.rundir.cells import CellRecord
+
+    exact = score.get("exact_match")
+    record = CellRecord(model=model.name, variant=outcome.variant, task_id=outcome.task_id, outcome=outcome,
+                        metrics={"em": None if exact is None else float(exact), "item_f1": score.get("item_f1")})
+    cell = fault_in_folder(out_dir, record)
+    if cell is None:
+        return [f"FAULT-INJECTED REPLAY: no fault.json in {out_dir} (the policy recorded no fault)"]
+    return describe_fault(cell, record, model.fault_seed)

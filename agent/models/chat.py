@@ -52,11 +52,14 @@ def make_chat_model(model: ModelConfig, task_id: str, *, origin: str | None = No
     if model.provider == "scripted":
         from agent.models.scripted import ScriptedChatModel
 
-        return ScriptedChatModel.for_task(task_id, origin=origin)
+        return ScriptedChatModel.for_task(task_id, origin=origin, plans=model.plans)
     if model.provider == "faulty":
         from agent.models.faulty import FaultyChatModel
 
-        return FaultyChatModel.for_task(task_id, origin=origin, seed=model.fault_seed or 0)
+        return FaultyChatModel.for_task(task_id, origin=origin, seed=model.fault_seed or 0, plans=model.plans)
+    if model.provider == "play" and not model.base_url:
+        raise ModelNotServed(f"model {model.name!r}: nothing is playing it; `sgr play` or `sgr run --model play` "
+                             "start the play server")
     if model.provider == "local" and not model.base_url:
         raise ModelNotServed(f"model {model.name!r}: the local server is not running; `sgr run`/`sgr bench` start "
                              "it, or run `sgr model serve` and set base_url")

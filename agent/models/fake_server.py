@@ -9,6 +9,13 @@ Each reply is one of:
 - shorthand: `{"content": "..."}`, `{"tool_calls": [{"name": ..., "arguments": <dict or raw JSON text>}]}`,
   `{"status": 429, "error": "..."}` (an HTTP error; 429/5xx are retried by the client; `{api_key}` in the
   error text is replaced by the request's key, like an endpoint that echoes it in its 401).
+`replies` may instead be a callable: it gets each request body and returns the reply (a policy that reads
+the request, e.g. `agent.models.path_replay`).
+
+Strict by default, as a hosted API is: a request OpenAI would refuse (a tool message answering no call, a
+call left unanswered, a duplicate call id: `openai_rules.py`) gets HTTP 400 with OpenAI's error text and is
+kept in `rejected`; `strict=False` accepts anything. `llama_cpp=True` also refuses what llama.cpp's server
+refuses (an assistant message with `content: null`, HTTP 500).
 Every request body received is kept in `requests`, in order.
 """
 
@@ -17,7 +24,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +34,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from agent.config import ModelConfig
+from agent.models.openai_rules import error_body, request_errors
 from agent.models.transcript import read_transcript
 from tasks.offline.server import ThreadedServer, free_port
 
@@ -52,11 +60,14 @@ def completion(reply: dict[str, Any], index: int, model: str) -> dict[str, Any]:
 class FakeOpenAIServer(ThreadedServer):
     """`with FakeOpenAIServer(replies) as fake: ModelConfig(..., base_url=fake.base_url)`."""
 
-    def __init__(self, replies: Iterable[dict[str, Any]], *, model: str = "fake-model",
-                 fallback: dict[str, Any] | None = None, strict: bool = False):
-        """`strict`: reject what llama.cpp's server rejects (an assistant message with `content: null`, 500)."""
+    def __init__(self, replies: Iterable[dict[str, Any]] | Callable[[dict[str, Any]], dict[str, Any]], *,
+                 model: str = "fake-model", fallback: dict[str, Any] | None = None, strict: bool = True,
+                 llama_cpp: bool = False):
         self.strict = strict
-        self.replies = list(replies)
+        self.llama_cpp = llama_cpp
+        self.rejected: list[tuple[int, str]] = []  # (request index from 1, OpenAI's error text)
+        self.responder = replies if callable(replies) else None
+        self.replies = [] if callable(replies) else list(replies)
         self.model = model
         self.fallback = fallback or EXHAUSTED
         self.requests: list[dict[str, Any]] = []
@@ -86,14 +97,21 @@ class FakeOpenAIServer(ThreadedServer):
 
     async def _chat(self, request: Request) -> JSONResponse:
         body = await request.json()
-        if self.strict and any(m.get("role") == "assistant" and m.get("content") is None for m in body["messages"]):
+        if self.llama_cpp and any(m.get("role") == "assistant" and m.get("content") is None for m in body["messages"]):
             self.requests.append(body)
             return JSONResponse({"error": {"message": "messages: assistant content should be a valid string"}},
                                 status_code=500)
+        errors = request_errors(body) if self.strict else []
         with self._lock:
             self.requests.append(body)
             index = len(self.requests)
-            reply = self.replies.pop(0) if self.replies else self.fallback
+            if errors:
+                self.rejected.append((index, errors[0]))
+                return JSONResponse(error_body(errors[0]), status_code=400)
+            if self.responder is not None:
+                reply = self.responder(body)
+            else:
+                reply = self.replies.pop(0) if self.replies else self.fallback
         if "status" in reply and "choices" not in reply:
             # `{api_key}` in an error text echoes the request's key, as some real endpoints do in a 401
             key = request.headers.get("authorization", "").removeprefix("Bearer ").strip()

@@ -29,7 +29,8 @@ from agent.models.fault_plan import (
     other_year,
     read_after,
 )
-from agent.models.scripted import ScriptedChatModel, load_walkthrough, target_name
+from agent.models.scripted import ScriptedChatModel, load_walkthrough, policy_plan, target_name
+from graph.settings import PlanSource
 from graph.tracker import gate_candidates, values_match
 from tasks.offline.registry import Step
 
@@ -61,9 +62,11 @@ class FaultyChatModel(ScriptedChatModel):
 
     @classmethod
     def for_task(cls, task_id: str, *, origin: str | None = None, seed: int = 0,
-                 only: tuple[str, ...] | None = None) -> FaultyChatModel:
+                 only: tuple[str, ...] | None = None, plans: PlanSource = "walkthrough") -> FaultyChatModel:
+        """The fault's place is chosen from what the task needs (the walkthrough), whatever plan the policy shows."""
         steps = load_walkthrough(task_id, origin=origin)
-        return cls(steps=steps, task_id=task_id, seed=seed, site=choose_fault(steps, task_id, seed, only=only))
+        return cls(steps=steps, task_id=task_id, seed=seed, site=choose_fault(steps, task_id, seed, only=only),
+                   plan=policy_plan(task_id, steps, plans, origin=origin))
 
     @property
     def _llm_type(self) -> str:

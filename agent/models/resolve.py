@@ -13,10 +13,12 @@ SCRIPTED_MODEL = ModelConfig(name="scripted-walkthrough", provider="scripted", m
 FAULTY_MODEL = ModelConfig(name="faulty-walkthrough", provider="faulty", model="walkthrough+faults")
 
 
-def faulty_notice(seed: int) -> str:
+def faulty_notice(seed: int, plans: str = "walkthrough") -> str:
+    planned = ("; the planner is answered with a played model's BLIND PLANS (tasks/offline/blind_plans)"
+               if plans == "blind" else "; the planner is answered with the walkthrough's own (perfect) plan")
     return (f"FAULT-INJECTED REPLAYS (seed {seed}): the scripted policy makes one seeded mistake per task record and "
-            "follows the graph's feedback; the fault table (faults.md) says what each node catches. These are not "
-            "model results.")
+            f"follows the graph's feedback{planned}; the fault table (faults.md) says what each node catches. These "
+            "are not model results.")
 
 
 def scripted_notice(replaced: list[ModelConfig]) -> str:
@@ -26,6 +28,11 @@ def scripted_notice(replaced: list[ModelConfig]) -> str:
         "browser, graph, evaluator and reports work end to end, not how well an LLM does. "
         "Set the key variable to run the real agent."
     )
+
+
+def _named(model: ModelConfig, update: dict[str, str]) -> dict[str, str]:
+    """Blind-plan policies get their own name, so their cells never share a folder with the perfect-plan ones."""
+    return {**update, "name": update["name"].format(model.name)} if update else {}
 
 
 def resolve_models(config: BenchConfig, config_path: Path) -> tuple[BenchConfig, list[str]]:
@@ -44,10 +51,12 @@ def resolve_models(config: BenchConfig, config_path: Path) -> tuple[BenchConfig,
         )
     kept = [m for m in config.models if m not in missing]
     if config.faults is not None:  # the ablation without a key: fault-injected replays, plus clean ones
-        kept += [SCRIPTED_MODEL.model_copy(update={"variants": config.faults.clean_variants}),
-                 FAULTY_MODEL.model_copy(update={"fault_seed": config.faults.seed})]
+        blind = config.faults.plans == "blind"
+        suffix = {"name": "{}+blind-plans", "plans": "blind"} if blind else {}
+        kept += [SCRIPTED_MODEL.model_copy(update={"variants": config.faults.clean_variants, **_named(SCRIPTED_MODEL, suffix)}),
+                 FAULTY_MODEL.model_copy(update={"fault_seed": config.faults.seed, **_named(FAULTY_MODEL, suffix)})]
         effective = config.model_copy(update={"models": kept})
-        return effective, [scripted_notice(missing), faulty_notice(config.faults.seed)]
+        return effective, [scripted_notice(missing), faulty_notice(config.faults.seed, config.faults.plans)]
     if not any(m.provider == "scripted" for m in kept):
         kept.append(SCRIPTED_MODEL)
     effective = config.model_copy(update={"models": kept})

@@ -24,6 +24,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import PrivateAttr
 
 from browser.tokens import count_tokens
+from graph.settings import PlanSource
 from graph.state import Gate, Phase, Plan
 from graph.tracker import PAGE_PARAMS, gate_key
 from tasks.offline.registry import PLACEHOLDER_ORIGIN, Step
@@ -126,6 +127,17 @@ def _step_gates(step: Step) -> list[Gate]:
             if key.casefold() not in PAGE_PARAMS:
                 gates.append(Gate(kind="scope", name=key, target=value))
     return gates
+
+
+def policy_plan(task_id: str, steps: list[Step], plans: PlanSource, *, origin: str | None = None
+                ) -> dict[str, Any] | None:
+    """The plan a policy answers the planner with: None for the walkthrough's own (computed when asked), or a played
+    model's blind plan on the walkthrough's phases (agent/models/blind_plans.py)."""
+    if plans == "walkthrough":
+        return None
+    from agent.models.blind_plans import load_blind_plan, on_walkthrough_phases
+
+    return on_walkthrough_phases(load_blind_plan(task_id, origin=origin), plan_from_walkthrough(steps)).model_dump()
 
 
 def plan_from_walkthrough(steps: list[Step]) -> Plan:
@@ -313,6 +325,7 @@ class ScriptedChatModel(BaseChatModel):
     """Replays `steps` (walkthrough format) as tool calls; answers the planner with a Plan."""
 
     steps: list[dict[str, Any]]
+    plan: dict[str, Any] | None = None  # what the planner is answered with; None: plan_from_walkthrough(steps)
     model_name: str = "scripted"
     ignore_drift: bool = False  # a careless policy: reads through drift flags, only the verifier brings it back
 
@@ -329,8 +342,9 @@ class ScriptedChatModel(BaseChatModel):
         return self._transcript
 
     @classmethod
-    def for_task(cls, task_id: str, *, origin: str | None = None) -> ScriptedChatModel:
-        return cls(steps=load_walkthrough(task_id, origin=origin))
+    def for_task(cls, task_id: str, *, origin: str | None = None, plans: PlanSource = "walkthrough") -> ScriptedChatModel:
+        steps = load_walkthrough(task_id, origin=origin)
+        return cls(steps=steps, plan=policy_plan(task_id, steps, plans, origin=origin))
 
     @property
     def _llm_type(self) -> str:
@@ -345,7 +359,7 @@ class ScriptedChatModel(BaseChatModel):
         tools = kwargs.get("tools") or []
         names = {t["function"]["name"] for t in tools}
         if kwargs.get("tool_choice") == "Plan" or names == {"Plan"}:
-            name, args, call_id = "Plan", plan_from_walkthrough(self.steps).model_dump(), "plan-0"
+            name, args, call_id = "Plan", self.plan or plan_from_walkthrough(self.steps).model_dump(), "plan-0"
         else:
             call_id, step = self._next(messages)
             name, args = step["tool"], step["args"]

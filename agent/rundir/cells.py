@@ -99,6 +99,16 @@ class CellRecord(BaseModel):
         """Ended in an error (not merely a wrong answer)."""
         return self.outcome.error is not None or self.timed_out
 
+    def failure_cause(self, limit: int = 160) -> str:
+        """Why the cell failed, in one line: the error's kind, its first line, and how many attempts it took
+        (the console and the report show this, so the cause is not only inside cell.json)."""
+        first = (self.outcome.error or ("cancelled: over the time budget" if self.timed_out else "")).strip()
+        text = first.splitlines()[0] if first else "no error text"
+        text = text if len(text) <= limit else text[: limit - 1] + "…"
+        attempts = len(self.attempts) + 1
+        tries = f" after {attempts} attempts" if attempts > 1 else ""
+        return f"{self.outcome.error_kind or 'error'} error{tries}: {text}"
+
 
 def cell_dir(run_dir: Path, key: CellKey) -> Path:
     return ensure_inside(run_dir, run_dir / key.relpath)

@@ -44,8 +44,12 @@ from agent.rundir.cells import (
 from agent.rundir.manifest import (
     MANIFEST_FILE,
     MIXED_CODE_HINT,
+    ConfigurationMismatch,
     MixedCodeError,
     code_conflicts,
+    config_fingerprints,
+    configuration_differences,
+    configuration_folder,
     end_session,
     fingerprint_conflicts,
     now_iso,
@@ -255,7 +259,33 @@ def _fsync_tree(root: Path) -> None:
                 os.close(fd)
 
 
-def check_resumable(run_dir: Path, config: BenchConfig, config_path: Path, allow_mixed: bool) -> list[str]:
+def _has_cells(run_dir: Path) -> bool:
+    return any((run_dir / CELLS_DIR).glob(f"*/*/*/{CELL_FILE}"))
+
+
+def _folder_differences(run_dir: Path, config: BenchConfig) -> list[str]:
+    previous = read_manifest(run_dir)
+    if not previous or not _has_cells(run_dir):
+        return []
+    return configuration_differences(previous.get("fingerprints", {}), config_fingerprints(config))
+
+
+def choose_run_folder(run_dir: Path, config: BenchConfig, *, explicit: bool, given_as: str) -> tuple[Path, str | None]:
+    """One folder per configuration. A folder that holds cells of other models or variants (a scripted replay
+    run, then the same config with a key) is not resumed into: the run goes to its own folder next to it
+    (`results/offline-gpt-4.1-mini`), said on the console, or, when the user named the folder (`-o`), is
+    refused with the folder to use. Returns the folder and the note to print (None: the folder as given)."""
+    differences = _folder_differences(run_dir, config)
+    if not differences:
+        return run_dir, None
+    own = configuration_folder(run_dir, config_fingerprints(config))
+    if explicit or _folder_differences(own, config):
+        raise ConfigurationMismatch(run_dir, differences, own, given_as=given_as)
+    return own, f"{run_dir} holds another configuration ({'; '.join(differences)}): this run goes to {own}"
+
+
+def check_resumable(run_dir: Path, config: BenchConfig, config_path: Path, allow_mixed: bool,
+                    given_as: str | None = None) -> list[str]:
     """Refuse a folder of another configuration; refuse one of other code unless `allow_mixed` (then the
     differences are returned, to be recorded in the manifest)."""
     previous = read_manifest(run_dir)
@@ -264,8 +294,8 @@ def check_resumable(run_dir: Path, config: BenchConfig, config_path: Path, allow
     old, current = previous.get("fingerprints", {}), run_fingerprints(config)
     if conflicts := fingerprint_conflicts(old, current):
         raise ConfigError(
-            f"{config_path}: run.output_dir: {run_dir} holds cells of a different configuration "
-            f"({'; '.join(conflicts)}); use another output_dir (or `--output`) or remove the folder"
+            f"{given_as or f'{config_path}: run.output_dir'}: {run_dir} holds cells of a different configuration "
+            f"({'; '.join(conflicts)}); use another output_dir (or `--output`), --fresh, or remove the folder"
         )
     if not any((run_dir / CELLS_DIR).glob(f"*/*/*/{CELL_FILE}")):
         return []
@@ -320,12 +350,17 @@ async def run_bench(
 
         require_ray(config_path)
 
+    given_as = f"--output {output_dir}" if output_dir is not None else f"{config_path}: run.output_dir"
     run_dir = Path(config.run.output_dir)
-    make_output_dir(run_dir, config_path)
+    if not fresh:
+        run_dir, note = choose_run_folder(run_dir, config, explicit=output_dir is not None, given_as=given_as)
+        if note:
+            console.print(f"[bold yellow]{note}[/]", highlight=False)
+    make_output_dir(run_dir, config_path, given_as=given_as)
     with run_lock(run_dir):
         if fresh:
             clear_run_folder(run_dir)
-        mixed = check_resumable(run_dir, config, config_path, allow_mixed)
+        mixed = check_resumable(run_dir, config, config_path, allow_mixed, given_as)
         for line in mixed:
             console.print(f"[bold yellow]--allow-mixed: resuming over cells of other code: {line}[/]")
         # leftovers of a killed run stay until their cell runs again: `fresh_staging_dir` keeps their steps
@@ -374,7 +409,8 @@ async def run_bench(
             from agent.reports.write import write_run_reports
 
             write_run_reports(run_dir, html=config.run.html_report)
-            console.print(f"reports: {run_dir / 'summary.md'}", highlight=False)
+            html = f"; open {(run_dir / 'report.html').resolve()}" if config.run.html_report else ""
+            console.print(f"reports: {run_dir / 'summary.md'}{html}", highlight=False)
     return result
 
 

@@ -12,6 +12,7 @@ from browser.tokens import count_tokens
 from browser.types import Observation
 from graph.composer import live_rows, parse_order
 from graph.context import TOKENIZER_MARGIN, fit_window, prompt_parts
+from graph.details import switch_off_refusal
 from graph.evidence import ANSWER, derived_answer, discard_from
 from graph.nodes.common import (
     MAX_INVALID_STREAK,
@@ -33,9 +34,10 @@ from graph.robust import (
     failed_repeats,
     invalid_json_message,
     repeat_message,
+    shown_targets,
     unknown_ref_message,
 )
-from graph.state import AgentState, PendingCall
+from graph.state import AgentState, PendingCall, Plan
 from graph.tools import DiscardRows, Finish, RevisePlan
 from graph.toolset import ToolCallError, parse_tool_call
 from graph.tracker import MAX_OPTIONS_KEPT, gate_key, read_values
@@ -98,13 +100,15 @@ def make_actor(deps: Deps):
 
         deps.log.write({"node": "actor", "step": step, "tool": call["name"], "call_id": call["id"],
                         "args": tool.model_dump(exclude={"kind"}),
+                        "shown": shown_targets(call["args"] or {}, state.get("observation")),
                         "llm_ms": llm_ms, "prompt_chars": sum(len(str(m.content)) for m in prompt),
                         "refused_calls": len(ignored), "prompt_parts": parts,
                         "page_key": page_key(state.get("observation")),
                         "observation_delta": seen_page is not None and seen_page.get("step") != step, **spent})
         update.update(invalid_streak=0, messages=[ai, *ignored])
-        if isinstance(tool, RevisePlan | DiscardRows):
-            return {**update, **_bookkeeping(state, tool, call["id"])}
+        if isinstance(tool, RevisePlan | DiscardRows):  # answered here: the reply joins the call, not replaces it
+            done = _bookkeeping(state, tool, call["id"])
+            return {**update, **done, "messages": [ai, *done["messages"], *ignored]}
         if isinstance(tool, Finish):
             update["order_by"] = tool.order_by
         update["pending"] = PendingCall(id=call["id"], name=call["name"], args=tool.model_dump())
@@ -182,6 +186,11 @@ def _invalid(deps: Deps, state: AgentState, step: int, messages: list[AnyMessage
 def _bookkeeping(state: AgentState, tool: BaseModel, call_id: str) -> dict[str, Any]:
     """revise_plan and discard_rows change only the agent's own state: no browser, no extra node."""
     if isinstance(tool, RevisePlan):
+        refused = switch_off_refusal(Plan.model_validate(state["plan"]), tool.plan, tables=state.get("tables") or {},
+                                     listings=state.get("listings") or [],
+                                     visited=state.get("visited") or []) if state.get("plan") else None
+        if refused:
+            return {"messages": [ToolMessage(refused, tool_call_id=call_id)]}
         return {"plan": tool.plan.model_dump(), "messages": [ToolMessage(f"plan revised: {tool.reason}", tool_call_id=call_id)]}
     assert isinstance(tool, DiscardRows)
     if tool.table != ANSWER or derived_answer(state.get("tables")):

@@ -109,7 +109,7 @@ def _listing(observation: Observation, result: ActionResult, step: int) -> Listi
     """A result list on screen (or read whole by read_table): the link of each row, for the detail check. A
     main-content table whose every row links somewhere, on a page with no result count or pager (a page
     listing its items: a category's members), is kept as a list of `links`: the detail check uses it only once
-    the agent has opened several of its items (`graph.verifier.detail_list`)."""
+    the agent has opened several of its items (`graph.details.detail_list`)."""
     kind: Literal["results", "links"] = "results"
     if result.table is not None and result.action.get("kind") == "read_table" and any(result.table.row_links):
         table = result.table
@@ -121,8 +121,10 @@ def _listing(observation: Observation, result: ActionResult, step: int) -> Listi
         table, kind, url = next((t for t in observation.tables if _lists_items(t)), None), "links", observation.url
     if table is None:
         return None
-    links = [urljoin(observation.url, row[0]) for row in table.row_links if row]
-    return Listing(step=step, url=url, result_set=result_set_key(observation.url), row_links=links, kind=kind)
+    linked = [(urljoin(observation.url, links[0]), cells)
+              for links, cells in zip(table.row_links, table.rows, strict=False) if links]
+    return Listing(step=step, url=url, result_set=result_set_key(observation.url), row_links=[li for li, _ in linked],
+                   row_cells=[cells for _, cells in linked], kind=kind)
 
 
 def _lists_items(table: TableData) -> bool:

@@ -32,7 +32,11 @@ def make_planner(deps: Deps):
                 plan = parse_plan(call["args"])
             except ToolCallError as exc:
                 deps.log.write({"node": "planner", "attempt": attempt, "invalid": str(exc), "llm_ms": llm_ms, **spent})
-                messages += [ai, ToolMessage(str(exc), tool_call_id=call["id"]) if call else HumanMessage(str(exc))]
+                # every call the reply carries is answered (the first with the error), as the chat rules demand
+                ids = [c["id"] for c in [*ai.tool_calls, *ai.invalid_tool_calls] if c.get("id")]
+                replies = [ToolMessage(str(exc) if n == 0 else "refused: one Plan call per reply", tool_call_id=i)
+                           for n, i in enumerate(ids)]
+                messages += [ai, *replies] if replies else [ai, HumanMessage(str(exc))]
                 continue
             deps.log.write({"node": "planner", "plan": plan.model_dump(), "llm_ms": llm_ms, **spent})
             return {"plan": plan.model_dump(), "usage": usage, "nodes_run": ["planner"]}

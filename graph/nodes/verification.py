@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from langchain_core.messages import ToolMessage
@@ -20,8 +21,10 @@ def make_verifier(deps: Deps):
         plan = Plan.model_validate(state["plan"]) if state.get("plan") else None
         rows = live_rows(state.get("rows") or [], state.get("discarded") or [])
         if derived_answer(state.get("tables")) is not None:
-            report = verify_derived(plan=plan, tables=state.get("tables") or {}, columns=deps.spec.columns,
-                                    step=state.get("step", 0), listings=state.get("listings") or [])
+            # the detail check may run the derivation's list filters in the query engine's process
+            report = await asyncio.to_thread(verify_derived, plan=plan, tables=state.get("tables") or {},
+                                             columns=deps.spec.columns, step=state.get("step", 0),
+                                             listings=state.get("listings") or [])
         else:
             report = verify(plan=plan, columns=deps.spec.columns, rows=rows, reads=state.get("reads") or [],
                             step=state.get("step", 0), listings=state.get("listings") or [],

@@ -1,0 +1,71 @@
+"""`sgr path record|replay`: a played or real-model run becomes a decision path; a path replays through the
+real wire path against the strict fake server (agent/paths/)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from agent.paths.path import DecisionPath
+from agent.paths.record import RunFolderError, path_from_run
+
+path_app = typer.Typer(no_args_is_help=True)
+_RUN = typer.Argument(..., help="A run folder (transcript.jsonl + steps.jsonl) or a relay folder (resp-N.json; its "
+                                "run's steps.jsonl beside it or one up).")
+_TASK = typer.Option(None, "--task", help="The task id, when the run's steps.jsonl does not record it.")
+_OUTPUT = typer.Option(None, "--output", "-o", help="Write the path here instead of printing it.")
+_PATH = typer.Argument(..., help="A decision path (JSON: task, plan, steps).")
+_OUT = typer.Option(None, "--out", help="Folder for the replayed run (default: a new temporary folder).")
+
+
+@path_app.command("record")
+def record(run: Path = _RUN, task: str | None = _TASK, output: Path | None = _OUTPUT) -> None:
+    """Turn a run into a decision path: the plan and the calls, targets as shown, the origin as {origin}."""
+    console = Console(stderr=True, soft_wrap=True)
+    try:
+        path = path_from_run(run, task)
+    except (RunFolderError, OSError, ValueError) as exc:
+        console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+        raise typer.Exit(2) from exc
+    if output:
+        output.write_text(path.dump(), encoding="utf-8")
+        console.print(f"{len(path.steps)} steps written to {output}", highlight=False)
+    else:
+        typer.echo(path.dump(), nl=False)
+    for line in getattr(path, "unmapped", None) or []:
+        console.print(f"[yellow]kept as a ref (nothing recorded what the page showed):[/] {escape(line)}",
+                      highlight=False)
+
+
+@path_app.command("replay")
+def replay(path_file: Path = _PATH, out: Path | None = _OUT) -> None:
+    """Replay a path on the offline sites through the strict fake server; prints one JSON line of results."""
+    console = Console(stderr=True, soft_wrap=True)
+    try:
+        path = DecisionPath.load(path_file)
+    except (OSError, ValueError) as exc:
+        console.print(f"[red]error:[/] {escape(str(path_file))}: {escape(str(exc).splitlines()[0])}", highlight=False)
+        raise typer.Exit(2) from exc
+    out_dir = out or Path(tempfile.mkdtemp(prefix=f"replay-{path.task}-"))
+    summary = asyncio.run(_replay(path, out_dir))
+    typer.echo(json.dumps({**summary, "out": str(out_dir)}))
+
+
+async def _replay(path: DecisionPath, out_dir: Path) -> dict:
+    from agent.paths.replay import replay_path
+    from browser.session import ChromiumWorker
+    from tasks.offline.server import OfflineServer
+
+    worker = ChromiumWorker()
+    try:
+        with OfflineServer() as server:
+            result = await replay_path(path, origin=server.origin, worker=worker, out_dir=out_dir)
+    finally:
+        await worker.close()
+    return result.summary()

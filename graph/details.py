@@ -1,0 +1,264 @@
+"""The detail check: a plan that needs each listed result's own page had the results the answer uses opened.
+
+What counts as opened (graph/README "What counts as opened"): a listed result is opened when a page under its link
+was read: the same path with any query (`/item/7?year=2022`: the site's state travels in the query), a sub-page of
+it (`/item/7/history`), or a page whose path or query names the link's key (its last path segment, or a query
+value, when that looks like an identifier). Which results must be opened: every listed result, except, for a
+derived answer, the results its SQL drops by the list's own values (graph/list_filters.py): a list row that a
+filter over the list table alone removes needs no visit.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from graph.list_filters import kept_rows
+from graph.state import Failure, Listing, Phase, Plan
+
+_KEYLIKE = re.compile(r"\d|[-_.~]")  # an identifier: a digit or a joiner in it (a plain word names a section)
+_SMALL_NUMBER = re.compile(r"^\d{1,4}$")  # a page number, a year: in too many URLs to name one item
+
+
+def _key(token: str) -> str | None:
+    token = unquote(token).strip().casefold()
+    return token if len(token) >= 3 and _KEYLIKE.search(token) and not _SMALL_NUMBER.match(token) else None
+
+
+def _link_keys(url: str) -> set[str]:
+    parts = urlsplit(url)
+    segments = [s for s in parts.path.split("/") if s]
+    keys = {_key(segments[-1])} if segments else set()
+    keys |= {_key(v) for _, v in parse_qsl(parts.query)}
+    return {k for k in keys if k}
+
+
+class Opened:
+    """The pages read (their URLs), asked whether a listed link is among them in the sense above. A link whose
+    query names the item (`/item?id=7`: every item has the same path) is opened only by a read holding that query
+    too (any more parameters allowed)."""
+
+    def __init__(self, urls: Iterable[str]) -> None:
+        self.pages: dict[tuple[str, str], list[set[tuple[str, str]]]] = {}
+        self.tokens: set[tuple[str, str]] = set()
+        for url in urls:
+            if not url:
+                continue
+            parts = urlsplit(url)
+            query = parse_qsl(parts.query)
+            self.pages.setdefault((parts.netloc, parts.path.rstrip("/")), []).append(set(query))
+            self.tokens |= {(parts.netloc, unquote(s).casefold()) for s in parts.path.split("/") if s}
+            self.tokens |= {(parts.netloc, v.strip().casefold()) for _, v in query}
+
+    def __contains__(self, link: object) -> bool:
+        if not isinstance(link, str):
+            return False
+        parts = urlsplit(link)
+        path, wanted = parts.path.rstrip("/"), set(parse_qsl(parts.query))
+        for (host, read), queries in self.pages.items():
+            if host == parts.netloc and (read == path or read.startswith(path + "/")) and any(
+                    wanted <= query for query in queries):
+                return True
+        return any((parts.netloc, key) in self.tokens for key in _link_keys(link))
+
+
+def check_details(plan: Plan | None, listings: list[Listing], visited: list[str]) -> list[Failure]:
+    """A plan that needs each result's own page: every row link of the list it works through was opened."""
+    if plan is None or not plan.detail_pages or not listings:
+        return []
+    seen = Opened(visited)
+    links = detail_list(listings, seen)
+    return _unopened(links, [link for link in links if link not in seen])
+
+
+def _unopened(links: list[str], missing: list[str], prefix: str = "") -> list[Failure]:
+    """The `[details]` failure naming the listed links not opened (`missing`), or none."""
+    if not missing:
+        return []
+    shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+    return [Failure(check="details", message=(
+        f"{prefix}{len(missing)} of {len(links)} listed result(s) were not opened: {shown}; open each and "
+        "extract_rows there"))]
+
+
+def detail_list(listings: list[Listing], opened: Opened, *, latest_opened: bool = False) -> list[str]:
+    """The row links (every page) of the list whose items must each be opened: the latest result list (with
+    `latest_opened`, the latest one some of whose items were opened), unless a page's table of item links had
+    more of its items opened, two at least: then that is the list the agent went through, read as links and
+    never as a result list (a category page listing its members)."""
+    def links(result_set: str, kind: str) -> list[str]:
+        return list(dict.fromkeys(link for item in listings if item["result_set"] == result_set
+                                  and item.get("kind", "results") == kind for link in item["row_links"]))
+
+    def hits(row_links: list[str]) -> int:
+        return sum(link in opened for link in row_links)
+
+    results = [item for item in listings if item.get("kind", "results") == "results"]
+    chosen: list[str] = []
+    if results:
+        latest = next((i for i in reversed(results) if hits(i["row_links"])), results[-1]) if latest_opened \
+            else results[-1]
+        chosen = links(latest["result_set"], "results")
+    link_lists = [links(key, "links") for key in dict.fromkeys(i["result_set"] for i in listings
+                                                                if i.get("kind") == "links")]
+    best = max(link_lists, key=hits, default=[])
+    return best if hits(best) >= 2 and hits(best) > hits(chosen) else chosen
+
+
+def check_input_details(plan: Plan | None, tables: dict[str, Any], inputs: list[str],
+                        listings: list[Listing]) -> list[Failure]:
+    """A phase that reads each listed result's own page: every row link of that list the answer uses was read
+    INTO its table, or into the tables standing in for it (opening a page without reading it does not count)."""
+    if plan is None or not listings:
+        return []
+    failures: list[Failure] = []
+    for name in detail_tables(plan, tables, listings):
+        if name not in inputs:
+            continue
+        read = Opened(r.get("_url") or "" for r in tables[name]["rows"])
+        links = detail_list(listings, read, latest_opened=True)
+        missing = [link for link in links if link not in read]
+        if missing:
+            dropped = dropped_links(tables, listings)
+            missing = [link for link in missing if link not in dropped]
+        failures += _unopened(links, missing, prefix=f"table {name}: ")
+    return failures
+
+
+def detail_tables(plan: Plan, tables: dict[str, Any], listings: list[Listing]) -> list[str]:
+    """The tables read from listed results' own pages as a detail phase says: each such phase's table, or, when
+    the agent read those pages into tables of its own naming, those (`stand_ins`)."""
+    names: list[str] = []
+    for phase in plan.phases:
+        if phase.detail_pages:
+            names += [phase.into] if phase.into in tables else stand_ins(plan, phase, tables, listings)
+    return list(dict.fromkeys(names))
+
+
+def stand_ins(plan: Plan, phase: Phase, tables: dict[str, Any], listings: list[Listing], *,
+              answer_only: bool = True) -> list[str]:
+    """For a detail phase whose own table was never read: the evidence tables the answer is computed from, named by
+    no phase, whose rows were read on the listed results' own pages. They are what the phase read, under the
+    agent's names (a species page read into `types` and `synonyms` for a phase named `species_pages`). Before
+    the answer is derived (`answer_only` false: a phase's progress), any evidence table counts."""
+    if phase.into in tables or not phase.detail_pages:
+        return []
+    named = {p.into for p in plan.phases}
+    found: list[str] = []
+    candidates = _lineage_inputs(tables) if answer_only else [n for n, t in tables.items() if not t["derived"]]
+    for name in candidates:
+        table = tables[name]
+        if name in named:
+            continue
+        read = Opened(r.get("_url") or "" for r in table["rows"])
+        if any(link in read for link in detail_list(listings, read, latest_opened=True)):
+            found.append(name)
+    return found
+
+
+def _norm(text: Any) -> str:
+    return " ".join(str(text or "").split()).casefold()
+
+
+def _lineage(tables: dict[str, Any], name: str = "answer") -> list[str]:
+    """`name` and every table it was computed from, derived or read."""
+    seen: list[str] = []
+    todo = [name]
+    while todo:
+        table = tables.get(todo.pop())
+        if table is None or table["name"] in seen:
+            continue
+        seen.append(table["name"])
+        todo += table["inputs"] if table["derived"] else []
+    return seen
+
+
+def _lineage_sql(tables: dict[str, Any]) -> list[str]:
+    """The SQL of the answer and of every derived table it was computed from."""
+    return [tables[n]["sql"] or "" for n in _lineage(tables) if tables[n]["derived"]]
+
+
+def _lineage_inputs(tables: dict[str, Any]) -> list[str]:
+    """The evidence (read) tables the answer was computed from."""
+    return [n for n in _lineage(tables) if not tables[n]["derived"]]
+
+
+def dropped_links(tables: dict[str, Any], listings: list[Listing]) -> set[str]:
+    """Listed links the derived answer drops by a value the list shows: each of the list-table rows that stand
+    for the link (matched by the list's cells) is removed by a list-only filter of the derivation, and the link
+    has no row that is kept. A list table is an evidence table with rows read on a listing's page."""
+    cells = [(link, {_norm(c) for c in row}) for item in listings
+             for link, row in zip(item["row_links"], item.get("row_cells") or [], strict=False)]
+    if not cells:
+        return set()
+    list_pages = {_norm(item["url"].split("#")[0]) for item in listings}
+    sqls = _lineage_sql(tables)
+    every_cell = set().union(*(c for _, c in cells))
+    kept_links: set[str] = set()
+    dropped: set[str] = set()
+    for name, table in tables.items():
+        if table["derived"] or not any(_norm(r.get("_url")) in list_pages for r in table["rows"]):
+            continue
+        kept = kept_rows(sqls, name, table)
+        if kept is None:
+            continue
+        for index, row in enumerate(table["rows"]):
+            if row.get("_empty"):
+                continue
+            values = {_norm(row.get(c)) for c in table["columns"]} & every_cell
+            matches = {link for link, row_cells in cells if values and values <= row_cells}
+            if len(matches) != 1:
+                continue
+            (kept_links if index in kept else dropped).update(matches)
+    return dropped - kept_links
+
+
+def switch_off_refusal(old: Plan, new: Plan, *, tables: dict[str, Any], listings: list[Listing],
+                       visited: list[str]) -> str | None:
+    """Why a plan revision that stops needing results' own pages is refused, or None. Switching the need off is
+    a plan correction while no listed result was opened (the list holds what the answer needs); once the agent
+    has opened some, it would only hide the ones it left out: refused while the check fails."""
+    failures: list[Failure] = []
+    if old.detail_pages and not new.detail_pages and listings:
+        seen = Opened(visited)
+        links = detail_list(listings, seen)
+        if any(link in seen for link in links):
+            failures += check_details(old, listings, visited)
+    for phase in old.phases:
+        still = new.phase_for(phase.into)
+        if phase.detail_pages and not (still and still.detail_pages) and phase.into in tables:
+            failures += check_input_details(old, tables, [phase.into], listings)
+    if not failures:
+        return None
+    return ("revise_plan refused: it stops requiring the listed results' own pages while results the answer "
+            f"uses are not opened ({'; '.join(f['message'] for f in failures)}). A result the answer drops by a "
+            "value the list shows needs no visit once the derive's SQL drops it (WHERE over the list table)")
+
+
+def phase_progress(phase: Phase, tables: dict[str, Any], listings: list[Listing]) -> str:
+    """How far a phase's read is, for the actor's plan lines: a phase that reads each listed result's page counts
+    the list's results read ("3 of 12 pages read"); another counts its result pages when the site numbers them,
+    else says it was read. Empty while nothing was read into its table."""
+    table = tables.get(phase.into)
+    if phase.detail_pages:
+        names = [phase.into] if table else stand_ins(Plan(phases=[phase]), phase, tables, listings, answer_only=False)
+        rows = [r for name in names for r in tables[name]["rows"]]
+        read = Opened(r.get("_url") or "" for r in rows)
+        links = detail_list(listings, read, latest_opened=True) if rows else []
+        if links:
+            return f"{sum(link in read for link in links)} of {len(links)} pages read"
+        return f"{len({r.get('_url') for r in rows})} pages read" if rows else ""
+    if not table or not table["rows"]:
+        return ""
+    covered: dict[str, set[int]] = {}
+    pages: dict[str, int] = {}
+    for record in table["reads"]:
+        covered.setdefault(record["result_set"], set()).update(record["pages_covered"])
+        if record["pages"] and not record.get("complete"):
+            pages[record["result_set"]] = max(pages.get(record["result_set"], 0), record["pages"])
+    if pages and sum(pages.values()) > 1:
+        done = sum(len(covered[k] & set(range(1, n + 1))) for k, n in pages.items())
+        return f"{done} of {sum(pages.values())} pages read"
+    return "read"

@@ -1,0 +1,159 @@
+"""What counts as opened, which listed results the answer uses, and the turn's bookkeeping (graph/details.py,
+graph/list_filters.py, graph/render.py). The paths through the graph are in tests/test_details_e2e.py."""
+
+from __future__ import annotations
+
+from graph.details import Opened, dropped_links, phase_progress, switch_off_refusal
+from graph.evidence import derive
+from graph.list_filters import list_filters
+from graph.render import pending_gates, rows_collected, split_state_values
+from graph.state import EvidenceRow, Gate, Listing, Phase, Plan, Provenance, ReadRecord
+from graph.tools import Derive
+from graph.verifier import verify_derived
+from graph.workspace import append_rows, evidence_rows
+
+LIST = "http://s/catalogue"
+SPECIES = {"A-1": ("Alpha major", "Beta major"), "A-2": ("Gamma minor", "Gamma minor"),
+           "A-3": ("Delta alba", "Eps alba"), "A-4": ("Zeta nana", "Zeta nana"),
+           "A-5": ("Eta rosea", "Theta rosea")}  # id -> (catalogued as, current)
+KEEP_SQL = ("WITH kept AS (SELECT current FROM catalogue WHERE split_part(catalogued, ' ', 1) <> "
+            "split_part(current, ' ', 1)) SELECT k.current AS species, p.status FROM kept k JOIN pages p "
+            "ON p.species = k.current ORDER BY 1")
+
+
+def test_opened_means_a_read_under_the_link():
+    read = Opened(["http://s/profile/EM-01?product=acs5&vintage=2022", "http://s/station/X-7/availability",
+                   "http://s/record?id=rec-42", "http://s/list?year=2022"])
+    assert "http://s/profile/EM-01" in read  # same path, the site's state in the query
+    assert "http://s/station/X-7" in read  # a sub-page
+    assert "http://s/items/rec-42" in read  # the same key
+    assert "http://s/profile/EM-02" not in read and "http://s/profile/EM" not in read  # a sibling, a prefix
+    assert "http://s/reports/2022" not in read  # a year names no item
+    assert "http://t/profile/EM-01" not in read  # another site
+    by_query = Opened(["http://s/item?id=7&tab=history"])
+    assert "http://s/item?id=7" in by_query and "http://s/item?id=8" not in by_query  # the query names the item
+
+
+def _row(values: dict[str, str], url: str, step: int) -> EvidenceRow:
+    return EvidenceRow(values=values, provenance=Provenance(url=url, state={}, drift=[], locator="t",
+                                                            result_set="", page=None, pages=None, step=step))
+
+
+def _workspace(opened: list[str], sql: str = KEEP_SQL) -> tuple[dict, list[Listing]]:
+    listing = Listing(step=2, url=LIST, result_set="/catalogue", kind="links",
+                      row_links=[f"http://s/sp/{i}" for i in SPECIES],
+                      row_cells=[[i, a, c] for i, (a, c) in SPECIES.items()])
+    read = ReadRecord(step=3, result_set="/catalogue", pages_covered=[1], pages=1, site_total=None, rows=4,
+                      filtered=False, complete=True)
+    catalogue = [_row({"id": i, "catalogued": a, "current": c}, LIST, 3) for i, (a, c) in SPECIES.items()]
+    tables = {"catalogue": append_rows(None, "catalogue", ["id", "catalogued", "current"], evidence_rows(catalogue),
+                                       read, 3)}
+    pages = [_row({"species": SPECIES[i][1], "status": "holotype"}, f"http://s/sp/{i}?tab=types", 5 + n)
+             for n, i in enumerate(opened)]
+    tables["pages"] = append_rows(None, "pages", ["species", "status"], evidence_rows(pages), None, 5)
+    tables.update(derive(Derive(sql=sql), tables=tables, schema=("species", "status"), step=9).tables)
+    return tables, [listing]
+
+
+PLAN = Plan(phases=[Phase(read="catalogue", into="catalogue"), Phase(read="each kept species", into="pages",
+                                                                     detail_pages=True)])
+
+
+def _details(tables: dict, listings: list[Listing]) -> list[str]:
+    report = verify_derived(plan=PLAN, tables=tables, columns=("species", "status"), step=10, listings=listings)
+    return [f["message"] for f in report["failures"] if f["check"] == "details"]
+
+
+def test_results_the_sql_drops_by_list_values_need_no_visit():
+    tables, listings = _workspace(["A-1", "A-3", "A-5"])  # A-2 and A-4 keep their genus: the WHERE drops them
+    assert dropped_links(tables, listings) == {"http://s/sp/A-2", "http://s/sp/A-4"}
+    assert _details(tables, listings) == []
+
+
+def test_a_kept_result_left_unopened_is_still_refused():
+    tables, listings = _workspace(["A-1", "A-5"])  # A-3 is kept by the WHERE, never read (the join hides it)
+    assert _details(tables, listings) == ["table pages: 1 of 5 listed result(s) were not opened: http://s/sp/A-3; "
+                                          "open each and extract_rows there"]
+
+
+def test_a_filter_that_could_consult_another_table_drops_nothing():
+    by_details = KEEP_SQL.replace("split_part(current, ' ', 1))", "split_part(current, ' ', 1) AND current IN "
+                                  "(SELECT species FROM pages))")
+    tables, listings = _workspace(["A-1", "A-3", "A-5"], by_details)
+    assert dropped_links(tables, listings) == set()
+    assert "2 of 5 listed result(s) were not opened" in _details(tables, listings)[0]
+    joined = "SELECT c.current AS species, p.status FROM catalogue c JOIN pages p ON p.species = c.current"
+    assert list_filters(joined, "catalogue") is None  # a join keeps every row: conservative
+    assert list_filters(KEEP_SQL, "pages") is None and list_filters("SELECT 1", "catalogue") == []
+
+
+def test_switching_the_check_off_is_refused_only_while_it_would_hide_results():
+    tables, listings = _workspace(["A-1", "A-5"])
+    off = Plan(phases=[PLAN.phases[0], Phase(read="each kept species", into="pages")])
+    refused = switch_off_refusal(PLAN, off, tables=tables, listings=listings, visited=[])
+    assert refused and refused.startswith("revise_plan refused") and "http://s/sp/A-3" in refused
+    done, _ = _workspace(["A-1", "A-3", "A-5"])
+    assert switch_off_refusal(PLAN, off, tables=done, listings=listings, visited=[]) is None
+    unread = {k: v for k, v in tables.items() if k != "pages"}  # nothing read from any result: a plan correction
+    assert switch_off_refusal(PLAN, off, tables=unread, listings=listings, visited=[]) is None
+    flat = Plan(detail_pages=True)
+    assert switch_off_refusal(flat, Plan(), tables={}, listings=listings, visited=[LIST]) is None  # none opened
+    assert switch_off_refusal(flat, Plan(), tables={}, listings=listings,
+                              visited=[LIST, "http://s/sp/A-1", "http://s/sp/A-5"])
+
+
+def test_phase_progress_counts_the_lists_results_read():
+    tables, listings = _workspace(["A-1", "A-3", "A-5"])
+    assert phase_progress(PLAN.phases[1], tables, listings) == "3 of 5 pages read"
+    assert phase_progress(PLAN.phases[0], tables, listings) == "read"
+    assert phase_progress(Phase(read="x", into="missing"), tables, listings) == ""
+
+
+def test_rows_collected_are_live_rows_per_table():
+    tables, _ = _workspace(["A-1", "A-5"])
+    assert rows_collected([], tables) == "catalogue 5; pages 2"
+    assert rows_collected([_row({"id": "1"}, LIST, 3)], {}) == "1"
+    assert rows_collected([], {}) == "0"
+
+
+def _value(value: str, step: int | None, evidence=("url", "control")) -> dict:
+    return {"value": value, "label": "Synonyms", "evidence": list(evidence), "set_at_step": step, "set_by": None}
+
+
+def test_a_value_the_agent_set_is_not_untouched_after_the_submit_that_carried_it():
+    form = {"url": "http://s/search", "path": "/search", "page": None, "pages": None, "result_count": None,
+            "step": 4, "values": {"synonyms": _value("on", 4), "family": _value("Any", None)}}
+    results = {**form, "url": "http://s/search?synonyms=on", "step": 5,
+               "values": {"synonyms": _value("on", None), "family": _value("Any", None)}}
+    shown, rest = split_state_values(None, results, [form])
+    assert [k for k, _ in shown] == ["synonyms"] and shown[0][1]["set_at_step"] == 4
+    assert rest == ["family"]  # neither set nor named by a gate: "not in plan"
+
+
+def test_a_gate_seen_on_an_earlier_page_is_not_pending_on_a_results_own_page():
+    plan = Plan(gates=[Gate(kind="filter", name="Site type", target="Stream")])
+    search = {"url": "http://s/loc", "path": "/loc", "page": None, "pages": None, "result_count": 8, "step": 4,
+              "values": {"site_type": {**_value("Stream", 3), "label": "Site type"}}}
+    detail = {**search, "url": "http://s/loc/X-1", "path": "/loc/X-1", "step": 6, "values": {}}
+    assert pending_gates(plan, detail) == ["Site type=Stream"]
+    assert pending_gates(plan, detail, [search]) == []
+
+
+def test_a_detail_phase_read_under_other_names_is_read_and_checked_under_them():
+    named_otherwise = Plan(phases=[PLAN.phases[0], Phase(read="each kept species page", into="species_pages",
+                                                         detail_pages=True)])
+    tables, listings = _workspace(["A-1", "A-3", "A-5"])  # the pages went into `pages`, no phase's name
+    report = verify_derived(plan=named_otherwise, tables=tables, columns=("species", "status"), step=10,
+                            listings=listings)
+    assert report["ok"], report["repair_goal"]
+    assert phase_progress(named_otherwise.phases[1], tables, listings) == "3 of 5 pages read"
+    short, _ = _workspace(["A-1", "A-5"])
+    report = verify_derived(plan=named_otherwise, tables=short, columns=("species", "status"), step=10,
+                            listings=listings)
+    assert [f["check"] for f in report["failures"]] == ["details"] and "table pages: 1 of 5" in report["repair_goal"]
+    del tables["pages"]  # nothing read on any result's page: the phase was never read
+    tables.update(derive(Derive(sql="SELECT current AS species, '' AS status FROM catalogue"), tables=tables,
+                         schema=("species", "status"), step=11).tables)
+    report = verify_derived(plan=named_otherwise, tables=tables, columns=("species", "status"), step=12,
+                            listings=listings)
+    assert "species_pages" in report["repair_goal"] and report["failures"][0]["check"] == "schema"
