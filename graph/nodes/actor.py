@@ -9,9 +9,10 @@ from typing import Any
 from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage, ToolMessage
 from pydantic import BaseModel
 
+from browser.tokens import count_tokens
 from browser.types import Observation
 from graph.composer import live_rows, parse_order
-from graph.context import fit_window, prompt_parts
+from graph.context import TOKENIZER_MARGIN, fit_window, prompt_parts
 from graph.details import switch_off_refusal
 from graph.evidence import ANSWER, derived_answer, discard_from
 from graph.nodes.common import (
@@ -45,6 +46,7 @@ from graph.toolset import ToolCallError, parse_tool_call
 from graph.tracker import MAX_OPTIONS_KEPT, gate_key, read_values
 
 MIN_OBSERVATION_TOKENS = 300
+FIT_MARGIN = 8  # tokens: a text counted whole and counted in its parts differ by a few at the seams
 HISTORY_WHOLE = 2  # the newest exchanges sent whole; older ones (up to HISTORY_TURNS) as one line each
 
 
@@ -140,22 +142,36 @@ def _page_controls(observation: dict[str, Any] | None) -> dict[str, Any]:
 
 def _prompt(deps: Deps, state: AgentState, tools: list[dict[str, Any]]
             ) -> tuple[list[AnyMessage], bool, dict[str, Any] | None, dict[str, int]]:
-    """System prompt, the earlier exchanges that fit the model's context window, and the current turn (its
-    observation cut further only if even the bare turn would not fit, or a delta of a page shown whole a
-    few steps ago); also the page record to keep and the prompt's parts in tokens."""
+    """System prompt, the earlier exchanges that fit the model's context window, and the current turn; also
+    whether anything was cut to fit (the context trim), the page record to keep and the prompt's parts in tokens.
+
+    The observation is rendered for the room the prompt has left: the worker's budget when the prompt fits the
+    window with it (older exchanges folded first), else what is left of the window after the system prompt,
+    the tools, the turn and the history - the renderer lays the page out again within that and notes what it
+    left out, so the prompt never exceeds `context_tokens`. Below MIN_OBSERVATION_TOKENS it is cut only into
+    the completion reserve's room, never past the window. A trim is counted only when something sent differs
+    from what the whole budget would have sent."""
     system = SystemMessage(actor_system(deps, state))
+    context = deps.model_config.context_tokens
     budget = deps.token_budget
+    whole: str | None = None
     while True:
         seen, seen_page = turn_observation(state, budget)
+        whole = seen if whole is None else whole
         turn = HumanMessage(deps.prompts.actor_turn(state, observation_text=seen, max_steps=deps.budgets.max_steps),
                             additional_kwargs={"sgr_state": _structured(state)})
         window = fit_window(history_window(state.get("messages") or []), head=[system], turn=turn, tools=tools,
-                            context_tokens=deps.model_config.context_tokens, whole=HISTORY_WHOLE)
-        if window.limit is None or window.tokens <= window.limit or budget <= MIN_OBSERVATION_TOKENS:
-            messages = [system, *window.messages, turn]
-            return messages, window.trimmed > 0 or budget < deps.token_budget, seen_page, prompt_parts(
-                system, window.messages, turn, seen, tools)
-        budget = max(MIN_OBSERVATION_TOKENS, budget - (window.tokens - window.limit) - 50)
+                            context_tokens=context, whole=HISTORY_WHOLE)
+        if context is None or window.limit is None or window.tokens <= window.limit:
+            break
+        rest = window.tokens - count_tokens(seen)  # everything but the observation, history folded
+        floor = max(1, min(MIN_OBSERVATION_TOKENS, int(context * TOKENIZER_MARGIN) - rest - FIT_MARGIN))
+        wanted = max(floor, window.limit - rest - FIT_MARGIN)
+        if wanted >= budget:  # nothing left to cut
+            break
+        budget = wanted
+    return [system, *window.messages, turn], window.trimmed > 0 or seen != whole, seen_page, prompt_parts(
+        system, window.messages, turn, seen, tools)
 
 
 def _invalid(deps: Deps, state: AgentState, step: int, messages: list[AnyMessage], why: str, llm_ms: float,
