@@ -69,6 +69,7 @@ async def read_table(driver: PageHandle, action: ReadTable) -> Outcome:
             merged.rows += table.rows
             merged.row_links += table.row_links
             merged.row_controls += table.row_controls
+            merged.cell_links += table.cell_links
         if len(merged.rows) >= cap:
             merged.truncated = True
             break
@@ -82,8 +83,8 @@ async def read_table(driver: PageHandle, action: ReadTable) -> Outcome:
         await settle(driver.page, driver.network, quiet_ms=driver.timeouts.settle_quiet_ms,
                      timeout_ms=driver.timeouts.settle_max_ms)
     assert merged is not None
-    merged.rows, merged.row_links, merged.row_controls = (merged.rows[:cap], merged.row_links[:cap],
-                                                          merged.row_controls[:cap])
+    merged.rows, merged.row_links, merged.row_controls, merged.cell_links = (
+        merged.rows[:cap], merged.row_links[:cap], merged.row_controls[:cap], merged.cell_links[:cap])
     merged.total_rows = len(merged.rows)
     cut = " (row cap reached; narrow the filters)" if merged.truncated else ""
     return Outcome(f"read {len(merged.rows)} rows from table {action.table} over {pages_read} page(s){cut}",

@@ -18,6 +18,7 @@ from browser.delta import render_delta
 from browser.tokens import count_tokens, encoding
 from graph.composer import live_rows
 from graph.details import phase_progress
+from graph.judge import current_phase, gates_for, grounding_lines
 from graph.page_fence import inline_data, untrusted
 from graph.state import AgentState, Plan, TaskView
 from graph.tracker import ambiguous_gates, find_gate_value, plan_gates
@@ -64,6 +65,7 @@ class Prompts:
         return self.env.get_template("actor_turn.md").render(
             task=state["task"], columns=columns, plan=plan, retrieval=retrieval,
             pending_gates=pending_gates(plan, retrieval, state.get("history") or []),
+            grounding=grounding_lines(gates_for(plan, current_phase(plan, tables)), retrieval),
             retrieval_url=_retrieval_url(retrieval, state.get("observation")),
             state_values=state_values, not_in_plan=not_in_plan,
             drift_flags=state.get("drift_flags") or [], repair_goal=state.get("repair_goal"),

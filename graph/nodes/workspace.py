@@ -15,6 +15,7 @@ from graph.evidence import ReadContext, derive, error_text, query_tables, read_f
 from graph.facts import FactError
 from graph.nodes.common import error_record, summarize_result
 from graph.nodes.deps import Deps
+from graph.nodes.tracking import tracked
 from graph.state import AgentState, DriftFlag, Plan
 from graph.tools import Derive, ReadFacts
 from graph.workspace import WorkspaceError
@@ -46,13 +47,13 @@ def read_context(state: AgentState, *, provenance: bool, observation: dict[str, 
                        history=state.get("history") or [])
 
 
-def flag_update(state: AgentState, flags: list[DriftFlag]) -> dict[str, Any]:
+def flag_update(state: AgentState, flags: list[DriftFlag], logged: list[DriftFlag] | None = None) -> dict[str, Any]:
     """Planned gates found at another value when rows were read: active (the tracker keeps them while the value
-    stays wrong) and logged, like the tracker's own flags."""
+    stays wrong) and logged, like the tracker's own flags (`logged`: flags this node already logs)."""
     active = state.get("drift_flags") or []
     known = {(f["rule"], f["gate"], f["path"]) for f in active}
     new = [f for f in flags if (f["rule"], f["gate"], f["path"]) not in known]
-    return {"drift_flags": [*active, *new], "drift_log": new} if new else {}
+    return {"drift_flags": [*active, *new], "drift_log": [*(logged or []), *new]} if new else {}
 
 
 def make_workspace(deps: Deps, *, provenance: bool = True):
@@ -80,7 +81,10 @@ def make_workspace(deps: Deps, *, provenance: bool = True):
                                   last_action=ReadPageFacts(url=facts_args.url).model_dump(),
                                   last_result=result.model_dump(exclude={"observation", "facts"}),
                                   navigated_at=step)
-                ctx = read_context(state, provenance=provenance, observation=observation)
+                    if "state_tracker" not in deps.ablated:  # judged on the page it read, not the one before
+                        update.update(tracked({**state, **update}))
+                now = {**state, **update, "history": [*(state.get("history") or []), *update.get("history", [])]}
+                ctx = read_context(now, provenance=provenance, observation=observation)
                 written = read_facts_row(facts_args, ctx, tables=tables, page_facts=result.facts.model_dump())
                 log = {"url": observation.get("url"), "into": facts_args.into}
                 if facts_args.url and not result.delta.empty:
@@ -95,6 +99,8 @@ def make_workspace(deps: Deps, *, provenance: bool = True):
                         "tables": {k: len(v["rows"]) for k, v in written.tables.items() if v}})
         return {**update, "tables": written.tables, "messages": [ToolMessage(written.message,
                                                                              tool_call_id=pending["id"])],
-                "usage": {**state["usage"], "last_progress_at": deps.clock()}, **flag_update(state, written.flags)}
+                "usage": {**state["usage"], "last_progress_at": deps.clock()},
+                **flag_update({**state, "drift_flags": update.get("drift_flags", state.get("drift_flags"))},
+                              written.flags, logged=update.get("drift_log") or [])}
 
     return workspace
