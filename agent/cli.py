@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+from typing import Any
+
 import typer
 
 from agent.commands import bench as bench_command
@@ -15,7 +18,30 @@ from eval import cli as eval_cli
 from tasks import cli as tasks_cli
 from tasks.offline import cli as offline_cli
 
-app = typer.Typer(
+
+class _OneLineErrors(typer.Typer):
+    """The `sgr` program: a usage error (an unknown option, a bad value, a missing argument) is one line naming
+    the problem and the help command, not a boxed panel; `sgr` alone still prints its help."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            result = super().__call__(*args, **{**kwargs, "standalone_mode": False})
+        except typer.TyperException as exc:  # typer's usage errors (its own copy of click's)
+            text = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+            if type(exc).__name__ == "NoArgsIsHelpError":  # `sgr` or `sgr tasks` alone: the help text
+                print(text, file=sys.stderr)
+            else:
+                ctx = getattr(exc, "ctx", None)
+                print(f"error: {' '.join(text.split())} (see `{ctx.command_path if ctx else 'sgr'} --help`)",
+                      file=sys.stderr)
+            sys.exit(getattr(exc, "exit_code", 2))
+        except typer.Abort:
+            print("aborted", file=sys.stderr)
+            sys.exit(130)
+        sys.exit(result if isinstance(result, int) else 0)
+
+
+app = _OneLineErrors(
     name="sgr",
     help="SGR-Bench reference browser agent: tasks, offline sites, agent runs, benchmark runs, scoring.",
     no_args_is_help=True,
@@ -36,4 +62,4 @@ app.add_typer(webenv_command.app, name="webenv", help="Released tasks on SGR-Web
 
 
 if __name__ == "__main__":
-    app()
+    app(prog_name="sgr")

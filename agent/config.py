@@ -178,9 +178,20 @@ class ConfigError(ValueError):
     """Names the file and the key of every problem."""
 
 
+MAX_CONFIG_BYTES = 1_000_000  # a benchmark config is a few KB; `sgr bench /dev/zero` read 10 GB
+
+
+def _read_config_text(path: Path) -> str:
+    with Path(path).open("rb") as handle:
+        data = handle.read(MAX_CONFIG_BYTES + 1)
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path}: over {MAX_CONFIG_BYTES:,} bytes: not a benchmark config")
+    return data.decode("utf-8")
+
+
 def load_config(path: Path) -> BenchConfig:
     try:
-        raw = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        raw = yaml.safe_load(_read_config_text(path)) or {}
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason}); save it as UTF-8") from exc
     except RecursionError as exc:
@@ -200,9 +211,10 @@ def _one_line(exc: Exception) -> str:
     return " ".join(str(exc).split())
 
 
-def make_output_dir(path: Path, config_path: Path | str) -> None:
+def make_output_dir(path: Path, config_path: Path | str, given_as: str | None = None) -> None:
     """Create the run folder and prove it takes files, or say in one line why not (a file is in the way, the
-    folder is not writable): before anything else is written there."""
+    folder is not writable): before anything else is written there. `given_as` names where the folder came
+    from (`--output DIR`), so an option's error never blames the config."""
     try:
         path.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=path, prefix=".write-check-"):
@@ -211,4 +223,5 @@ def make_output_dir(path: Path, config_path: Path | str) -> None:
         reason = exc.strerror or _one_line(exc)
         if path.exists() and not path.is_dir():
             reason = "it is a file, not a folder"
-        raise ConfigError(f"{config_path}: run.output_dir: cannot use {path} as the run folder: {reason}") from exc
+        where = given_as or f"{config_path}: run.output_dir"
+        raise ConfigError(f"{where}: cannot use {path} as the run folder: {reason}") from exc

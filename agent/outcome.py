@@ -6,6 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from eval.score import run_failed
+
 
 class TaskOutcome(BaseModel):
     task_id: str
@@ -37,3 +39,13 @@ class TaskOutcome(BaseModel):
                                           "from a clean slate: when, at which step, on which URL, and the tokens "
                                           "and cost the lost run had spent. Empty: one "
                                           "uninterrupted run. Earlier steps stay in steps.jsonl above a restart event.")
+
+    @property
+    def failed(self) -> bool:
+        """Ended in an error (eval.score.run_failed): no answer, scored 0 whatever the gold; a budget stop or an
+        explicit NONE after a normal end is an answer."""
+        return run_failed(self.stop_reason, self.error_kind)
+
+    def failure(self) -> str | None:
+        """Why this outcome has no answer to score, or None when it has one."""
+        return f"the run ended in an error ({self.error_kind or self.stop_reason})" if self.failed else None

@@ -6,6 +6,7 @@ Artefacts in `out_dir`: `steps.jsonl` (one line per node event, written as it ha
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 import traceback
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from tasks.models import Task
 
 NODES_PER_STEP = 4  # actor, executor, state_tracker, plus verifier/extractor headroom
+STEP_OVERRUN_SECONDS = 5.0  # a step still running this long after the wall budget is interrupted
 
 
 def initial_state(view: Any, now: float) -> AgentState:
@@ -110,6 +112,7 @@ async def solve_task(
     state: dict[str, Any] | None = None
     error: tuple[str, str] | None = None
     trace_text: str | None = None
+    wall = asyncio.timeout(protocol.budgets.wall_seconds - time.monotonic() + started + STEP_OVERRUN_SECONDS)
     async with AsyncExitStack() as stack:
         try:
             saver = await open_checkpointer(stack, checkpoint_db)
@@ -126,16 +129,25 @@ async def solve_task(
                     log.write({"node": "run", "event": "restart", **restarts[-1]})
                     outcome.restarts = restarts
                     config["metadata"] = restart_metadata(restarts)
-            async for values in graph.astream(initial_state(view, time.time()), config, stream_mode="values"):
-                state = values
+            # a step still running past the wall budget (a page in a busy loop, a hung call) is interrupted,
+            # not waited for: the caller then closes its page with the browser context
+            async with wall:
+                async for values in graph.astream(initial_state(view, time.time()), config, stream_mode="values"):
+                    state = values
         except GraphRecursionError:
             error = ("the graph hit its recursion limit (step budget)", "agent")
             state = {**(state or {}), "stop_reason": "max_steps"}
-        except Exception as exc:  # a Python exception in our code is a bug: keep the best answer and the traceback
-            error = (f"{type(exc).__name__}: {exc}", "bug")
-            trace_text = traceback.format_exc()
-            log.write({"node": "run", "event": "bug", "error": error[0], "traceback": trace_text})
-            state = {**(state or {}), "stop_reason": "error"}
+        except Exception as exc:
+            if isinstance(exc, TimeoutError) and wall.expired():  # a step overran the wall budget: a failed run
+                error = (f"a step ran past the wall budget of {protocol.budgets.wall_seconds:.0f} s and was "
+                         "interrupted", "timeout")
+                log.write({"node": "run", "event": "interrupted", "error": error[0]})
+                state = {**(state or {}), "stop_reason": "wall_time"}
+            else:  # a Python exception in our code is a bug: keep the best answer and the traceback
+                error = (f"{type(exc).__name__}: {exc}", "bug")
+                trace_text = traceback.format_exc()
+                log.write({"node": "run", "event": "bug", "error": error[0], "traceback": trace_text})
+                state = {**(state or {}), "stop_reason": "error"}
     if hasattr(chat, "fault_record"):  # a fault-injecting policy: what it injected, for the fault report
         from agent.models.faulty import write_fault_record
 

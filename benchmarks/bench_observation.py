@@ -384,6 +384,8 @@ def corpus_summary(samples: list[Any]) -> list[tuple[str, str]]:
         ("native options reachable (text or list_options)", f"{_pct(tot('options_reachable'), tot('options_dom'))} "
                                                            f"of {tot('options_dom')}"),
         ("links in text", f"{_pct(tot('links_in_text'), tot('links_dom'))} of {tot('links_dom')}"),
+        ("main-content links by ref: text or one read", f"{_pct(tot('main_links_reached'), tot('main_links'))} "
+                                                        f"of {tot('main_links')}"),
         ("table rows in text", f"{_pct(tot('rows_in_text'), tot('rows_dom'))} of {tot('rows_dom')}"),
         ("probes on the page", f"{tot('probes_on_page')} of {tot('probes')}"),
         ("probes in text / + one read call away",

@@ -1,5 +1,6 @@
 """What changed between two observations, in the agent's terms: URL parameters, control values (by label),
-result count (`state_delta`); and the text of a page the model has already been shown whole (`page_key`,
+result count (`state_delta`); the text of an observation within the budget a prompt has left for it
+(`observation_text`); and the text of a page the model has already been shown whole (`page_key`,
 `render_delta`), rendered from the structured observation by the browser's renderer, never by parsing text."""
 
 from __future__ import annotations
@@ -20,13 +21,15 @@ def as_observation(observation: Observation | Mapping[str, Any]) -> Observation:
 
 
 def observation_text(observation: Observation | Mapping[str, Any] | None, token_budget: int) -> str:
-    """The text the model reads for an observation: its own rendering as it is (the renderer owns the one
-    budget and notes what it left out, so cutting it again would drop controls silently), or for an
-    observation that has none, the renderer's at `token_budget`."""
+    """The text the model reads for an observation within `token_budget`: the rendering the browser made when
+    it observed (at the worker's budget) when that fits, else the renderer's at `token_budget` (a prompt with
+    less room left: the renderer lays the page out again and notes what it left out; cutting the text would
+    drop controls silently)."""
     if not observation:
         return "(no page yet: start with goto)"
-    text = observation.text if isinstance(observation, Observation) else observation.get("text")
-    if text:
+    get = (lambda key: getattr(observation, key)) if isinstance(observation, Observation) else observation.get
+    text, tokens = get("text"), get("tokens") or 0
+    if text and (tokens or count_tokens(str(text))) <= token_budget:
         return str(text)
     return render(as_observation(observation), token_budget=token_budget)[0]
 
@@ -69,8 +72,9 @@ def render_delta(seen_key: str, observation: Observation | Mapping[str, Any], *,
     obs = as_observation(observation)
     if not obs.text:
         return None
-    delta = render_unchanged(obs, since_step=since_step, token_budget=obs.token_budget or token_budget)
-    if count_tokens(obs.text) - count_tokens(delta) < DELTA_MIN_SAVING:
+    budget = min(obs.token_budget or token_budget, token_budget)
+    delta = render_unchanged(obs, since_step=since_step, token_budget=budget)
+    if count_tokens(observation_text(obs, budget)) - count_tokens(delta) < DELTA_MIN_SAVING:
         return None
     return delta
 

@@ -14,6 +14,14 @@
     if (cells.some((c) => c.querySelector(BLOCKS))) return true;
     return el.rows.length <= 2 && cells.some((c) => norm(c.textContent).length > 200);
   };
+  // The links of the rows that travel get refs before their HTML is taken: a row's link is clicked by its ref.
+  const linkRefs = (boxes) => {
+    for (const box of boxes) {
+      for (const a of [...(box.matches("a[href]") ? [box] : []), ...box.querySelectorAll("a[href]")]) {
+        if (!(a.getAttribute("href") || "").trim().toLowerCase().startsWith("javascript:")) refOf(a);
+      }
+    }
+  };
   const tableEls = all.filter((el) => (tag(el) === "table" || ["table", "grid"].includes(attr(el, "role"))));
   for (const el of tableEls) {
     if (dataTables.some((d) => d.contains(el))) continue;
@@ -23,6 +31,7 @@
     dataTables.push(el);
     // Long tables: only the first rows travel (serialising and parsing 5,000 rows costs seconds).
     const rows = tag(el) === "table" ? [...el.rows] : [];
+    linkRefs(rows.length ? rows.slice(0, args.maxRows + 5) : [el]);
     let html = el.outerHTML;
     if (rows.length > args.maxRows + 5) {
       const kept = rows.slice(0, args.maxRows + 5).map((r) =>
@@ -71,6 +80,7 @@
       continue;
     if (cardBoxes.some((b) => b.contains(el))) continue;
     cardBoxes.push(el);
+    linkRefs([...el.children].slice(0, args.maxRows + 5));
     let html = el.outerHTML;
     if (el.children.length > args.maxRows + 5) {
       const shell = el.cloneNode(false);

@@ -22,7 +22,7 @@ from playwright.async_api import Frame, Page
 
 from browser.numbers import digits_only, page_int
 from browser.render import LONG_OPTION_LIST, SHORTEN_TO, render_into
-from browser.tables import parse_fragment
+from browser.tables import fragment_links, parse_fragment
 from browser.types import Control, Link, Observation, Option, Pagination, TableData
 
 MAX_TABLE_ROWS = 200
@@ -205,9 +205,10 @@ def _frame_label(frame: Frame, prefix: str) -> str:
     return f"{prefix}:{frame.name}" if frame.name else f"{prefix}:{frame.url}"
 
 
-async def observe_page(page: Page, *, page_id: int, token_budget: int = 1500,
+async def observe_page(page: Page, *, page_id: int, token_budget: int | None = 1500,
                        max_table_rows: int = MAX_TABLE_ROWS, max_links: int = MAX_LINKS) -> Observation:
-    """Observe every frame of `page` at once; refs are unique across frames and stable per page."""
+    """Observe every frame of `page` at once; refs are unique across frames and stable per page. With a
+    `token_budget` the text is rendered within it; None leaves the rendering to the caller (`render_into`)."""
     frames = list(page.frames)
     results = list(await asyncio.gather(*(_observe_frame(page, f, max_table_rows, max_links) for f in frames)))
     main = frames.index(page.main_frame)
@@ -243,7 +244,7 @@ async def observe_page(page: Page, *, page_id: int, token_budget: int = 1500,
             frame_notes.append(f"{label} ({len(result['controls'])} controls, refs {result['prefix']}e*)")
         controls += [_control(c, label) for c in result["controls"]]
         chips += result["chips"]
-        fragments += result["tables"]
+        fragments += [{**t, "base": result["url"]} for t in result["tables"]]
         notices += result["notices"]
         outline += result["outline"]
         outline_refs += result.get("outlineRefs") or [""] * len(result["outline"])
@@ -253,13 +254,17 @@ async def observe_page(page: Page, *, page_id: int, token_budget: int = 1500,
         texts.append(result["text"])
     tables: list[TableData] = []
     for fragment in fragments:
-        table = parse_fragment(fragment["html"], fragment["kind"], index=len(tables), max_rows=max_table_rows)
+        table = parse_fragment(fragment["html"], fragment["kind"], index=len(tables), max_rows=max_table_rows,
+                               base_url=fragment["base"])
         if table is not None and fragment.get("total"):
             _apply_total(table, int(fragment["total"]))  # a row count observe-*.js counted, not page text
         if table is not None:
             table.rank = int(fragment.get("rank") or 0)
         if table is not None and table.rows:
             tables.append(table)
+        else:
+            links += [Link(ref=ln.ref, text=ln.text, href=ln.href)
+                      for ln in fragment_links(fragment["html"], fragment["base"]) if ln.ref and ln.text]
     pagination, count = _pagination("\n".join(texts), controls)
     obs = Observation(
         url=url,
@@ -280,4 +285,4 @@ async def observe_page(page: Page, *, page_id: int, token_budget: int = 1500,
         notices=notices,
         page_id=page_id,
     )
-    return render_into(obs, token_budget)
+    return obs if token_budget is None else render_into(obs, token_budget)

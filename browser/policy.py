@@ -119,7 +119,7 @@ def hop_page(location: str) -> bytes:
 class BlockedRequest:
     url: str
     resource_type: str
-    navigation: bool
+    navigation: bool  # of the page itself (a refused sub-frame is not: its parent page opened)
     at: float
 
 
@@ -249,8 +249,19 @@ class OriginPolicy:
 
     async def _refuse(self, route: Route, url: str) -> None:
         request = route.request
-        self.blocked.append(BlockedRequest(url, request.resource_type, request.is_navigation_request(), time.time()))
+        self.blocked.append(BlockedRequest(url, request.resource_type, _page_navigation(request), time.time()))
         await route.abort("blockedbyclient")
+
+
+def _page_navigation(request: Any) -> bool:
+    """A navigation of the page itself: a foreign `<iframe>` is a navigation request too, but refusing it is a
+    blocked request of a page that opened, not a failed navigation (issue 29)."""
+    if not request.is_navigation_request():
+        return False
+    try:
+        return request.frame.parent_frame is None
+    except PlaywrightError:  # no frame (a service worker's request)
+        return True
 
 
 _DROPPED_CONNECTION = ("econnreset", "socket hang up", "epipe")

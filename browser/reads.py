@@ -65,12 +65,11 @@ async def read_table(driver: PageHandle, action: ReadTable) -> Outcome:
         pages_read += 1
         if merged is None:
             merged = table.model_copy(deep=True)
-            merged.cell_links = _cell_links(table)
         else:
             merged.rows += table.rows
             merged.row_links += table.row_links
             merged.row_controls += table.row_controls
-            merged.cell_links += _cell_links(table)
+            merged.cell_links += table.cell_links
         if len(merged.rows) >= cap:
             merged.truncated = True
             break
@@ -84,18 +83,12 @@ async def read_table(driver: PageHandle, action: ReadTable) -> Outcome:
         await settle(driver.page, driver.network, quiet_ms=driver.timeouts.settle_quiet_ms,
                      timeout_ms=driver.timeouts.settle_max_ms)
     assert merged is not None
-    merged.rows, merged.row_links, merged.row_controls = (merged.rows[:cap], merged.row_links[:cap],
-                                                          merged.row_controls[:cap])
-    merged.cell_links = merged.cell_links[:cap] if any(any(r) for r in merged.cell_links) else []
+    merged.rows, merged.row_links, merged.row_controls, merged.cell_links = (
+        merged.rows[:cap], merged.row_links[:cap], merged.row_controls[:cap], merged.cell_links[:cap])
     merged.total_rows = len(merged.rows)
     cut = " (row cap reached; narrow the filters)" if merged.truncated else ""
     return Outcome(f"read {len(merged.rows)} rows from table {action.table} over {pages_read} page(s){cut}",
                     table=merged, navigated=pages_read > 1)
-
-
-def _cell_links(table: TableData) -> list[list[str]]:
-    """One list per row (empty when the page's table had no linked cell), so pages merge row for row."""
-    return table.cell_links or [[] for _ in table.rows]
 
 
 async def _link_url(driver: PageHandle, target: Target) -> str:

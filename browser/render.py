@@ -27,7 +27,7 @@ from browser.render_controls import (
     quote,
 )
 from browser.tokens import count_tokens
-from browser.types import Control, Observation, TableData
+from browser.types import CellLink, Control, Observation, TableData
 
 __all__ = ["LONG_OPTION_LIST", "control_line", "render", "render_into", "render_unchanged", "row_line",
            "collapsed_controls"]
@@ -79,24 +79,53 @@ def _paging_lines(obs: Observation) -> list[str]:
 
 
 def _table_header(table: TableData) -> str:
-    what = f"TABLE {table.index} ({table.source}"
-    what += f", caption {quote(table.caption)}" if table.caption else ""
-    return what + f"; {table.total_rows} rows)"
+    """`TABLE 0 (caption "Results"; 12 rows)`; a list read as a table says what it is (`cards; `), an HTML
+    table (the usual case) does not: every line of a long task's observations is paid for again."""
+    bits = ([] if table.source == "table" else [table.source]) + (
+        [f"caption {quote(table.caption)}"] if table.caption else [])
+    return f"TABLE {table.index} (" + ", ".join(bits) + ("; " if bits else "") + f"{table.total_rows} rows)"
 
 
 def _cell(text: str) -> str:
     return clip(text.replace("|", "/"), CELL_CHARS)
 
 
-def _row(cells: list[str]) -> str:
-    """`| a | | c |`: an empty cell is one space (the columns still line up; a table of many blanks costs less)."""
-    return "|" + "|".join(f" {_cell(c)} " if c.strip() else " " for c in cells) + "|"
+def _linked(text: str, links: list[CellLink], shown: set[str]) -> str:
+    """The cell's text with `[ref] ` before each link's text (after the text when the shown text does not hold
+    it: a cut cell); a link to an address the row already gave a ref is not repeated."""
+    at = 0
+    for link in links:
+        if not link.ref or not link.text or link.href in shown:  # an icon link (no text, no label) is left out
+            continue
+        shown.add(link.href)
+        found = text.find(link.text, at) if link.text else -1
+        if found < 0:
+            text = f"{text} [{link.ref}]".strip()
+            continue
+        text = f"{text[:found]}[{link.ref}] {text[found:]}"
+        at = found + len(link.ref) + 3 + len(link.text)
+    return text
+
+
+def _row(cells: list[str], links: list[list[CellLink]] | None = None) -> str:
+    """`| a | | c |`: an empty cell is one space (the columns still line up; a table of many blanks costs less);
+    each link in a cell is marked with its ref (`| [e41] Cedar County |`: a row's detail page is clicked by it)."""
+    shown: set[str] = set()
+    parts = []
+    for i, cell in enumerate(cells):
+        text = _cell(cell)
+        if links and i < len(links) and links[i]:
+            text = _linked(text, links[i], shown)
+        parts.append(f" {text} " if text.strip() else " ")
+    return "|" + "|".join(parts) + "|"
 
 
 def row_line(table: TableData, i: int) -> str:
-    """A table row as text, followed by the refs of the controls in it (a per-row button is clicked by its ref)."""
+    """A table row as text, its links marked with their refs, followed by the refs of the controls in it (a
+    per-row button is clicked by its ref)."""
     refs = table.row_controls[i] if i < len(table.row_controls) else []
-    return _row(table.rows[i]) + (f" [{', '.join(refs)}]" if refs else "")
+    links = table.cell_links[i] if i < len(table.cell_links) else None
+    return _row(table.rows[i], links) + (f" [{', '.join(refs)}]" if refs else "")
 
 
 @dataclass
@@ -402,13 +431,14 @@ def collapsed_controls(obs: Observation) -> dict[str, list[Control]]:
                              hard_limit=layout.controls_hard, content_cut=layout.content_cut)
 
 
-def render_unchanged(obs: Observation, *, since_step: int, token_budget: int = DEFAULT_BUDGET) -> str:
+def render_unchanged(obs: Observation, *, since_step: int, token_budget: int | None = None) -> str:
     """The page as a model that was shown it whole at `since_step` needs it again (the same URL, page id and
     text): every line of the whole text but the bulk content it read then - option lists as `{…}` (each
     control's line stays, with its value), table body rows (each table's heading and header row stay) and
     outline text - with a first line saying so and which reads return them. Every control, link, the state,
-    pagination, counts and notices stay, laid out as in the whole text (its budget, else `token_budget`)."""
-    layout, whole, _, _ = _rendered(obs, obs.token_budget or token_budget)
+    pagination, counts and notices stay, laid out as in the whole text at `token_budget` (default: the budget it
+    was rendered within)."""
+    layout, whole, _, _ = _rendered(obs, token_budget or obs.token_budget or DEFAULT_BUDGET)
     control_lines = fit_controls(obs.controls, layout.row_tables, soft_limit=layout.controls_soft,
                                  hard_limit=layout.controls_hard, content_cut=layout.content_cut, options=False)
     options = sum(1 for a, b in zip(control_lines, whole, strict=True) if a != b)

@@ -270,6 +270,7 @@ class PageDriver:
 
     def _remember_refs(self, observation: Observation) -> None:
         refs = {control.ref for control in observation.controls} | {link.ref for link in observation.links}
+        refs |= {link.ref for t in observation.tables for row in t.cell_links for cell in row for link in cell if link.ref}
         refs |= set(_REF_IN_TEXT.findall(observation.text))
         self._issued_refs.setdefault(observation.page_id, set()).update(refs)
 
@@ -292,7 +293,7 @@ class PageDriver:
         from browser.render import render_into
 
         page_id = await self.sync_page_id()
-        observation = await observe_page(self.page, page_id=page_id, token_budget=self.worker.token_budget)
+        observation = await observe_page(self.page, page_id=page_id, token_budget=None)
         notices = [f"dialog {text}" for text in self.dialogs]
         self.dialogs.clear()
         if refused := self.policy.blocked[self._blocked_noted:]:
@@ -301,9 +302,8 @@ class PageDriver:
             self._blocked_noted = len(self.policy.blocked)
         if self.router is not None:
             notices.extend(self.router.take_failure_notices())
-        if notices:  # events the page itself cannot show: add them to the text the agent reads, too
-            observation.notices.extend(notices)
-            render_into(observation, self.worker.token_budget)
+        observation.notices.extend(notices)  # events the page itself cannot show: in the text the agent reads too
+        render_into(observation, self.worker.token_budget)  # once, with them
         if observation.url.startswith(("http://", "https://")):
             self._last_good_url = observation.url
         self._remember_refs(observation)

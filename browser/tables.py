@@ -9,11 +9,12 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from urllib.parse import urljoin
 
 from bs4 import BeautifulSoup, Comment, Tag
 
 from browser.numbers import page_int
-from browser.types import TableData
+from browser.types import CellLink, TableData
 
 _SPACE = re.compile(r"\s+")
 _ACTIVE_CLASS = re.compile(r"^(active|selected|current|is-active|is-selected|on)$")
@@ -57,6 +58,14 @@ def _hrefs(node: Tag) -> list[str]:
     return [str(a["href"]) for a in node.find_all("a", href=True)]
 
 
+def _links(node: Tag) -> list[CellLink]:
+    """The links in a cell or card field (the node itself when it is one), with the refs observe-*.js gave them."""
+    found = [node] if node.name == "a" and node.has_attr("href") else node.find_all("a", href=True)
+    return [CellLink(text=_text(a) or str(a.get("aria-label") or a.get("title") or ""), href=str(a["href"]).strip(),
+                     ref=str(a.get("data-sgr-ref") or ""))
+            for a in found if not str(a["href"]).strip().lower().startswith("javascript:")]
+
+
 _CONTROL_TAGS = {"button", "input", "select", "textarea"}
 _CONTROL_ROLES = {"button", "checkbox", "radio", "switch", "combobox", "tab", "menuitem"}
 
@@ -79,7 +88,7 @@ class _Grid:
     header_rows: int = 0
     links: list[list[str]] = field(default_factory=list)
     controls: list[list[str]] = field(default_factory=list)
-    cell_links: list[list[str]] = field(default_factory=list)  # per row, per column: the cell's first href or ''
+    cells: list[list[list[CellLink]]] = field(default_factory=list)  # per row, per column: the cell's links
 
 
 def _span(cell: Tag, name: str) -> int:
@@ -94,14 +103,14 @@ def _html_grid(table: Tag) -> _Grid:
     for tr in rows:
         cells = tr.find_all(["td", "th"], recursive=False)
         out: list[str] = []
+        out_links: list[list[CellLink]] = []
         col = 0
         queue = list(cells)
-        hrefs: list[str] = []
         while queue or col in carried:
             if col in carried:
                 text, left = carried[col]
                 out.append(text)
-                hrefs.append("")
+                out_links.append([])  # a cell spanning rows links from its first row only
                 if left <= 1:
                     del carried[col]
                 else:
@@ -110,12 +119,11 @@ def _html_grid(table: Tag) -> _Grid:
                 continue
             cell = queue.pop(0)
             text = _text(cell)
-            anchor = cell.find("a", href=True)
-            for _ in range(_span(cell, "colspan")):
+            for spanned in range(_span(cell, "colspan")):
                 if _span(cell, "rowspan") > 1:
                     carried[col] = (text, _span(cell, "rowspan") - 1)
                 out.append(text)
-                hrefs.append(str(anchor["href"]) if anchor else "")
+                out_links.append([] if spanned else _links(cell))
                 col += 1
         if not out:
             continue
@@ -124,9 +132,9 @@ def _html_grid(table: Tag) -> _Grid:
         if (in_head or all_th) and len(grid.rows) == grid.header_rows:
             grid.header_rows += 1
         grid.rows.append(out)
+        grid.cells.append(out_links)
         grid.links.append(_hrefs(tr))
         grid.controls.append(_control_refs(tr))
-        grid.cell_links.append(hrefs)
     return grid
 
 
@@ -139,9 +147,9 @@ def _aria_grid(table: Tag) -> _Grid:
         if all(c.get("role") == "columnheader" for c in cells) and len(grid.rows) == grid.header_rows:
             grid.header_rows += 1
         grid.rows.append([_text(c) for c in cells])
+        grid.cells.append([_links(c) for c in cells])
         grid.links.append(_hrefs(row))
         grid.controls.append(_control_refs(row))
-        grid.cell_links.append([str(a["href"]) if (a := c.find("a", href=True)) else "" for c in cells])
     return grid
 
 
@@ -170,7 +178,7 @@ def parse_table(table: Tag, *, index: int = 0, max_rows: int = 200) -> TableData
     headers = _merge_headers(grid.rows[:header_rows], width) if header_rows else [""] * width
     body = [r + [""] * (width - len(r)) for r in grid.rows[header_rows:]]
     links = grid.links[header_rows:]
-    cell_links = [r + [""] * (width - len(r)) for r in grid.cell_links[header_rows:]]
+    cell_links = [r + [[] for _ in range(width - len(r))] for r in grid.cells[header_rows:]]
     caption_tag = table.find("caption")
     caption = _text(caption_tag) if caption_tag else (table.get("aria-label") or None)
     return TableData(
@@ -180,7 +188,7 @@ def parse_table(table: Tag, *, index: int = 0, max_rows: int = 200) -> TableData
         rows=body[:max_rows],
         row_links=links[:max_rows],
         row_controls=grid.controls[header_rows:][:max_rows],
-        cell_links=cell_links[:max_rows] if any(any(r) for r in cell_links) else [],
+        cell_links=cell_links[:max_rows],
         total_rows=len(body),
         truncated=len(body) > max_rows,
         source="table",
@@ -234,13 +242,13 @@ def _meaningful(name: str) -> bool:
     return not _LAYOUT_NAME.search(name)
 
 
-def _card_fields(card: Tag, named: set[str] | None = None) -> list[tuple[str, str]]:
-    """(column name, text) for each text-bearing leaf of a card, in document order; `named` collects the
+def _card_fields(card: Tag, named: set[str] | None = None) -> list[tuple[str, str, Tag]]:
+    """(column name, text, node) for each text-bearing leaf of a card, in document order; `named` collects the
     column names that name their field (see `_named_field`).
 
     A node mixing its own text with markup ("Depth: <i>10 m</i>") is one field, so labels stay with values.
     """
-    fields: list[tuple[str, str]] = []
+    fields: list[tuple[str, str, Tag]] = []
 
     def visit(node: Tag) -> None:
         for child in node.children:
@@ -253,7 +261,7 @@ def _card_fields(card: Tag, named: set[str] | None = None) -> list[tuple[str, st
             own = "".join(s for s in child.find_all(string=True, recursive=False)).strip()
             if not nested or own:
                 name, names_it = _named_field(child, card)
-                fields.append((name, text))
+                fields.append((name, text, child))
                 if names_it and named is not None:
                     named.add(name)
             else:
@@ -261,7 +269,7 @@ def _card_fields(card: Tag, named: set[str] | None = None) -> list[tuple[str, st
 
     visit(card)
     if not fields and _text(card):
-        fields.append(("text", _text(card)))
+        fields.append(("text", _text(card), card))
     return fields
 
 
@@ -282,20 +290,26 @@ def parse_cards(container: Tag, *, index: int = 0, max_rows: int = 200) -> Table
     if not cards:
         return None
     per_card: list[dict[str, str]] = []
+    per_card_links: list[dict[str, list[CellLink]]] = []
     order: list[str] = []
     named: set[str] = set()
     for card in cards:
         values: dict[str, str] = {}
-        for name, text in _card_fields(card, named):
+        links: dict[str, list[CellLink]] = {}
+        for name, text, node in _card_fields(card, named):
             if name not in order:
                 order.append(name)
             values[name] = f"{values[name]}; {text}" if name in values else text
+            links[name] = links.get(name, []) + _links(node)
         per_card.append(values)
+        per_card_links.append(links)
     present = Counter(name for values in per_card for name in values)
     headers = [name for name in order if present[name] >= max(2, len(cards) / 2)]
     if not headers:
         return None
     rows = [[values.get(h, "") for h in headers] for values in per_card]
+    cell_links = [_card_links(card, [links.get(h, []) for h in headers])
+                  for card, links in zip(cards, per_card_links, strict=True)]
     # a header row only when every column is named by the page: styling classes are no header
     headers = [h if _meaningful(h) else "" for h in headers] if named.issuperset(headers) else [""] * len(headers)
     return TableData(
@@ -305,10 +319,21 @@ def parse_cards(container: Tag, *, index: int = 0, max_rows: int = 200) -> Table
         rows=rows[:max_rows],
         row_links=[_hrefs(c) for c in cards][:max_rows],
         row_controls=[_control_refs(c) for c in cards][:max_rows],
+        cell_links=cell_links[:max_rows],
         total_rows=len(rows),
         truncated=len(rows) > max_rows,
         source="cards",
     )
+
+
+def _card_links(card: Tag, cells: list[list[CellLink]]) -> list[list[CellLink]]:
+    """A card's links by column; one in no column (the card is a link, an image link, a field left out) goes to
+    the first cell with text, so every link of a card is on its row."""
+    placed = {(link.href, link.ref) for cell in cells for link in cell}
+    rest = [link for link in _links(card) if (link.href, link.ref) not in placed]
+    if rest and cells:
+        cells[0] = cells[0] + rest
+    return cells
 
 
 def _is_card_container(node: Tag) -> bool:
@@ -326,16 +351,33 @@ def _is_card_container(node: Tag) -> bool:
 # ---------------------------------------------------------------- entry points
 
 
-def parse_fragment(html: str, kind: str, *, index: int, max_rows: int = 200) -> TableData | None:
-    """Parse one fragment sent by observe-*.js: `kind` is 'table' or 'cards'."""
+def parse_fragment(html: str, kind: str, *, index: int, max_rows: int = 200, base_url: str | None = None
+                   ) -> TableData | None:
+    """Parse one fragment sent by observe-*.js: `kind` is 'table' or 'cards'; cell links are made absolute
+    against `base_url` (the address of the frame the fragment came from)."""
     soup = _soup(html)
     body = soup.body or soup
     root = next((c for c in body.children if isinstance(c, Tag)), None)
     if root is None:
         return None
-    return parse_cards(root, index=index, max_rows=max_rows) if kind == "cards" else parse_table(
+    table = parse_cards(root, index=index, max_rows=max_rows) if kind == "cards" else parse_table(
         root, index=index, max_rows=max_rows
     )
+    if table is not None and base_url:
+        for row in table.cell_links:
+            for cell in row:
+                for link in cell:
+                    link.href = urljoin(base_url, link.href)
+    return table
+
+
+def fragment_links(html: str, base_url: str) -> list[CellLink]:
+    """The links of a fragment that gave no table (a card list observe-*.js saw that does not parse as one): the
+    observer leaves what it takes as a table out of the page's plain links, so these are listed instead."""
+    links = _links(_soup(html))
+    for link in links:
+        link.href = urljoin(base_url, link.href)
+    return links
 
 
 def extract_tables(html: str, *, max_rows: int = 200) -> list[TableData]:

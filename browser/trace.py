@@ -21,7 +21,10 @@ from pydantic import BaseModel
 from browser.types import ActionResult, Observation
 
 REDACTED = "[REDACTED]"
+# the password of a URL's userinfo (`https://user:PASSWORD@host/`): a base_url may carry one
+URL_PASSWORD = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@]*:)[^@/\s]+(?=@)")
 _SECRET_PATTERNS = [
+    URL_PASSWORD,
     re.compile(r"\bsk-[A-Za-z0-9_\-]{16,}"),  # OpenAI-style keys (sk-..., sk-proj-...)
     re.compile(r"\b(?:gh[pousr]|github_pat)_[A-Za-z0-9_]{20,}"),
     re.compile(r"\bhf_[A-Za-z0-9]{20,}"),

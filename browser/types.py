@@ -239,6 +239,14 @@ class Control(BaseModel):
     box_label: str | None = None
 
 
+class CellLink(BaseModel):
+    """A link inside one table cell (or one field of a card): what it says, where it goes, and its ref."""
+
+    text: str
+    href: str = Field(description="Absolute when the observer knew the page's address, else as written.")
+    ref: str = Field("", description="Element ref (click target) when observed live; '' when parsed from HTML.")
+
+
 class TableData(BaseModel):
     index: int
     caption: str | None = None
@@ -246,8 +254,9 @@ class TableData(BaseModel):
     rows: list[list[str]]
     row_links: list[list[str]] = Field(default_factory=list, description="hrefs found in each row")
     row_controls: list[list[str]] = Field(default_factory=list, description="refs of the controls in each row")
-    cell_links: list[list[str]] = Field(default_factory=list, description="per row, each cell's first href ('' "
-                                        "when none); empty when no cell holds a link")
+    cell_links: list[list[list[CellLink]]] = Field(
+        default_factory=list, description="Per row, per column (aligned with `headers`), the links in that cell in "
+        "document order: `cell_links[r][c][0].href` is the address a cell links to. Empty when not known.")
     total_rows: int
     truncated: bool = False
     source: Literal["table", "cards", "csv", "pdf"] = "table"

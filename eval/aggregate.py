@@ -30,6 +30,7 @@ class ScoredRecord(BaseModel):
     score: Score | None = None
     error: str | None = Field(None, description="why the task could not be scored (e.g. bad gold)")
     missing_prediction: bool = False
+    failed_run: bool = Field(False, description="the run ended in an error: no answer, scored 0 (eval.score)")
 
 
 class GroupStats(BaseModel):
@@ -54,6 +55,7 @@ class Aggregate(BaseModel):
     by: dict[str, list[GroupStats]]
     parse_failures: list[str] = Field(description="task ids (with system) whose answer did not parse")
     missing_predictions: list[str]
+    failed_runs: list[str] = Field(default_factory=list, description="runs that ended in an error (scored 0)")
     errors: dict[str, str] = Field(description="task id (with system) -> why it was not scored")
 
 
@@ -74,6 +76,7 @@ def aggregate(scored: list[ScoredRecord]) -> Aggregate:
         by=by,
         parse_failures=[_label(r) for r in scored if r.score is not None and r.score.parse_failure],
         missing_predictions=[_label(r) for r in scored if r.missing_prediction],
+        failed_runs=[_label(r) for r in scored if r.failed_run],
         errors={_label(r): r.error for r in scored if r.error is not None},
     )
 

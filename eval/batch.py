@@ -1,6 +1,8 @@
 """Score a file of saved predictions against a set of tasks (the body of `sgr score`).
 
-Nothing is dropped: a task without a prediction is scored as an empty answer and listed, a prediction
+Nothing is dropped: a task without a prediction has no answer (0 on every metric, `eval.score.no_answer`) and
+is listed, so is a prediction whose run ended in an error (its `stop_reason`/`error_kind`, as the runner's
+outcome.json writes them), a prediction
 for an unknown task is listed, a repeated prediction is listed (the first one counts), and a task whose
 gold or rules cannot be scored is recorded with its error.
 """
@@ -20,7 +22,7 @@ from eval.aggregate import ScoredRecord
 from eval.compat.rules import AuthorsRulesError, authors_rules, overlay_from_carried
 from eval.compat.score import score_authors
 from eval.rules import RulesBook, RulesError, TaskRules
-from eval.score import Evidence, GoldParseError, Score, score_answer
+from eval.score import Evidence, GoldParseError, Score, no_answer, run_failed, score_answer
 from tasks.spec import OutputSpec
 
 
@@ -47,6 +49,8 @@ class ScorableTask(Protocol):
 
 _TASK_ID = re.compile(r'"task_id"\s*:\s*("(?:[^"\\]|\\.){1,500}")')
 Compat = Literal["ours", "authors"]
+MAX_LINE_CHARS = 2_000_000  # one prediction line: an answer of tens of thousands of rows still fits
+MAX_SKIPPED_CHARS = 50_000_000  # a line longer than this is no predictions file (/dev/zero)
 
 
 class PredictionsError(ValueError):
@@ -65,6 +69,13 @@ class Prediction(BaseModel):
     language: str | None = None
     line: int = 0
     unreadable: str | None = Field(None, description="why the line could not be read (scored as a parse failure)")
+    stop_reason: str | None = Field(None, description="how the run ended (outcome.json); 'error': no answer")
+    error_kind: str | None = Field(None, description="the run's error kind (outcome.json); infra/config/bug/"
+                                                     "timeout: the run failed, its answer is not scored")
+
+    @property
+    def failed(self) -> bool:
+        return run_failed(self.stop_reason, self.error_kind)
 
     @model_validator(mode="before")
     @classmethod
@@ -76,23 +87,63 @@ class Prediction(BaseModel):
         return data
 
 
-def read_predictions(path: Path) -> list[Prediction]:
-    """Every prediction of a JSONL file, read line by line (a 50 MB answer is held once, not thrice).
+@dataclass
+class PredictionsFile:
+    """What a predictions file held: the readable predictions and one message per bad line."""
+
+    predictions: list[Prediction] = field(default_factory=list)
+    bad_lines: list[str] = field(default_factory=list)
+    lines: int = 0  # non-blank lines
+
+
+def read_prediction_file(path: Path) -> PredictionsFile:
+    """Every prediction of a JSONL file, read line by line (a 50 MB answer is held once, not thrice); bad
+    lines are returned, not raised, so a caller may score the rest and say what it skipped.
 
     A line nested too deeply for the JSON parser is not fatal: it is reported on one line and, when its
     task id can be read, recorded as an unreadable prediction (a parse failure), so nothing is lost."""
-    problems: list[str] = []
-    predictions: list[Prediction] = []
+    result = PredictionsFile()
     try:
         with path.open(encoding="utf-8", newline="") as handle:
-            for number, line in enumerate(handle, start=1):
-                if line.strip():
-                    _read_line(path, number, line, predictions, problems)
+            for number, line in enumerate(iter(lambda: handle.readline(MAX_LINE_CHARS + 1), ""), start=1):
+                if len(line) > MAX_LINE_CHARS and not line.endswith("\n"):
+                    result.lines += 1
+                    _over_cap(path, number, line, handle, result.predictions, result.bad_lines)
+                elif line.strip():
+                    result.lines += 1
+                    _read_line(path, number, line, result.predictions, result.bad_lines)
     except (OSError, UnicodeDecodeError) as exc:
         raise PredictionsError(f"{path}: cannot read predictions: {exc}") from exc
-    if problems:
-        raise PredictionsError(f"{len(problems)} bad line(s) in predictions:\n" + "\n".join(problems))
-    return predictions
+    return result
+
+
+def read_predictions(path: Path) -> list[Prediction]:
+    """The predictions of a file in which every line must be good (`PredictionsError` lists the bad ones).
+    Lines nested too deeply to parse are kept as unreadable predictions (see `read_prediction_file`)."""
+    result = read_prediction_file(path)
+    if result.bad_lines:
+        raise PredictionsError(f"{len(result.bad_lines)} bad line(s) in predictions:\n" + "\n".join(result.bad_lines))
+    return result.predictions
+
+
+def _over_cap(path: Path, number: int, head: str, handle: Any, predictions: list[Prediction],
+              problems: list[str]) -> None:
+    """A line over MAX_LINE_CHARS: the rest of it is skipped unread, and when its task id can be read the task is
+    recorded as a parse failure (a 55 MB answer took 174 s to score; a stream without newlines never ended)."""
+    skipped = len(head)
+    while (chunk := handle.readline(MAX_LINE_CHARS)) and not chunk.endswith("\n"):
+        skipped += len(chunk)
+        if skipped > MAX_SKIPPED_CHARS:
+            raise PredictionsError(f"{path}:{number}: a line of over {MAX_SKIPPED_CHARS:,} characters: "
+                                   "not a predictions file")
+    skipped += len(chunk)
+    reason = f"{path}:{number}: a line of {skipped:,}+ characters, over the cap of {MAX_LINE_CHARS:,}"
+    task_id = _TASK_ID.search(head[:10_000])
+    if task_id is None:
+        problems.append(reason + ", and no task_id found at its start")
+        return
+    predictions.append(Prediction(task_id=json.loads(task_id[1]), answer="", line=number,
+                                  unreadable=reason + " (recorded as a parse failure)"))
 
 
 def _read_line(path: Path, number: int, line: str, predictions: list[Prediction], problems: list[str]) -> None:
@@ -179,6 +230,7 @@ def _score_one(
         system=system,
         agent_variant=agent_variant,
         missing_prediction=prediction is None,
+        failed_run=prediction is not None and prediction.failed,
     )
     if prediction is not None and prediction.unreadable:
         record.score = Score(
@@ -188,8 +240,12 @@ def _score_one(
         return record
     try:
         task_rules = rules.for_task(task.task_id) if rules else None
-        answer = prediction.answer if prediction else ""
-        record.score = score_task(task, answer, task_rules, compat)
+        answered = prediction is not None and not prediction.failed
+        # scored even without an answer: a gold that cannot be scored is reported either way
+        record.score = score_task(task, prediction.answer if answered else "", task_rules, compat)
+        if not answered:
+            record.score = no_answer("no prediction" if prediction is None else "the run ended in an error "
+                                     f"({prediction.error_kind or prediction.stop_reason})", compat)
     except (GoldParseError, RulesError, AuthorsRulesError) as exc:
         record.error = f"{type(exc).__name__}: {exc}"
     return record

@@ -14,7 +14,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from eval.aggregate import ScoredRecord
-from eval.score import Score
+from eval.score import Score, no_answer, run_failed
 
 SCORES_FILE = "scores.jsonl"
 
@@ -61,6 +61,11 @@ def _from_cell(path: Path) -> RunEntry:
         cell = json.loads(path.read_text(encoding="utf-8"))
         raw_score = cell.get("score") or {}
         error = raw_score.get("error") if isinstance(raw_score, dict) else None
+        outcome = cell.get("outcome") or {}
+        failed = run_failed(outcome.get("stop_reason"), outcome.get("error_kind")) or bool(cell.get("timed_out"))
+        if failed:  # no answer whatever this cell's score says (a folder written before the rule, eval/README.md)
+            mode = "authors" if isinstance(raw_score, dict) and raw_score.get("mode") == "authors" else "ours"
+            raw_score, error = no_answer("the run ended in an error", mode).model_dump(), None
         record = ScoredRecord(
             task_id=cell["task_id"],
             variant=cell.get("split", ""),
@@ -70,6 +75,7 @@ def _from_cell(path: Path) -> RunEntry:
             agent_variant=cell.get("variant", ""),
             score=None if error or not raw_score else Score.model_validate(raw_score),
             error=str(error) if error else (None if raw_score else "no score in cell"),
+            failed_run=failed,
         )
     except (OSError, json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
         raise RunReadError(f"{path}: unreadable cell record: {exc!r}") from exc

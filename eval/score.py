@@ -10,6 +10,8 @@ Definitions (k = number of schema columns):
   exact match = the prediction is the gold rows, all correct, in gold order, nothing else.
 Degenerate cases: empty gold and empty prediction agree completely (F1 = 1, EM), but P.O.A. is 0 as
 there is no pair; a parse failure is unscored (every metric None), never a silent zero.
+No answer (a run that ended in an error, a task without a prediction) scores 0 on every metric, whatever the
+gold: an empty answer would match a NONE gold, and a crash is not the answer "nothing" (`no_answer`).
 Predicted rows are streamed and the evidence lists are capped (MAX_EVIDENCE), so scoring a huge answer
 costs a small multiple of its size, not hundreds (issue 21).
 """
@@ -62,7 +64,7 @@ class OrderPair(BaseModel):
 
 
 class Evidence(BaseModel):
-    prediction_status: Literal["rows", "empty", "parse_failure"]
+    prediction_status: Literal["rows", "empty", "parse_failure", "no_answer"]
     counts: Counts | None = None
     key_columns: list[str] = Field(default_factory=list)
     key_source: str = ""
@@ -93,6 +95,22 @@ class Score(BaseModel):
     mode: Literal["ours", "authors"] = Field(
         "ours", description="ours: the project's definitions; authors: `--compat authors` (eval/compat)"
     )
+
+
+# How a run ended when it gave no answer: these error kinds (the runner's TaskOutcome.error_kind) or the stop
+# reason "error". A budget stop (max_steps, wall_time, ...) keeps its best answer so far; so does an explicit NONE.
+FAILED_RUN_KINDS = frozenset({"infra", "config", "bug", "timeout"})
+
+
+def run_failed(stop_reason: str | None, error_kind: str | None) -> bool:
+    """Whether a run ended in an error, so that it has no prediction (scored by `no_answer`)."""
+    return stop_reason == "error" or error_kind in FAILED_RUN_KINDS
+
+
+def no_answer(reason: str, mode: Literal["ours", "authors"] = "ours") -> Score:
+    """The score of a task that has no answer: 0 on every metric (never the empty answer's 1 on a NONE gold)."""
+    return Score(item_f1=0.0, row_f1=0.0, poa=0.0, exact_match=False, parse_failure=False, mode=mode,
+                 evidence=Evidence(prediction_status="no_answer", parse_notes=[reason]))
 
 
 MAX_EVIDENCE = 1000  # entries kept per evidence list; the rest are counted in `Evidence.truncated`

@@ -11,7 +11,7 @@ from typing import Any
 from graph.composer import dedupe, live_rows, order_rows, parse_order
 from graph.extractor import ExtractionError, active_drift, extract
 from graph.facts import FactError, source_value
-from graph.gates import ReadCheck, check_read, state_snapshot
+from graph.gates import ReadCheck, check_read, read_drift, state_snapshot
 from graph.state import DriftFlag, EvidenceRow, Plan, Provenance, ReadRecord, RetrievalState
 from graph.tools import Derive, DiscardRows, ExtractRows, ReadFacts
 from graph.tracker import result_set_key
@@ -107,7 +107,7 @@ def extract_into(args: ExtractRows, ctx: ReadContext, *, schema: tuple[str, ...]
     columns = schema if into == ANSWER else tuple(check_name(c) for c in args.columns)
     check = ctx.check(into)
     extraction = extract(args, columns=columns, observation=ctx.observation, last_read=ctx.last_read,
-                         retrieval=ctx.retrieval, drift_flags=[*ctx.drift_flags, *check.mismatches],
+                         retrieval=ctx.retrieval, drift_flags=read_drift(ctx.drift_flags, check),
                          provenance=ctx.provenance, step=ctx.step, page_facts=page_facts)
     rows = extraction.rows
     record = extraction.record
@@ -116,20 +116,21 @@ def extract_into(args: ExtractRows, ctx: ReadContext, *, schema: tuple[str, ...]
     if into == ANSWER:
         return Written(_with_notes("\n".join([f"extracted {len(rows)} row(s){empty}", *echo]), check), rows, {},
                        record, check.mismatches)
-    stored = evidence_rows(rows) if rows else [empty_read_row(columns, extraction.shared, record, ctx)]
+    stored = evidence_rows(rows) if rows else [empty_read_row(columns, extraction.shared, record, ctx, check)]
     table = append_rows(tables.get(into), into, list(columns), stored, record, ctx.step)
     message = "\n".join([f"extracted {len(rows)} row(s) into {into}{empty} ({len(table['rows'])} now)", *echo])
     return Written(_with_notes(message, check), [], {into: table}, record, check.mismatches)
 
 
 def empty_read_row(columns: tuple[str, ...], shared: dict[str, str | None], record: ReadRecord,
-                   ctx: ReadContext) -> dict[str, Any]:
+                   ctx: ReadContext, check: ReadCheck | None = None) -> dict[str, Any]:
     """The one row an empty read leaves in its table, so SQL tells "read, none" (a row with `_empty` true: its
     url:/fact:/re: columns filled, the others NULL) from "never read" (no row at all)."""
     url = record.get("url") or ctx.observation.get("url", "")
     row = EvidenceRow(values={c: shared.get(c) for c in columns}, provenance=Provenance(
         url=url, state=record.get("state") if ctx.provenance else None,
-        drift=active_drift(ctx.drift_flags, url) if ctx.provenance else [], locator="empty read",
+        drift=active_drift(read_drift(ctx.drift_flags, check or ReadCheck()), url) if ctx.provenance else [],
+        locator="empty read",
         result_set=record["result_set"], page=record["pages_covered"][0] if record["pages_covered"] else None,
         pages=record["pages"], step=ctx.step))
     return {**evidence_rows([row])[0], "_empty": True}
@@ -158,7 +159,7 @@ def read_facts_row(args: ReadFacts, ctx: ReadContext, *, tables: dict[str, Table
     check = ctx.check(into)
     row = EvidenceRow(values=values, provenance=Provenance(
         url=url, state=snapshot if ctx.provenance else None,
-        drift=active_drift([*ctx.drift_flags, *check.mismatches], url) if ctx.provenance else [],
+        drift=active_drift(read_drift(ctx.drift_flags, check), url) if ctx.provenance else [],
         locator="; ".join(locators), result_set=result_set_key(url), page=None, pages=None, step=ctx.step))
     record = ReadRecord(step=ctx.step, result_set=result_set_key(url), pages_covered=[1], pages=None,
                         site_total=None, rows=1, filtered=True, complete=True, url=url, columns=list(values),

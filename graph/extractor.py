@@ -203,15 +203,15 @@ def extract(
 
 
 def _cell_links(table: dict[str, Any], url: str) -> list[dict[str, str]]:
-    """Per row, each header's linked URL (absolute): the cell's own link; a table without per-cell links (a card
-    list) gives its row's first link to every column."""
+    """Per row, each header's linked URL (absolute): the first link of its cell (`TableData.cell_links`); a table
+    read without per-cell links gives its row's first link to every column."""
     headers = [norm_value(h) for h in table.get("headers") or []]
     cells, rows = table.get("cell_links") or [], table.get("row_links") or []
     out = []
     for i in range(len(table.get("rows") or [])):
         own, row_links = (cells[i] if i < len(cells) else []), (rows[i] if i < len(rows) else [])
         if cells:
-            out.append({h: urljoin(url, href) for h, href in zip(headers, own, strict=False) if href})
+            out.append({h: urljoin(url, links[0]["href"]) for h, links in zip(headers, own, strict=False) if links})
         else:
             out.append({h: urljoin(url, row_links[0]) for h in headers} if row_links else {})
     return out

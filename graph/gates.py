@@ -13,8 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from graph.judge import gates_for, verdicts
 from graph.state import DriftFlag, Gate, Plan, RetrievalState
-from graph.tracker import gate_candidates, is_clamped, values_match, window_flag
+from graph.tracker import PLAN_RULES, plan_flag
+from graph.values import gate_key
 
 
 def state_snapshot(retrieval: RetrievalState | None) -> dict[str, dict[str, Any]]:
@@ -33,11 +35,7 @@ def state_snapshot(retrieval: RetrievalState | None) -> dict[str, dict[str, Any]
 
 def read_gates(plan: Plan | None, into: str) -> list[Gate]:
     """The gates a read into table `into` must satisfy: the plan's, plus its phase's for a phased plan."""
-    if plan is None:
-        return []
-    phase = plan.phase_for(into) if plan.phases else None
-    gates = [*plan.gates, *(phase.gate_list() if phase else [])]
-    return [g for g in gates if g.required]
+    return gates_for(plan, into, required=True)
 
 
 @dataclass
@@ -53,12 +51,18 @@ class ReadCheck:
                 + [f"[gate] unresolved: {u}" for u in self.unresolved])
 
 
+def _ever_set(history: list[RetrievalState], key: str) -> bool:
+    return any((s["values"].get(key) or {}).get("set_at_step") is not None for s in history)
+
+
 def check_read(plan: Plan | None, into: str, retrieval: RetrievalState | None, step: int,
                history: list[RetrievalState] | None = None) -> ReadCheck:
-    """Each planned gate against the value its control holds now, whoever set it (a default kept included).
-    On a page that holds none of the plan's gates (a record's own page) the gates are checked on the latest
-    visited state that holds some (the list the page was reached from: a list read in the wrong state lists the
-    wrong records); a gate naming no control is reported only where some of the plan's gates resolve."""
+    """The read check's policy over the judge's verdicts: each gate of the read's own phase (and the plan's)
+    on the values held now, whoever set them (a default kept included); a narrower window too, judged on the page
+    read. On a page that grounds none of the plan's gates (a record's own page) the gates are judged on the latest
+    visited state that grounds some (the list the page was reached from: a list read in the wrong state lists the
+    wrong records); a gate naming no control is reported only where some of the plan's gates ground. "Its
+    default: never set" is said only when no state visited shows the agent setting that control."""
     gates = read_gates(plan, into)
     check = ReadCheck()
     if not gates or not retrieval:
@@ -66,39 +70,42 @@ def check_read(plan: Plan | None, into: str, retrieval: RetrievalState | None, s
     windows = [g for g in gates if g.kind == "window"]
     gates = [g for g in gates if g.kind != "window"]
     source = retrieval
-    if not any(len(gate_candidates(retrieval, g.name, g)) == 1 for g in gates):
+    if not any(v.grounded for v in verdicts(gates, retrieval)):
         source = next((s for s in reversed(history or []) if s is not retrieval and s["url"] != retrieval["url"]
-                       and any(len(gate_candidates(s, g.name, g)) == 1 for g in gates)), None) if gates else None
+                       and any(v.grounded for v in verdicts(gates, s))), None) if gates else None
         if source is None:
             source = retrieval
             gates = []
     reached = "" if source is retrieval else f" on {source['path']}, the list this page was reached from,"
-    for gate in windows:  # on the page read (a window is the read page's own)
-        if flag := window_flag(gate.name, gate.target, retrieval, step, at_read=True):
+    for verdict in verdicts(windows, retrieval):  # on the page read (a window is the read page's own)
+        if verdict.status == "mismatch":
+            flag = plan_flag(verdict, retrieval, step)
             check.mismatches.append(DriftFlag(**{**flag, "node": "extractor", "message": (
                 f"{flag['message']} (read so: discard_rows these rows and read again)")}))
-    unresolved: list[str] = []
-    for gate in gates:
-        found = gate_candidates(source, gate.name, gate)
-        if len(found) != 1:
-            labels = [source["values"][k]["label"] or k for k, _ in found]
-            unresolved.append(f"{gate.name}={gate.target} (" + (f"matches {len(found)} controls {labels}; revise_plan "
-                              "with the full label)" if found else "no control or URL parameter here is named so)"))
-            continue
-        key, value = found[0]
-        held = source["values"][key]
-        if values_match(value, gate.target):
-            continue
-        label = held.get("label") or gate.name
-        if is_clamped(held, gate.target):
-            check.clamps.append(f"{label} = {value!r}, not the plan's {gate.target!r}: {held['clamped']['evidence']}")
-            continue
-        kept = " (its default: never set)" if held.get("set_at_step") is None else ""
-        check.mismatches.append(DriftFlag(
-            rule="gate_mismatch", gate=key, label=label, before=gate.target, after=value, step=step,
-            path=retrieval["path"], node="extractor",
-            message=f"{label} holds {value!r}{kept}{reached} but the plan needs {gate.target!r}: set it, "
-                    "discard_rows these rows and read again"))
-    if source is retrieval:
-        check.unresolved = unresolved
+        elif verdict.status == "clamped":
+            check.clamps.append(f"{verdict.label} = {verdict.value!r}, not the plan's {verdict.gate.target!r}: "
+                                f"{verdict.evidence}")
+    for verdict in verdicts(gates, source):
+        gate = verdict.gate
+        if verdict.status == "unresolved":
+            if source is retrieval or verdict.grounded:
+                check.unresolved.append(f"{gate.name}={gate.target} ({verdict.evidence})")
+        elif verdict.status == "clamped":
+            check.clamps.append(f"{verdict.label} = {verdict.value!r}, not the plan's {gate.target!r}: "
+                                f"{verdict.evidence}")
+        elif verdict.status == "mismatch":
+            kept = "" if verdict.set_by_agent or _ever_set(history or [], verdict.key or "") \
+                else " (its default: never set)"
+            check.mismatches.append(DriftFlag(
+                rule="gate_mismatch", gate=verdict.key or gate_key(gate.name), label=verdict.label, before=gate.target,
+                after=verdict.value, step=step, path=retrieval["path"], node="extractor",
+                message=f"{verdict.label} holds {verdict.value!r}{kept}{reached} but the plan needs "
+                        f"{verdict.needs_text()}: set it, discard_rows these rows and read again"))
     return check
+
+
+def read_drift(active: list[DriftFlag], check: ReadCheck) -> list[DriftFlag]:
+    """The flags a read's rows carry: the active loss flags (a gate set, then lost) and the read's own verdicts.
+    The tracker's plan flags between reads accept any phase's value, and a flag raised at an earlier read may be
+    about another phase or a cause since fixed: each read is judged on its own phase's gates, here."""
+    return [*(f for f in active if f["rule"] not in PLAN_RULES), *check.mismatches]

@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from browser.delta import LEFT_OUT_READS, reads_named
+from graph.judge import gates_for, verdicts
 from graph.nodes.deps import Deps
 from graph.render import page_key, pending_gates
 from graph.state import AgentState, Plan
@@ -97,8 +98,10 @@ def _plan_in_question(state: AgentState) -> bool:
     if not state.get("observation") or not state.get("plan") or not state.get("retrieval"):
         return True
     plan = Plan.model_validate(state["plan"])
-    return bool(state.get("repair_goal") or state.get("drift_flags") or pending_gates(plan, state.get("retrieval"),
-                                                                                        state.get("history")))
+    return bool(state.get("repair_goal") or state.get("drift_flags")
+                or pending_gates(plan, state.get("retrieval"), state.get("history"))
+                or any(v.status == "unresolved" and v.grounded
+                       for v in verdicts(gates_for(plan, every_phase=True), state.get("retrieval"))))
 
 
 def offered_tool_names(state: AgentState, *, ablated: frozenset[str], all_names: set[str]) -> set[str]:

@@ -18,7 +18,8 @@ from browser.delta import render_delta
 from browser.tokens import count_tokens, encoding
 from graph.composer import live_rows
 from graph.details import phase_progress
-from graph.page_fence import untrusted
+from graph.judge import current_phase, gates_for, grounding_lines
+from graph.page_fence import inline_data, untrusted
 from graph.state import AgentState, Plan, TaskView
 from graph.tracker import ambiguous_gates, find_gate_value, plan_gates
 from graph.workspace import schemas
@@ -37,6 +38,10 @@ class Prompts:
     def load(cls, directory: Path = DEFAULT_PROMPT_DIR) -> Prompts:
         env = Environment(loader=FileSystemLoader(directory), undefined=StrictUndefined, autoescape=False,
                           keep_trailing_newline=False)
+        turn = env.loader.get_source(env, "actor_turn.md")[0]
+        # page values inside the turn's own sections are data: one line each, quoted when they imitate a header
+        env.filters["data"] = lambda value: inline_data(value, turn)
+        env.filters["page"] = lambda text: untrusted(str(text), turn)
         read = lambda name: (directory / name).read_text(encoding="utf-8").strip()  # noqa: E731
         return cls(planner_system=read("planner.md"), actor_system=read("actor.md"), env=env)
 
@@ -60,6 +65,7 @@ class Prompts:
         return self.env.get_template("actor_turn.md").render(
             task=state["task"], columns=columns, plan=plan, retrieval=retrieval,
             pending_gates=pending_gates(plan, retrieval, state.get("history") or []),
+            grounding=grounding_lines(gates_for(plan, current_phase(plan, tables)), retrieval),
             retrieval_url=_retrieval_url(retrieval, state.get("observation")),
             state_values=state_values, not_in_plan=not_in_plan,
             drift_flags=state.get("drift_flags") or [], repair_goal=state.get("repair_goal"),

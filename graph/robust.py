@@ -40,6 +40,8 @@ def page_refs(observation: dict[str, Any] | None) -> dict[str, str]:
         return {}
     refs = {c["ref"]: f"{c.get('kind', '')} {c.get('label', '')!r}".strip() for c in observation.get("controls") or []}
     refs.update({link["ref"]: f"link {link.get('text', '')!r}" for link in observation.get("links") or []})
+    refs.update({link["ref"]: f"link {link.get('text', '')!r}" for table in observation.get("tables") or []
+                 for row in table.get("cell_links") or [] for cell in row for link in cell if link.get("ref")})
     return refs
 
 

@@ -57,6 +57,11 @@ _MACROS = (
 )
 
 
+# the engine's own catalogue and settings (duckdb_settings() shows the host's paths, getenv() its environment)
+_ENGINE_INTROSPECTION = re.compile(r'(?i)(?<![\w$])"?(duckdb_\w+|current_setting|getenv|pragma_\w+|which_secret|'
+                                   r'version|current_database|current_schema|current_user)"?\s*\(')
+
+
 class Refused(ValueError):
     """The query is not allowed or its result is too big; `kind` says which, the message says why."""
 
@@ -93,6 +98,9 @@ def check_select(con: duckdb.DuckDBPyConnection, sql: str) -> None:
     kind = statements[0].type
     if kind != duckdb.StatementType.SELECT:
         raise Refused(f"only SELECT / WITH ... SELECT is allowed, not {kind.name}")
+    if found := _ENGINE_INTROSPECTION.search(sql):
+        raise Refused(f"{found.group(1)}() describes the engine and its host, not the evidence tables; "
+                      "query the tables only")
 
 
 def check_columns(columns: list[str]) -> None:
@@ -157,7 +165,9 @@ def plain(value: Any) -> Any:
         return {str(k): plain(v) for k, v in value.items()}
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
-    return value
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return str(value)  # UUID, INTERVAL (timedelta), anything else the engine returns: as DuckDB prints it
 
 
 def _referenced(con: duckdb.DuckDBPyConnection, sql: str, tables: dict[str, Any]) -> list[str]:

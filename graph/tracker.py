@@ -9,54 +9,34 @@ without a browser or an LLM.
 from __future__ import annotations
 
 import re
-from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from browser.types import ActionResult, Observation
+from graph.judge import Verdict, gates_for, verdicts
 from graph.state import Clamp, DriftFlag, Gate, Phase, Plan, RetrievalState, StateValue
+from graph.values import (
+    WINDOW_END_WORDS,
+    WINDOW_START_WORDS,
+    find_gate_value,
+    gate_key,
+    is_clamped,
+    key_matches,
+    norm_value,
+    parse_date,
+    split_window,
+    values_match,
+)
 
 PAGE_PARAMS = frozenset({"page", "p", "pg", "pageno", "page_no", "page_num", "pagenumber", "offset", "cursor", "start",
                          "startindex", "start_index"})
 MAX_OPTIONS_KEPT = 200
-WINDOW_KINDS = frozenset({"date", "range", "number"})
-SEARCH_KINDS = frozenset({"text", "search"})
 STATE_CONTROL_KINDS = frozenset(
     {"select", "custom_select", "radio_group", "checkbox", "toggle", "text", "search", "date", "number",
      "range", "page_size", "tab"}
 )
 TARGETED_SETTERS = frozenset({"fill", "select", "check", "set_range"})
 NAVIGATIONS = frozenset({"goto", "page_facts"})  # opening a URL on purpose (read_facts with url is one per page)
-WINDOW_START_WORDS = ("from", "start", "min", "begin", "since", "after")
-WINDOW_END_WORDS = ("to", "end", "max", "until", "before")
 
-
-def gate_key(name: str) -> str:
-    """Normalise a control label or URL parameter so 'Sort order', 'sort_order' and 'sortOrder' meet."""
-    name = re.sub(r"([a-z])([A-Z])", r"\1_\2", name.strip())
-    return re.sub(r"[^0-9a-z]+", "_", name.casefold()).strip("_")
-
-
-def norm_value(value: str | None) -> str:
-    return " ".join(re.sub(r"[^\w\s.:-]", " ", (value or "").casefold()).split())
-
-
-def _value_forms(value: str) -> set[str]:
-    """A value and the forms it may be named by: 'Label [code]' -> label and code; 'a,b' -> each item."""
-    forms = {value}
-    labelled = re.fullmatch(r"(.*?)\s*\[([^\]]*)\]", value)
-    if labelled:
-        forms |= {labelled.group(1), labelled.group(2)}
-    forms |= {part for part in value.split(",") if part}
-    return {norm_value(form) for form in forms} - {""}
-
-
-def values_match(actual: str | None, target: str | None) -> bool:
-    """Equal after normalisation, or the target names one form of the actual value. Never a substring
-    match: 'Home' must not satisfy 'Home intended' (the paper's criterion-mismatch trap)."""
-    a, t = norm_value(actual), norm_value(target)
-    if not a or not t:
-        return a == t
-    return a == t or t in _value_forms(actual or "") or a in _value_forms(target or "")
 
 
 def result_set_key(url: str) -> str:
@@ -128,11 +108,6 @@ def _action_targets(action: dict | None) -> set[str]:
     return keys
 
 
-def _key_matches(key: str, label: str, names: set[str]) -> bool:
-    label_key = gate_key(label)
-    return any(n and (n in (key, label_key) or (len(n) >= 3 and (n in key or n in label_key))) for n in names)
-
-
 # ---------------------------------------------------------------- tracking + drift rules
 
 
@@ -164,7 +139,7 @@ def track(
                                      set_by=before["set_by"])
             if "clamped" in before:  # the page's limit still holds while the value is the one it clamped to
                 values[key]["clamped"] = before["clamped"]
-        elif value and ("url" in evidence or _key_matches(key, label, targets)):
+        elif value and ("url" in evidence or key_matches(key, label, targets)):
             # set by the agent: a control it addressed, or URL state chosen by the navigation it triggered;
             # a control that changed as a side effect (a reset to its default) is not a gate the agent set
             values[key] = StateValue(value=value, label=label, evidence=evidence, set_at_step=step, set_by=kind)
@@ -198,7 +173,7 @@ def track(
 
 
 def _in_phase(flag: DriftFlag, phase: Phase | None, plan: Plan) -> bool:
-    gates = [*plan.gates, *(phase.gate_list() if phase else [])]
+    gates = gates_for(plan, phase)
     state = {flag["gate"]: flag["before"] or ""}
     return any(find_gate_value(state, g.name) or gate_key(g.name) == gate_key(flag["label"]) for g in gates)
 
@@ -219,7 +194,7 @@ def _carry_flags(flags: list[DriftFlag], state: RetrievalState, kind: str | None
         now = state["values"].get(flag["gate"])
         restored = now is not None and values_match(now["value"], flag["before"])
         deliberate = kind in NAVIGATIONS or (now is not None and now["set_at_step"] == state["step"]
-                                        and _key_matches(flag["gate"], now["label"], targets))
+                                        and key_matches(flag["gate"], now["label"], targets))
         if not (restored or deliberate):
             kept.append(flag)
     return kept
@@ -234,7 +209,7 @@ def _lost_gates(before: RetrievalState, after: RetrievalState, kind: str | None,
         new = after["values"].get(key)
         if new is not None and new["value"] == old["value"]:
             continue
-        if _key_matches(key, old["label"], targets):
+        if key_matches(key, old["label"], targets):
             continue  # the agent changed this gate on purpose
         new_value = new["value"] if new else None
         if moved or kind == "back" or (kind in ("click", "press") and before["url"] != after["url"]):
@@ -272,154 +247,67 @@ def _control_shapes(obs: Observation) -> dict[str, tuple[str, list[str]]]:
     return shapes
 
 
-def state_values(state: RetrievalState | dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """key -> {value, label, ...} of a retrieval state or of a row's snapshot (`graph.gates.state_snapshot`; an
-    older snapshot stored {key: value}, its key standing for its label)."""
-    values = state.get("values")
-    if isinstance(values, dict) and all(isinstance(v, dict) for v in values.values()):
-        return values  # a retrieval state (a snapshot's entry "values" would hold label and value strings)
-    return {k: v if isinstance(v, dict) else {"value": v, "label": k} for k, v in state.items()}
-
-
-def gate_candidates(state: RetrievalState | dict[str, str], name: str, gate: Gate | None = None) -> list[tuple[str, str]]:
-    """(key, value) of every state value a plan gate may name, by meaning, not substring: the same
-    normalised key or label; else each label / key that contains ALL the gate's words as whole words
-    ('Date' is not 'update_frequency'; 'Date' is both 'Date received' and 'Date closed': two candidates).
-    Several candidates are then narrowed by what the gate asks of a control: a control whose options hold
-    the gate's target, or whose kind fits the gate (a window: a date/range/number field; a search: a text
-    field). What is still ambiguous stays so: the caller reports it, never guesses."""
-    values = state_values(state)
-    wanted = gate_key(name)
-    exact = [(k, v["value"]) for k, v in values.items() if k == wanted or gate_key(v.get("label") or "") == wanted]
-    if exact:
-        return exact[:1]
-    words = set(wanted.split("_")) - {""}
-    found = [(k, v["value"]) for k, v in values.items()
-             if words and (words <= set(k.split("_")) or words <= set(gate_key(v.get("label") or "").split("_")))]
-    if len(found) > 1 and gate is not None:
-        found = _narrow(found, values, gate)
-    return found
-
-
-def _narrow(found: list[tuple[str, str]], values: dict, gate: Gate) -> list[tuple[str, str]]:
-    by_option = [(k, v) for k, v in found
-                 if any(values_match(option, gate.target) for option in values[k].get("options") or [])]
-    if by_option:
-        return by_option
-    fitting = WINDOW_KINDS if gate.kind == "window" else SEARCH_KINDS if gate.kind == "search" else None
-    by_kind = [(k, v) for k, v in found if fitting is not None and values[k].get("kind") in fitting]
-    return by_kind or found
-
-
-def find_gate_value(state: RetrievalState | dict[str, str], name: str,
-                    gate: Gate | None = None) -> tuple[str, str] | None:
-    """(key, value) of the state value a plan gate names, if exactly one does (ambiguity is never guessed)."""
-    found = gate_candidates(state, name, gate)
-    return found[0] if len(found) == 1 else None
-
-
 def ambiguous_gates(plan: Plan | None, state: RetrievalState | None) -> list[str]:
-    """Plan gates that name several controls, for the actor to disambiguate (revise_plan with a full label)."""
+    """Plan gates that name several controls, for the actor to disambiguate (revise_plan with a full label); a
+    window names a From/To pair, never "several controls"."""
     if plan is None or not state:
         return []
-    notes = []
-    for gate in plan_gates(plan):
-        found = gate_candidates(state, gate.name, gate)
-        if len(found) > 1:
-            labels = [state["values"][k]["label"] or k for k, _ in found]
-            notes.append(f"{gate.name} matches {len(found)} controls {labels}")
-    return notes
+    return [f"{v.gate.name} matches {len(v.candidates)} controls {list(v.candidates)}"
+            for v in verdicts(plan_gates(plan), state) if v.candidates]
 
 
 def plan_gates(plan: Plan) -> list[Gate]:
     """The plan's gates and every phase's (a chained task reads under several states)."""
-    return [*plan.gates, *(g for phase in plan.phases for g in phase.gate_list())]
+    return gates_for(plan, every_phase=True)
 
 
-def _plan_flags(plan: Plan, state: RetrievalState, step: int, held: set[str] = frozenset()) -> list[DriftFlag]:
-    """A planned gate the agent set to another value; or one flagged when rows were read (`held`: the
-    extractor checks every planned gate on its actual value, a kept default included) and still wrong."""
+PLAN_RULES = ("gate_mismatch", "window_narrower")
+
+
+def _plan_flags(plan: Plan, state: RetrievalState, step: int, held: set[str] | frozenset[str] = frozenset()
+                ) -> list[DriftFlag]:
+    """The tracker's policy over the judge's verdicts, between reads: a planned gate whose control the agent set
+    to another value, or one flagged when rows were read (`held`: the read check judges a kept default too) and
+    still wrong. Any phase's value is accepted (a phase not yet read may need it), so a control (or a From/To
+    pair) is flagged only when every gate naming it is a mismatch; unresolved and clamped verdicts never flag."""
+    groups: dict[str, list[Verdict]] = {}
+    for verdict in verdicts(plan_gates(plan), state):
+        if verdict.grounded:
+            groups.setdefault(str(verdict.bounds) if verdict.gate.kind == "window" else verdict.key, []).append(verdict)
     flags: list[DriftFlag] = []
-    gates = plan_gates(plan)
-    for gate in gates:
-        if gate.kind == "window":
-            flag = window_flag(gate.name, gate.target, state, step, held=held)
-            if flag:
-                flags.append(flag)
+    for group in groups.values():
+        if any(v.status != "mismatch" for v in group):
             continue
-        found = find_gate_value(state, gate.name, gate)
-        if not found:
-            continue
-        key, value = found
-        if any(f["gate"] == key for f in flags):
-            continue  # several phases name this gate: one flag
-        planned = [g.target for g in gates if find_gate_value(state, g.name, g) == found]  # any phase's value
-        held_here = state["values"][key]
-        if ((held_here["set_at_step"] is not None and value) or key in held) and not any(
-                values_match(value, target) for target in planned) and not is_clamped(held_here, gate.target):
-            flags.append(DriftFlag(
-                rule="gate_mismatch", gate=key, label=gate.name, before=gate.target, after=value, step=step,
-                path=state["path"],
-                message=f"{gate.name} is {value!r} but the plan needs {gate.target!r}",
-            ))
+        verdict = group[0]
+        flag = plan_flag(verdict, state, step)
+        if verdict.set_by_agent or flag["gate"] in held:
+            flags.append(flag)
     return flags
 
 
-_DATE = re.compile(r"^(\d{4})(?:-(\d{1,2}))?(?:-(\d{1,2}))?$")
+def plan_flag(verdict: Verdict, state: RetrievalState, step: int) -> DriftFlag:
+    """The drift flag a mismatch verdict raises (the tracker's wording; the read check adds what to do)."""
+    gate = verdict.gate
+    if gate.kind == "window":
+        return DriftFlag(rule="window_narrower", gate=gate_key(gate.name), label=gate.name, before=gate.target,
+                         after=verdict.value, step=step, path=state["path"],
+                         message=f"the time window shown ({verdict.value}) is narrower than the plan's {gate.target}; "
+                                 "widen it")
+    return DriftFlag(rule="gate_mismatch", gate=verdict.key or gate_key(gate.name), label=gate.name,
+                     before=gate.target, after=verdict.value, step=step, path=state["path"],
+                     message=f"{gate.name} is {verdict.value!r} but the plan needs {verdict.needs_text()}")
 
 
-def parse_date(value: str, *, end: bool = False) -> tuple[int, int, int] | None:
-    """'2021' / '2021-03' / '2021-03-04' as a comparable tuple; an end bound fills to the period's end."""
-    match = _DATE.match(value.strip())
-    if not match:
-        return None
-    year, month, day = match.groups()
-    return int(year), int(month or (12 if end else 1)), int(day or (31 if end else 1))
-
-
-def _split_window(target: str) -> tuple[str, str] | None:
-    parts = re.split(r"\s*(?:\.\.|/| to |–|—)\s*", target.strip(), maxsplit=1)
-    if len(parts) == 2:
-        return parts[0], parts[1]
-    return (parts[0], parts[0]) if parts and parse_date(parts[0]) else None
-
-
-def window_flag(name: str, target: str, state: RetrievalState, step: int, *, at_read: bool = False,
-                held: set[str] | frozenset[str] = frozenset()) -> DriftFlag | None:
-    """The shown window is narrower than the plan's: once the agent touched one of its bounds, or at a read
-    (`at_read`: a default window kept), and while a flag so raised is `held`; a bound the page clamps is not."""
-    bounds = _split_window(target)
-    if not bounds:
-        return None
-    want_start, want_end = parse_date(bounds[0]), parse_date(bounds[1], end=True)
-    start = end = None
-    for key, value in state["values"].items():
-        words = set(key.split("_"))
-        raw = value["value"]
-        if words & set(WINDOW_START_WORDS) and parse_date(raw):
-            start = start or (key, raw, parse_date(raw))
-        elif words & set(WINDOW_END_WORDS) and parse_date(raw, end=True):
-            end = end or (key, raw, parse_date(raw, end=True))
-        elif _key_matches(key, value["label"], {gate_key(name)}) and parse_date(raw):
-            start = start or (key, raw, parse_date(raw))
-            end = end or (key, raw, parse_date(raw, end=True))
-    narrow_start = bool(want_start and start and start[2] > want_start)
-    narrow_end = bool(want_end and end and end[2] < want_end)
-    if narrow_start and is_clamped(state["values"][start[0]], bounds[0]):
-        narrow_start = False
-    if narrow_end and is_clamped(state["values"][end[0]], bounds[1]):
-        narrow_end = False
-    if not (narrow_start or narrow_end):
-        return None
-    touched = any(b and state["values"][b[0]]["set_at_step"] is not None for b in (start, end))
-    if not (at_read or touched or gate_key(name) in held):
-        return None
-    shown = f"{start[1] if start else '?'}..{end[1] if end else '?'}"
-    return DriftFlag(
-        rule="window_narrower", gate=gate_key(name), label=name, before=target, after=shown, step=step,
-        path=state["path"],
-        message=f"the time window shown ({shown}) is narrower than the plan's {target}; widen it",
-    )
+def refresh_flags(plan: Plan | None, state: RetrievalState | None, flags: list[DriftFlag], step: int,
+                  phase: Phase | None = None) -> list[DriftFlag]:
+    """The active flags judged again on the same state under the plan as it is now (after `revise_plan` or
+    `discard_rows`: no page action, so the tracker did not run): loss flags stay (a reset value is still
+    lost), the plan's flags are recomputed, a flag raised at a read kept only while still a mismatch."""
+    if plan is None or not state:
+        return [f for f in flags if f["rule"] not in PLAN_RULES]
+    kept = [f for f in flags if f["rule"] not in PLAN_RULES and (not plan.phases or _in_phase(f, phase, plan))]
+    held = {f["gate"] for f in flags if f["rule"] in PLAN_RULES}
+    return _dedupe([*kept, *_plan_flags(plan, state, step, held)])
 
 
 # ---------------------------------------------------------------- clamps: a planned value the page cannot show
@@ -458,12 +346,6 @@ def clamp_evidence(value: StateValue, target: str, page_lines: list[str], *, ask
     return None
 
 
-def is_clamped(value: dict[str, Any], target: str) -> bool:
-    """The value was recorded as the page's clamp of exactly this planned target."""
-    clamp = value.get("clamped")
-    return bool(clamp) and values_match(clamp["planned"], target)
-
-
 def _requested_values(action: dict | None) -> list[str]:
     """The values this step's action asked a control or the URL for (what a clamp would have refused)."""
     if not action:
@@ -478,7 +360,7 @@ def _mark_clamps(plan: Plan, state: RetrievalState, page_lines: list[str], reque
     for gate in plan_gates(plan):
         wanted: list[tuple[str, str]] = []
         if gate.kind == "window":
-            bounds = _split_window(gate.target)
+            bounds = split_window(gate.target)
             if bounds:
                 for key in state["values"]:
                     words = set(key.split("_"))

@@ -12,55 +12,64 @@ from collections import defaultdict
 from typing import Any
 
 from graph.details import check_details, check_input_details, stand_ins
+from graph.judge import Verdict, gates_for, judge, with_shapes
 from graph.state import EvidenceRow, Failure, Listing, Plan, Provenance, ReadRecord, VerifierReport
-from graph.tracker import find_gate_value, is_clamped, state_values, values_match
+from graph.values import values_match
 
+# The verifier's choice: windows and searches are judged at the read (a window on the page read, both bounds in
+# view), and reach the verifier as the rows' `_drift`; a row's snapshot is judged here on the state gates.
 STATE_GATES = ("source", "scope", "filter", "view", "sort")
 
 
-def check_gates(plan: Plan | None, rows: list[EvidenceRow], notes: list[str] | None = None) -> list[Failure]:
-    """Every row must have been read with no drift and with each required gate holding its planned value,
-    whoever set it (a default kept is the commonest miss): resolved on the row's snapshot by key or label,
-    a value the page clamps accepted. Gates naming no control of any row's state go to `notes`."""
+def _steps(rows: list[EvidenceRow]) -> list[int]:
+    return sorted({r["provenance"]["step"] for r in rows})
+
+
+def check_gates(plan: Plan | None, rows: list[EvidenceRow], notes: list[str] | None = None,
+                shapes: dict[str, dict[str, Any]] | None = None) -> list[Failure]:
+    """The verifier's policy over the judge's verdicts: every row was read with no drift, and each required
+    state gate is held on its snapshot (whoever set it: a default kept is the commonest miss). `shapes` are the
+    controls as the site showed them (kind, options: `graph.judge.site_shapes`), so a target is grounded on the
+    snapshot as it was on the page. A clamp is accepted and noted; a gate no snapshot grounds, or a target
+    no value of its control answers, is noted as unresolved, never refused."""
     failures: list[Failure] = []
     drifted = [r for r in rows if r["provenance"]["drift"]]
     if drifted:
         flags = sorted({f for r in drifted for f in r["provenance"]["drift"]})
         failures.append(Failure(check="drift", message=(
-            f"{len(drifted)} row(s) were read while drift was active ({', '.join(flags)}): restore the gates, "
-            "discard_rows read in the drifted state, and extract them again")))
+            f"{len(drifted)} row(s) were read while drift was active ({', '.join(flags)}) at step(s) "
+            f"{_steps(drifted)}: restore the gates, discard_rows read in the drifted state, and extract them again")))
     if plan is None:
         return failures
-    snapshots = [r["provenance"]["state"] for r in rows if r["provenance"]["state"] is not None]
+    judged_rows = [r for r in rows if r["provenance"]["state"] is not None]
     for gate in plan.gates:
-        if not gate.required or gate.kind not in STATE_GATES or not snapshots:
+        if not gate.required or gate.kind not in STATE_GATES or not judged_rows:
             continue
-        wrong: list[tuple[str, str]] = []
+        wrong: list[tuple[EvidenceRow, Verdict]] = []
         clamped: set[str] = set()
-        resolved = 0
-        for snapshot in snapshots:
-            values = state_values(snapshot)
-            found = find_gate_value(snapshot, gate.name, gate)
-            if not found:
-                continue
-            resolved += 1
-            held = values[found[0]]
-            if values_match(found[1], gate.target):
-                continue
-            if is_clamped(held, gate.target):
-                clamped.add(f"{held.get('label') or found[0]} = {found[1]!r} ({held['clamped']['evidence']})")
-            else:
-                wrong.append((held.get("label") or found[0], found[1]))
+        unresolved: set[str] = set()
+        grounded = 0
+        for row in judged_rows:
+            verdict = judge(gate, with_shapes(row["provenance"]["state"] or {}, shapes or {}))
+            grounded += verdict.grounded
+            if verdict.status == "mismatch":
+                wrong.append((row, verdict))
+            elif verdict.status == "clamped":
+                clamped.add(f"{verdict.label} = {verdict.value!r} ({verdict.evidence})")
+            elif verdict.status == "unresolved" and verdict.grounded:
+                unresolved.add(verdict.evidence)
         if wrong:
-            label = wrong[0][0]
-            seen = sorted({v for _, v in wrong})
+            label, needs = wrong[0][1].label, wrong[0][1].needs_text()
+            seen = sorted({v.value for _, v in wrong})
             failures.append(Failure(check="gate", message=(
                 f"{len(wrong)} row(s) were read with {label} = {', '.join(map(repr, seen))}, but the plan needs "
-                f"{gate.name} = {gate.target!r}: set {label} to {gate.target!r}, discard_rows the wrong ones and "
-                "extract again")))
+                f"{gate.name} = {gate.target!r} (read at step(s) {_steps([r for r, _ in wrong])}): set {label} to "
+                f"{needs}, discard_rows the wrong ones and extract again")))
         if notes is not None and clamped:
             notes.append(f"[gate] clamped, accepted: {gate.name} = {gate.target!r}: {'; '.join(sorted(clamped))}")
-        if notes is not None and not resolved:
+        if notes is not None and unresolved:
+            notes.append(f"[gate] unresolved: {gate.name}={gate.target}: {'; '.join(sorted(unresolved))} (not checked)")
+        elif notes is not None and not grounded:
             notes.append(f"[gate] unresolved: {gate.name}={gate.target} names no control or URL parameter of the "
                          "state any row was read in (not checked)")
     return failures
@@ -135,7 +144,8 @@ def check_schema(columns: tuple[str, ...], rows: list[EvidenceRow], extracted: b
 
 
 def verify(*, plan: Plan | None, columns: tuple[str, ...], rows: list[EvidenceRow], reads: list[ReadRecord],
-           step: int, listings: list[Listing] | None = None, visited: list[str] | None = None) -> VerifierReport:
+           step: int, listings: list[Listing] | None = None, visited: list[str] | None = None,
+           shapes: dict[str, dict[str, Any]] | None = None) -> VerifierReport:
     extracted = bool(reads)
     # reads whose rows were all discarded (a drifted state, a wrong page) no longer speak for the answer; a read
     # of 0 rows does (page 2 of 2 read, none there), and with no rows left it is the answer's evidence (NONE)
@@ -148,7 +158,7 @@ def verify(*, plan: Plan | None, columns: tuple[str, ...], rows: list[EvidenceRo
             "every row read was discarded and nothing was read again: restore the state and extract_rows again "
             "(a page with no results is read too: extract_rows there records 0 rows)"))]
            if extracted and not rows and not reads else [])
-        + check_gates(plan, rows or _empty_read_rows(reads), notes)
+        + check_gates(plan, rows or _empty_read_rows(reads), notes, shapes)
         + check_pages(plan, reads)
         + check_details(plan, listings or [], visited or [])
         + check_counts(rows, reads)
@@ -207,7 +217,7 @@ def _rows_as_evidence(table: dict[str, Any]) -> list[EvidenceRow]:
 
 
 def check_input_gates(plan: Plan | None, tables: dict[str, Any], inputs: list[str],
-                      notes: list[str] | None = None) -> list[Failure]:
+                      notes: list[str] | None = None, shapes: dict[str, dict[str, Any]] | None = None) -> list[Failure]:
     """Each input table was read in its phase's state (or, unphased, the plan's), its empty reads included."""
     if plan is None:
         return []
@@ -216,10 +226,10 @@ def check_input_gates(plan: Plan | None, tables: dict[str, Any], inputs: list[st
         phase = plan.phase_for(name)
         if plan.phases and phase is None:
             continue
-        gated = Plan(gates=[*plan.gates, *phase.gate_list()]) if phase else Plan(gates=plan.gates)
+        gated = Plan(gates=gates_for(plan, name))
         table_notes: list[str] = []
         rows = [r for r in _rows_as_evidence(tables[name]) if r["provenance"]["state"]]
-        for failure in check_gates(gated, rows, table_notes):
+        for failure in check_gates(gated, rows, table_notes, shapes):
             if failure["check"] == "gate":
                 failures.append(Failure(check="gate", message=f"table {name}: {failure['message']} "
                                                               f"(discard_rows with table={name!r}, read again, derive again)"))
@@ -248,13 +258,26 @@ def evidence_tables(plan: Plan | None, tables: dict[str, Any]) -> list[str]:
     return names
 
 
-def check_unread_phases(plan: Plan | None, tables: dict[str, Any], listings: list[Listing] | None = None) -> list[Failure]:
+def check_unread_phases(plan: Plan | None, tables: dict[str, Any], listings: list[Listing] | None = None,
+                        notes: list[str] | None = None) -> list[Failure]:
     """A phase of the plan whose table was never read (not even a read of 0 rows): the answer was computed
     without one of the reads the plan says it needs, which no check of the tables that exist can see. A phase
     that reads each listed result's page is read when the answer's tables were read on those pages under other
-    names (graph/details.stand_ins): the detail check then applies to them."""
+    names (graph/details.stand_ins): the detail check then applies to them.
+
+    The planner names its tables blind: when the answer's lineage reads at least as many tables that no phase
+    names as there are phases still without a table, those are taken as the phases' reads under the model's own
+    names and the gap is noted (revise_plan to name them), not refused."""
     missing = [p for p in (plan.phases if plan is not None else []) if p.into not in tables
                and not stand_ins(plan, p, tables, listings or [])]
+    named = {p.into for p in plan.phases} if plan is not None else set()
+    unnamed = [n for n in input_tables(tables, "answer") if n not in named]
+    if missing and len(unnamed) >= len(missing):
+        if notes is not None:
+            notes += [f"[schema] the plan's phase {p.read!r} reads into {p.into!r}, which was never read; the answer "
+                      f"reads tables no phase names ({', '.join(unnamed)}): revise_plan to name the phase's table"
+                      for p in missing]
+        return []
     return [Failure(check="schema", message=(
         f"the plan's phase {p.read!r} reads into {p.into!r}, but nothing was read into {p.into!r}: "
         f"extract_rows (into={p.into!r}) where the plan says (a read of 0 rows counts), then derive again; "
@@ -262,7 +285,8 @@ def check_unread_phases(plan: Plan | None, tables: dict[str, Any], listings: lis
 
 
 def verify_derived(*, plan: Plan | None, tables: dict[str, Any], columns: tuple[str, ...], step: int,
-                   listings: list[Listing] | None = None) -> VerifierReport:
+                   listings: list[Listing] | None = None,
+                   shapes: dict[str, dict[str, Any]] | None = None) -> VerifierReport:
     """A derived answer: it has rows, and every evidence table it was computed from (its lineage) or a phase
     of the plan read was read without drift, in its phase's state, from every page, and from every listed
     detail page its phase needs."""
@@ -282,9 +306,9 @@ def verify_derived(*, plan: Plan | None, tables: dict[str, Any], columns: tuple[
         failures.append(Failure(check="schema", message=(
             f"{len(blank)} answer row(s) have every column empty (an empty read's row? those have _empty true: "
             "filter them out in the SQL, then derive again)")))
-    failures += check_unread_phases(plan, tables, listings)
+    failures += check_unread_phases(plan, tables, listings, notes)
     failures += check_inputs_drift(tables, checked)
-    failures += check_input_gates(plan, tables, checked, notes)
+    failures += check_input_gates(plan, tables, checked, notes, shapes)
     failures += check_input_pages(plan, tables, checked)
     failures += check_input_details(plan, tables, checked, listings or [])
     return _report(step, failures, notes)

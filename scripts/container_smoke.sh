@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Build the image with podman and run the offline benchmark inside it, results on the host.
 # Recipe: podman without a Docker engine or registry (see the README's "Container" section).
+# Needs: root (run it as root; on a machine without sudo, as the root user itself), and the Debian packages
+#   podman runc debootstrap     (apt-get install -y podman runc debootstrap)
+# The build's output goes to OUT/build.log (the console shows where, and its tail if the build fails).
 #
 #   scripts/container_smoke.sh [--mount-certs] [--mount-pip-conf] [--mirror URL] [--out DIR] [--config PATH]
 #
@@ -37,8 +40,25 @@ while [ $# -gt 0 ]; do
 done
 START=$(date +%s)
 
+# Say what is missing before touching anything (rather than failing on a podman config file that is not there).
+if [ "$(id -u)" -ne 0 ]; then
+  echo "error: run as root (sudo scripts/container_smoke.sh ...; where there is no sudo, as the root user)" >&2
+  exit 2
+fi
+MISSING=()
+for tool in podman runc debootstrap; do
+  command -v "$tool" >/dev/null 2>&1 || MISSING+=("$tool")
+done
+if [ ${#MISSING[@]} -gt 0 ]; then
+  echo "error: missing ${MISSING[*]}: install them with  apt-get install -y podman runc debootstrap" >&2
+  exit 2
+fi
+mkdir -p "$OUT"
+BUILD_LOG="$(realpath "$OUT")/build.log"
+
 # Podman's default ulimits cannot be set in some sandboxes; switch them off (only if no config exists).
 if [ ! -e /etc/containers/containers.conf ]; then
+  mkdir -p /etc/containers
   printf '[containers]\ndefault_ulimits = []\n' > /etc/containers/containers.conf
 fi
 
@@ -56,12 +76,18 @@ if ! podman image exists "$BASE"; then
   rm -rf "$ROOTFS"
 fi
 
-echo "== podman build $IMAGE"
-podman build --pull=never --isolation=chroot "${BUILD_OPTS[@]}" -t "$IMAGE" . 
+echo "== podman build $IMAGE (log: $BUILD_LOG)"
+if ! podman build --pull=never --isolation=chroot "${BUILD_OPTS[@]}" -t "$IMAGE" . >"$BUILD_LOG" 2>&1; then
+  echo "FAIL: podman build failed; the last lines of $BUILD_LOG:" >&2
+  tail -25 "$BUILD_LOG" >&2
+  exit 1
+fi
+echo "   built ($(wc -l <"$BUILD_LOG") log lines)"
 BUILT=$(date +%s)
 
 echo "== sgr bench $CONFIG (inside the container; results in $OUT)"
-rm -rf "$OUT"; mkdir -p "$OUT"; chmod 0777 "$OUT"   # the image's non-root user writes here
+find "$OUT" -mindepth 1 -maxdepth 1 ! -name build.log -exec rm -rf {} +   # keep the build log
+chmod 0777 "$OUT"   # the image's non-root user writes here
 RUN_NAME=$(basename "$CONFIG" .yaml)
 podman --runtime runc --cgroup-manager=cgroupfs run --rm --network=host \
   -v "$(realpath "$OUT"):/work/results" "$IMAGE" bench "$CONFIG" "${LIMIT[@]}"

@@ -22,8 +22,10 @@ app = typer.Typer(no_args_is_help=True)
 
 
 def console() -> Console:
-    """Built per call so the terminal width (COLUMNS) is read when the command runs, not at import."""
-    return Console()
+    """Built per call so the terminal width (COLUMNS) is read when the command runs, not at import. Piped or
+    redirected output gets a wide page, so ids and columns are never folded to fit 80 columns."""
+    probe = Console()
+    return probe if probe.is_terminal else Console(width=max(probe.width, 200))
 
 
 def errors() -> Console:
@@ -94,7 +96,8 @@ def list_tasks(
             typer.echo(json.dumps(_summary(task), ensure_ascii=False))
     else:
         table = Table(title=f"{len(result.tasks)} task(s) from {tasks}")
-        for header in ("task_id", "variant", "lang", "domain", "family", "rows", "columns"):
+        table.add_column("task_id", no_wrap=True)  # an id is copied whole, never folded
+        for header in ("variant", "lang", "domain", "family", "rows", "columns"):
             table.add_column(header, overflow="fold")
         for task in result.tasks:
             s = _summary(task)
@@ -122,7 +125,8 @@ def _summary(task: Task) -> dict:
 
 @app.command("show")
 def show(
-    task_id: Annotated[str, typer.Argument(help="The task id, e.g. arxiv_001-g.")],
+    task_id: Annotated[str | None, typer.Argument(help="The task id, e.g. arxiv_001-g.")] = None,
+    task_ids: TaskIdOpt = None,
     tasks: TasksOpt = "offline",
     language: LanguageOpt = None,
     solver_view: Annotated[
@@ -130,8 +134,13 @@ def show(
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="The full record as JSON.")] = False,
 ) -> None:
-    """Show one task: instruction, output spec, retrieval gates, rubric and reference answer."""
-    result = _load(tasks, SplitChoice.both, language, None, None, [task_id])
+    """Show tasks (`sgr tasks show ID` or `-t ID`, repeatable): instruction, output spec, gates, rubric, answer."""
+    wanted = [*([task_id] if task_id else []), *(task_ids or [])]
+    if not wanted:
+        errors().print("[red]error:[/red] give a task id: `sgr tasks show ID` or `sgr tasks show -t ID`",
+                       highlight=False, soft_wrap=True)
+        raise typer.Exit(2)
+    result = _load(tasks, SplitChoice.both, language, None, None, wanted)
     for task in result.tasks:
         if solver_view:
             typer.echo(task.solver_view().model_dump_json(indent=2))
@@ -176,6 +185,7 @@ def validate(
     language: LanguageOpt = None,
     domain: DomainOpt = None,
     family: FamilyOpt = None,
+    task_id: TaskIdOpt = None,
     strict_pairs: Annotated[
         bool, typer.Option("--strict-pairs", help="Also fail when a goal/constraint partner is missing.")
     ] = False,
@@ -189,7 +199,7 @@ def validate(
     as_json: Annotated[bool, typer.Option("--json", help="Problems and alignment as one JSON object.")] = False,
 ) -> None:
     """Check every record and the goal/constraint alignment; exits 1 listing all problems (or if none loaded)."""
-    result = _load(tasks, split, language, domain, family, None)
+    result = _load(tasks, split, language, domain, family, task_id)
     if answer_check:
         result.problems.extend(p for task in result.tasks for p in check_reference_answer(task))
     report = align_pairs(result.tasks) if split is SplitChoice.both else None

@@ -354,10 +354,8 @@ def load_tasks(
     if wanted_ids:
         unknown = wanted_ids - {t.task_id for t in result.tasks}
         if unknown:
-            raise TaskSourceError(
-                f"unknown task id(s) in {source} (split={split}, languages={sorted(wanted_languages or [])}): "
-                + ", ".join(sorted(unknown))
-            )
+            raise TaskSourceError(_unknown_ids_message(source, sorted(unknown), [t.task_id for t in result.tasks],
+                                                       split, sorted(wanted_languages or [])))
     selected = [
         t
         for t in result.tasks
@@ -375,3 +373,20 @@ def load_tasks(
     if on_error == "collect":
         return LoadResult(tasks=selected, problems=result.problems)
     return selected
+
+
+def _unknown_ids_message(source: str | Path, unknown: list[str], known: list[str], split: str,
+                         languages: list[str]) -> str:
+    """One line: the ids not found, the closest known ids, and, for the bundled suite, where released ids are."""
+    import difflib
+
+    def closest(task_id: str) -> str:
+        near = difflib.get_close_matches(task_id, known, n=3, cutoff=0.5)
+        return f"{task_id} (closest: {', '.join(near)})" if near else task_id
+
+    where = f"split={split}" + (f", languages={languages}" if languages else "")
+    message = f"unknown task id(s) in {source} ({where}): " + "; ".join(closest(t) for t in unknown)
+    if str(source) == "offline" and not all(t.startswith("offline_") for t in unknown):
+        message += ("; released SGR-Bench ids need --tasks hf:Ninggggy/SGR-BENCH (extra `hf`) or --tasks PATH to a "
+                    "local copy of the release (`sgr tasks list --tasks offline` lists the bundled ids)")
+    return message

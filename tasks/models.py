@@ -107,6 +107,9 @@ class SolverView(BaseModel):
     output_spec: OutputSpec
 
 
+MAX_INSTRUCTION_CHARS = 20_000  # released instructions are a few hundred characters
+
+
 class Task(_Open):
     task_id: str = Field(min_length=1)
     domain: str = Field(min_length=1)
@@ -130,6 +133,15 @@ class Task(_Open):
     @classmethod
     def _strip(cls, value: str) -> str:
         return value.strip()
+
+    @field_validator("instruction", "output_format")
+    @classmethod
+    def _not_absurdly_long(cls, value: str) -> str:
+        """Both are sent in every model request: a 20 MB instruction made 200 MB of requests in two steps."""
+        if len(value) > MAX_INSTRUCTION_CHARS:
+            raise ValueError(f"{len(value):,} characters: over the cap of {MAX_INSTRUCTION_CHARS:,} (it is sent in "
+                             "every model request)")
+        return value
 
     @field_validator("task_id")
     @classmethod

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from browser.render import SHORTEN_TO, collapsed_controls, control_line, render, render_into
 from browser.tokens import count_tokens
-from browser.types import Control, Link, Observation, Option, Pagination, TableData
+from browser.types import CellLink, Control, Link, Observation, Option, Pagination, TableData
 
 
 def _select(ref: str, label: str, n: int, selected: int = 0) -> Control:
@@ -82,7 +82,7 @@ def test_budget_respected_and_rows_cut_from_the_end() -> None:
     assert f"… {300 - len(rows)} more rows of TABLE 0 not shown — read_table 0" in lines
     assert "OUTLINE:" in lines and "LINKS:" in lines  # the other sections get their share
     assert "[e1000] Doc 0 -> /d/0" in lines  # same-origin links as paths
-    assert "TABLE 0 (table; 300 rows)" in lines
+    assert "TABLE 0 (300 rows)" in lines
 
 
 def test_the_fixed_part_is_bounded_and_every_control_keeps_a_ref_and_a_read() -> None:
@@ -231,3 +231,23 @@ def test_per_post_widgets_give_way_to_the_content_as_one_line_of_running_refs() 
                      'lists them']
     assert sorted(c.ref for c in collapsed_controls(obs)["e1"]) == sorted(c.ref for c in controls)
     assert obs.tokens <= 1500 and sum(1 for line in outline if line in obs.text) >= 15
+
+
+def test_a_rows_links_carry_their_refs_and_rows_left_out_are_one_read_away() -> None:
+    """Issue 27: `[e41] Cedar County` - a result row's link is clicked by its ref; an icon link (no text) and a
+    second link to an address the row already gave a ref cost nothing; the rows cut say which read has them."""
+    rows, links = [], []
+    for i in range(60):
+        rows.append([f"County {i}", f"{i} points by user{i} 2 hours ago | 5 comments", ""])
+        links.append([[CellLink(text=f"County {i}", href=f"http://x.test/c/{i}", ref=f"e{100 + 4 * i}")],
+                      [CellLink(text=f"user{i}", href=f"http://x.test/u/{i}", ref=f"e{101 + 4 * i}"),
+                       CellLink(text="2 hours ago", href=f"http://x.test/item/{i}", ref=f"e{102 + 4 * i}"),
+                       CellLink(text="5 comments", href=f"http://x.test/item/{i}", ref=f"e{103 + 4 * i}")],
+                      [CellLink(text="", href="http://x.test/vote", ref=f"v{i}")]])
+    table = TableData(index=0, headers=["Name", "Info", ""], rows=rows, cell_links=links, total_rows=60)
+    text, tokens = render(_obs(tables=[table]), token_budget=800)
+    assert "| [e100] County 0 | 0 points by [e101] user0 [e102] 2 hours ago / 5 comments | |" in text
+    assert "e103" not in text and "[v0]" not in text
+    shown = [i for i in range(60) if f"[e{100 + 4 * i}] County {i} |" in text]
+    assert tokens <= 800 and shown == list(range(len(shown))) and 5 < len(shown) < 60
+    assert f"… {60 - len(shown)} more rows of TABLE 0 not shown — read_table 0" in text

@@ -115,12 +115,29 @@ def test_cards_named_by_styling_classes_get_no_header_row() -> None:
     assert table.rows[2] == ["Comment 2 text", "– user 2", "Mar 2"]
 
 
-def test_each_cells_link_lines_up_with_its_column() -> None:
-    """`cell_links`: the first link of each cell, '' where a cell has none, across colspans; none at all when no
-    cell links (the list stays empty)."""
-    table = parse_table(_first("""<table><tr><th>Name</th><th>Docs</th><th>Note</th></tr>
-        <tr><td><a href="/d/1">One</a></td><td><a href="/a.pdf">A</a> <a href="/b.pdf">B</a></td><td>x</td></tr>
-        <tr><td colspan="2"><a href="/d/2">Two</a></td><td>y</td></tr></table>"""))
-    assert table is not None and table.cell_links == [["/d/1", "/a.pdf", ""], ["/d/2", "/d/2", ""]]
-    plain = parse_table(_first("<table><tr><th>A</th></tr><tr><td>1</td></tr></table>"))
-    assert plain is not None and plain.cell_links == []
+def test_every_cell_keeps_its_links_with_their_refs_and_absolute_addresses() -> None:
+    """A cell's links, by row and column (what `link:<header>` extraction and a click by ref need): a spanned
+    cell links from its first position only, a javascript: link is no address, refs are the observer's."""
+    html = """<table><tr><th>County</th><th>Data</th><th>More</th></tr>
+    <tr><td><a href="/c/cedar" data-sgr-ref="e41">Cedar County</a></td><td rowspan="2">1,204</td>
+        <td><a href="javascript:void(0)">open</a> <a href="detail?id=7" data-sgr-ref="e42">details</a></td></tr>
+    <tr><td colspan="1"><a href="https://other.example/x">Elm</a></td><td></td></tr></table>"""
+    table = parse_fragment(html, "table", index=0, base_url="http://site.test/stats/list?page=2")
+    assert table is not None and table.headers == ["County", "Data", "More"]
+    assert [[[(ln.text, ln.href, ln.ref) for ln in cell] for cell in row] for row in table.cell_links] == [
+        [[("Cedar County", "http://site.test/c/cedar", "e41")], [], [("details", "http://site.test/stats/detail?id=7",
+                                                                     "e42")]],
+        [[("Elm", "https://other.example/x", "")], [], []],
+    ]
+
+
+def test_a_card_links_from_its_fields_and_a_link_in_no_field_goes_to_its_first_cell() -> None:
+    html = """<div id="list">""" + "".join(
+        f"""<div class="card"><a class="thumb" href="/sp/{i}" data-sgr-ref="t{i}"><img src="x.png"></a>
+        <h3 class="name"><a href="/sp/{i}" data-sgr-ref="n{i}">Species {i}</a></h3>
+        <span class="status">Status {i}</span><a class="src" href="/src/{i}" data-sgr-ref="s{i}">source {i}</a></div>"""
+        for i in range(3)) + "</div>"
+    table = parse_cards(_first(html, "#list"))
+    assert table is not None and table.rows[0] == ["Species 0", "Status 0", "source 0"]
+    first = [[(ln.text, ln.ref) for ln in cell] for cell in table.cell_links[0]]
+    assert first == [[("Species 0", "n0"), ("", "t0")], [], [("source 0", "s0")]]

@@ -46,3 +46,19 @@ def test_container_smoke(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert (out / "offline" / "report.html").is_file()
     assert "SCRIPTED WALKTHROUGH" in (out / "offline" / "summary.md").read_text()
+
+
+@pytest.mark.skipif(shutil.which("podman") is not None and shutil.which("runc") is not None
+                    and shutil.which("debootstrap") is not None, reason="the tools are installed here")
+def test_container_smoke_says_what_is_missing(tmp_path: Path) -> None:
+    """Without podman (or runc, debootstrap) the script names what to install, before it touches anything."""
+    done = subprocess.run([str(ROOT / "scripts" / "container_smoke.sh"), "--out", str(tmp_path / "out")], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    if os.geteuid() != 0:
+        assert done.stderr.startswith("error: run as root"), done.stderr
+        return
+    missing = [t for t in ("podman", "runc", "debootstrap") if shutil.which(t) is None]
+    assert done.stderr.strip() == (f"error: missing {' '.join(missing)}: install them with  "
+                                   "apt-get install -y podman runc debootstrap")
+    assert not (tmp_path / "out").exists() and "containers.conf" not in done.stderr

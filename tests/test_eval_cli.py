@@ -79,10 +79,66 @@ def test_bad_predictions_file_names_every_bad_line(tmp_path: Path):
         read_predictions(bad)
     message = str(error.value)
     assert f"{bad}:2: not JSON" in message and f"{bad}:3: field task_id" in message and f"{bad}:4:" in message
-    result = runner.invoke(
-        app, ["score", "--tasks", str(SAMPLE), "--predictions", str(bad), "--out", str(tmp_path / "o")]
+    strict = runner.invoke(
+        app, ["score", "--tasks", str(SAMPLE), "--predictions", str(bad), "--out", str(tmp_path / "s"), "--strict"]
     )
-    assert result.exit_code == 2 and "bad.jsonl:2" in result.output
+    assert strict.exit_code == 2 and "bad.jsonl:2" in strict.output and "3 bad line(s) of 4" in strict.output
+    assert not (tmp_path / "s").exists()
+
+
+def test_bad_lines_are_reported_skipped_and_counted(tmp_path: Path):
+    lines = PREDICTIONS.read_text().splitlines()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join([lines[0], "not json", *lines[1:], '{"answer": "y"}']) + "\n")
+    result = runner.invoke(app, ["score", "--tasks", str(SAMPLE), "--language", "en", "--predictions", str(bad),
+                                 "--out", str(tmp_path / "o")])
+    assert result.exit_code == 0, result.output
+    assert f"{bad}:2: not JSON" in result.output and "field task_id" in result.output
+    assert f"skipped 2 bad line(s) of {len(lines) + 2} in {bad}" in result.output
+    assert len((tmp_path / "o" / "scores.jsonl").read_text().splitlines()) == 12
+    assert json.loads((tmp_path / "o" / "inputs.json").read_text())["bad_lines"][0] == f"{bad}:2: not JSON: " \
+        "Expecting value"
+
+
+def test_only_predicted_and_filters_score_what_was_asked(tmp_path: Path):
+    one = tmp_path / "one.jsonl"
+    one.write_text(PREDICTIONS.read_text().splitlines()[0] + "\n")
+    task_id = json.loads(one.read_text())["task_id"]
+    whole = runner.invoke(app, ["score", "--tasks", str(SAMPLE), "--language", "en", "--predictions", str(one),
+                                "--out", str(tmp_path / "all")])
+    assert whole.exit_code == 0, whole.output
+    assert "missing predictions: 11 of 12 task(s) have none" in whole.output
+    assert "water_quality_portal_003-g" not in whole.output  # counted, listed only on request
+    listed = runner.invoke(app, ["score", "--tasks", str(SAMPLE), "--language", "en", "--predictions", str(one),
+                                 "--out", str(tmp_path / "l"), "--list-missing"])
+    assert "missing predictions (no answer: scored 0): " in listed.output and "water_quality_portal_003-g" in listed.output
+    only = runner.invoke(app, ["score", "--tasks", str(SAMPLE), "--language", "en", "--predictions", str(one),
+                               "--out", str(tmp_path / "only"), "--only-predicted"])
+    assert only.exit_code == 0, only.output
+    records = [json.loads(x) for x in (tmp_path / "only" / "scores.jsonl").read_text().splitlines()]
+    assert [r["task_id"] for r in records] == [task_id] and "missing predictions" not in only.output
+    picked = runner.invoke(app, ["score", "--tasks", str(SAMPLE), "--language", "en", "--predictions",
+                                 str(PREDICTIONS), "--out", str(tmp_path / "t"), "--task", "nvd_005", "--task",
+                                 "nvd_005-g"])
+    assert picked.exit_code == 0, picked.output
+    assert sorted(json.loads(x)["task_id"] for x in (tmp_path / "t" / "scores.jsonl").read_text().splitlines()) == [
+        "nvd_005", "nvd_005-g"]
+    assert "unknown task ids (not scored): arxiv_999" in picked.output  # filtered-out ids are not called unknown
+    assert "kegg" not in picked.output.split("unknown task ids")[1]
+
+
+def test_empty_file_warns_and_unwritable_out_is_one_line(tmp_path: Path):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    result = runner.invoke(app, ["score", "--tasks", str(SAMPLE), "--language", "en", "--predictions", str(empty),
+                                 "--out", str(tmp_path / "o")])
+    assert result.exit_code == 0 and f"warning: {empty} holds no prediction" in result.output
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    result = runner.invoke(app, ["score", "--tasks", str(SAMPLE), "--language", "en", "--predictions",
+                                 str(PREDICTIONS), "--out", str(blocker / "sub")])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert result.output.strip().count("\n") == 0 and result.output.startswith(f"error: --out {blocker / 'sub'}")
 
 
 def test_review_init_then_summary(scored_run: Path):

@@ -104,7 +104,9 @@ def test_a_page_count_is_not_a_second_tables_total():
 
 
 LINKED = {"headers": ["County", "Population"], "rows": [["Cedar County", "1,204"], ["Ash County", "880"]],
-          "row_links": [["/p/C-01", "/x"], ["/p/A-02"]], "cell_links": [["/p/C-01", "/x"], ["/p/A-02", ""]],
+          "row_links": [["/p/C-01", "/x"], ["/p/A-02"]],
+          "cell_links": [[[{"text": "Cedar County", "href": "/p/C-01", "ref": "e4"}], [{"text": "1,204", "href": "/x", "ref": ""}]],
+                         [[{"text": "Ash County", "href": "/p/A-02", "ref": "e5"}], []]],
           "total_rows": 2}
 
 

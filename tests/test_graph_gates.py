@@ -6,7 +6,8 @@ from __future__ import annotations
 from agent.models.scripted import plan_from_walkthrough
 from browser.types import Control, Observation, Option
 from graph.state import Gate, Phase, Plan
-from graph.tracker import ambiguous_gates, find_gate_value, gate_candidates, track
+from graph.tracker import ambiguous_gates, track
+from graph.values import find_gate_value, gate_candidates
 from tests.test_graph_tracker import obs, step
 
 
@@ -74,10 +75,14 @@ def test_each_phase_may_set_its_own_value_without_a_mismatch():
     _, flags = step(obs("/search", agency="epa"), 3, {"kind": "select", "target": {"label": "Agency"},
                                                       "option": "EPA"}, previous=s2, history=[s1, s2], plan=plan)
     assert flags == []
-    plan.phases[0].gates["Agency"] = "DOE"
+    plan.phases[0].gates["Agency"] = "Any agency"
     _, flags = step(obs("/search", agency="epa"), 3, {"kind": "select", "target": {"label": "Agency"},
                                                       "option": "EPA"}, previous=s2, history=[s1, s2], plan=plan)
     assert [f["rule"] for f in flags] == ["gate_mismatch"]  # a value no phase names is still wrong
+    plan.phases[0].gates["Agency"] = "DOE"  # names no option of the control: unresolved (the model is asked)
+    _, flags = step(obs("/search", agency="epa"), 3, {"kind": "select", "target": {"label": "Agency"},
+                                                      "option": "EPA"}, previous=s2, history=[s1, s2], plan=plan)
+    assert flags == []
 
 
 def test_the_scripted_plan_has_one_phase_per_table():

@@ -3,8 +3,8 @@
 A real LangGraph run with the scripted model opens a control-heavy page (13 dropdowns, 8 filter buttons and an
 "Add to my list" button on each of 120 result rows). The test reads the prompt the chat model actually received
 and checks that every control reaches it, that the observation in it is the browser's rendering as it is
-(within the budget, not cut again by the graph), and that what is left out is announced with the read that
-returns it.
+(within the budget; laid out again only for a prompt with less room), and that what is left out is announced
+with the read that returns it.
 """
 
 from __future__ import annotations
@@ -64,7 +64,9 @@ async def test_every_control_of_a_control_heavy_page_reaches_the_model_within_th
     # the graph shows the browser's rendering as it is: one budget, kept by the renderer
     assert seen == rendered.text
     assert count_tokens(seen) <= BUDGET and rendered.tokens <= BUDGET
-    assert observation_text(rendered.model_dump(), token_budget=200) == rendered.text  # no second cut
+    assert observation_text(rendered.model_dump(), token_budget=BUDGET) == rendered.text  # rendered once
+    smaller = observation_text(rendered.model_dump(), token_budget=600)  # a prompt with less room: laid out again
+    assert count_tokens(smaller) <= 600 and smaller != rendered.text and "read_table 0" in smaller
 
     lines = seen.splitlines()
     for label in DROPDOWNS:

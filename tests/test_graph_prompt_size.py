@@ -65,7 +65,7 @@ def test_a_delta_keeps_every_control_and_link_and_says_what_it_left_out():
     delta = render_unchanged(Observation.model_validate(shown), since_step=4)
     assert delta.startswith("(page unchanged since step 4:")
     assert ref_lines(delta) == ref_lines(full) and len(ref_lines(full)) == 5  # 3 controls + 2 links
-    for kept in ("URL: ", "State: kind=a", "Pagination: page 1 of 3", "TABLE 0 (table, caption \"Results\"",
+    for kept in ("URL: ", "State: kind=a", "Pagination: page 1 of 3", "TABLE 0 (caption \"Results\"",
                  "| Id | Name |", "OUTLINE:", "LINKS:"):
         assert kept in delta
     assert "| R0 |" not in delta and "Paragraph 3" not in delta

@@ -15,7 +15,7 @@ from agent.paths.replay import ReplayResult, replay_path
 
 pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="session")]
 CASES = Path(__file__).parent / "data" / "real_model_paths"
-PATHS = {p.stem: DecisionPath.load(p) for p in sorted(CASES.glob("*.json"))}
+PATHS = {p.stem: DecisionPath.load(p) for p in sorted(CASES.glob("*.json")) if "." not in p.stem}  # not *.revised_plan
 _REPLAYS: dict[str, ReplayResult] = {}
 
 
@@ -42,10 +42,14 @@ async def test_real_model_path_replays(name, assertion, offline_server, chromium
 async def test_real_model_long_raw_run_with_revise_plan_and_discard_rows_is_never_rejected(
         offline_server, chromium_worker, tmp_path):
     """The run as the model played it (58 steps, false alarms and all): every request of it, after each
-    revise_plan and discard_rows, is one a hosted API accepts (before the fix: 36 of 323 requests were not)."""
+    revise_plan and discard_rows, is one a hosted API accepts (before the fix: 36 of 323 requests were not).
+    With the plan grounded on the site the model's first finish is accepted, so the steps it spent after that
+    on false alarms are never asked for: the replay runs up to that finish, past a revise_plan and a
+    discard_rows."""
     path = DecisionPath.load(CASES / "raw" / "offline_lifesci_005.json")
     tools = [s.tool for s in path.steps]
-    assert tools.count("revise_plan") >= 1 and tools.count("discard_rows") >= 2
+    first_finish = tools.index("finish")
+    assert "revise_plan" in tools[:first_finish] and "discard_rows" in tools[:first_finish]
     result = await replay_path(path, origin=offline_server.origin, worker=chromium_worker, out_dir=tmp_path)
     assert result.outcome.error_kind != "bug", result.outcome.traceback
-    assert result.rejected == [] and result.steps_used == len(path.steps), result.summary()
+    assert result.rejected == [] and result.steps_used >= first_finish + 1, result.summary()

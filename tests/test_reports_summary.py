@@ -111,7 +111,8 @@ def test_all_report_files_parse(run_dir: Path) -> None:
     for name in ("metrics_by_family.png", "goal_vs_constraint.png", "ablation_deltas.png"):
         assert (run_dir / "plots" / name).read_bytes()[:4] == b"\x89PNG"
     html = (run_dir / "report.html").read_text()
-    assert html.count('class="task"') == 6 and 'src="plots/metrics_by_family.png"' in html
+    assert html.count('<section class="task') == 6 and html.count('class="cell-row"') == 6
+    assert 'data-file="plots/metrics_by_family.png"' in html and 'src="data:image/png;base64,' in html  # embedded
 
 
 def test_corrupt_cell_record_names_the_file(run_dir: Path) -> None:

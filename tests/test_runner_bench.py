@@ -123,14 +123,16 @@ async def test_html_report_in_chromium(bench_run) -> None:
             assert (await page.title()).startswith("SGR-Bench run")
             assert "SCRIPTED WALKTHROUGH" in await page.locator("[data-role=notice]").first.inner_text()
             assert await page.locator("#overall tr").count() == 2
-            assert await page.locator("#tasks tr").count() == TASKS + 1
-            assert await page.locator("details.task").count() == TASKS
+            assert await page.locator("#tasks tr.cell-row").count() == TASKS
+            assert await page.locator("section.task").count() == TASKS
             widths = await page.locator("img.plot").evaluate_all("imgs => imgs.map(i => i.naturalWidth)")
             assert len(widths) >= 2 and all(w > 100 for w in widths)
-            first = page.locator("details.task").first
-            await first.locator("summary").click()
-            assert await first.locator("table.timeline tr").count() > 3
-            assert "answer" in (await first.locator(".answer-diff").inner_text()).lower()
+            await page.locator("tr.cell-row").nth(1).click()
+            first = page.locator("section.task.shown")
+            assert await first.count() == 1
+            assert await first.locator("table.steps tr").count() > 3
+            assert await first.locator("table.aligned td").count() > 0  # exact: every cell matches, none marked
+            assert await first.locator("table.aligned td.bad").count() == 0
             shot = await first.locator("img.shot").first.evaluate("i => i.complete && i.naturalWidth")
             assert shot > 0
             await page.screenshot(path=str(run_dir / "report.png"), full_page=True)

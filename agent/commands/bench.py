@@ -7,8 +7,10 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from agent.config import ConfigError
+from agent.rundir.manifest import ConfigurationMismatch
 from agent.runner.bench import BrowserUnavailable, RunFolderBusy, run_bench
 
 _CONFIG = typer.Argument(..., exists=False, help="Benchmark YAML config, e.g. configs/offline.yaml.")
@@ -21,19 +23,33 @@ _ALLOW_MIXED = typer.Option(False, "--allow-mixed", help="Resume over cells made
 
 
 def _run(config: Path, output: Path | None, concurrency: int | None, limit: int | None, fresh: bool = False,
-         allow_mixed: bool = False) -> Path:
+         allow_mixed: bool = False, command: str = "bench") -> Path:
     console = Console(stderr=True, soft_wrap=True)
     try:
         result = asyncio.run(run_bench(config, output_dir=output, concurrency=concurrency, limit=limit,
                                        console=console, fresh=fresh, allow_mixed=allow_mixed))
+    except ConfigurationMismatch as exc:  # the exact command that gives this configuration its own folder
+        options = "".join([f" -j {concurrency}" if concurrency else "", f" --limit {limit}" if limit else "",
+                           " --allow-mixed" if allow_mixed else ""])
+        console.print(f"[red]error:[/] {escape(str(exc))}\nrun: sgr {command} {config} -o {exc.suggestion}{options}",
+                      highlight=False)
+        raise typer.Exit(2) from exc
     except (ConfigError, RunFolderBusy, BrowserUnavailable) as exc:
-        console.print(f"[red]error:[/] {exc}", highlight=False)
+        console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
         raise typer.Exit(2) from exc
     except KeyboardInterrupt as exc:
         console.print("interrupted: finished cells are kept; run the same command again to resume", highlight=False)
         raise typer.Exit(130) from exc
-    console.print(f"done: {result.ran} cell(s) run ({result.failed} failed), {result.skipped} resumed from "
-                  f"earlier runs; results in {result.run_dir}", highlight=False)
+    except OSError as exc:  # a full disk, a run folder gone read-only: the cell being written stays unfinished
+        where = f" ({exc.filename})" if exc.filename else ""
+        console.print(f"[red]error:[/] cannot write the run folder: {escape(exc.strerror or str(exc))}"
+                      f"{escape(where)}; finished cells are kept: free space and run the same command again to "
+                      "resume", highlight=False)
+        raise typer.Exit(2) from exc
+    report = result.run_dir / "report.html"
+    console.print(escape(f"done: {result.ran} cell(s) run ({result.failed} failed), {result.skipped} resumed from "
+                         f"earlier runs; results in {result.run_dir}"
+                         + (f"; report: {report.resolve()}" if report.is_file() else "")), highlight=False)
     return result.run_dir
 
 
@@ -49,7 +65,7 @@ def ablate(config: Path = _CONFIG, output: Path | None = _OUTPUT, concurrency: i
     """Run (or resume) CONFIG's variants and print the ablation table: deltas against the full agent."""
     from agent.reports.ablation import write_ablation
 
-    run_dir = _run(config, output, concurrency, limit, fresh, allow_mixed)
+    run_dir = _run(config, output, concurrency, limit, fresh, allow_mixed, command="ablate")
     rows = write_ablation(run_dir)
     if (run_dir / "ablation.md").read_text(encoding="utf-8").startswith("# Ablation (scripted replays)"):
         typer.echo("note: no real model ran (no key / scripted model): the table below shows SCRIPTED REPLAYS, "

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import difflib
 import json
 import shutil
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -23,18 +25,22 @@ from rich.console import Console
 from rich.markup import escape
 
 from agent.config import (
+    ABLATABLE_NODES,
     AgentConfig,
     AgentVariant,
     BenchConfig,
     ConfigError,
     ModelConfig,
     ProtocolConfig,
+    RunConfig,
     load_config,
 )
 from agent.models.local_server import LocalModelError
 from agent.outcome import TaskOutcome
 from agent.rundir.manifest import SINGLE_RUN_FINGERPRINT, MixedCodeError, check_single_run_code
 from agent.rundir.paths import UnsafePath, run_path
+from agent.runner.bench import RunFolderBusy, run_lock
+from agent.runner.local import CANCEL_GRACE_SECONDS, CLOSE_TIMEOUT_SECONDS
 from agent.webenv.sites import DEFAULT_RELEASE
 
 _TASK = typer.Option(..., "--task", help="Task id, e.g. offline_vulns_001 or offline_vulns_001-g.")
@@ -68,7 +74,8 @@ def pick_model(name: str | None, models: list[ModelConfig]) -> ModelConfig:
     if name is None:
         if models:
             return models[0]
-        raise RunSetupError("give --model (a name from --config, 'scripted', or an OpenAI model id)")
+        raise RunSetupError("give --model NAME ('scripted', 'faulty[:SEED]', 'local' or an OpenAI model id) or "
+                            "--config FILE (its first model runs)")
     match = next((m for m in models if m.name == name), None)
     if match:
         return match
@@ -80,7 +87,8 @@ def pick_model(name: str | None, models: list[ModelConfig]) -> ModelConfig:
         seed = name.partition(":")[2] or "0"
         if not seed.isdigit():
             raise RunSetupError(f"--model {name!r}: write faulty:SEED with a whole number")
-        return ModelConfig(name="faulty", provider="faulty", fault_seed=int(seed))
+        # the seed is in the name, so another seed runs in its own folder instead of re-reporting this one
+        return ModelConfig(name=f"faulty-seed{int(seed)}", provider="faulty", fault_seed=int(seed))
     if name == "play" or name.startswith("play:"):  # play: a person at the terminal; play:DIR a program's folder
         from agent.models.play_server import play_model
 
@@ -106,10 +114,12 @@ def with_player(model: ModelConfig, player: str) -> ModelConfig:
 
 def make_variant(ablate: str) -> AgentVariant:
     nodes = [n.strip() for n in ablate.split(",") if n.strip()]
-    try:
-        return AgentVariant(name="no-" + "-".join(nodes) if nodes else "full", ablate=nodes)
-    except ValueError as exc:
-        raise RunSetupError(f"--ablate: {exc}") from exc
+    for node in nodes:  # said here in one line (the model's own error is a multi-line pydantic dump)
+        if node not in ABLATABLE_NODES:
+            close = difflib.get_close_matches(node, ABLATABLE_NODES, n=1)
+            hint = f"; did you mean {close[0]}?" if close else ""
+            raise RunSetupError(f"--ablate: unknown node {node!r}{hint} (nodes: {', '.join(ABLATABLE_NODES)})")
+    return AgentVariant(name="no-" + "-".join(nodes) if nodes else "full", ablate=nodes)
 
 
 @contextlib.contextmanager
@@ -146,7 +156,8 @@ def _origin(url: str | None) -> list[str]:
 
 async def run_one(*, task_id: str, source: str, model: ModelConfig, variant: AgentVariant, protocol: ProtocolConfig,
                   agent: AgentConfig, out_dir: Path, webenv: dict[str, str] | None = None,
-                  webenv_release: str = DEFAULT_RELEASE) -> tuple[TaskOutcome, dict]:
+                  webenv_release: str = DEFAULT_RELEASE, hard_limit: float | None = None) -> tuple[TaskOutcome, dict]:
+    """`hard_limit`: the runner's stop beyond the agent's wall budget (as `sgr bench` has, agent/runner/local.py)."""
     from agent.models.local_server import serving
     from agent.models.play_server import playing
     from agent.runner.bench import score_cell
@@ -171,15 +182,34 @@ async def run_one(*, task_id: str, source: str, model: ModelConfig, variant: Age
                                  + (list(routes.pairs) if routes else [])))
             async with worker.task_browser(str(out_dir), origins, trace=agent.trace,
                                            screenshots=agent.screenshots, routes=routes) as browser:
-                outcome = await solve_task(task, browser=browser, model=model, variant=variant, protocol=protocol,
-                                           out_dir=out_dir, checkpoint_db=out_dir / "checkpoints.sqlite",
-                                           token_budget=agent.token_budget_per_observation)
+                solving = asyncio.create_task(solve_task(
+                    task, browser=browser, model=model, variant=variant, protocol=protocol, out_dir=out_dir,
+                    checkpoint_db=out_dir / "checkpoints.sqlite", token_budget=agent.token_budget_per_observation))
+                outcome = await _within(solving, hard_limit, task_id, model, variant, out_dir, protocol)
         finally:
-            await worker.close()
-    _, score = score_cell(task, outcome.answer)
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(worker.close(), CLOSE_TIMEOUT_SECONDS)
+    _, score = score_cell(task, outcome.answer, failure=outcome.failure())
     (out_dir / "score.json").write_text(json.dumps(score, indent=2, default=str), encoding="utf-8")
     (out_dir / "outcome.json").write_text(outcome.model_dump_json(indent=2), encoding="utf-8")
     return outcome, score
+
+
+async def _within(solving: asyncio.Task, hard_limit: float | None, task_id: str, model: ModelConfig,
+                  variant: AgentVariant, out_dir: Path, protocol: ProtocolConfig) -> TaskOutcome:
+    """The solver's outcome, or after `hard_limit` seconds the solver cancelled and a timeout outcome (the bench
+    runner's hard stop, for one run)."""
+    done, _ = await asyncio.wait({solving}, timeout=hard_limit)
+    if solving in done:
+        return solving.result()
+    solving.cancel()
+    await asyncio.wait({solving}, timeout=CANCEL_GRACE_SECONDS)
+    partial = out_dir / "answer.txt"
+    return TaskOutcome(task_id=task_id, model=model.name, variant=variant.name, ablated=list(variant.ablate),
+                       answer=partial.read_text(encoding="utf-8") if partial.is_file() else "",
+                       stop_reason="wall_time", error_kind="timeout",
+                       error=f"cancelled by the runner after {hard_limit:.0f} s (agent wall budget "
+                             f"{protocol.budgets.wall_seconds:.0f} s)")
 
 
 def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASKS, model: str | None = _MODEL,
@@ -209,47 +239,91 @@ def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASK
         console.print(f"[red]error:[/] --out {escape(str(out))}: cannot make the run folder {escape(str(out_dir))}: "
                       f"{escape(exc.strerror or str(exc))}", highlight=False)
         raise typer.Exit(2) from exc
-    protocol = bench.protocol if bench else ProtocolConfig()
-    if chosen.provider == "play" and not bench:  # a person thinks longer than a model: only the steps bound a play
-        from agent.models.play_server import play_protocol
-
-        protocol = play_protocol(protocol)
-    agent = bench.agent if bench else AgentConfig()
-    from agent.webenv.environments import EnvironmentDown, TaskSkipped
-
+    lock = contextlib.ExitStack()  # one `sgr run` per run folder: two on the same task and --out mixed their steps
     try:
-        for line in check_single_run_code(out_dir, allow_mixed):
-            console.print(f"[bold yellow]--allow-mixed: continuing a run of other code: {line}[/]", highlight=False)
-    except MixedCodeError as exc:
-        console.print(f"[red]error:[/] {exc}", highlight=False)
-        raise typer.Exit(2) from exc
-    try:
-        outcome, score = asyncio.run(run_one(task_id=task, source=tasks or "offline", model=chosen, variant=variant,
-                                             protocol=protocol, agent=agent, out_dir=out_dir, webenv=mapping,
-                                             webenv_release=release))
-    except TaskSkipped as exc:  # the task's site has no environment: a listed skip, not a failure
-        console.print(str(exc), highlight=False)
-        if [p.name for p in out_dir.iterdir()] == [SINGLE_RUN_FINGERPRINT]:  # nothing ran: leave no folder
-            (out_dir / SINGLE_RUN_FINGERPRINT).unlink()
-        if not any(out_dir.iterdir()):
-            out_dir.rmdir()
-        return
-    except EnvironmentDown as exc:
-        console.print(f"[red]error:[/] the task's environment does not answer\n{escape(str(exc))}", highlight=False)
-        raise typer.Exit(2) from exc
-    except (LookupError, ValueError, OSError, LocalModelError) as exc:  # unknown task id, source; no local server
+        lock.enter_context(run_lock(out_dir, "sgr run"))
+    except RunFolderBusy as exc:
         console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
         raise typer.Exit(2) from exc
-    metrics = ", ".join(f"{k}={score[k]}" for k in ("exact_match", "item_f1", "row_f1", "poa") if k in score)
-    console.print(f"{task} [{chosen.name}/{variant.name}] stop={outcome.stop_reason} steps={outcome.steps} "
-                  f"tokens={outcome.prompt_tokens}+{outcome.completion_tokens} {metrics or score.get('error', '')}",
-                  highlight=False)
-    for restart in outcome.restarts:
-        console.print(f"[bold yellow]restarted from a clean slate:[/] an earlier run was interrupted at step "
-                      f"{restart.get('interrupted_at_step')} ({escape(str(restart.get('last_url')))})", highlight=False)
-    if outcome.error:
-        console.print(f"[yellow]{outcome.error_kind} error:[/] {outcome.error}", highlight=False)
-    console.print(f"results in {out_dir}", highlight=False)
-    typer.echo(outcome.answer)
-    if outcome.stop_reason == "error":
-        raise typer.Exit(1)
+    with lock:
+        protocol = bench.protocol if bench else ProtocolConfig()
+        if chosen.provider == "play" and not bench:  # a person thinks longer than a model: only the steps bound a play
+            from agent.models.play_server import play_protocol
+
+            protocol = play_protocol(protocol)
+        agent = bench.agent if bench else AgentConfig()
+        from agent.webenv.environments import EnvironmentDown, TaskSkipped
+
+        try:
+            for line in check_single_run_code(out_dir, allow_mixed):
+                console.print(f"[bold yellow]--allow-mixed: continuing a run of other code: {escape(line)}[/]",
+                              highlight=False)
+        except MixedCodeError as exc:
+            console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+            raise typer.Exit(2) from exc
+        earlier = _earlier_run(out_dir)
+        if earlier and not fresh:
+            console.print(f"[bold yellow]{escape(earlier)}[/]", highlight=False)
+        try:
+            outcome, score = asyncio.run(run_one(task_id=task, source=tasks or "offline", model=chosen, variant=variant,
+                                                 protocol=protocol, agent=agent, out_dir=out_dir, webenv=mapping,
+                                                 webenv_release=release, hard_limit=protocol.budgets.wall_seconds
+                                                 + (bench.run if bench else RunConfig()).hard_timeout_margin_seconds))
+        except TaskSkipped as exc:  # the task's site has no environment: a listed skip, not a failure
+            console.print(str(exc), highlight=False)
+            if {p.name for p in out_dir.iterdir()} <= {SINGLE_RUN_FINGERPRINT, "run.lock"}:  # nothing ran: no folder
+                (out_dir / SINGLE_RUN_FINGERPRINT).unlink()
+            return  # the lock's release removes the folder it alone is left in
+        except EnvironmentDown as exc:
+            console.print(f"[red]error:[/] the task's environment does not answer\n{escape(str(exc))}", highlight=False)
+            raise typer.Exit(2) from exc
+        except (LookupError, ValueError, OSError, LocalModelError) as exc:  # unknown task id, source; no local server
+            console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+            raise typer.Exit(2) from exc
+        metrics = ", ".join(f"{k}={score[k]}" for k in ("exact_match", "item_f1", "row_f1", "poa") if k in score)
+        if outcome.failed:
+            metrics = "no answer (the run ended in an error): scored 0"
+        # names and texts are the user's or an endpoint's: printed as they are, never read as Rich markup
+        console.print(escape(f"{task} [{chosen.name}/{variant.name}] stop={outcome.stop_reason} steps={outcome.steps} "
+                             f"tokens={outcome.prompt_tokens}+{outcome.completion_tokens} "
+                             f"{metrics or score.get('error', '')}"), highlight=False)
+        for restart in outcome.restarts:
+            console.print(f"[bold yellow]restarted from a clean slate:[/] an earlier run was interrupted at step "
+                          f"{restart.get('interrupted_at_step')} ({escape(str(restart.get('last_url')))})", highlight=False)
+        if outcome.error:
+            console.print(f"[yellow]{escape(str(outcome.error_kind))} error:[/] {escape(outcome.error)}",
+                          highlight=False)
+        for line in _fault_lines(out_dir, outcome, score, chosen):
+            console.print(line, highlight=False, markup=False)
+        console.print(f"results in {escape(str(out_dir))}", highlight=False)
+        typer.echo(outcome.answer)
+        if outcome.failed:
+            raise typer.Exit(1)
+
+
+def _earlier_run(out_dir: Path) -> str | None:
+    """Said before a rerun, so an old result is never re-reported as if it had just been made."""
+    done = out_dir / "outcome.json"
+    if done.is_file():
+        when = datetime.fromtimestamp(done.stat().st_mtime, UTC).strftime("%Y-%m-%d %H:%M UTC")
+        return (f"{out_dir} holds a finished run of this task ({when}): re-reporting it, nothing runs again; "
+                "pass --fresh to run the task again")
+    if (out_dir / "checkpoints.sqlite").is_file():
+        return f"{out_dir} holds an unfinished run of this task: it restarts from a clean slate (--fresh: also forget it)"
+    return None
+
+
+def _fault_lines(out_dir: Path, outcome: TaskOutcome, score: dict, model: ModelConfig) -> list[str]:
+    """`--model faulty:SEED`: which fault, flagged by which node, repaired (from fault.json and the outcome)."""
+    if model.provider != "faulty":
+        return []
+    from agent.reports.faults import describe_fault, fault_in_folder
+    from agent.rundir.cells import CellRecord
+
+    exact = score.get("exact_match")
+    record = CellRecord(model=model.name, variant=outcome.variant, task_id=outcome.task_id, outcome=outcome,
+                        metrics={"em": None if exact is None else float(exact), "item_f1": score.get("item_f1")})
+    cell = fault_in_folder(out_dir, record)
+    if cell is None:
+        return [f"FAULT-INJECTED REPLAY: no fault.json in {out_dir} (the policy recorded no fault)"]
+    return describe_fault(cell, record, model.fault_seed)

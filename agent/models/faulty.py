@@ -31,7 +31,7 @@ from agent.models.fault_plan import (
 )
 from agent.models.scripted import ScriptedChatModel, load_walkthrough, policy_plan, target_name
 from graph.settings import PlanSource
-from graph.tracker import gate_candidates, values_match
+from graph.values import gate_candidates, values_match
 from tasks.offline.registry import Step
 
 FAULTS_FILE = FAULT_FILE

@@ -20,7 +20,13 @@ from browser.trace import Redactor
 TRANSCRIPT_FILE = "transcript.jsonl"
 
 
+MAX_RECORDED_BYTES = 2_000_000  # per request or response: a 30 MB reply made a 172 MB transcript
+
+
 def _json_or_text(raw: bytes) -> Any:
+    if len(raw) > MAX_RECORDED_BYTES:  # kept as the start of the text, saying how much was left out
+        return {"sgr_cut": f"{len(raw):,} bytes, over the transcript's cap of {MAX_RECORDED_BYTES:,}",
+                "head": raw[:10_000].decode("utf-8", errors="replace")}
     try:
         return json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):

@@ -117,7 +117,8 @@ def write_ablation(run_dir: Path, records: list[CellRecord] | None = None) -> li
     write_fault_report(run_dir, records)
     write_text_atomic(run_dir / "ablation.csv", render_csv(flat))
     write_json_atomic(run_dir / "ablation.json", flat)
-    overall = {f"{r.model} / {r.variant}": {m: v for m, v in r.deltas.items() if v is not None}
+    overall = {f"{r.model}{_replay_label(r.model, scripted, faulty)} / {r.variant}":
+               {m: v for m, v in r.deltas.items() if v is not None}
                for r in rows if r.family == "all" and r.ablated != "-"}
-    plot_ablation_deltas(overall, run_dir / PLOTS_DIR / "ablation_deltas.png")
+    plot_ablation_deltas(overall, run_dir / PLOTS_DIR / "ablation_deltas.png", replays=bool(scripted | faulty))
     return rows

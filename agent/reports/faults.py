@@ -93,7 +93,11 @@ def alarms_after(record: CellRecord, step: int) -> tuple[bool, bool]:
 
 
 def fault_cell(run_dir: Path, record: CellRecord) -> FaultCell | None:
-    folder = cell_dir(run_dir, record.key)
+    return fault_in_folder(cell_dir(run_dir, record.key), record)
+
+
+def fault_in_folder(folder: Path, record: CellRecord) -> FaultCell | None:
+    """The fault verdict of one run folder (a bench cell, or `sgr run`'s folder); None without `fault.json`."""
     path = folder / FAULT_FILE
     if not path.is_file():
         return None
@@ -267,3 +271,30 @@ def write_fault_report(run_dir: Path, records: list[CellRecord] | None = None) -
         "cells": [{**asdict(c), "flagged": c.flagged, "repaired": c.repaired} for c in cells],
     })
     return rows
+
+
+def describe_fault(cell: FaultCell, record: CellRecord, seed: int | None = None) -> list[str]:
+    """What `sgr run --model faulty:SEED` says on the console: which fault was injected (or why none could be),
+    whether it was flagged before the answer was submitted and by which node, and whether it was repaired."""
+    head = f"FAULT-INJECTED REPLAY{f' (seed {seed})' if seed is not None else ''}: {cell.fault}"
+    about = FAULT_DESCRIPTIONS.get(cell.fault, "")
+    if not cell.injected:
+        return [f"{head} ({about}) was not injected: {cell.detail or 'no place for it in this task'}; "
+                "this run is a clean replay"]
+    at = cell.injected_at or 0
+    nodes = []
+    if cell.by_tracker:
+        flags = sorted({":".join(str(f[k]) for k in ("rule", "gate") if f.get(k)) for f in record.outcome.drift_flags
+                        if int(f.get("step") or 0) >= at})
+        nodes.append(f"the state tracker (drift {', '.join(flags)})")
+    if cell.by_verifier:
+        checks = sorted({str(f.get("check")) for r in record.outcome.verifier_reports
+                         if not r.get("ok", True) and int(r.get("step") or 0) >= at
+                         for f in r.get("failures") or [] if isinstance(f, dict)})
+        nodes.append(f"the verifier ({', '.join(f'[{c}]' for c in checks) or 'failed report'})")
+    flagged = f"yes, by {' and '.join(nodes)}" if nodes else "NO (no drift flag or failing verifier report after it)"
+    repaired = ("yes (flagged, and the final answer is exact)" if cell.repaired else
+                f"no (EM {cell.em:.0f}, item-F1 {100 * cell.item_f1:.1f})")
+    return [f"{head} ({about}) injected at step {at}: {cell.detail}",
+            f"  flagged before the answer: {flagged}",
+            f"  repaired: {repaired}"]

@@ -1,114 +1,39 @@
-"""A static, offline-readable HTML report of a run (`report.html` at the run folder's root).
+"""`report.html`: a static, offline page built to find what went wrong in a run.
 
-Everything is linked relatively (plots, screenshots), nothing is fetched from the network, so the
-folder can be zipped, copied or opened from a container volume as is.
+Above the fold: the cells sorted worst first (failed, then not exact, then flagged) with filters (status,
+EM, family, stop reason, alarms, model/variant), and beside them the selected cell: its failure cause, the
+answer against gold as one aligned table with the differing cells marked (from the evaluator's verdicts), and
+its steps as one row each. The run's tables and plots follow. Plots and screenshot thumbnails are embedded,
+so the page survives being moved out of its run folder; links to full-size files are relative to the folder.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from agent.reports.answer_table import AnswerTable, answer_table
+from agent.reports.embed import data_uri, thumbnail_uri
 from agent.reports.plots import PLOTS_DIR
 from agent.reports.summary import METRIC_LABELS, METRICS, RunSummary
+from agent.reports.timeline import StepRow, step_rows
 from agent.rundir.atomic import write_text_atomic
 from agent.rundir.cells import CellRecord, cell_dir
 
 REPORT_FILE = "report.html"
-MAX_EVENTS_PER_TASK = 400
+MAX_THUMBS_PER_TASK = 6
+_RANK = {"failed": 0, "wrong": 1, "flagged": 2, "exact": 3}
 
 
 @dataclass
-class TimelineEvent:
-    index: int
-    step: Any
-    node: str
-    action: str
-    result: str
-    ok: bool | None
-    state_change: str = ""
-    drift: list[str] = field(default_factory=list)
-    verdict: str = ""
-
-
-def _short(value: Any, limit: int = 240) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _action_of(event: dict[str, Any]) -> str:
-    if "tool" in event:
-        return f"{event['tool']} {_short(event.get('args', {}), 200)}"
-    action = event.get("action")
-    if isinstance(action, dict):
-        return f"{action.get('kind', '?')} {_short({k: v for k, v in action.items() if k != 'kind'}, 200)}"
-    if action:
-        extra = f" {_short(event['query'], 120)}" if "query" in event else ""
-        return f"{action}{extra}"
-    if "plan" in event:
-        return f"plan {_short(event['plan'], 200)}"
-    if "stop" in event:
-        return f"stop: {event['stop']}"
-    return ""
-
-
-def _result_of(event: dict[str, Any]) -> str:
-    parts = []
-    for key in ("error", "invalid", "message"):
-        if event.get(key):
-            parts.append(f"{key}: {_short(event[key], 200)}")
-    if event.get("url"):
-        parts.append(_short(event["url"], 160))
-    if "rows" in event:
-        parts.append(f"rows: {event['rows']}")
-    if event.get("stop_reason"):
-        parts.append(f"stop: {event['stop_reason']}")
-    return " | ".join(parts)
-
-
-def timeline(steps_path: Path) -> tuple[list[TimelineEvent], list[str]]:
-    """Events of steps.jsonl with retrieval-state changes computed between tracker events; bad lines are
-    listed (never dropped silently) so a report on a killed run's partial file still renders."""
-    events: list[TimelineEvent] = []
-    problems: list[str] = []
-    if not steps_path.is_file():
-        return events, [f"{steps_path.name} missing"]
-    previous_state: dict[str, Any] = {}
-    for number, line in enumerate(steps_path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            event = json.loads(line)
-        except ValueError as exc:
-            problems.append(f"line {number}: not JSON ({exc})")
-            continue
-        if len(events) >= MAX_EVENTS_PER_TASK:
-            problems.append(f"more than {MAX_EVENTS_PER_TASK} events; the rest is in steps.jsonl")
-            break
-        node = str(event.get("node") or "browser")
-        item = TimelineEvent(index=number, step=event.get("step", ""), node=node, action=_action_of(event),
-                             result=_result_of(event), ok=event.get("ok"))
-        if node == "state_tracker":
-            state = {**event.get("values", {}), "page": f"{event.get('page')}/{event.get('pages')}"}
-            changed = {k: v for k, v in state.items() if previous_state.get(k) != v}
-            dropped = [k for k in previous_state if k not in state]
-            item.state_change = "; ".join([f"{k}={_short(v, 80)}" for k, v in changed.items()]
-                                          + [f"{k} cleared" for k in dropped])
-            previous_state = state
-            item.drift = [str(d) for d in event.get("drift", [])]
-        for key in ("params_changed", "params_added", "controls_changed"):  # browser tracer lines
-            if event.get(key):
-                item.state_change += f"{key}: {_short(event[key], 160)} "
-        if node == "verifier":
-            failures = "; ".join(f"{f.get('check')}: {f.get('message')}" if isinstance(f, dict) else str(f)
-                                 for f in event.get("failures") or [])
-            item.verdict = "ok" if event.get("ok") else _short(f"FAILED {failures}", 300)
-        events.append(item)
-    return events, problems
+class Thumb:
+    path: str  # relative to the run folder (the full-size file)
+    uri: str  # the embedded thumbnail
+    step: str
 
 
 @dataclass
@@ -116,47 +41,102 @@ class TaskView:
     record: CellRecord
     anchor: str
     folder: str
-    events: list[TimelineEvent]
+    status: str  # failed | wrong | flagged | exact
+    em: str  # "1", "0", or "-" (not scored)
+    alarms: list[str]
+    cause: str
+    table: AnswerTable
+    steps: list[StepRow]
     trace_problems: list[str]
-    screenshots: list[str]
+    thumbs: list[Thumb]
     answer: str
-    evidence: dict[str, Any]
     has_trace_zip: bool
+    fault: dict[str, Any] | None = None
     lineage: dict[str, Any] | None = None
+    replay: bool = False
 
 
-def _task_view(run_dir: Path, record: CellRecord) -> TaskView:
+def _alarms(record: CellRecord) -> list[str]:
+    """Drift flags and failing verifier reports: what the agent itself flagged during the run."""
+    flags = [":".join(str(f[k]) for k in ("rule", "gate") if f.get(k)) or "drift" for f in record.outcome.drift_flags]
+    failed_checks = [str(f.get("check", "?")) if isinstance(f, dict) else "check"
+                     for report in record.outcome.verifier_reports if not report.get("ok")
+                     for f in report.get("failures") or []]
+    return [f"drift {d}" for d in dict.fromkeys(flags)] + [f"verifier [{c}]" for c in dict.fromkeys(failed_checks)]
+
+
+def _status(record: CellRecord, alarms: list[str]) -> str:
+    if record.failed:
+        return "failed"
+    if record.metrics.get("em") != 1.0:
+        return "wrong"
+    return "flagged" if alarms else "exact"
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _thumbs(run_dir: Path, folder: Path, steps: list[StepRow]) -> list[Thumb]:
+    """The flagged steps' screenshots first, then the last one: the pages a reader wants to see."""
+    by_path = {row.screenshot: row for row in steps if row.screenshot}
+    flagged = [p for p, row in by_path.items() if row.flags]
+    every = sorted(p.relative_to(run_dir).as_posix() for p in folder.glob("screenshots/*.png"))
+    chosen = list(dict.fromkeys([*flagged[:MAX_THUMBS_PER_TASK - 1], *every[-1:]]))[:MAX_THUMBS_PER_TASK]
+    thumbs = []
+    for rel in chosen:
+        row = by_path.get(rel)
+        thumbs.append(Thumb(path=rel, uri=thumbnail_uri(run_dir / rel), step=row.step if row else rel))
+    return thumbs
+
+
+def _task_view(run_dir: Path, record: CellRecord, replays: set[str]) -> TaskView:
     folder = cell_dir(run_dir, record.key)
-    events, problems = timeline(folder / "steps.jsonl")
     rel = folder.relative_to(run_dir).as_posix()
-    shots = sorted(p.relative_to(run_dir).as_posix() for p in folder.glob("screenshots/*.png"))
+    shots = {int(p.stem.rpartition("_")[2]): p.relative_to(run_dir).as_posix()
+             for p in folder.glob("screenshots/step_*.png") if p.stem.rpartition("_")[2].isdigit()}
+    steps, problems = step_rows(folder / "steps.jsonl", shots)
     answer_file = folder / "answer.txt"
+    alarms = _alarms(record)
+    em = record.metrics.get("em")
+    state = _read_json(folder / "retrieval_state.json") or {}
     return TaskView(
-        record=record, anchor=rel.replace("/", "--"), folder=rel, events=events, trace_problems=problems,
-        screenshots=shots, answer=answer_file.read_text(encoding="utf-8") if answer_file.is_file() else record.outcome.answer,
-        evidence=record.score.get("evidence") or {}, has_trace_zip=(folder / "trace.zip").is_file(),
-        lineage=_lineage(folder),
+        record=record, anchor=rel.replace("/", "--"), folder=rel, status=_status(record, alarms),
+        em="-" if em is None else f"{em:.0f}", alarms=alarms, cause=record.failure_cause() if record.failed else "",
+        table=answer_table(record.score.get("evidence")), steps=steps, trace_problems=problems,
+        thumbs=_thumbs(run_dir, folder, steps),
+        answer=answer_file.read_text(encoding="utf-8") if answer_file.is_file() else record.outcome.answer,
+        has_trace_zip=(folder / "trace.zip").is_file(), fault=_read_json(folder / "fault.json"),
+        lineage=state.get("lineage"), replay=record.model in replays,
     )
 
 
-def _lineage(folder: Path) -> dict[str, Any] | None:
-    """The derived answer's SQL and inputs, from retrieval_state.json (None for copied answers)."""
-    path = folder / "retrieval_state.json"
-    try:
-        return json.loads(path.read_text(encoding="utf-8")).get("lineage") if path.is_file() else None
-    except (OSError, ValueError):
-        return None
+def _sorted(views: list[TaskView]) -> list[TaskView]:
+    return sorted(views, key=lambda v: (_RANK[v.status], v.record.model, v.record.variant, v.record.task_id))
 
 
 def render_html_report(run_dir: Path, summary: RunSummary, records: list[CellRecord]) -> str:
     env = Environment(loader=PackageLoader("agent.reports", "templates"), autoescape=select_autoescape(["html", "j2"]))
     env.filters["pct"] = lambda v: "n/a" if v is None else f"{100 * float(v):.2f}"
-    plots = sorted(p.relative_to(run_dir).as_posix() for p in (run_dir / PLOTS_DIR).glob("*.png"))
-    manifest_path = run_dir / "manifest.json"
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.is_file() else {}
+    run_dir = Path(run_dir)
+    plots = [(p.relative_to(run_dir).as_posix(), data_uri(p)) for p in sorted((run_dir / PLOTS_DIR).glob("*.png"))]
+    manifest = _read_json(run_dir / "manifest.json") or {}
+    tasks = _sorted([_task_view(run_dir, r, set(summary.replays)) for r in records])
+    counts = {status: sum(t.status == status for t in tasks) for status in _RANK}
+    # opened first: the worst cell with something to read (a cell that failed before its first action says
+    # all there is in its list row: the cause)
+    readable = [t for t in tasks if t.status != "exact" and any(s.step.isdigit() and s.step != "0" for s in t.steps)]
+    first = (readable or tasks or [None])[0]
     return env.get_template("report.html.j2").render(
-        summary=summary, metrics=METRICS, labels=METRIC_LABELS, plots=plots, manifest=manifest,
-        tasks=[_task_view(run_dir, r) for r in records],
+        summary=summary, metrics=METRICS, labels=METRIC_LABELS, plots=plots, manifest=manifest, tasks=tasks,
+        counts=counts, run_path=str(run_dir.resolve()), first=first.anchor if first else "",
+        families=sorted({t.record.family or "unknown" for t in tasks}),
+        stops=sorted({t.record.outcome.stop_reason for t in tasks}),
+        series=sorted({f"{t.record.model} / {t.record.variant}" for t in tasks}),
         ablation=(run_dir / "ablation.md").read_text(encoding="utf-8") if (run_dir / "ablation.md").is_file() else "",
     )
 

@@ -15,8 +15,19 @@ from agent.reports.summary import METRIC_LABELS, METRICS, GroupStats, RunSummary
 PLOTS_DIR = "plots"
 
 
-def _series(rows: list[GroupStats]) -> list[str]:
-    return sorted({f"{r.model} / {r.variant}" for r in rows})
+def _series(rows: list[GroupStats], summary: RunSummary) -> list[str]:
+    return sorted({_name(r, summary) for r in rows})
+
+
+def _name(row: GroupStats, summary: RunSummary) -> str:
+    return f"{summary.label(row.model)} / {row.variant}"
+
+
+def _replay_note(fig: plt.Figure, summary: RunSummary) -> None:
+    """A figure of replays says so on the figure itself: a PNG travels without its summary's banner."""
+    if summary.replays:
+        fig.text(0.5, 1.04, f"REPLAYS, NOT MODEL RESULTS ({', '.join(summary.replays)}: scripted walkthroughs)",
+                 ha="center", va="bottom", fontsize=10, color="#5b3cc4", fontweight="bold")
 
 
 def _grouped_bars(ax: plt.Axes, groups: list[str], series: list[str], value: dict[tuple[str, str], float],
@@ -45,13 +56,14 @@ def plot_by_family(summary: RunSummary, path: Path) -> Path | None:
     if not rows:
         return None
     families = sorted({r.group for r in rows})
-    series = _series(rows)
+    series = _series(rows, summary)
     fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
     for ax, metric in zip(axes, ("item_f1", "row_f1"), strict=True):
-        _grouped_bars(ax, families, series, {(f"{r.model} / {r.variant}", r.group): getattr(r, metric) for r in rows},
+        _grouped_bars(ax, families, series, {(_name(r, summary), r.group): getattr(r, metric) for r in rows},
                       f"{METRIC_LABELS[metric]} (%)")
         ax.set_title(f"{METRIC_LABELS[metric]} by source family")
     axes[0].legend(fontsize=7)
+    _replay_note(fig, summary)
     return _save(fig, path)
 
 
@@ -62,17 +74,18 @@ def plot_goal_vs_constraint(summary: RunSummary, path: Path) -> Path | None:
     splits = sorted({r.group for r in rows})
     fig, axes = plt.subplots(1, len(METRICS), figsize=(12, 3.6), sharey=True)
     for ax, metric in zip(axes, METRICS, strict=True):
-        _grouped_bars(ax, _series(rows), splits,
-                      {(r.group, f"{r.model} / {r.variant}"): getattr(r, metric) for r in rows},
+        _grouped_bars(ax, _series(rows, summary), splits,
+                      {(r.group, _name(r, summary)): getattr(r, metric) for r in rows},
                       "%" if metric == "em" else "")
         ax.set_title(METRIC_LABELS[metric])
     axes[0].legend(fontsize=7)
     fig.suptitle("Goal vs constraint")
+    _replay_note(fig, summary)
     return _save(fig, path)
 
 
-def plot_ablation_deltas(deltas: dict[str, dict[str, float]], path: Path) -> Path | None:
-    """`deltas`: variant -> metric -> (variant - full), as fractions."""
+def plot_ablation_deltas(deltas: dict[str, dict[str, float]], path: Path, replays: bool = False) -> Path | None:
+    """`deltas`: variant -> metric -> (variant - full), as fractions; `replays` titles the figure as replays."""
     if not deltas:
         return None
     variants = sorted(deltas)
@@ -84,7 +97,7 @@ def plot_ablation_deltas(deltas: dict[str, dict[str, float]], path: Path) -> Pat
     ax.axhline(0, color="black", linewidth=0.8)
     ax.set_xticks(range(len(variants)), variants, rotation=15, ha="right")
     ax.set_ylabel("delta vs full agent (points)")
-    ax.set_title("Ablation: each variant minus the full agent")
+    ax.set_title("Ablation: each variant minus the full agent" + (" (REPLAYS, NOT MODEL RESULTS)" if replays else ""))
     ax.legend(fontsize=7)
     ax.grid(axis="y", alpha=0.3)
     return _save(fig, path)

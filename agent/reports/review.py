@@ -29,6 +29,15 @@ def _load_json(path: Path) -> dict[str, Any]:
         return {}
 
 
+def _value(recorded: Any) -> str | None:
+    """A recorded gate value as text: snapshots hold either the value or its record (`{"value": ...}`)."""
+    if isinstance(recorded, dict):
+        recorded = recorded.get("value")
+    if isinstance(recorded, list):
+        return ", ".join(str(v) for v in recorded)
+    return None if recorded is None else str(recorded)
+
+
 def first_divergence(retrieval: dict[str, Any]) -> str:
     """The earliest visited state where a required plan gate was set to something else, or lost after
     having been right; else the earliest rows read in a state that lacked it."""
@@ -44,8 +53,9 @@ def first_divergence(retrieval: dict[str, Any]) -> str:
         for gate in gates:
             key = gate_key(gate["name"])
             current = values.get(key) or {}
-            actual = current.get("value")
-            if values_match(actual, gate["target"]):
+            actual = _value(current)
+            current = current if isinstance(current, dict) else {}
+            if values_match(actual, _value(gate["target"])):
                 reached.add(key)
             elif key in reached:
                 return (f"step {state.get('step')}: gate '{gate['name']}' lost (plan '{gate['target']}', now "
@@ -56,7 +66,8 @@ def first_divergence(retrieval: dict[str, Any]) -> str:
     for row in retrieval.get("rows") or []:
         provenance = row.get("provenance") or {}
         snapshot = provenance.get("state") or {}
-        missing = [g["name"] for g in gates if not values_match(snapshot.get(gate_key(g["name"])), g["target"])]
+        missing = [g["name"] for g in gates
+                   if not values_match(_value(snapshot.get(gate_key(g["name"]))), _value(g["target"]))]
         if snapshot and missing:
             return f"step {provenance.get('step')}: rows read without gate(s) {missing} at plan values"
     return "no divergence from the plan in the visited states"

@@ -11,7 +11,7 @@ import io
 import json
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +85,11 @@ class RunSummary:
     stop_reasons: dict[str, dict[str, int]]
     scripted: bool
     scoring: str = "ours"  # the evaluator's mode (eval/README.md), as the cells record it
+    replays: list[str] = field(default_factory=list)  # models that replay walkthroughs: labelled on every row
+
+    def label(self, model: str) -> str:
+        """A model's name as the tables show it: a replay says so on its own row, never only in a banner."""
+        return f"{model} (REPLAY)" if model in self.replays else model
 
     def views(self) -> list[GroupStats]:
         return [*self.overall, *self.by_family, *self.by_split, *self.by_shape]
@@ -119,29 +124,39 @@ def summarize(run_dir: Path, records: list[CellRecord] | None = None) -> RunSumm
         stop_reasons={k: dict(sorted(v.items())) for k, v in sorted(stops.items())},
         scripted=bool(scripted),
         scoring=" + ".join(sorted({str(r.score.get("mode", "ours")) for r in records})) or "ours",
+        replays=sorted(scripted),
     )
+
+
+def finished_text(summary: RunSummary) -> str:
+    """'Cells finished: N of M planned.', or, when the folder holds more than the last session planned (a
+    `--limit` run after a full one), both counts said apart instead of 'N of fewer'."""
+    if summary.planned is None or summary.finished <= summary.planned:
+        planned = f" of {summary.planned} planned" if summary.planned is not None else ""
+        return f"Cells finished: {summary.finished}{planned}."
+    return f"Cells finished: {summary.finished} in this folder (the last session planned {summary.planned})."
 
 
 def _pct(value: float) -> str:
     return f"{100 * value:.2f}"
 
 
-def _table(rows: list[GroupStats], group_title: str | None) -> list[str]:
+def _table(rows: list[GroupStats], group_title: str | None, label: Callable[[str], str] = str) -> list[str]:
     head = ["Model", "Variant", *([group_title] if group_title else []), "n", "EM", "Item-F1", "Row-F1",
             "P.O.A.", "Item-Row gap", "Parse failures", "Failed"]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for r in rows:
-        cells = [r.model, r.variant, *([r.group] if group_title else []), str(r.n), _pct(r.em), _pct(r.item_f1),
+        cells = [label(r.model), r.variant, *([r.group] if group_title else []), str(r.n), _pct(r.em), _pct(r.item_f1),
                  _pct(r.row_f1), _pct(r.poa), _pct(r.item_row_gap), str(r.parse_failures), str(r.failed)]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
 
-def _cost_table(rows: list[GroupStats]) -> list[str]:
+def _cost_table(rows: list[GroupStats], label: Callable[[str], str] = str) -> list[str]:
     lines = ["| Model | Variant | Tokens/task | Cost/task (USD) | Cost total (USD) | Wall s/task | Steps/task |",
              "|---|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r.model} | {r.variant} | {r.tokens_per_task:,.0f} | {r.cost_per_task_usd:.4f} | "
+        lines.append(f"| {label(r.model)} | {r.variant} | {r.tokens_per_task:,.0f} | {r.cost_per_task_usd:.4f} | "
                      f"{r.cost_total_usd:.4f} | {r.wall_seconds_per_task:.1f} | {r.steps_per_task:.1f} |")
     return lines
 
@@ -149,17 +164,19 @@ def _cost_table(rows: list[GroupStats]) -> list[str]:
 def render_markdown(summary: RunSummary) -> str:
     lines = [f"# SGR-Bench run: {summary.run_dir.name}", ""]
     lines += [f"> **{notice}**" for notice in summary.notices] + ([""] if summary.notices else [])
-    planned = f" of {summary.planned} planned" if summary.planned is not None else ""
-    lines += [f"Cells finished: {summary.finished}{planned}. Metrics in %, macro-averaged over tasks.", ""]
+    lines += [f"{finished_text(summary)} Metrics in %, macro-averaged over tasks.", ""]
+    lines += ["Failed cells (the run ended in an error: infra, config, bug, timeout) have no answer: they score 0 "
+              "on every metric and are counted in the Failed column; an explicit NONE after a run that ended "
+              "normally is an answer.", ""]
     lines += [f"Scoring mode: {summary.scoring} (ours: the project's definitions; authors: as the SGR-Bench "
               "authors' scorer; differences in eval/README.md).", ""]
-    lines += ["## Overall (per model and variant)", "", *_table(summary.overall, None), ""]
-    lines += ["## By source family", "", *_table(summary.by_family, "Family"), ""]
-    lines += ["## Goal vs constraint", "", *_table(summary.by_split, "Split"), ""]
+    lines += ["## Overall (per model and variant)", "", *_table(summary.overall, None, summary.label), ""]
+    lines += ["## By source family", "", *_table(summary.by_family, "Family", summary.label), ""]
+    lines += ["## Goal vs constraint", "", *_table(summary.by_split, "Split", summary.label), ""]
     if summary.by_shape:
         lines += ["## Task shape (copy: answer cells are page cells; derived: selected, joined, computed)", "",
-                  *_table(summary.by_shape, "Shape"), ""]
-    lines += ["## Tokens, cost, time, steps (per task)", "", *_cost_table(summary.overall), ""]
+                  *_table(summary.by_shape, "Shape", summary.label), ""]
+    lines += ["## Tokens, cost, time, steps (per task)", "", *_cost_table(summary.overall, summary.label), ""]
     lines += ["## Stop reasons", "", "| Model / variant | Stop reason | Tasks |", "|---|---|---|"]
     for series, counts in summary.stop_reasons.items():
         lines += [f"| {series} | {reason} | {count} |" for reason, count in counts.items()]
@@ -195,8 +212,9 @@ def write_summary(run_dir: Path, records: list[CellRecord] | None = None) -> Run
     write_text_atomic(run_dir / "summary.csv", render_csv([_rounded(asdict(r)) for r in summary.views()]))
     write_text_atomic(run_dir / "cells.csv", render_csv(cell_rows(records)))
     write_json_atomic(run_dir / "summary.json", {
-        "notices": summary.notices, "scripted": summary.scripted, "scoring": summary.scoring,
-        "planned": summary.planned,
+        "notices": summary.notices, "scripted": summary.scripted, "replays": summary.replays,
+        "scoring": summary.scoring, "planned": summary.planned,
+        "failed_cells": "no answer: scored 0 on every metric, counted in `failed` (eval.score.no_answer)",
         "finished": summary.finished,
         "overall": [_rounded(asdict(r)) for r in summary.overall],
         "by_family": [_rounded(asdict(r)) for r in summary.by_family],

@@ -96,8 +96,18 @@ class CellRecord(BaseModel):
 
     @property
     def failed(self) -> bool:
-        """Ended in an error (not merely a wrong answer)."""
-        return self.outcome.error is not None or self.timed_out
+        """Ended in an error (not merely a wrong answer): no answer, its metrics 0 (eval.score.no_answer)."""
+        return self.outcome.failed or self.timed_out
+
+    def failure_cause(self, limit: int = 160) -> str:
+        """Why the cell failed, in one line: the error's kind, its first line, and how many attempts it took
+        (the console and the report show this, so the cause is not only inside cell.json)."""
+        first = (self.outcome.error or ("cancelled: over the time budget" if self.timed_out else "")).strip()
+        text = first.splitlines()[0] if first else "no error text"
+        text = text if len(text) <= limit else text[: limit - 1] + "…"
+        attempts = len(self.attempts) + 1
+        tries = f" after {attempts} attempts" if attempts > 1 else ""
+        return f"{self.outcome.error_kind or 'error'} error{tries}: {text}"
 
 
 def cell_dir(run_dir: Path, key: CellKey) -> Path:

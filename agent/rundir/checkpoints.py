@@ -11,6 +11,12 @@ clean slate instead: its checkpoints are deleted, the run starts from the task's
 restart is recorded (in the checkpoint metadata, so a second kill still counts the first) and reported in
 the outcome; the earlier steps stay in `steps.jsonl` above a `restart` event.
 
+Size: a thread keeps only its latest checkpoint (and the pending writes made on it). That is all resuming
+needs: a finished thread is re-reported from its last state, an interrupted one restarted from a clean slate
+(its last state says where it stopped). LangGraph's sqlite saver stores the whole state in every checkpoint,
+so keeping them all grew the file with the square of the steps (issue 29: 210 MB for 20 steps with 50 KB
+URLs); the file is compacted when the task ends.
+
 Infrastructure failure: a thread the graph ended because the browser crashed or the model endpoint failed
 (an `infra` error) is finished, but the runner retries such a cell. Reporting that thread again would make
 every retry a no-op, so it is restarted the same way (`reason: infra`, the error kept); a thread that ended
@@ -45,15 +51,44 @@ class RedactingSerializer:
 
 
 async def open_checkpointer(stack: AsyncExitStack, checkpoint_db: Path | None) -> Any:
-    """The task's sqlite saver (None without a database), redacting everything it writes."""
+    """The task's sqlite saver (None without a database), redacting everything it writes and keeping only
+    each thread's latest checkpoint."""
     if checkpoint_db is None:
         return None
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+    class LatestOnlySaver(AsyncSqliteSaver):
+        async def aput(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+            saved = await super().aput(config, checkpoint, metadata, new_versions)
+            await _drop_older(self, saved["configurable"])
+            return saved
+
     checkpoint_db.parent.mkdir(parents=True, exist_ok=True)
-    saver = await stack.enter_async_context(AsyncSqliteSaver.from_conn_string(str(checkpoint_db)))
+    saver = await stack.enter_async_context(LatestOnlySaver.from_conn_string(str(checkpoint_db)))
     saver.serde = RedactingSerializer(saver.serde)
+    stack.push_async_callback(_compact, saver)  # runs before the connection closes
     return saver
+
+
+async def _drop_older(saver: Any, latest: dict[str, Any]) -> None:
+    """Delete a thread's checkpoints older than `latest` and the writes made on them (already applied in it)."""
+    key = (str(latest["thread_id"]), str(latest["checkpoint_ns"]), str(latest["checkpoint_id"]))
+    async with saver.lock, saver.conn.cursor() as cur:
+        for table in ("checkpoints", "writes"):
+            await cur.execute(f"DELETE FROM {table} WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id <> ?",
+                              key)
+        await saver.conn.commit()
+
+
+async def _compact(saver: Any) -> None:
+    """Give the pages of deleted checkpoints back to the file system (sqlite only reuses them otherwise)."""
+    import sqlite3
+
+    try:
+        async with saver.lock:
+            await saver.conn.execute("VACUUM")
+    except sqlite3.Error:  # a busy or full disk: the file stays as it is, nothing is lost
+        return
 
 
 def finished(snapshot: Any) -> bool:

@@ -17,6 +17,8 @@ from typing import Any
 
 from agent.config import BenchConfig, ConfigError
 from agent.rundir.atomic import write_json_atomic
+from agent.rundir.paths import safe_segment
+from browser.trace import URL_PASSWORD
 
 MANIFEST_FILE = "manifest.json"
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -49,6 +51,7 @@ def _scrub(node: Any, secrets: set[str], key: str = "") -> Any:
     if isinstance(node, str):
         if any(s in node for s in secrets):
             return REDACTED
+        node = URL_PASSWORD.sub(lambda m: m.group(1) + REDACTED, node)  # a base_url's password
         # Fields such as `api_key_env` hold a variable NAME; any other secret-looking field is dropped.
         if any(w in key.lower() for w in _SECRET_WORDS) and not key.lower().endswith("_env") and node:
             return REDACTED
@@ -83,6 +86,35 @@ def fingerprint_conflicts(previous: dict[str, Any], current: dict[str, Any]) -> 
             if old is not None and old != digest:
                 problems.append(f"{group[:-1]} '{name}' has different settings")
     return problems
+
+
+class ConfigurationMismatch(ConfigError):
+    """A run folder holds the cells of other models or variants: one folder holds one configuration, so its
+    summary never mixes two (a replay beside a real model, a variant run once beside a full matrix)."""
+
+    def __init__(self, run_dir: Path, differences: list[str], suggestion: Path, *, given_as: str):
+        self.run_dir, self.differences, self.suggestion = run_dir, differences, suggestion
+        super().__init__(f"{given_as}: {run_dir} holds another configuration ({'; '.join(differences)}); "
+                         f"use its own folder, e.g. {suggestion}, or --fresh to replace {run_dir}")
+
+
+def configuration_names(fingerprints: dict[str, Any]) -> dict[str, list[str]]:
+    return {group: sorted(fingerprints.get(group, {})) for group in ("models", "variants")}
+
+
+def configuration_differences(previous: dict[str, Any], current: dict[str, Any]) -> list[str]:
+    """How this run's models and variants differ from the ones whose cells a folder holds (empty: the same)."""
+    old, new = configuration_names(previous), configuration_names(current)
+    return [f"{group}: the folder has {', '.join(old[group]) or 'none'}, this run {', '.join(new[group])}"
+            for group in ("models", "variants") if old[group] != new[group]]
+
+
+def configuration_folder(run_dir: Path, fingerprints: dict[str, Any]) -> Path:
+    """The folder of one configuration next to `run_dir`: its name says the models (and the variants
+    unless the only one is `full`), e.g. results/offline-gpt-4.1-mini."""
+    names = configuration_names(fingerprints)
+    suffix = "+".join(names["models"]) + ("" if names["variants"] == ["full"] else "-" + "+".join(names["variants"]))
+    return Path(run_dir).with_name(f"{Path(run_dir).name}-{safe_segment(suffix)}")
 
 
 def merged_fingerprints(previous: dict[str, Any] | None, current: dict[str, Any]) -> dict[str, Any]:

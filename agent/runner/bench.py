@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from rich.console import Console
+from rich.markup import escape
 
 from agent.config import BenchConfig, ConfigError, ModelConfig, load_config, make_output_dir
 from agent.models.local_server import serving_config
@@ -44,8 +45,12 @@ from agent.rundir.cells import (
 from agent.rundir.manifest import (
     MANIFEST_FILE,
     MIXED_CODE_HINT,
+    ConfigurationMismatch,
     MixedCodeError,
     code_conflicts,
+    config_fingerprints,
+    configuration_differences,
+    configuration_folder,
     end_session,
     fingerprint_conflicts,
     now_iso,
@@ -95,17 +100,24 @@ def _webenv_plan(config: BenchConfig, config_path: Path, tasks: list[Task], memb
 
 
 @contextlib.contextmanager
-def run_lock(run_dir: Path) -> Iterator[None]:
-    """One runner per folder; the kernel drops the lock when the process dies, even by `kill -9`."""
-    handle = (run_dir / "run.lock").open("a+")
+def run_lock(run_dir: Path, command: str = "sgr bench") -> Iterator[None]:
+    """One runner per folder (`sgr bench`, or `sgr run` on one task's folder); the kernel drops the lock when
+    the process dies, even by `kill -9`. A folder left holding only the lock (a config error before anything
+    ran) is removed, lock and all, before the lock is let go."""
+    lock = run_dir / "run.lock"
+    handle = lock.open("a+")
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError as exc:
         handle.close()
-        raise RunFolderBusy(f"{run_dir}: another `sgr bench` is running on this folder") from exc
+        raise RunFolderBusy(f"{run_dir}: another `{command}` is running on this folder") from exc
     try:
         yield
     finally:
+        with contextlib.suppress(OSError):
+            if [p.name for p in run_dir.iterdir()] == [lock.name]:
+                lock.unlink()
+                run_dir.rmdir()
         fcntl.flock(handle, fcntl.LOCK_UN)
         handle.close()
 
@@ -210,7 +222,8 @@ class BenchRunner:
         })
         if not (staging / "answer.txt").is_file():
             write_text_atomic(staging / "answer.txt", outcome.answer)
-        metrics, score = score_cell(cell.task, outcome.answer, self.config.scoring.compat)
+        metrics, score = score_cell(cell.task, outcome.answer, self.config.scoring.compat,
+                                    failure=outcome.failure() or ("timed out" if timed_out else None))
         write_json_atomic(staging / "score.json", score)
         task = cell.task
         record = CellRecord(
@@ -229,15 +242,18 @@ class BenchRunner:
 
 
 def score_cell(
-    task: Task, answer: str, compat: Literal["ours", "authors"] = "ours"
+    task: Task, answer: str, compat: Literal["ours", "authors"] = "ours", *, failure: str | None = None
 ) -> tuple[dict[str, float | None], dict[str, Any]]:
     """The evaluator's verdict (in the config's scoring mode, recorded in the score). A parse failure keeps
     null metrics (reported apart, never zero); a scoring failure (e.g. a broken gold answer) is recorded in
-    the cell, never raised."""
+    the cell, never raised. A run that ended in an error (`failure`, why) has no answer: 0 on every metric."""
     from eval.batch import score_task
+    from eval.score import no_answer
 
     try:
-        score = score_task(task, answer, None, compat)
+        score = score_task(task, "" if failure else answer, None, compat)  # a broken gold is reported either way
+        if failure:
+            score = no_answer(failure, compat)
     except Exception as exc:  # recorded: a broken gold or spec must not lose the agent's answer
         return dict.fromkeys(METRICS), {"error": describe_error(exc), "mode": compat}
     exact = None if score.exact_match is None else float(score.exact_match)
@@ -255,7 +271,33 @@ def _fsync_tree(root: Path) -> None:
                 os.close(fd)
 
 
-def check_resumable(run_dir: Path, config: BenchConfig, config_path: Path, allow_mixed: bool) -> list[str]:
+def _has_cells(run_dir: Path) -> bool:
+    return any((run_dir / CELLS_DIR).glob(f"*/*/*/{CELL_FILE}"))
+
+
+def _folder_differences(run_dir: Path, config: BenchConfig) -> list[str]:
+    previous = read_manifest(run_dir)
+    if not previous or not _has_cells(run_dir):
+        return []
+    return configuration_differences(previous.get("fingerprints", {}), config_fingerprints(config))
+
+
+def choose_run_folder(run_dir: Path, config: BenchConfig, *, explicit: bool, given_as: str) -> tuple[Path, str | None]:
+    """One folder per configuration. A folder that holds cells of other models or variants (a scripted replay
+    run, then the same config with a key) is not resumed into: the run goes to its own folder next to it
+    (`results/offline-gpt-4.1-mini`), said on the console, or, when the user named the folder (`-o`), is
+    refused with the folder to use. Returns the folder and the note to print (None: the folder as given)."""
+    differences = _folder_differences(run_dir, config)
+    if not differences:
+        return run_dir, None
+    own = configuration_folder(run_dir, config_fingerprints(config))
+    if explicit or _folder_differences(own, config):
+        raise ConfigurationMismatch(run_dir, differences, own, given_as=given_as)
+    return own, f"{run_dir} holds another configuration ({'; '.join(differences)}): this run goes to {own}"
+
+
+def check_resumable(run_dir: Path, config: BenchConfig, config_path: Path, allow_mixed: bool,
+                    given_as: str | None = None) -> list[str]:
     """Refuse a folder of another configuration; refuse one of other code unless `allow_mixed` (then the
     differences are returned, to be recorded in the manifest)."""
     previous = read_manifest(run_dir)
@@ -264,8 +306,8 @@ def check_resumable(run_dir: Path, config: BenchConfig, config_path: Path, allow
     old, current = previous.get("fingerprints", {}), run_fingerprints(config)
     if conflicts := fingerprint_conflicts(old, current):
         raise ConfigError(
-            f"{config_path}: run.output_dir: {run_dir} holds cells of a different configuration "
-            f"({'; '.join(conflicts)}); use another output_dir (or `--output`) or remove the folder"
+            f"{given_as or f'{config_path}: run.output_dir'}: {run_dir} holds cells of a different configuration "
+            f"({'; '.join(conflicts)}); use another output_dir (or `--output`), --fresh, or remove the folder"
         )
     if not any((run_dir / CELLS_DIR).glob(f"*/*/*/{CELL_FILE}")):
         return []
@@ -313,21 +355,26 @@ async def run_bench(
         config = config.model_copy(update={"run": config.run.model_copy(update=updates)})
     config, notices = resolve_models(config, config_path)
     for notice in notices:
-        console.print(f"[bold yellow]{notice}[/]")
+        console.print(f"[bold yellow]{escape(notice)}[/]")
     on_ray = config.run.executor == "ray"
     if on_ray:
         from agent.runner.ray_pool import require_ray
 
         require_ray(config_path)
 
+    given_as = f"--output {output_dir}" if output_dir is not None else f"{config_path}: run.output_dir"
     run_dir = Path(config.run.output_dir)
-    make_output_dir(run_dir, config_path)
+    if not fresh:
+        run_dir, note = choose_run_folder(run_dir, config, explicit=output_dir is not None, given_as=given_as)
+        if note:
+            console.print(f"[bold yellow]{note}[/]", highlight=False)
+    make_output_dir(run_dir, config_path, given_as=given_as)
     with run_lock(run_dir):
         if fresh:
             clear_run_folder(run_dir)
-        mixed = check_resumable(run_dir, config, config_path, allow_mixed)
+        mixed = check_resumable(run_dir, config, config_path, allow_mixed, given_as)
         for line in mixed:
-            console.print(f"[bold yellow]--allow-mixed: resuming over cells of other code: {line}[/]")
+            console.print(f"[bold yellow]--allow-mixed: resuming over cells of other code: {escape(line)}[/]")
         # leftovers of a killed run stay until their cell runs again: `fresh_staging_dir` keeps their steps
         # On Ray each worker serves the offline sites itself: tasks keep the placeholder origin here.
         with _offline_server(config, run_dir, console, needed=not on_ray) as origin, serving_config(config) as served:
@@ -374,7 +421,8 @@ async def run_bench(
             from agent.reports.write import write_run_reports
 
             write_run_reports(run_dir, html=config.run.html_report)
-            console.print(f"reports: {run_dir / 'summary.md'}", highlight=False)
+            html = f"; open {(run_dir / 'report.html').resolve()}" if config.run.html_report else ""
+            console.print(f"reports: {run_dir / 'summary.md'}{html}", highlight=False)
     return result
 
 
@@ -409,7 +457,7 @@ def _offline_server(config: BenchConfig, run_dir: Path, console: Console,
         return
     from agent.runner.offline_sites import serve_offline_sites
 
-    with serve_offline_sites(run_dir, lambda line: console.print(f"[bold yellow]{line}[/]")) as origin:
+    with serve_offline_sites(run_dir, lambda line: console.print(f"[bold yellow]{escape(line)}[/]")) as origin:
         yield origin
 
 

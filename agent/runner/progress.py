@@ -62,13 +62,8 @@ class BenchProgress:
         self.tokens += record.outcome.prompt_tokens + record.outcome.completion_tokens
         self.cost += record.outcome.cost_usd
         self._refresh(advance=1)
-        status = "FAILED" if record.failed else "ok"
-        item_f1 = record.metrics.get("item_f1")
-        f1 = f"item-F1 {item_f1:.2f}" if item_f1 is not None else "unscored"
-        self.console.print(
-            f"[{self.done}/{self.total}] {record.key.label()}: {status} ({record.outcome.stop_reason}, {f1}, "
-            f"{record.outcome.steps} steps, {seconds:.1f} s)", highlight=False, markup=False,
-        )
+        self.console.print(f"[{self.done}/{self.total}] {record.key.label()}: {cell_line(record, seconds)}",
+                           highlight=False, markup=False)
 
     def __enter__(self) -> BenchProgress:
         self._progress.start()
@@ -77,3 +72,13 @@ class BenchProgress:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self._progress.stop()
+
+
+def cell_line(record: CellRecord, seconds: float) -> str:
+    """A finished cell as the console shows it; a failed one says why (the cause is not only in cell.json)."""
+    outcome = record.outcome
+    if record.failed:
+        return f"FAILED ({record.failure_cause()}; {outcome.steps} steps, {seconds:.1f} s)"
+    item_f1, em = record.metrics.get("item_f1"), record.metrics.get("em")
+    scored = f"EM {em:.0f}, item-F1 {item_f1:.2f}" if item_f1 is not None and em is not None else "unscored"
+    return f"ok ({outcome.stop_reason}, {scored}, {outcome.steps} steps, {seconds:.1f} s)"

@@ -3,26 +3,33 @@ the prompt holds only the tools and instructions of the nodes that run, and fits
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage, ToolMessage
 from pydantic import BaseModel
 
+from browser.tokens import count_tokens
 from browser.types import Observation
+from graph.caps import bound_reply
 from graph.composer import live_rows, parse_order
-from graph.context import fit_window, prompt_parts
+from graph.context import TOKENIZER_MARGIN, fit_window, prompt_parts
 from graph.details import switch_off_refusal
 from graph.evidence import ANSWER, derived_answer, discard_from
 from graph.nodes.common import (
     MAX_INVALID_STREAK,
     LLMCallError,
     budget_stop,
+    call_deadline,
     call_model,
     error_record,
     history_window,
     usage_after,
 )
 from graph.nodes.deps import Deps
+from graph.nodes.tracking import recheck_flags
+from graph.nodes.verification import recheck_goal
+from graph.page_fence import untrusted
 from graph.phase import actor_system, actor_tools
 from graph.render import page_key, turn_observation
 from graph.robust import (
@@ -36,12 +43,13 @@ from graph.robust import (
     shown_targets,
     unknown_ref_message,
 )
-from graph.state import AgentState, PendingCall, Plan
+from graph.state import AgentState, PendingCall, Plan, merge_tables
 from graph.tools import DiscardRows, Finish, RevisePlan
 from graph.toolset import ToolCallError, parse_tool_call
 from graph.tracker import MAX_OPTIONS_KEPT, gate_key, read_values
 
 MIN_OBSERVATION_TOKENS = 300
+FIT_MARGIN = 8  # tokens: a text counted whole and counted in its parts differ by a few at the seams
 HISTORY_WHOLE = 2  # the newest exchanges sent whole; older ones (up to HISTORY_TURNS) as one line each
 
 
@@ -55,12 +63,16 @@ def make_actor(deps: Deps):
         tools = actor_tools(deps, state)
         prompt, trimmed, seen_page, parts = _prompt(deps, state, tools)
         try:
-            ai, llm_ms = await call_model(deps.model.bind_tools(tools, tool_choice="auto"), prompt)
+            ai, llm_ms = await call_model(deps.model.bind_tools(tools, tool_choice="auto"), prompt,
+                                        call_deadline(deps, state))
         except LLMCallError as exc:
             deps.log.write({"node": "actor", "step": step, "error": str(exc), "kind": exc.kind})
             return {"stop_reason": "error", "pending": None, "nodes_run": ["actor"], "step": step,
                     "errors": [error_record(state, "actor", exc.kind, "llm", str(exc))]}
         usage, spent = usage_after(deps, state["usage"], ai)
+        ai, cuts = bound_reply(ai)
+        if cuts:
+            deps.log.write({"node": "actor", "step": step, "reply_cut": cuts})
         usage["steps"] = step
         update: dict[str, Any] = {"step": step, "usage": usage, "nodes_run": ["actor"], "pending": None,
                                   "context_trims": state.get("context_trims", 0) + (1 if trimmed else 0),
@@ -106,7 +118,8 @@ def make_actor(deps: Deps):
         update.update(invalid_streak=0, messages=[ai, *ignored])
         if isinstance(tool, RevisePlan | DiscardRows):  # answered here: the reply joins the call, not replaces it
             done = _bookkeeping(state, tool, call["id"])
-            return {**update, **done, "messages": [ai, *done["messages"], *ignored]}
+            done = {**update, **done, "messages": [ai, *done["messages"], *ignored]}
+            return {**done, **await asyncio.to_thread(recheck, deps, state, done)}
         if isinstance(tool, Finish):
             update["order_by"] = tool.order_by
         update["pending"] = PendingCall(id=call["id"], name=call["name"], args=tool.model_dump())
@@ -136,22 +149,46 @@ def _page_controls(observation: dict[str, Any] | None) -> dict[str, Any]:
 
 def _prompt(deps: Deps, state: AgentState, tools: list[dict[str, Any]]
             ) -> tuple[list[AnyMessage], bool, dict[str, Any] | None, dict[str, int]]:
-    """System prompt, the earlier exchanges that fit the model's context window, and the current turn (its
-    observation cut further only if even the bare turn would not fit, or a delta of a page shown whole a
-    few steps ago); also the page record to keep and the prompt's parts in tokens."""
+    """System prompt, the earlier exchanges that fit the model's context window, and the current turn; also
+    whether anything was cut to fit (the context trim), the page record to keep and the prompt's parts in tokens.
+
+    The observation is rendered for the room the prompt has left: the worker's budget when the prompt fits the
+    window with it (older exchanges folded first), else what is left of the window after the system prompt,
+    the tools, the turn and the history - the renderer lays the page out again within that and notes what it
+    left out, so the prompt never exceeds `context_tokens`. Below MIN_OBSERVATION_TOKENS it is cut only into
+    the completion reserve's room, never past the window. A trim is counted only when something sent differs
+    from what the whole budget would have sent."""
     system = SystemMessage(actor_system(deps, state))
+    context = deps.model_config.context_tokens
     budget = deps.token_budget
+    whole: str | None = None
     while True:
         seen, seen_page = turn_observation(state, budget)
+        whole = seen if whole is None else whole
         turn = HumanMessage(deps.prompts.actor_turn(state, observation_text=seen, max_steps=deps.budgets.max_steps),
                             additional_kwargs={"sgr_state": _structured(state)})
-        window = fit_window(history_window(state.get("messages") or []), head=[system], turn=turn, tools=tools,
-                            context_tokens=deps.model_config.context_tokens, whole=HISTORY_WHOLE)
-        if window.limit is None or window.tokens <= window.limit or budget <= MIN_OBSERVATION_TOKENS:
-            messages = [system, *window.messages, turn]
-            return messages, window.trimmed > 0 or budget < deps.token_budget, seen_page, prompt_parts(
-                system, window.messages, turn, seen, tools)
-        budget = max(MIN_OBSERVATION_TOKENS, budget - (window.tokens - window.limit) - 50)
+        history = [_page_data(m, deps) for m in history_window(state.get("messages") or [])]
+        window = fit_window(history, head=[system], turn=turn, tools=tools,
+                            context_tokens=context, whole=HISTORY_WHOLE)
+        if context is None or window.limit is None or window.tokens <= window.limit:
+            break
+        rest = window.tokens - count_tokens(seen)  # everything but the observation, history folded
+        floor = max(1, min(MIN_OBSERVATION_TOKENS, int(context * TOKENIZER_MARGIN) - rest - FIT_MARGIN))
+        wanted = max(floor, window.limit - rest - FIT_MARGIN)
+        if wanted >= budget:  # nothing left to cut
+            break
+        budget = wanted
+    return [system, *window.messages, turn], window.trimmed > 0 or seen != whole, seen_page, prompt_parts(
+        system, window.messages, turn, seen, tools)
+
+
+def _page_data(message: AnyMessage, deps: Deps) -> AnyMessage:
+    """A tool reply quotes page cells (read_table, extract_rows, derive): a line of it that imitates one of the
+    turn's headers is marked as page text on the wire, as in the observation (the state keeps the reply)."""
+    if not isinstance(message, ToolMessage) or not isinstance(message.content, str):
+        return message
+    marked = untrusted(message.content, deps.prompts.turn_template)
+    return message if marked == message.content else message.model_copy(update={"content": marked})
 
 
 def _invalid(deps: Deps, state: AgentState, step: int, messages: list[AnyMessage], why: str, llm_ms: float,
@@ -165,6 +202,18 @@ def _invalid(deps: Deps, state: AgentState, step: int, messages: list[AnyMessage
         update["errors"] = [error_record(state, "actor", "agent", "invalid_tool_call",
                                    f"{streak} invalid tool calls in a row; last: {why}")]
     return update
+
+
+def recheck(deps: Deps, state: AgentState, update: dict[str, Any]) -> dict[str, Any]:
+    """Flags and the repair goal judged again right after `revise_plan` / `discard_rows`, so the next turn
+    shows only what is still true (the plan revised, the rows gone)."""
+    after: dict[str, Any] = {**state, **update}
+    if "discarded" in update:
+        after["discarded"] = [*(state.get("discarded") or []), *update["discarded"]]
+    if "tables" in update:
+        after["tables"] = merge_tables(state.get("tables"), update["tables"])
+    flags = recheck_flags(deps, after)
+    return {**flags, **recheck_goal(deps, {**after, **flags})}
 
 
 def _bookkeeping(state: AgentState, tool: BaseModel, call_id: str) -> dict[str, Any]:

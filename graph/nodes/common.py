@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
@@ -40,13 +41,60 @@ def usage_after(deps: Deps, usage: Usage, ai: AIMessage) -> tuple[Usage, dict[st
     return new, {"prompt_tokens": prompt, "completion_tokens": completion, "cost_usd": round(cost, 6)}
 
 
-async def call_model(model, messages: list[AnyMessage]) -> tuple[AIMessage, float]:
+class ModelCallDeadline(TimeoutError):
+    """A model call ran past its total deadline: an endpoint that trickles its reply one byte at a time passes
+    every per-read timeout of the HTTP client, so the call as a whole has a deadline too (infra)."""
+
+
+BACKOFF_ALLOWANCE_SECONDS = 10.0  # per SDK retry: its exponential backoff waits at most 8 s
+
+
+def call_deadline(deps: Deps, state: AgentState) -> float:
+    """The total time one model call may take: every attempt the SDK makes at its per-request timeout, with
+    its backoffs, and never past the run's wall budget (a call cut there ends the run as out of time)."""
+    config = deps.model_config
+    total = config.timeout * (config.max_retries + 1) + BACKOFF_ALLOWANCE_SECONDS * config.max_retries
+    usage = state["usage"]
+    left = deps.budgets.wall_seconds - usage["elapsed_before_resume"] - (deps.clock() - usage["started_at"])
+    return max(1.0, min(total, left))
+
+
+async def call_model(model, messages: list[AnyMessage], deadline: float | None = None) -> tuple[AIMessage, float]:
     started = time.perf_counter()
     try:
-        ai = await model.ainvoke(messages)
+        async with asyncio.timeout(deadline):
+            ai = await model.ainvoke(messages)
+    except TimeoutError as exc:
+        if deadline is None or time.perf_counter() - started < deadline:  # the client's own timeout
+            raise LLMCallError(exc) from exc
+        cut = ModelCallDeadline(f"the model call ran past its total deadline of {deadline:.0f} s (a reply that "
+                                "never ends, or arrives a byte at a time) and was cut")
+        raise LLMCallError(cut) from exc
     except Exception as exc:  # classified by the caller: every API failure is infrastructure
         raise LLMCallError(exc) from exc
+    if problem := usage_problem(ai.usage_metadata or {}):
+        error = LLMCallError(InvalidUsage(problem))
+        error.kind = "config"  # the same endpoint answers the same way: a retry cannot help
+        raise error
     return ai, (time.perf_counter() - started) * 1000
+
+
+class InvalidUsage(ValueError):
+    """The endpoint reported token counts that are not counts: the token budget could never trip."""
+
+
+MAX_TOKENS_PER_CALL = 100_000_000
+
+
+def usage_problem(usage: dict[str, Any]) -> str | None:
+    """Why a reply's usage cannot be counted (a word, a negative or absurd number), or None."""
+    for name in ("input_tokens", "output_tokens"):
+        value = usage.get(name, 0)
+        if isinstance(value, bool) or not isinstance(value, int | float) \
+                or not 0 <= value <= MAX_TOKENS_PER_CALL or value != int(value):  # NaN fails the range first
+            return (f"the endpoint reported {name.replace('input', 'prompt').replace('output', 'completion')}="
+                    f"{value!r}, not a token count: the token budget cannot be kept; check the endpoint")
+    return None
 
 
 def error_record(state: AgentState, node: str, kind: str, error_class: str, message: str) -> ErrorRecord:

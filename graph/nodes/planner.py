@@ -6,7 +6,14 @@ from typing import Any
 
 from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage, ToolMessage
 
-from graph.nodes.common import MAX_INVALID_STREAK, LLMCallError, call_model, error_record, usage_after
+from graph.nodes.common import (
+    MAX_INVALID_STREAK,
+    LLMCallError,
+    call_deadline,
+    call_model,
+    error_record,
+    usage_after,
+)
 from graph.nodes.deps import Deps
 from graph.state import AgentState
 from graph.toolset import ToolCallError, parse_plan
@@ -19,7 +26,7 @@ def make_planner(deps: Deps):
         usage = state["usage"]
         for attempt in range(MAX_INVALID_STREAK):
             try:
-                ai, llm_ms = await call_model(deps.planner_model, messages)
+                ai, llm_ms = await call_model(deps.planner_model, messages, call_deadline(deps, state))
             except LLMCallError as exc:
                 deps.log.write({"node": "planner", "error": str(exc)})
                 return {"stop_reason": "error", "nodes_run": ["planner"], "usage": usage,

@@ -9,28 +9,43 @@ from langchain_core.messages import ToolMessage
 
 from graph.composer import live_rows
 from graph.evidence import derived_answer
+from graph.judge import site_shapes
 from graph.nodes.deps import Deps
-from graph.state import AgentState, Plan
+from graph.state import AgentState, Plan, VerifierReport
 from graph.verifier import verify, verify_derived
+
+
+def check(deps: Deps, state: AgentState) -> VerifierReport:
+    """The verifier's report on the evidence as it stands (a derived answer's lineage, else the answer rows)."""
+    plan = Plan.model_validate(state["plan"]) if state.get("plan") else None
+    shapes = site_shapes(state.get("history") or [])
+    if derived_answer(state.get("tables")) is not None:
+        return verify_derived(plan=plan, tables=state.get("tables") or {}, columns=deps.spec.columns,
+                              step=state.get("step", 0), listings=state.get("listings") or [], shapes=shapes)
+    rows = live_rows(state.get("rows") or [], state.get("discarded") or [])
+    return verify(plan=plan, columns=deps.spec.columns, rows=rows, reads=state.get("reads") or [],
+                  step=state.get("step", 0), listings=state.get("listings") or [],
+                  visited=state.get("visited") or [], shapes=shapes)
+
+
+def repair_goal(report: VerifierReport, refused: int, max_repairs: int) -> str:
+    """The repair goal with what is left of the repair budget: a model told nothing of it would keep repairing."""
+    left = max_repairs - refused
+    after = ("this was the last refusal: the next finish composes the answer as it stands" if left <= 0 else
+             f"{left} more refusal(s) at most, then finish composes the answer as it stands")
+    return f"{report['repair_goal']} (refusal {refused} of {max_repairs}: {after})"
 
 
 def make_verifier(deps: Deps):
     async def verifier(state: AgentState) -> dict[str, Any]:
         pending = state["pending"]
         assert pending is not None
-        plan = Plan.model_validate(state["plan"]) if state.get("plan") else None
-        rows = live_rows(state.get("rows") or [], state.get("discarded") or [])
-        if derived_answer(state.get("tables")) is not None:
-            # the detail check may run the derivation's list filters in the query engine's process
-            report = await asyncio.to_thread(verify_derived, plan=plan, tables=state.get("tables") or {},
-                                             columns=deps.spec.columns, step=state.get("step", 0),
-                                             listings=state.get("listings") or [])
-        else:
-            report = verify(plan=plan, columns=deps.spec.columns, rows=rows, reads=state.get("reads") or [],
-                            step=state.get("step", 0), listings=state.get("listings") or [],
-                            visited=state.get("visited") or [])
+        # the detail check may run the derivation's list filters in the query engine's process
+        report = await asyncio.to_thread(check, deps, state)
         repairs = state.get("repairs", 0)
         send_back = not report["ok"] and repairs < deps.budgets.max_repairs
+        if send_back:
+            report["repair_goal"] = repair_goal(report, repairs + 1, deps.budgets.max_repairs)
         deps.log.write({"node": "verifier", "step": state.get("step", 0), "ok": report["ok"],
                         "failures": report["failures"], "notes": report.get("notes") or [],
                         "send_back": send_back})
@@ -49,3 +64,15 @@ def make_verifier(deps: Deps):
         return update
 
     return verifier
+
+
+def recheck_goal(deps: Deps, state: AgentState) -> dict[str, Any]:
+    """After `revise_plan` or `discard_rows`, an active repair goal said again on the evidence as it is now (a
+    table discarded is no longer "read under drift"; what is left to read is said), or cleared when nothing is
+    left; the refusal count does not move."""
+    if not state.get("repair_goal") or "verifier" in deps.ablated:
+        return {}
+    report = check(deps, state)
+    if report["ok"]:
+        return {"repair_goal": None}
+    return {"repair_goal": repair_goal(report, state.get("repairs", 0), deps.budgets.max_repairs)}

@@ -28,13 +28,13 @@ def read_context(state: AgentState, *, provenance: bool, observation: dict[str, 
                        history=state.get("history") or [])
 
 
-def flag_update(state: AgentState, flags: list[DriftFlag]) -> dict[str, Any]:
+def flag_update(state: AgentState, flags: list[DriftFlag], logged: list[DriftFlag] | None = None) -> dict[str, Any]:
     """Planned gates found at another value when rows were read: active (the tracker keeps them while the value
-    stays wrong) and logged, like the tracker's own flags."""
+    stays wrong) and logged, like the tracker's own flags (`logged`: flags this node already logs)."""
     active = state.get("drift_flags") or []
     known = {(f["rule"], f["gate"], f["path"]) for f in active}
     new = [f for f in flags if (f["rule"], f["gate"], f["path"]) not in known]
-    return {"drift_flags": [*active, *new], "drift_log": new} if new else {}
+    return {"drift_flags": [*active, *new], "drift_log": [*(logged or []), *new]} if new else {}
 
 
 def make_workspace(deps: Deps, *, provenance: bool = True):
@@ -65,7 +65,9 @@ def make_workspace(deps: Deps, *, provenance: bool = True):
                         "tables": {k: len(v["rows"]) for k, v in written.tables.items() if v}})
         return {**update, "tables": written.tables, "messages": [ToolMessage(written.message,
                                                                              tool_call_id=pending["id"])],
-                "usage": {**state["usage"], "last_progress_at": deps.clock()}, **flag_update(state, written.flags)}
+                "usage": {**state["usage"], "last_progress_at": deps.clock()},
+                **flag_update({**state, "drift_flags": update.get("drift_flags", state.get("drift_flags"))},
+                              written.flags, logged=update.get("drift_log") or [])}
 
     return workspace
 

@@ -77,7 +77,9 @@ async def test_page_lines_cannot_imitate_the_turns_own_headers():
         "REPAIRGOAL", "REPAIR GOAL"))]
     assert sorted(posing) == sorted([*(line.upper() for line in own), "OBSERVATION:", "END OBSERVATION"])
     marked = [line for line in page.splitlines() if PAGE_LINE_MARK in line]
-    assert len(marked) == len(INJECTED) + 2  # the outline's six, the notice, the table cell's second line
+    # the outline's six, the notice, the table cell's second line, and (issue 29: a header mid-line in capitals
+    # with a colon) the table row whose cell starts `BUDGET:`
+    assert len(marked) == len(INJECTED) + 3
     for text in INJECTED:
         assert f"{PAGE_LINE_MARK}{text}" in page
 

@@ -1,0 +1,242 @@
+"""A task's `steps.jsonl` as one row per step: what was done, to what, what it changed, and what was flagged.
+
+`steps.jsonl` logs each step several times (the actor's tool call, the browser's action with its read-back,
+the executor's result, the tracker's state, the extractor or workspace, the verifier). A reader wants one
+line per step, so the events of a step are folded into a `StepRow`: the action and its target once, the URL
+only when it changed, the effect (the page's own read-back of controls and URL, the retrieval state's delta,
+rows read), and the flags (errors, drift, failed verification, invalid or refused calls, injected faults).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+MAX_ROWS_PER_TASK = 300
+_TARGET_KEYS = ("target", "start_target", "end_target")
+
+
+@dataclass
+class Flag:
+    kind: str  # error | drift | verify | invalid | fault | repair | note
+    text: str
+
+
+@dataclass
+class StepRow:
+    step: str  # the step number, or "plan", "run", "end"
+    action: str = ""
+    target: str = ""
+    url: str = ""  # path and query, only when it differs from the row before
+    effect: list[str] = field(default_factory=list)
+    flags: list[Flag] = field(default_factory=list)
+    screenshot: str = ""  # run-folder-relative path of the step's screenshot, when one was taken
+
+    @property
+    def css(self) -> str:
+        kinds = {f.kind for f in self.flags}
+        for kind in ("error", "verify", "drift", "fault", "invalid"):
+            if kind in kinds:
+                return kind
+        return ""
+
+
+def _short(value: Any, limit: int = 160) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _target_text(target: Any) -> str:
+    """A control as a reader names it: its label or text, else its selector, with the ref kept short."""
+    if not isinstance(target, dict):
+        return _short(target, 60) if target not in (None, "") else ""
+    name = target.get("label") or target.get("text") or target.get("selector")
+    ref = target.get("ref")
+    if name and ref:
+        return f"'{_short(name, 60)}' [{ref}]"
+    return f"'{_short(name, 60)}'" if name else (f"[{ref}]" if ref else "")
+
+
+def describe_call(tool: str, args: dict[str, Any]) -> tuple[str, str]:
+    """(action, target) of a tool call, without the null fields the schemas carry."""
+    targets = [_target_text(args[k]) for k in _TARGET_KEYS if args.get(k)]
+    rest = {k: v for k, v in args.items() if k not in _TARGET_KEYS and v not in (None, "", [], {})}
+    if tool == "goto" and "url" in rest:
+        return "goto", _path(str(rest.pop("url")))
+    extras = " ".join(f"{k}={_short(v, 80)}" for k, v in rest.items())
+    return f"{tool} {extras}".strip(), " → ".join(t for t in targets if t)
+
+
+def _path(url: str) -> str:
+    parts = urlsplit(url)
+    if not parts.scheme:
+        return url
+    return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+
+
+def _browser_effect(event: dict[str, Any]) -> list[str]:
+    """The page's read-back: what the action changed (controls, URL parameters, result counts)."""
+    message = str(event.get("message") or "")
+    head, _, tail = message.partition("; ")
+    tail = "" if tail.startswith("now at ") else tail
+    effect = [tail] if tail else [head] if head and not head.startswith(("opened ", "clicked ")) else []
+    before, after = event.get("count_before"), event.get("count_after")
+    if after is not None and before != after and not any("results" in e for e in effect):
+        effect.append(f"results {before} → {after}")
+    return [_short(e, 200) for e in effect]
+
+
+def _state_delta(previous: dict[str, Any], values: dict[str, Any]) -> list[str]:
+    changed = [f"{k}: {_short(previous[k], 50)} → {_short(v, 50)}" if k in previous else f"{k} = {_short(v, 60)}"
+               for k, v in values.items() if previous.get(k) != v]
+    return changed + [f"{k} cleared" for k in previous if k not in values]
+
+
+@dataclass
+class _Fold:
+    rows: dict[str, StepRow] = field(default_factory=dict)
+    order: list[str] = field(default_factory=list)
+    state: dict[str, Any] = field(default_factory=dict)
+    tables: dict[str, int] = field(default_factory=dict)
+    last_url: str = ""
+    attempt: int = 0  # a retry or restart logs its steps again from step 1: its rows are new rows
+
+    def row(self, step: str) -> StepRow:
+        key = f"{self.attempt}:{step}"
+        if key not in self.rows:
+            self.rows[key] = StepRow(step=step)
+            self.order.append(key)
+        return self.rows[key]
+
+    def url(self, row: StepRow, url: Any) -> None:
+        if url and str(url) != self.last_url:
+            row.url = _short(_path(str(url)), 140)
+            self.last_url = str(url)
+
+
+def _fold(fold: _Fold, event: dict[str, Any], screenshots: dict[int, str]) -> None:
+    node = event.get("node")
+    step = event.get("step")
+    if node == "run":
+        kind = event.get("event", "")
+        if kind in ("new_attempt", "restart"):
+            fold.attempt += 1
+            fold.state, fold.tables, fold.last_url = {}, {}, ""
+        if kind in ("new_attempt", "restart", "bug"):
+            row = fold.row(f"run:{kind}")
+            row.step, row.action = "run", {"new_attempt": "retry: the task runs again from a clean slate",
+                                           "restart": "restart after an interruption"}.get(kind, kind)
+            if event.get("error"):
+                row.flags.append(Flag("error" if kind == "bug" else "note", _short(event["error"], 300)))
+        return
+    if node == "planner":
+        row = fold.row("plan")
+        if event.get("plan"):
+            gates = event["plan"].get("gates") or []
+            row.action = "plan"
+            row.effect = ["gates: " + "; ".join(f"{g.get('name')} = {_short(g.get('target'), 60)}"
+                                                for g in gates if isinstance(g, dict))] if gates else []
+        elif event.get("invalid") or event.get("error"):
+            row.action = row.action or "plan (failed)"
+            row.flags.append(Flag("error" if event.get("error") else "invalid",
+                                  _short(event.get("invalid") or event.get("error"), 200)))
+        return
+    key = str(step) if step is not None else "end"
+    row = fold.row(key)
+    if node == "actor":
+        if "tool" in event and "args" in event:
+            row.action, row.target = describe_call(str(event["tool"]), event.get("args") or {})
+            call_id = str(event.get("call_id") or "")
+            if call_id.startswith("fx-"):
+                row.flags.append(Flag("fault", "injected fault"))
+            elif call_id.startswith("rp-"):
+                row.flags.append(Flag("repair", "repair replay"))
+            if event.get("refused_calls"):
+                row.flags.append(Flag("invalid", f"{event['refused_calls']} extra call(s) refused"))
+        if event.get("invalid"):
+            row.flags.append(Flag("invalid", f"invalid call: {_short(event['invalid'], 200)}"))
+        if event.get("error"):
+            row.flags.append(Flag("error", _short(event["error"], 300)))
+        if event.get("stop"):
+            row.flags.append(Flag("note", f"stop: {event['stop']}"))
+    elif node is None and isinstance(event.get("action"), dict):  # the browser's own line
+        fold.url(row, event.get("url"))
+        row.effect += _browser_effect(event)
+        if event.get("ok") is False:
+            row.flags.append(Flag("error", _short(event.get("error") or event.get("message"), 300)))
+        if isinstance(step, int) and step in screenshots:
+            row.screenshot = screenshots[step]
+    elif node == "executor":
+        if not row.action:
+            row.action = str(event.get("action") or "")
+        fold.url(row, event.get("url"))
+        if event.get("ok") is False and not any(f.kind == "error" for f in row.flags):
+            row.flags.append(Flag("error", _short(event.get("error") or event.get("message"), 300)))
+    elif node == "state_tracker":
+        fold.url(row, event.get("url"))
+        values = {k: v for k, v in (event.get("values") or {}).items()}
+        if event.get("pages"):
+            values["page"] = f"{event.get('page')}/{event.get('pages')}"
+        delta = _state_delta(fold.state, values)
+        if delta:
+            row.effect.append("state: " + "; ".join(delta))
+        fold.state = values
+        row.flags += [Flag("drift", _short(d if isinstance(d, str) else _drift_text(d), 160))
+                      for d in event.get("drift") or []]
+    elif node in ("extractor", "workspace"):
+        if event.get("error"):
+            row.flags.append(Flag("error", f"{event.get('tool') or 'extract_rows'}: {_short(event['error'], 260)}"))
+        elif node == "extractor":
+            row.effect.append(f"read {event.get('rows') or 0} row(s) into {event.get('into') or 'answer'}")
+        else:
+            tables = event.get("tables") or {}
+            grown = [f"{k} {fold.tables.get(k, 0)} → {n}" for k, n in tables.items() if fold.tables.get(k) != n]
+            fold.tables.update(tables)
+            if grown:
+                row.effect.append("rows: " + ", ".join(grown))
+            if event.get("sql"):
+                row.effect.append(f"derive: {_short(' '.join(str(event['sql']).split()), 160)}")
+    elif node == "verifier":
+        if event.get("ok"):
+            row.effect.append("verified")
+        for failure in event.get("failures") or []:
+            text = f"[{failure.get('check')}] {failure.get('message')}" if isinstance(failure, dict) else failure
+            row.flags.append(Flag("verify", _short(text, 300)))
+    elif node == "composer":
+        row.action = row.action or "compose"
+        row.effect.append(f"answer: {event.get('rows')} row(s){' (derived)' if event.get('derived') else ''}, "
+                          f"stop {event.get('stop_reason')}")
+
+
+def _drift_text(flag: Any) -> str:
+    if isinstance(flag, dict):
+        return ":".join(str(flag[k]) for k in ("rule", "gate") if flag.get(k)) or json.dumps(flag)
+    return str(flag)
+
+
+def step_rows(steps_path: Path, screenshots: dict[int, str] | None = None) -> tuple[list[StepRow], list[str]]:
+    """The task's steps as rows, and what could not be read (bad lines, a cut-off file): never dropped silently,
+    so a report on a killed run's partial file still renders and says what is missing."""
+    if not steps_path.is_file():
+        return [], [f"{steps_path.name} missing"]
+    fold, problems = _Fold(), []
+    for number, line in enumerate(steps_path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            event = json.loads(line)
+        except ValueError as exc:
+            problems.append(f"line {number}: not JSON ({exc})")
+            continue
+        if isinstance(event, dict):
+            _fold(fold, event, screenshots or {})
+        if len(fold.order) > MAX_ROWS_PER_TASK:
+            problems.append(f"more than {MAX_ROWS_PER_TASK} steps; the rest is in steps.jsonl")
+            break
+    rows = [fold.rows[k] for k in fold.order]
+    for row in rows:
+        row.effect = list(dict.fromkeys(row.effect))  # the browser and the tracker can say the same thing
+    return rows, problems

@@ -1,0 +1,320 @@
+"""One judge of "is the planned gate held?": the gates in force (`gates_for`) and one verdict per gate on the
+values a state holds (`judge`). The state tracker, the read check and the verifier are policies over these
+verdicts (graph/README, "The gate judge").
+
+The planner writes blind, from the task alone, so its targets are the task's words, not the site's: `ticked`
+for a checkbox that holds `on`, `Diabetes mellitus` for the option `Diabetes mellitus (E10-E14)`,
+`02040502, 04040504 (one at a time)` for a list of codes read one by one. A gate is therefore *grounded* on
+the page first: its control by label words or URL parameter (`graph.values.gate_candidates`), its target on
+that control's options or values, leniently (`ground_target`). Only a target grounded to a definite value
+that the control does not hold is a **mismatch**. A target no option or value answers, or a gate naming no
+control (or several), is **unresolved**: the model is asked to say what it meant, never told it drifted.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from graph.state import Gate, Phase, Plan
+from graph.values import (
+    WINDOW_END_WORDS,
+    WINDOW_START_WORDS,
+    gate_candidates,
+    gate_key,
+    is_clamped,
+    key_matches,
+    norm_value,
+    parse_date,
+    split_window,
+    state_values,
+    values_match,
+)
+
+Status = Literal["held", "mismatch", "unresolved", "clamped"]
+TRUE_WORDS = frozenset({"on", "yes", "true", "ticked", "checked", "tick", "check", "selected", "enabled", "1",
+                        "included", "include", "shown", "show"})
+FALSE_WORDS = frozenset({"off", "no", "false", "unticked", "unchecked", "untick", "uncheck", "cleared", "disabled",
+                         "0", "excluded", "exclude", "hidden", "hide", "none"})
+BOX_KINDS = frozenset({"checkbox", "toggle"})
+# a planner's aside inside a target: '(one at a time)', '(state)', '[code]' is a value form, kept
+_ASIDE = re.compile(r"\s*\((?:[^()]*)\)\s*")
+_ALTERNATIVES = re.compile(r"\s*(?:,|;|/|\bor\b|\bthen\b)\s*", re.IGNORECASE)
+_DATE_FORMATS = ("%Y-%m-%d", "%Y/%m/%d", "%d %B %Y", "%d %b %Y", "%B %d, %Y", "%b %d, %Y", "%B %d %Y", "%b %d %Y",
+                 "%d.%m.%Y", "%B %Y", "%b %Y", "%Y-%m")
+
+
+# ---------------------------------------------------------------- the gates in force
+
+
+def gates_for(plan: Plan | None, where: str | Phase | None = None, *, every_phase: bool = False,
+              required: bool = False) -> list[Gate]:
+    """The plan's gates and its phase's: `where` is the table a read goes into (its phase) or the phase itself;
+    `every_phase` adds every phase's gates (the tracker, between reads, accepts any phase's value)."""
+    if plan is None:
+        return []
+    if every_phase:
+        phases = list(plan.phases)
+    elif isinstance(where, Phase):
+        phases = [where]
+    elif isinstance(where, str) and plan.phases:
+        phases = [p for p in [plan.phase_for(where)] if p is not None]
+    else:
+        phases = []
+    gates = [*plan.gates, *(g for p in phases for g in p.gate_list())]
+    return [g for g in gates if g.required] if required else gates
+
+
+def current_phase(plan: Plan | None, tables: dict[str, Any]) -> Phase | None:
+    """The first phase of the plan whose table has no rows yet (None when unphased or all are read)."""
+    if plan is None:
+        return None
+    return next((p for p in plan.phases if not (tables.get(p.into) or {}).get("rows")), None)
+
+
+# ---------------------------------------------------------------- grounding a target on a control
+
+
+def parse_any_date(value: str, *, end: bool = False) -> tuple[int, int, int] | None:
+    """A date or year in any common spelling ('2021', '2021-03-04', '4 Mar 2021', 'March 4, 2021', '2021/03/04')."""
+    text = value.split(" [", 1)[0].strip()
+    if (iso := parse_date(text, end=end)) is not None:
+        return iso
+    for fmt in _DATE_FORMATS:
+        try:
+            parsed = datetime.strptime(text, fmt)
+        except ValueError:
+            continue
+        day = parsed.day if "%d" in fmt else (31 if end else 1)
+        return parsed.year, parsed.month, day
+    return None
+
+
+def _words(text: str) -> set[str]:
+    return set(norm_value(text).replace(".", " ").replace(":", " ").replace("-", " ").split())
+
+
+def _alternatives(target: str) -> tuple[list[str], list[str]]:
+    """The target whole (and without its asides: 'Eastmarch (state)' -> Eastmarch), and the values it lists
+    ('A, B (one at a time)' -> A, B; 'x or y' -> x, y)."""
+    bare = _ASIDE.sub(" ", target).strip()
+    whole = list(dict.fromkeys(t for t in (target, bare) if t))
+    parts = [p.strip() for p in _ALTERNATIVES.split(bare) if p and p.strip()]
+    return whole, [p for p in dict.fromkeys(parts) if p not in whole]
+
+
+def _box_state(target: str) -> str | None:
+    words = _words(target)
+    if words and words <= TRUE_WORDS:
+        return "on"
+    if words and words <= FALSE_WORDS:
+        return "off"
+    return None
+
+
+def _option_for(target: str, options: list[str]) -> str | None:
+    """The option a target names: the same value (label or code), else the only option whose label holds all
+    the target's words ('Diabetes mellitus' -> 'Diabetes mellitus (E10-E14)')."""
+    same = [o for o in options if values_match(o, target)]
+    if same:
+        return same[0]
+    words = _words(target)
+    holding = [o for o in options if words and words <= _words(o)]
+    return holding[0] if len(holding) == 1 else None
+
+
+def ground_target(target: str, held: dict[str, Any]) -> list[str] | None:
+    """The values of this control the target stands for (several for a list read one at a time), or None when
+    none can be told: a box's target that is no yes/no word, a target no option holds. A control whose options
+    are unknown (a row's snapshot, a text field) takes the target's own forms."""
+    kind = held.get("kind")
+    value = held.get("value") or ""
+    if kind in BOX_KINDS or (kind is None and value in ("on", "off")):
+        state = _box_state(target)
+        return [state] if state else None
+    options = held.get("options") or []
+    whole, parts = _alternatives(target)
+    if options:
+        found = [o for alt in whole if (o := _option_for(alt, options)) is not None]
+        found = found or [o for alt in parts if (o := _option_for(alt, options)) is not None]
+        if found:
+            return list(dict.fromkeys(found))
+        if kind in ("text", "search", "date", "number", "range"):  # free input with suggestions
+            return [*whole, *parts]
+        return None
+    return [*whole, *parts]
+
+
+def _same(value: str, wanted: str) -> bool:
+    if values_match(value, wanted):
+        return True
+    a, b = parse_any_date(value), parse_any_date(wanted)
+    if a is not None and b is not None and re.search(r"\d{4}", value) and re.search(r"\d{4}", wanted):
+        return a == b and parse_any_date(value, end=True) == parse_any_date(wanted, end=True)
+    return bool(_words(value)) and _words(value) == _words(wanted)
+
+
+# ---------------------------------------------------------------- verdicts
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One planned gate judged on one state: where it grounds (the control's key and label, the value it holds,
+    what the target stands for there) and the outcome, with its evidence (a clamp's, or why it is unresolved)."""
+
+    gate: Gate
+    status: Status
+    key: str | None = None
+    label: str = ""
+    value: str = ""
+    needs: tuple[str, ...] = ()
+    evidence: str = ""
+    candidates: tuple[str, ...] = ()  # the labels of every control the gate names, when several do
+    set_by_agent: bool = False  # the grounded control(s) hold a value the agent set (not the site's default)
+    bounds: tuple[str, str] = field(default=("", ""))  # a window: the (start, end) keys it grounds on
+
+    @property
+    def grounded(self) -> bool:
+        """The gate names one control of this state (its target may still be unresolved)."""
+        return self.key is not None
+
+    def needs_text(self) -> str:
+        return " or ".join(repr(n) for n in self.needs) or repr(self.gate.target)
+
+
+def judge(gate: Gate, state: dict[str, Any]) -> Verdict:
+    """The gate on a state's values (a retrieval state, or a row's snapshot: `graph.values.state_values`)."""
+    values = state_values(state)
+    if gate.kind == "window":
+        return _judge_window(gate, values)
+    found = gate_candidates(values, gate.name, gate)
+    if not found:
+        return Verdict(gate, "unresolved", evidence="no control or URL parameter here is named so")
+    if len(found) > 1:
+        labels = tuple(values[k].get("label") or k for k, _ in found)
+        return Verdict(gate, "unresolved", candidates=labels,
+                       evidence=f"matches {len(found)} controls {list(labels)}; revise_plan with the full label")
+    key, value = found[0]
+    held = values[key]
+    label = held.get("label") or key
+    base = dict(key=key, label=label, value=value, set_by_agent=held.get("set_at_step") is not None)
+    needs = ground_target(gate.target, held)
+    if needs is None and is_clamped(held, gate.target):  # the page offered no such value: its clamp says so
+        return Verdict(gate, "clamped", needs=(gate.target,), evidence=held["clamped"]["evidence"], **base)
+    if needs is None:
+        options = held.get("options") or (["on", "off"] if held.get("kind") in BOX_KINDS else [])
+        shown = f"; it offers {', '.join(map(repr, options[:8]))}{' …' if len(options) > 8 else ''}" if options else ""
+        return Verdict(gate, "unresolved", **base,
+                       evidence=f"{gate.target!r} names no value of {label!r}{shown}: revise_plan with the value meant")
+    if any(_same(value, n) for n in needs):
+        return Verdict(gate, "held", needs=tuple(needs), **base)
+    if is_clamped(held, gate.target):
+        return Verdict(gate, "clamped", needs=tuple(needs), evidence=held["clamped"]["evidence"], **base)
+    return Verdict(gate, "mismatch", needs=tuple(needs), **base)
+
+
+def window_bounds(name: str, values: dict[str, Any]) -> tuple[str | None, str | None]:
+    """The From/To pair a window gate names: the start and end controls holding dates (those sharing a word
+    with the gate's name first), or one control the gate names holding a date (both bounds)."""
+    name_words = set(gate_key(name).split("_")) - set(WINDOW_START_WORDS) - set(WINDOW_END_WORDS) - {""}
+    starts: list[str] = []
+    ends: list[str] = []
+    single: list[str] = []
+    for key, value in values.items():
+        words = set(key.split("_"))
+        raw = value.get("value") or ""
+        if words & set(WINDOW_START_WORDS) and parse_date(raw):
+            starts.append(key)
+        elif words & set(WINDOW_END_WORDS) and parse_date(raw, end=True):
+            ends.append(key)
+        elif key_matches(key, value.get("label") or "", {gate_key(name)}) and parse_date(raw):
+            single.append(key)
+
+    def pick(keys: list[str]) -> str | None:
+        named = [k for k in keys if name_words & (set(k.split("_")) | set(gate_key(values[k].get("label") or "")
+                                                                              .split("_")))]
+        return (named or keys or [None])[0]
+
+    start, end = pick(starts), pick(ends)
+    if single:
+        start, end = start or single[0], end or single[0]
+    return start, end
+
+
+def _judge_window(gate: Gate, values: dict[str, Any]) -> Verdict:
+    """Only a window *narrower* than the plan's is a mismatch (rows outside it are dropped by the derivation);
+    a bound the page clamps is clamped; no parseable target or no dated control is unresolved."""
+    bounds = split_window(gate.target)
+    if not bounds:
+        return Verdict(gate, "unresolved", evidence=f"{gate.target!r} is not a window START..END")
+    start, end = window_bounds(gate.name, values)
+    if start is None and end is None:
+        return Verdict(gate, "unresolved", evidence="no From/To pair here holds a date")
+    want_start, want_end = parse_date(bounds[0]), parse_date(bounds[1], end=True)
+    got_start = parse_date(values[start]["value"]) if start else None
+    got_end = parse_date(values[end]["value"], end=True) if end else None
+    narrow_start = bool(want_start and got_start and got_start > want_start)
+    narrow_end = bool(want_end and got_end and got_end < want_end)
+    clamps = []
+    if narrow_start and start and is_clamped(values[start], bounds[0]):
+        narrow_start = False
+        clamps.append(values[start]["clamped"]["evidence"])
+    if narrow_end and end and is_clamped(values[end], bounds[1]):
+        narrow_end = False
+        clamps.append(values[end]["clamped"]["evidence"])
+    shown = f"{values[start]['value'] if start else '?'}..{values[end]['value'] if end else '?'}"
+    label = " / ".join(dict.fromkeys(values[k].get("label") or k for k in (start, end) if k))
+    set_by_agent = any(k and values[k].get("set_at_step") is not None for k in (start, end))
+    base = dict(key=gate_key(gate.name), label=label, value=shown, needs=(gate.target,), set_by_agent=set_by_agent,
+                bounds=(start or "", end or ""))
+    if narrow_start or narrow_end:
+        return Verdict(gate, "mismatch", **base)
+    if clamps:
+        return Verdict(gate, "clamped", evidence="; ".join(clamps), **base)
+    return Verdict(gate, "held", **base)
+
+
+def site_shapes(history: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """key -> {kind, options} of each control as the site showed it (the tracked states keep both; the options of
+    every page it was seen on: one record's page may offer fewer), so a row's snapshot (label and value only) is
+    judged as the pages were."""
+    shapes: dict[str, dict[str, Any]] = {}
+    for state in history:
+        for key, value in (state.get("values") or {}).items():
+            if value.get("kind"):
+                seen = shapes.get(key, {}).get("options") or []
+                options = list(dict.fromkeys([*seen, *(value.get("options") or [])]))
+                shapes[key] = {"kind": value["kind"], "options": options}
+    return shapes
+
+
+def with_shapes(snapshot: dict[str, Any], shapes: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    values = state_values(snapshot)
+    return {k: {**shapes.get(k, {}), **v} for k, v in values.items()}
+
+
+def verdicts(gates: list[Gate], state: dict[str, Any] | None) -> list[Verdict]:
+    return [judge(g, state) for g in gates] if state else []
+
+
+def grounding_lines(gates: list[Gate], state: dict[str, Any] | None) -> list[str]:
+    """What the turn shows of the grounding: each plan gate, the control it grounds on, the value it needs and
+    whether it is held. Said only on a page where some gate grounds (a record's own page holds none)."""
+    judged = verdicts(gates, state)
+    if not any(v.grounded for v in judged):
+        return []
+    lines = []
+    for v in judged:
+        head = f"{v.gate.kind} {v.gate.name} = {v.gate.target}"
+        if v.status == "unresolved":
+            where = f" -> {v.label!r}" if v.grounded else ""
+            lines.append(f"{head}{where}: UNRESOLVED, {v.evidence}")
+        elif v.status == "held":
+            lines.append(f"{head} -> {v.label!r} needs {v.needs_text()}: held")
+        elif v.status == "clamped":
+            lines.append(f"{head} -> {v.label!r} holds {v.value!r}: clamped by the page ({v.evidence})")
+        else:
+            lines.append(f"{head} -> {v.label!r} needs {v.needs_text()}, holds {v.value!r}: NOT HELD")
+    return lines

@@ -1,0 +1,141 @@
+"""The observation is rendered when the prompt is built, within the room the prompt has left (issue 26 stage 7).
+
+A model with a short window (`context_tokens: 2048`) gets prompts that fit it: the browser's observation is laid
+out again within what is left after the system prompt, the tools, the turn and the history, instead of being
+sent whole at the worker's budget. Counted on the requests the fake server received through the real
+`ChatOpenAI` client. A context trim is counted only when something sent was cut.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+
+import pytest
+
+from agent.config import AgentVariant, Budgets, ProtocolConfig
+from agent.models.chat import make_chat_model
+from agent.models.fake_server import FakeOpenAIServer
+from agent.solve import initial_state, solve_task
+from browser.render import render_into
+from browser.tokens import count_tokens
+from browser.types import CellLink, Control, Observation, Option, TableData
+from graph.nodes import Deps, make_actor
+from tasks.loaders import load_tasks
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+WINDOW = 2048
+
+
+def sent_tokens(request: dict) -> int:
+    """A request's prompt as the project counts it (graph/context.py): each message's text and tool calls plus
+    its role overhead, and the tool schemas."""
+    total = count_tokens(json.dumps(request.get("tools") or [], separators=(",", ":")))
+    for message in request["messages"]:
+        total += 4 + count_tokens(str(message.get("content") or ""))
+        for call in message.get("tool_calls") or []:
+            total += count_tokens(call["function"]["name"] + call["function"]["arguments"])
+    return total
+
+
+def _task():
+    return load_tasks("offline", origin="http://127.0.0.1:9", task_ids=["offline_vulns_001"])[0]
+
+
+def _page(rows: int, filters: int = 6) -> dict:
+    """A result page as the browser sends it: its filters, a table of `rows` rows, each linking to its detail page."""
+    controls = [Control(ref=f"e{i}", kind="select", label=f"Filter {i}", value="Any",
+                        options=[Option(label=f"Value {j}", value=str(j)) for j in range(8)]) for i in range(filters)]
+    table = TableData(index=0, headers=["ID", "Vendor", "Severity", "Published"], total_rows=rows,
+                      rows=[[f"CVE-2024-{1000 + r}", f"Vendor {r % 7}", "High", f"2024-03-{r % 28 + 1:02d}"]
+                            for r in range(rows)],
+                      cell_links=[[[CellLink(text=f"CVE-2024-{1000 + r}", href=f"http://127.0.0.1:9/v/{r}",
+                                             ref=f"e{100 + r}")], [], [], []] for r in range(rows)])
+    obs = Observation(url="http://127.0.0.1:9/vulns/search?severity=high", query_state={"severity": ["high"]},
+                      title="Search", controls=controls, tables=[table], page_id=1)
+    return render_into(obs, 1500).model_dump()
+
+
+def _actor(fake: FakeOpenAIServer, **model: object):
+    config = fake.model_config(**model)
+    task = _task()
+    deps = Deps(browser=None, model=make_chat_model(config, "t"), model_config=config, spec=task.output_spec)
+    state = dict(initial_state(task.solver_view(), time.time()), messages=[], rows=[], discarded=[])
+    return make_actor(deps), state
+
+
+GOTO = {"tool_calls": [{"name": "goto", "arguments": {"url": "http://127.0.0.1:9/vulns/search"}}]}
+
+
+async def test_a_short_window_gets_the_observation_laid_out_within_what_is_left():
+    page = _page(120)
+    assert page["tokens"] > 1200  # the browser's rendering alone would fill most of the window
+    with FakeOpenAIServer([GOTO, GOTO]) as fake:
+        actor, state = _actor(fake, context_tokens=WINDOW)
+        update = await actor({**state, "observation": page})
+        wide, _ = _actor(fake)  # no window configured: the browser's rendering as it is
+        whole = await wide({**state, "observation": page})
+    short, full = fake.requests
+    assert sent_tokens(short) <= WINDOW < sent_tokens(full)
+    assert update["context_trims"] == 1 and whole["context_trims"] == 0
+    seen = short["messages"][-1]["content"]
+    assert page["text"] not in seen and page["text"] in full["messages"][-1]["content"]
+    # laid out again by the renderer, not chopped: every filter by ref (a line each or a collapsed line naming its
+    # refs and read), the first rows with their links' refs, a note saying where the rest is
+    assert '[e0] select "Filter 0" = "Any"' in seen and all(re.search(rf"\be{i}\b", seen) for i in range(6))
+    assert "| [e100] CVE-2024-1000 |" in seen and "rows of TABLE 0 not shown — read_table 0" in seen
+    assert seen.rstrip().endswith("END OBSERVATION")
+
+
+async def test_a_page_that_fits_the_room_left_is_sent_as_it_is_and_no_trim_is_counted():
+    """The prompt is over the window's limit, so the observation is given only what is left; a small page fits
+    that as it is: nothing was cut, so no trim is counted (the budget was lowered, the text is the same)."""
+    page = _page(1, filters=2)
+    with FakeOpenAIServer([GOTO]) as fake:
+        actor, state = _actor(fake, context_tokens=WINDOW)
+        update = await actor({**state, "observation": page})
+    assert sent_tokens(fake.requests[0]) <= WINDOW and page["text"] in fake.requests[0]["messages"][-1]["content"]
+    assert update["context_trims"] == 0
+
+
+WALK = [("goto", {"url": "{start}"}),
+        ("check", {"target": {"label": "Include deprecated product identifiers"}}),
+        ("select", {"target": {"label": "Product"}, "option": "arcturus:router_os"}),
+        ("select", {"target": {"label": "Severity"}, "option": "HIGH"}),
+        ("select", {"target": {"label": "Date type"}, "option": "Published"}),
+        ("set_range", {"start_target": {"label": "From date"}, "end_target": {"label": "To date"},
+                       "start": "2021-01-01", "end": "2022-12-31"}),
+        ("click", {"target": {"text": "Search"}}),
+        ("read_table", {"table": 0, "all_pages": True}),
+        ("extract_rows", {"columns": {"id": "ID", "published": "Published", "score": "Score"}}),
+        ("finish", {"order_by": ["published", "id"]})]
+
+
+async def _run(task, browser, tmp_path, **model: object) -> tuple[list[dict], int]:
+    replies = [{"tool_calls": [{"name": name, "arguments": json.loads(json.dumps(args).replace(
+        "{start}", task.start_url))}]} for name, args in WALK]
+    finish = replies[-1]
+    protocol = ProtocolConfig(budgets=Budgets(max_steps=16, wall_seconds=600))
+    with FakeOpenAIServer(replies, fallback=finish) as fake:
+        outcome = await solve_task(task, browser=browser, model=fake.model_config(**model),
+                                   variant=AgentVariant(name="no-planner", ablate=["planner"]), protocol=protocol,
+                                   out_dir=tmp_path)
+    return fake.requests, outcome.context_trims
+
+
+@pytest.mark.slow
+async def test_a_run_with_a_2048_token_window_never_sends_more_and_counts_only_real_cuts(
+        offline_server, chromium_worker, tmp_path):
+    task = load_tasks("offline", origin=offline_server.origin, task_ids=["offline_vulns_001"])[0]
+    runs = []
+    for name, model in (("wide", {}), ("short", {"context_tokens": WINDOW})):
+        async with chromium_worker.task_browser(str(tmp_path / name), [offline_server.origin]) as browser:
+            runs.append(await _run(task, browser, tmp_path / name, **model))
+    (wide, wide_trims), (short, short_trims) = runs
+    assert len(short) == len(wide) >= len(WALK)  # the same path, call for call
+    assert max(sent_tokens(r) for r in wide) > WINDOW  # the browser's renderings do not fit the window as they are
+    assert max(sent_tokens(r) for r in short) <= WINDOW
+    # a trim is a call whose prompt differs from what the whole budget sent (the observation or the history cut)
+    cut = sum(1 for a, b in zip(wide, short, strict=True) if a["messages"] != b["messages"])
+    assert wide_trims == 0 and short_trims == cut >= 1
