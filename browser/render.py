@@ -109,7 +109,7 @@ def _linked(text: str, links: list[CellLink], shown: set[str]) -> str:
 
 def _row(cells: list[str], links: list[list[CellLink]] | None = None) -> str:
     """`| a | | c |`: an empty cell is one space (the columns still line up; a table of many blanks costs less);
-    each link in a cell is marked with its ref (`| [e41] Cedar County |`: a row's detail page is clicked by it)."""
+    each link in a cell is marked with its ref (`| [e41] Example Item |`: a row's detail page is clicked by it)."""
     shown: set[str] = set()
     parts = []
     for i, cell in enumerate(cells):
