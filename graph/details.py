@@ -107,6 +107,14 @@ def detail_list(listings: list[Listing], opened: Opened, *, latest_opened: bool 
     return best if hits(best) >= 2 and hits(best) > hits(chosen) else chosen
 
 
+def _seen_before(listings: list[Listing], rows: list[dict[str, Any]]) -> list[Listing]:
+    """The lists shown before the table's first read: a list seen only afterwards (a later search that happens
+    to list a page read earlier) cannot be the one the agent went through."""
+    steps = [r["_step"] for r in rows if isinstance(r.get("_step"), int)]
+    first = min(steps, default=None)
+    return [item for item in listings if first is None or item["step"] <= first]
+
+
 def check_input_details(plan: Plan | None, tables: dict[str, Any], inputs: list[str],
                         listings: list[Listing]) -> list[Failure]:
     """A phase that reads each listed result's own page: every row link of that list the answer uses was read
@@ -117,8 +125,9 @@ def check_input_details(plan: Plan | None, tables: dict[str, Any], inputs: list[
     for name in detail_tables(plan, tables, listings):
         if name not in inputs:
             continue
-        read = Opened(r.get("_url") or "" for r in tables[name]["rows"])
-        links = detail_list(listings, read, latest_opened=True)
+        rows = tables[name]["rows"]
+        read = Opened(r.get("_url") or "" for r in rows)
+        links = detail_list(_seen_before(listings, rows), read, latest_opened=True)
         missing = [link for link in links if link not in read]
         if missing:
             dropped = dropped_links(tables, listings)

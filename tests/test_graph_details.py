@@ -76,6 +76,18 @@ def test_a_kept_result_left_unopened_is_still_refused():
                                           "open each and extract_rows there"]
 
 
+def test_a_result_list_shown_only_after_the_detail_reads_is_not_the_one_they_came_from():
+    """A later search that lists a page read earlier (a back-search's results) is not the list the detail phase
+    went through: before, its unopened second result was asked for (a real model's clean path, refused twice)."""
+    tables, listings = _workspace(["A-1"])  # one page read into the phase's table (step 5)
+    later = Listing(step=20, url="http://s/search?name=x", result_set="/search?name=x", kind="results",
+                    row_links=["http://s/sp/A-1", "http://s/sp/B-9"], row_cells=[["A-1"], ["B-9"]])
+    assert _details(tables, [*listings, later]) == []
+    early = Listing(**{**later, "step": 4})  # the same list seen before the read: its unopened result counts
+    assert _details(tables, [*listings, early]) == [
+        "table pages: 1 of 2 listed result(s) were not opened: http://s/sp/B-9; open each and extract_rows there"]
+
+
 def test_a_filter_that_could_consult_another_table_drops_nothing():
     by_details = KEEP_SQL.replace("split_part(current, ' ', 1))", "split_part(current, ' ', 1) AND current IN "
                                   "(SELECT species FROM pages))")
