@@ -155,8 +155,9 @@ def _prompt(deps: Deps, state: AgentState, tools: list[dict[str, Any]]
     The observation is rendered for the room the prompt has left: the worker's budget when the prompt fits the
     window with it (older exchanges folded first), else what is left of the window after the system prompt,
     the tools, the turn and the history - the renderer lays the page out again within that and notes what it
-    left out, so the prompt never exceeds `context_tokens`. Below MIN_OBSERVATION_TOKENS it is cut only into
-    the completion reserve's room, never past the window. A trim is counted only when something sent differs
+    left out, so the prompt stays within `context_tokens` unless the rest of the turn (its state part) alone
+    fills it: that part is not cut yet (a known gap, tests/test_graph_context_window.py). Below
+    MIN_OBSERVATION_TOKENS it is cut only into the completion reserve's room. A trim is counted only when something sent differs
     from what the whole budget would have sent."""
     system = SystemMessage(actor_system(deps, state))
     context = deps.model_config.context_tokens
