@@ -1,5 +1,6 @@
 """Issue 21, item 2: `sgr score` on a huge answer stays under 10x the answer's size in peak memory (it
-used ~400x: a 55 MB answer took 20 GB), in both scoring modes, and still scores it right."""
+used ~400x: a 55 MB answer took 20 GB), in both scoring modes; since issue 29 a line that long is over the
+scorer's cap and recorded as a parse failure (it took 174 s to score)."""
 
 from __future__ import annotations
 
@@ -70,9 +71,7 @@ def test_peak_memory_of_sgr_score_stays_under_ten_times_the_answer(
     peak = int(peak_line[1]) * 1024
     assert peak < 10 * size, f"peak RSS {peak / 1e6:.0f} MB for a {size / 1e6:.0f} MB answer"
     record = json.loads((tmp_path / "out" / "scores.jsonl").read_text(encoding="utf-8"))
-    counts = record["score"]["evidence"]["counts"]
-    assert counts["gold_rows"] == gold_rows and counts["correct_rows"] == gold_rows
-    assert counts["pred_rows"] > 500_000
-    assert record["score"]["mode"] == compat
-    assert record["score"]["evidence"]["truncated"]["fields"] > 0  # evidence is capped, not lost silently
+    # issue 29: a prediction line over the scorer's cap (eval/batch.py MAX_LINE_CHARS) is skipped unread and the
+    # task recorded as a parse failure, never scored for minutes; the memory bound above still holds for it
+    assert record["score"]["parse_failure"] and not record["score"]["item_f1"] and gold_rows > 0
     assert (tmp_path / "out" / "scores.jsonl").stat().st_size < 2_000_000
