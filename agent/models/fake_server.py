@@ -28,15 +28,13 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.routing import Route
 
 from agent.config import ModelConfig
+from agent.models.chat_endpoint import ChatEndpoint
 from agent.models.openai_rules import error_body, request_errors
 from agent.models.transcript import read_transcript
-from tasks.offline.server import ThreadedServer, free_port
 
 EXHAUSTED = {"status": 400, "error": "fake server: no scripted reply left"}
 
@@ -57,7 +55,7 @@ def completion(reply: dict[str, Any], index: int, model: str) -> dict[str, Any]:
             "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}}
 
 
-class FakeOpenAIServer(ThreadedServer):
+class FakeOpenAIServer(ChatEndpoint):
     """`with FakeOpenAIServer(replies) as fake: ModelConfig(..., base_url=fake.base_url)`."""
 
     def __init__(self, replies: Iterable[dict[str, Any]] | Callable[[dict[str, Any]], dict[str, Any]], *,
@@ -72,10 +70,7 @@ class FakeOpenAIServer(ThreadedServer):
         self.fallback = fallback or EXHAUSTED
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
-        app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"]),
-                                Route("/v1/models", self._models, methods=["GET"])])
-        self.port = free_port("127.0.0.1")
-        super().__init__(app, "127.0.0.1", self.port, "fake OpenAI server")
+        super().__init__(model, "fake OpenAI server")
 
     @classmethod
     def from_transcript(cls, path: Path, **kwargs: Any) -> FakeOpenAIServer:
@@ -84,16 +79,11 @@ class FakeOpenAIServer(ThreadedServer):
                    for line in read_transcript(path)]
         return cls(replies, **kwargs)
 
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
 
     def model_config(self, **overrides: Any) -> ModelConfig:
         return ModelConfig(**{"name": "fake", "model": self.model, "base_url": self.base_url, "api_key_env": None,
                               "max_retries": 0, "timeout": 30.0, **overrides})
 
-    async def _models(self, request: Request) -> JSONResponse:
-        return JSONResponse({"object": "list", "data": [{"id": self.model, "object": "model"}]})
 
     async def _chat(self, request: Request) -> JSONResponse:
         body = await request.json()

@@ -17,16 +17,14 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.routing import Route
 
 from agent.config import ModelConfig, ProtocolConfig
+from agent.models.chat_endpoint import ChatEndpoint
 from agent.models.fake_server import completion
 from agent.models.openai_rules import error_body, request_errors
 from agent.models.players import FolderPlayer, Player, TerminalPlayer, parse_player
-from tasks.offline.server import ThreadedServer, free_port
 
 PLAY_FILE = "play.json"
 PLAY_TIMEOUT = 86400.0  # a person may think for a long time; the run's own budgets still apply
@@ -48,7 +46,7 @@ def who_label(who: dict[str, str]) -> str:
     return "play/" + ":".join(v for v in (who.get("kind"), who.get("name")) if v)
 
 
-class PlayServer(ThreadedServer):
+class PlayServer(ChatEndpoint):
     """`with PlayServer(player) as server: ModelConfig(..., base_url=server.base_url)`; one request at a time."""
 
     def __init__(self, player: Player):
@@ -56,17 +54,9 @@ class PlayServer(ThreadedServer):
         self.requests = 0
         self.rejected: list[tuple[int, str]] = []
         self._lock = threading.Lock()
-        app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"]),
-                                Route("/v1/models", self._models, methods=["GET"])])
-        self.port = free_port("127.0.0.1")
-        super().__init__(app, "127.0.0.1", self.port, "play server")
+        super().__init__("play", "play server")
 
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
 
-    async def _models(self, request: Request) -> JSONResponse:
-        return JSONResponse({"object": "list", "data": [{"id": "play", "object": "model"}]})
 
     async def _chat(self, request: Request) -> JSONResponse:
         body = await request.json()
