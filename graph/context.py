@@ -16,6 +16,7 @@ then the observation may take part of the completion reserve; a window too short
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -28,7 +29,8 @@ COMPLETION_RESERVE = 512
 TOKENIZER_MARGIN = 0.85  # cl100k counts ~10-15% fewer tokens than small models' own tokenizers
 MESSAGE_OVERHEAD = 4  # role and separators per message, as chat templates add them
 SUMMARY_LINE_CHARS = 100
-SUMMARY_MAX_LINES = 8
+SUMMARY_MAX_LINES = 6
+SUMMARY_ARG_CHARS = 32
 MIN_OBSERVATION_TOKENS = 300  # below this the observation is cut only after the turn's state part is
 OBSERVATION_FLOOR = 100  # the URL, the state and a few control lines; less cannot show a page
 MIN_REPLY = 64  # of the completion reserve, never given to the observation (a short tool call)
@@ -73,12 +75,32 @@ def _exchanges(history: list[AnyMessage]) -> list[list[AnyMessage]]:
 
 
 def _summary_line(group: list[AnyMessage]) -> str:
+    """`- tool(args) -> what happened`, within SUMMARY_LINE_CHARS: URLs without their origin and long strings cut
+    (SUMMARY_ARG_CHARS), so that the result, not the arguments, fills the line."""
     ai = group[0]
     calls = getattr(ai, "tool_calls", None) or []
-    did = "; ".join(f"{c['name']}({json.dumps(c.get('args') or {}, separators=(',', ':'))})" for c in calls)
+    did = "; ".join(f"{c['name']}({json.dumps(_short(c.get('args') or {}), separators=(',', ':'))})" for c in calls)
     did = did or f"replied without a tool call: {str(ai.content)[:60]!r}"
     result = " / ".join(_first_line(str(m.content)) for m in group[1:] if isinstance(m, ToolMessage | HumanMessage))
-    return f"- {did} -> {result}"[:SUMMARY_LINE_CHARS]
+    return f"- {did} -> {_ORIGIN.sub('', result)}"[:SUMMARY_LINE_CHARS]
+
+
+_ORIGIN = re.compile(r"\bhttps?://[^/\s\"']+")
+
+
+def _short(value: Any, top: bool = True) -> Any:
+    """An argument as the summary shows it: a nested mapping too long for the line by its keys (the columns read)."""
+    if isinstance(value, dict):
+        short = {k: _short(v, False) for k, v in value.items()}
+        if not top and len(json.dumps(short, separators=(",", ":"))) > SUMMARY_ARG_CHARS:
+            return list(short)
+        return short
+    if isinstance(value, list):
+        return [_short(v, False) for v in value]
+    if isinstance(value, str):
+        text = _ORIGIN.sub("", value)
+        return text if len(text) <= SUMMARY_ARG_CHARS else text[:SUMMARY_ARG_CHARS - 1] + "…"
+    return value
 
 
 def _first_line(text: str) -> str:
