@@ -117,7 +117,7 @@ def rows_collected(rows: list[Any], tables: dict[str, Any]) -> str:
     return "; ".join([*([f"answer {len(rows)}"] if rows else []), *(f"{name} {n}" for name, n in counts)])
 
 
-DERIVATION_PREVIEW_TOKENS = 30
+DERIVATION_PREVIEW_TOKENS = 15
 
 
 def derivation_text(derivation: str, nothing_read: bool) -> str:

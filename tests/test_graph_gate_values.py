@@ -197,7 +197,7 @@ def test_a_long_derivation_is_whole_until_a_phase_has_rows_then_its_opening():
     assert derivation_text(long, nothing_read=True) == long
     cut = derivation_text(long, nothing_read=False)
     assert cut.startswith("SELECT col_0") and cut.endswith("… (cut: the TASK says how)")
-    assert len(cut) < len(long) and DERIVATION_PREVIEW_TOKENS == 30
+    assert len(cut) < len(long) and DERIVATION_PREVIEW_TOKENS == 15
 
 
 @pytest.mark.asyncio

@@ -136,8 +136,8 @@ async def test_the_prompt_fits_the_context_window_and_older_steps_are_summarised
     assert counted <= 4096
     assert update["context_trims"] == 1 and update["pending"]["name"] == "goto"
     summary = next(m["content"] for m in sent["messages"] if str(m.get("content", "")).startswith("EARLIER STEPS"))
-    assert 'click({"target":{"text":"Row 5"}}) -> ok=True' in summary  # one line per step, the last 6 of them
-    assert "(5 earlier steps not shown)" in summary and "Row 4" not in summary
+    assert 'click({"target":{"text":"Row 7"}}) -> ok=True' in summary  # one line per step, the last 4 of them
+    assert "(7 earlier steps not shown)" in summary and "Row 6" not in summary
     assert sent["messages"][-1]["content"].startswith(("TODAY:", "TASK:"))  # the current turn is always sent whole
     with FakeOpenAIServer([goto()]) as fake:  # no context_tokens configured: nothing is trimmed
         update = await actor_with(fake)(state(observation=OBSERVATION, messages=history))
