@@ -148,8 +148,8 @@ class Download(_Action):
 
 
 class ReadPageFacts(_Action):
-    """Read the page's labelled values and its tables by section (for the graph's read_facts / section
-    extraction; not offered to the model as a tool of its own). With `url`, open it first (policy applies)."""
+    """Read the page's labelled values and its tables by section (the graph's read_facts / section extraction
+    call it). With `url`, open it first (policy applies)."""
 
     kind: Literal["page_facts"] = "page_facts"
     url: str | None = None

@@ -14,7 +14,8 @@ reads of what the observation left out (`list_options`, `list_links`, `read_sect
 them (the renderer's note on every cut says which read returns the rest); `set_url_params` when the URL has
 a query; `read_facts` for chained answers; `scroll` and `wait_for` for a page in doubt; `revise_plan` while
 the plan is in question (a gate not found or ambiguous, drift, a repair goal). A call to a valid tool that
-is not offered is still executed (the list is advice for the model, not a trap)."""
+is not offered is still executed (the list is advice for the model, not a trap). Each tool's rule is its row of
+graph/tool_specs.py; this module builds the typed `Situation` the rules read."""
 
 from __future__ import annotations
 

@@ -116,7 +116,7 @@ TOOL_SPECS: dict[str, ToolSpec] = {
     "list_links": ToolSpec("executor", _named("list_links"),
                            "All plain links of the page, optionally only those containing a string."),
     "read_section": ToolSpec("executor", lambda s: _named("read_section")(s) or _when(
-                                 lambda s: s.shown_before and s.page.outline)(s),
+                                 lambda t: t.shown_before and t.page.outline)(s),
                              "The whole text of a page section: by heading, or target = the ref of a shortened line."),
     "extract_rows": ToolSpec("extractor", _when(lambda s: s.last_read or s.page.tables), model=ExtractRows),
     "read_facts": ToolSpec("workspace", _when(lambda s: s.facts_wanted), model=ReadFacts),
@@ -134,6 +134,3 @@ def tool_model(kind: str) -> type[BaseModel]:
     if spec.model is not None:
         return spec.model
     return ACTION_SPECS[kind].model
-
-
-BROWSER_TOOLS = frozenset(k for k, spec in TOOL_SPECS.items() if k in ACTION_SPECS and spec.node is not None)

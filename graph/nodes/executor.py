@@ -10,7 +10,14 @@ from langchain_core.messages import ToolMessage
 from pydantic import TypeAdapter
 
 from browser.interface import BrowserError
-from browser.types import CHANGING_KINDS, PASSIVE_KINDS, ActionResult, BrowserAction, Observation, TableData
+from browser.types import (
+    CHANGING_KINDS,
+    PASSIVE_KINDS,
+    ActionResult,
+    BrowserAction,
+    Observation,
+    TableData,
+)
 from graph.nodes.common import error_record, summarize_result
 from graph.nodes.deps import Deps
 from graph.robust import NO_CHANGE
