@@ -34,9 +34,6 @@ def observation_text(observation: Observation | Mapping[str, Any] | None, token_
     return render(as_observation(observation), token_budget=token_budget)[0]
 
 
-LEFT_OUT_READS = ("list_options", "list_links", "read_section")
-
-
 def reads_named(observation: Observation | Mapping[str, Any] | None) -> frozenset[str]:
     """The reads of what the observation's text left out, as the renderer recorded them with the text (its
     notes name each); for an observation not rendered, from its counts."""

@@ -9,10 +9,9 @@ from typing import get_args
 
 import pytest
 
-import graph.nodes  # noqa: F401  (graph.phase is imported through the nodes, as the graph does)
-from agent.models.scripted import SETTERS
+from agent.config import ModelConfig
+from agent.models.scripted import SETTERS, ScriptedChatModel
 from browser.actions import _HANDLERS
-from browser.delta import LEFT_OUT_READS
 from browser.render import left_out_reads, render_into
 from browser.types import (
     ACTION_SPECS,
@@ -26,11 +25,15 @@ from browser.types import (
     Observation,
     Option,
 )
+from graph.build import build_graph
+from graph.nodes import Deps
 from graph.phase import offered_tool_names
 from graph.tool_specs import TOOL_SPECS, Situation
 from graph.toolset import parse_tool_call, tool_schemas
+from tasks.spec import OutputSpec
 
 GRAPH_NODES = {"executor", "extractor", "workspace", "finish", "actor"}
+LEFT_OUT_READS = ("list_options", "list_links", "read_section")  # the reads a note of the text may name
 
 
 def test_every_browser_kind_has_one_spec_one_model_and_one_handler() -> None:
@@ -157,3 +160,14 @@ def test_notices_cut_name_read_section_and_a_pager_names_nothing() -> None:
     long_list = render_into(Observation(url="http://127.0.0.1:9/", controls=[pager.model_copy(update={
         "kind": "select"})]), 1500)
     assert long_list.text_reads == ["list_options"] == sorted(_named_in_text(long_list))
+
+
+@pytest.mark.parametrize(("ablate", "after_finish"), [([], "verifier"), (["verifier"], "composer")])
+def test_every_tool_is_routed_to_a_node_the_actor_leads_to(ablate: list[str], after_finish: str) -> None:
+    deps = Deps(browser=None, model=ScriptedChatModel(steps=[]), model_config=ModelConfig(name="s"),
+                spec=OutputSpec(columns=("a",)))
+    edges = {(e.source, e.target) for e in build_graph(ablate, deps).get_graph().edges}
+    for spec in TOOL_SPECS.values():
+        if spec.node in ("executor", "extractor", "workspace"):
+            assert ("actor", spec.node) in edges
+    assert ("actor", after_finish) in edges
