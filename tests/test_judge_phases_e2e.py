@@ -56,6 +56,7 @@ STEPS = [
     {"tool": "submit", "args": {"target": {"shown_label": "Find locations"}}},
     {"tool": "extract_rows", "args": {"source": "table", "into": "candidates", "columns": {
         "huc": "Basin unit", "location_id": "Location ID", "url": "link:Location ID"}}},
+    {"tool": "goto", "args": {"url": f"{PAGE}?group=Inorganics"}},  # a record's page, phase 2 still to read
     {"tool": "read_facts", "args": {"into": "periods", "fields": FIELDS,
                                     "url": [f"{PAGE}?group=Inorganics", f"{PAGE}?group=Physical"]}},
     {"tool": "read_facts", "args": {"into": "periods", "fields": FIELDS, "url": [PAGE]}},  # all groups: neither phase
@@ -105,7 +106,7 @@ async def test_a_table_two_phases_write_is_judged_against_both(offline_server, c
     result, out = await _replayed(offline_server, chromium_worker, tmp_path_factory)
     by_group = _reply(out, "/water/locations/WQX-CP-5017?group=Inorganics")
     assert "grp='Physical'" in by_group and "[gate]" not in by_group, by_group  # each held under its own phase
-    neither = _reply(out, "/water/locations/WQX-CP-5017: read 1 row")
+    neither = _reply(out, "read 1 row into periods (3 now)")
     assert "[gate] Characteristic group holds 'All groups'" in neither, neither
     assert "table periods is read by phases 2, 3" in neither, neither
     flags = [f for f in result.outcome.drift_flags if f["gate"] == "group"]
@@ -116,11 +117,11 @@ async def test_gates_held_on_the_list_are_not_unresolved_on_each_record_page(off
                                                                                tmp_path_factory):
     _, out = await _replayed(offline_server, chromium_worker, tmp_path_factory)
     for reply in (_reply(out, "/water/locations/WQX-CP-5017?group=Inorganics"),
-                  _reply(out, "/water/locations/WQX-CP-5017: read 1 row")):
+                  _reply(out, "read 1 row into periods (3 now)")):
         assert "unresolved" not in reply, reply
     turns = [str(json.loads(line)["request"]["messages"][-1]["content"]) for line in
              (out / "transcript.jsonl").read_text().splitlines()]
-    on_record = [lines for lines in map(_grounding, turns) if any("Characteristic group" in x for x in lines)]
+    on_record = [lines for lines in map(_grounding, turns) if any("-> 'Characteristic group'" in x for x in lines)]
     assert on_record and not any("UNRESOLVED" in x for lines in on_record for x in lines), on_record
 
 
