@@ -19,7 +19,7 @@ from graph.judge import (
     Verdict,
     gate_sets,
     gates_for,
-    judge,
+    held_before,
     phase_names,
     settle,
     site_shapes,
@@ -90,27 +90,26 @@ def check_read(plan: Plan | None, into: str, retrieval: RetrievalState | None, s
 
 
 def _check(gates: list[Gate], retrieval: RetrievalState, step: int, history: list[RetrievalState]) -> ReadCheck:
-    """One set of gates at a read. A gate naming no control of the page read (a record's own page, or one
-    holding only some of the plan's gates) is judged on the latest visited state that names it (the list the
-    page was reached from: a list read in the wrong state lists the wrong records); a gate naming no control
-    anywhere is reported only where some of the plan's gates ground. Gates naming one control are alternatives
-    (`graph.judge.settle`). "Its default: never set" is said only when no state visited shows the agent setting
-    that control."""
+    """One set of gates at a read. On a page that grounds none of them (a record's own page) they are judged on
+    the latest visited state that grounds some (the list the page was reached from: a list read in the wrong state
+    lists the wrong records). On a page that grounds some, a gate naming no control here is said unresolved,
+    unless the latest page visited that names it held it (a record's page under a list never has the list's
+    controls). Gates naming one control are alternatives (`graph.judge.settle`). "Its default: never set" is said
+    only when no state visited shows the agent setting that control."""
     check = ReadCheck()
     windows = [g for g in gates if g.kind == "window"]
     gates = [g for g in gates if g.kind != "window"]
     here = verdicts(gates, retrieval)
-    missing = [v.gate for v in here if not v.grounded and not v.candidates]
-    source = next((s for s in reversed(history) if s is not retrieval and s["url"] != retrieval["url"]
-                   and any(judge(g, s).grounded for g in missing)), None) if missing else None
-    reached = f" on {source['path']}, the list this page was reached from," if source is not None else ""
-    grounds_here = any(v.grounded for v in here)
     judged: list[tuple[Verdict, str]] = []
-    for verdict in here:
-        if verdict.gate in missing and source is not None:
-            judged.append((judge(verdict.gate, source), reached))
-        elif verdict.gate not in missing or grounds_here:
-            judged.append((verdict, ""))
+    if any(v.grounded for v in here):
+        judged = [(v, "") for v in here
+                  if v.grounded or v.candidates or not held_before(v.gate, gates, retrieval, history)]
+    elif gates:
+        source = next((s for s in reversed(history) if s is not retrieval and s["url"] != retrieval["url"]
+                       and any(v.grounded for v in verdicts(gates, s))), None)
+        if source is not None:
+            reached = f" on {source['path']}, the list this page was reached from,"
+            judged = [(v, reached) for v in verdicts(gates, source)]
     for verdict in verdicts(windows, retrieval):  # on the page read (a window is the read page's own)
         if verdict.status == "mismatch":
             flag = plan_flag(verdict, retrieval, step)

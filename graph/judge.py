@@ -337,24 +337,32 @@ def settle(judged: list[Verdict]) -> list[Verdict]:
     return [replace(v, status="held") if v.status == "mismatch" and v.key in holding else v for v in judged]
 
 
-def seen_before(gate: Gate, state: dict[str, Any] | None, history: list[dict[str, Any]] | None) -> bool:
-    """The gate names a control of a page visited before this one (another URL): a page under a list (a record's
-    own page) has no such control, so the gate is judged where its control is, not said "unresolved" here."""
+def held_before(gate: Gate, gates: list[Gate], state: dict[str, Any] | None,
+                history: list[dict[str, Any]] | None) -> bool:
+    """The latest page visited before this one (another URL) that names the gate's control held it (the set's
+    gates of one control as alternatives): a record's page under a list never has the list's controls, so a gate
+    held there is not said "unresolved" on each record's page."""
     url = (state or {}).get("url")
-    return any(s.get("url") != url and judge(gate, s).grounded for s in history or [])
+    for seen in reversed(history or []):
+        if seen is state or seen.get("url") == url:
+            continue
+        verdict = next(v for v in settle(verdicts(gates, seen)) if v.gate == gate)
+        if verdict.grounded:
+            return verdict.status in ("held", "clamped")
+    return False
 
 
 def grounding_lines(gates: list[Gate], state: dict[str, Any] | None,
                     history: list[dict[str, Any]] | None = None) -> list[str]:
     """What the turn shows of the grounding: each plan gate, the control it grounds on, the value it needs and
     whether it is held. Said only on a page where some gate grounds (a record's own page holds none); a gate
-    naming no control here whose control a page visited before had is left out (its page judged it)."""
+    naming no control here that the latest page naming it held is left out (its page judged it)."""
     judged = verdicts(gates, state)
     if not any(v.grounded for v in judged):
         return []
     lines = []
     for v in judged:
-        if not v.grounded and not v.candidates and seen_before(v.gate, state, history):
+        if not v.grounded and not v.candidates and held_before(v.gate, gates, state, history):
             continue
         head = f"{v.gate.kind} {v.gate.name} = {v.gate.target}"
         if v.status == "unresolved":
