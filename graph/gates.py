@@ -18,7 +18,6 @@ from urllib.parse import urlsplit
 from graph.judge import (
     Verdict,
     gate_sets,
-    gates_for,
     held_before,
     phase_names,
     settle,
@@ -43,11 +42,6 @@ def state_snapshot(retrieval: RetrievalState | None) -> dict[str, dict[str, Any]
             entry["clamped"] = dict(value["clamped"])
         snapshot[key] = entry
     return snapshot
-
-
-def read_gates(plan: Plan | None, into: str) -> list[Gate]:
-    """The gates a read into table `into` must satisfy: the plan's, plus its phase's for a phased plan."""
-    return gates_for(plan, into, required=True)
 
 
 @dataclass

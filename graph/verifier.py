@@ -42,6 +42,8 @@ def check_gates(plan: Plan | None, rows: list[EvidenceRow], notes: list[str] | N
     if plan is None:
         return failures
     judged_rows = [r for r in rows if r["provenance"]["state"] is not None]
+    if not judged_rows:
+        return failures
     gates = [g for g in plan.gates if g.required and g.kind in STATE_GATES]
     # gates naming one control are alternatives on each row (graph.judge.settle)
     per_row = [settle([judge(g, with_shapes(r["provenance"]["state"] or {}, shapes or {})) for g in gates])
@@ -252,7 +254,8 @@ def check_input_gates(plan: Plan | None, tables: dict[str, Any], inputs: list[st
 def _held_under(options: list[tuple[Any, list[Gate]]], row: EvidenceRow, shapes: dict[str, dict[str, Any]]) -> int:
     """The gate set (of the phases writing one table) a row's snapshot holds; else the one it misses least."""
     state = with_shapes(row["provenance"]["state"] or {}, shapes)
-    misses = [sum(v.status == "mismatch" for v in settle([judge(g, state) for g in gates if g.kind in STATE_GATES])) for _, gates in options]
+    misses = [sum(v.status == "mismatch" for v in settle([judge(g, state) for g in gates if g.kind in STATE_GATES]))
+              for _, gates in options]
     return misses.index(min(misses))
 
 
