@@ -63,13 +63,15 @@ class Prompts:
         listings = state.get("listings") or []
         phases = [(p, phase_progress(p, tables, listings)) for p in plan.phases] if plan else []
         reports = state.get("reports") or []
-        grounding = grounding_lines(distinct_gates(gates_for(plan, current_phase(plan, tables))), retrieval)
+        in_force = distinct_gates(gates_for(plan, current_phase(plan, tables)))
+        grounding = grounding_lines(in_force, retrieval, state.get("history") or [])
+        every_gate_grounded = bool(grounding) and len(grounding) == len(in_force)  # a line per gate, none left out
         parts = turn_cut(cut, plan=plan, state_values=state_values, not_in_plan=not_in_plan, tables=tables,
                          last_rows=[[r["values"].get(c, "") for c in columns] for r in rows[-LAST_ROWS_SHOWN:]])
         return self.env.get_template("actor_turn.md").render(
             task=state["task"], columns=columns, plan=parts["plan"], retrieval=retrieval,
             pending_gates=pending_gates(plan, retrieval, state.get("history") or [], ambiguous_only=bool(grounding)),
-            grounding=grounding,
+            grounding=grounding, every_gate_grounded=every_gate_grounded,
             retrieval_url=_retrieval_url(retrieval, state.get("observation")),
             state_values=parts["state_values"], not_in_plan=parts["not_in_plan"],
             drift_flags=state.get("drift_flags") or [], repair_goal=state.get("repair_goal"),
