@@ -15,7 +15,7 @@ from browser.interface import Browser
 from browser.trace import Redactor
 from graph.render import Prompts
 from graph.settings import Budgets, ModelConfig
-from graph.toolset import plan_tool, tool_schemas
+from graph.toolset import plan_tool
 from tasks.spec import OutputSpec
 
 
@@ -37,8 +37,12 @@ class StepLog:
                 fh.write(json.dumps(event, default=str) + "\n")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Deps:
+    """Fixed for a run: `build_graph` gives its nodes a copy with `ablated` set (`dataclasses.replace`), never
+    changes the one it is given. A frozen object rather than LangGraph's `Runtime` context: the nodes are
+    closures made once per graph, so the context would only move the same fields behind `runtime.context`."""
+
     browser: Browser
     model: BaseChatModel
     model_config: ModelConfig
@@ -52,6 +56,7 @@ class Deps:
     clock: Callable[[], float] = time.time
     ablated: frozenset[str] = frozenset()  # nodes switched off: their prompt parts and tools go too (build_graph)
 
+    planner_model: Any = field(init=False, repr=False, compare=False)  # the model bound to the plan tool
+
     def __post_init__(self) -> None:
-        self.actor_model = self.model.bind_tools(tool_schemas(search=self.search_enabled))
-        self.planner_model = self.model.bind_tools([plan_tool()], tool_choice="Plan")
+        object.__setattr__(self, "planner_model", self.model.bind_tools([plan_tool()], tool_choice="Plan"))
