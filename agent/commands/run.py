@@ -1,5 +1,8 @@
 """`sgr run`: one task, one model, one agent variant; writes the answer, its score and the full trace.
 
+It is a one-cell bench: the cell runs on the bench runner's slot (agent/runner/local.py), with its hard limit
+beyond the agent's wall budget and its retry of infrastructure errors (`run:` of --config, else the defaults).
+
 For the offline suite the local sites are started on a free loopback port first. The run folder gets
 `answer.txt`, `score.json` (shared evaluator), `outcome.json`, `steps.jsonl`, `retrieval_state.json`,
 the browser trace, `checkpoints.sqlite` and `fingerprint.json` (the code that made it): rerunning the same
@@ -15,10 +18,11 @@ import contextlib
 import difflib
 import json
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from urllib.parse import urlsplit
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -40,7 +44,6 @@ from agent.outcome import TaskOutcome
 from agent.rundir.manifest import SINGLE_RUN_FINGERPRINT, MixedCodeError, check_single_run_code
 from agent.rundir.paths import UnsafePath, run_path
 from agent.runner.bench import RunFolderBusy, run_lock
-from agent.runner.local import CANCEL_GRACE_SECONDS, CLOSE_TIMEOUT_SECONDS
 from agent.webenv.sites import DEFAULT_RELEASE
 
 _TASK = typer.Option(..., "--task", help="Task id, e.g. offline_vulns_001 or offline_vulns_001-g.")
@@ -147,24 +150,32 @@ def _webenv_mapping(bench: BenchConfig | None, pairs: list[str]) -> tuple[dict[s
     return mapping or None, datasets[0].webenv_release if datasets else DEFAULT_RELEASE
 
 
-def _origin(url: str | None) -> list[str]:
-    if not url:
-        return []
-    parts = urlsplit(url)
-    return [f"{parts.scheme}://{parts.netloc}"]
+@dataclass(frozen=True)
+class _TaskRoutes:
+    """The one task's environment routes, as the cell attempt asks for them (`routes_for(task)`)."""
+
+    routes: Any
+
+    def routes_for(self, task: Any) -> Any:
+        return self.routes
 
 
 async def run_one(*, task_id: str, source: str, model: ModelConfig, variant: AgentVariant, protocol: ProtocolConfig,
                   agent: AgentConfig, out_dir: Path, webenv: dict[str, str] | None = None,
-                  webenv_release: str = DEFAULT_RELEASE, hard_limit: float | None = None) -> tuple[TaskOutcome, dict]:
-    """`hard_limit`: the runner's stop beyond the agent's wall budget (as `sgr bench` has, agent/runner/local.py)."""
+                  webenv_release: str = DEFAULT_RELEASE, run: RunConfig | None = None,
+                  on_retry: Callable[[str], None] | None = None) -> tuple[TaskOutcome, dict]:
+    """One cell, run as `sgr bench` runs each (agent/runner/local.py): the hard limit beyond the agent's wall
+    budget (`run.hard_timeout_margin_seconds`) and infrastructure errors retried (`run.retries`), in `out_dir`
+    itself (no staging folder: its checkpoint restarts an interrupted thread). `on_retry` hears each retry."""
     from agent.models.local_server import serving
     from agent.models.play_server import playing
+    from agent.rundir.cells import CellKey, cell_task_id
     from agent.runner.bench import score_cell
+    from agent.runner.local import Cell, LocalSlot, chromium_worker_factory, run_attempts
     from agent.solve import solve_task
-    from browser.session import ChromiumWorker
     from tasks.loaders import load_tasks
 
+    run = run or RunConfig()
     with _suite_origin(source == "offline") as origin, serving(model, log_path=out_dir / "llama_server.log") as model, \
             playing(model, out_dir) as model:
         tasks = load_tasks(source, task_ids=[task_id], origin=origin)
@@ -176,40 +187,24 @@ async def run_one(*, task_id: str, source: str, model: ModelConfig, variant: Age
             site, status = routes_for_task(webenv, webenv_release, task)
             routes = site.routes
             (out_dir / "webenv.json").write_text(json.dumps(status.as_json(), indent=2), encoding="utf-8")
-        worker = ChromiumWorker(token_budget=agent.token_budget_per_observation)
+        config = BenchConfig(models=[model], protocol=protocol, agent=agent, run=run)
+        allowed = sorted(set(protocol.allowed_origins + ([origin] if origin else [])))
+        slot = LocalSlot(config, out_dir, allowed, solve=solve_task, worker_factory=chromium_worker_factory(config),
+                         webenv=_TaskRoutes(routes) if routes else None,
+                         checkpoint_db=lambda _key: out_dir / "checkpoints.sqlite")
+        cell = Cell(CellKey(model.name, variant.name, cell_task_id(task)), task, model, variant)
         try:
-            origins = sorted(set(protocol.allowed_origins + _origin(task.start_url) + ([origin] if origin else [])
-                                 + (list(routes.pairs) if routes else [])))
-            async with worker.task_browser(str(out_dir), origins, trace=agent.trace,
-                                           screenshots=agent.screenshots, routes=routes) as browser:
-                solving = asyncio.create_task(solve_task(
-                    task, browser=browser, model=model, variant=variant, protocol=protocol, out_dir=out_dir,
-                    checkpoint_db=out_dir / "checkpoints.sqlite", token_budget=agent.token_budget_per_observation))
-                outcome = await _within(solving, hard_limit, task_id, model, variant, out_dir, protocol)
+            last = await run_attempts(cell, slot, lambda: out_dir, run)
         finally:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(worker.close(), CLOSE_TIMEOUT_SECONDS)
+            await slot.close()
+    for attempt in last.retried:
+        if on_retry:
+            on_retry(f"attempt {attempt.number} ended in an infrastructure error, retried: {attempt.error}")
+    outcome = last.outcome
     _, score = score_cell(task, outcome.answer, failure=outcome.failure())
     (out_dir / "score.json").write_text(json.dumps(score, indent=2, default=str), encoding="utf-8")
     (out_dir / "outcome.json").write_text(outcome.model_dump_json(indent=2), encoding="utf-8")
     return outcome, score
-
-
-async def _within(solving: asyncio.Task, hard_limit: float | None, task_id: str, model: ModelConfig,
-                  variant: AgentVariant, out_dir: Path, protocol: ProtocolConfig) -> TaskOutcome:
-    """The solver's outcome, or after `hard_limit` seconds the solver cancelled and a timeout outcome (the bench
-    runner's hard stop, for one run)."""
-    done, _ = await asyncio.wait({solving}, timeout=hard_limit)
-    if solving in done:
-        return solving.result()
-    solving.cancel()
-    await asyncio.wait({solving}, timeout=CANCEL_GRACE_SECONDS)
-    partial = out_dir / "answer.txt"
-    return TaskOutcome(task_id=task_id, model=model.name, variant=variant.name, ablated=list(variant.ablate),
-                       answer=partial.read_text(encoding="utf-8") if partial.is_file() else "",
-                       stop_reason="wall_time", error_kind="timeout",
-                       error=f"cancelled by the runner after {hard_limit:.0f} s (agent wall budget "
-                             f"{protocol.budgets.wall_seconds:.0f} s)")
 
 
 def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASKS, model: str | None = _MODEL,
@@ -265,10 +260,10 @@ def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASK
         if earlier and not fresh:
             console.print(f"[bold yellow]{escape(earlier)}[/]", highlight=False)
         try:
-            outcome, score = asyncio.run(run_one(task_id=task, source=tasks or "offline", model=chosen, variant=variant,
-                                                 protocol=protocol, agent=agent, out_dir=out_dir, webenv=mapping,
-                                                 webenv_release=release, hard_limit=protocol.budgets.wall_seconds
-                                                 + (bench.run if bench else RunConfig()).hard_timeout_margin_seconds))
+            outcome, score = asyncio.run(run_one(
+                task_id=task, source=tasks or "offline", model=chosen, variant=variant, protocol=protocol, agent=agent,
+                out_dir=out_dir, webenv=mapping, webenv_release=release, run=bench.run if bench else RunConfig(),
+                on_retry=lambda line: console.print(f"[bold yellow]{escape(line)}[/]", highlight=False)))
         except TaskSkipped as exc:  # the task's site has no environment: a listed skip, not a failure
             console.print(str(exc), highlight=False)
             if {p.name for p in out_dir.iterdir()} <= {SINGLE_RUN_FINGERPRINT, "run.lock"}:  # nothing ran: no folder

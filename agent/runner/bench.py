@@ -68,6 +68,7 @@ from agent.runner.local import (
     WorkerFactory,
     chromium_worker_factory,
     describe_error,
+    run_attempts,
 )
 from agent.runner.progress import BenchProgress
 from agent.runner.tasks import load_bench_tasks
@@ -194,19 +195,8 @@ class BenchRunner:
 
     async def run_cell(self, cell: Cell, slot: Slot) -> CellRecord:
         started_at = now_iso()
-        attempts: list[Attempt] = []
-        for number in range(1, self.config.run.retries + 2):
-            staging = fresh_staging_dir(self.run_dir, cell.key)
-            t0 = time.monotonic()
-            outcome, timed_out = await slot.attempt(cell, staging)
-            outcome.wall_seconds = outcome.wall_seconds or round(time.monotonic() - t0, 3)
-            retryable = outcome.error_kind == "infra" and number <= self.config.run.retries
-            if not retryable:
-                return self._finish(cell, staging, outcome, attempts, timed_out, started_at)
-            attempts.append(Attempt(number=number, error=outcome.error or "", error_kind="infra",
-                                    seconds=round(time.monotonic() - t0, 3)))
-            await asyncio.sleep(self.config.run.retry_backoff_seconds * 2 ** (number - 1))
-        raise AssertionError("unreachable: the last attempt always finishes the cell")
+        last = await run_attempts(cell, slot, lambda: fresh_staging_dir(self.run_dir, cell.key), self.config.run)
+        return self._finish(cell, last.staging, last.outcome, last.retried, last.timed_out, started_at)
 
     def _finish(self, cell: Cell, staging: Path, outcome: TaskOutcome, attempts: list[Attempt],
                 timed_out: bool, started_at: str) -> CellRecord:
