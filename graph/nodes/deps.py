@@ -2,39 +2,19 @@
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
 from browser.interface import Browser
-from browser.trace import Redactor
+from graph.events import StepLog
 from graph.render import Prompts
 from graph.settings import Budgets, ModelConfig
 from graph.toolset import plan_tool
 from tasks.spec import OutputSpec
-
-
-class StepLog:
-    """steps.jsonl, appended and flushed per event so an interrupted run keeps its trace. The browser's
-    tracer writes its action lines to the same file (they have no `node`), giving one timeline; both redact
-    secrets with the same `Redactor`."""
-
-    def __init__(self, path: Path | None = None):
-        self.path = path
-        self.events: list[dict[str, Any]] = []
-        self.redactor = Redactor.from_environment()
-
-    def write(self, event: dict[str, Any]) -> None:
-        event = self.redactor.json({"t": round(time.time(), 3), **event})
-        self.events.append(event)
-        if self.path is not None:
-            with open(self.path, "a", encoding="utf-8") as fh:
-                fh.write(json.dumps(event, default=str) + "\n")
 
 
 @dataclass(frozen=True)
