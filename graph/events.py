@@ -256,7 +256,8 @@ def checked(event: dict[str, Any]) -> StepEvent:
 
 def _first_error(exc: ValidationError) -> str:
     error = exc.errors()[0]
-    return f"{'.'.join(str(p) for p in error['loc'])}: {error['msg']}"
+    loc = error["loc"][1:] if error["loc"] and error["loc"][0] in _BY_KIND else error["loc"]  # the tag: said already
+    return f"{'.'.join(str(p) for p in loc)}: {error['msg']}"
 
 
 def parse_line(line: str) -> StepEvent:
