@@ -51,8 +51,9 @@ def test_sgr_run_offline_task_with_an_ablation(tmp_path: Path):
     assert score["exact_match"] is True
     assert outcome["variant"] == "no-verifier" and "verifier" not in outcome["nodes_run"]
     assert (run_dir / "answer.txt").read_text() in result.output
-    for name in ("steps.jsonl", "retrieval_state.json", "checkpoints.sqlite"):
+    for name in ("steps.jsonl", "retrieval_state.json"):
         assert (run_dir / name).is_file()
+    assert not (run_dir / "checkpoints.sqlite").exists()  # the outcome stands: nothing resumes a finished run
     assert json.loads((run_dir / "retrieval_state.json").read_text())["final"]["url"].startswith("http://127.0.0.1:")
 
     browsed = (run_dir / "steps.jsonl").read_text().count('"node": "executor"')
@@ -60,6 +61,7 @@ def test_sgr_run_offline_task_with_an_ablation(tmp_path: Path):
                                      "--out", str(tmp_path)])
     assert again.exit_code == 0 and (run_dir / "answer.txt").read_text() in again.output
     assert (run_dir / "steps.jsonl").read_text().count('"node": "executor"') == browsed  # finished: re-reported
+    assert "re-reporting it, nothing runs again" in again.output
 
 
 @pytest.mark.slow

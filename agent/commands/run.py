@@ -5,10 +5,11 @@ beyond the agent's wall budget and its retry of infrastructure errors (`run:` of
 
 For the offline suite the local sites are started on a free loopback port first. The run folder gets
 `answer.txt`, `score.json` (shared evaluator), `outcome.json`, `steps.jsonl`, `retrieval_state.json`,
-the browser trace, `checkpoints.sqlite` and `fingerprint.json` (the code that made it): rerunning the same
-command restarts an interrupted run from a clean slate (recorded in `outcome.json`, see agent/rundir/checkpoints.py)
-and re-reports a finished one, unless the code changed (then `--fresh` starts over, `--allow-mixed` goes on
-and records it). The folder's path is built from safe names and checked first (agent/rundir/paths.py).
+the browser trace and `fingerprint.json` (the code that made it), and while it runs `checkpoints.sqlite`:
+rerunning the same command restarts an interrupted run from a clean slate (recorded in `outcome.json`, see
+agent/rundir/checkpoints.py), runs again one that ended in an infrastructure error, and re-reports a finished
+one from its `outcome.json` and `score.json` (its checkpoint is deleted once the outcome stands), unless the
+code changed (then `--fresh` starts over, `--allow-mixed` goes on and records it). The folder's path is built from safe names and checked first (agent/rundir/paths.py).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from agent.config import (
 )
 from agent.models.local_server import LocalModelError
 from agent.outcome import TaskOutcome
+from agent.rundir.checkpoints import prune
 from agent.rundir.manifest import SINGLE_RUN_FINGERPRINT, MixedCodeError, check_single_run_code
 from agent.rundir.paths import UnsafePath, run_path
 from agent.runner.bench import RunFolderBusy, run_lock
@@ -204,6 +206,8 @@ async def run_one(*, task_id: str, source: str, model: ModelConfig, variant: Age
     _, score = score_cell(task, outcome.answer, failure=outcome.failure())
     (out_dir / "score.json").write_text(json.dumps(score, indent=2, default=str), encoding="utf-8")
     (out_dir / "outcome.json").write_text(outcome.model_dump_json(indent=2), encoding="utf-8")
+    if outcome.error_kind != "infra":  # the outcome stands: nothing resumes this run (an infra error runs again)
+        prune(out_dir / "checkpoints.sqlite")
     return outcome, score
 
 
@@ -260,7 +264,12 @@ def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASK
         if earlier and not fresh:
             console.print(f"[bold yellow]{escape(earlier)}[/]", highlight=False)
         try:
-            outcome, score = asyncio.run(run_one(
+            finished = _finished(out_dir)
+        except ValueError as exc:
+            console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+            raise typer.Exit(2) from exc
+        try:
+            outcome, score = finished or asyncio.run(run_one(
                 task_id=task, source=tasks or "offline", model=chosen, variant=variant, protocol=protocol, agent=agent,
                 out_dir=out_dir, webenv=mapping, webenv_release=release, run=bench.run if bench else RunConfig(),
                 on_retry=lambda line: console.print(f"[bold yellow]{escape(line)}[/]", highlight=False)))
@@ -296,9 +305,28 @@ def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASK
             raise typer.Exit(1)
 
 
+def _finished(out_dir: Path) -> tuple[TaskOutcome, dict] | None:
+    """The outcome and score of a finished run, re-reported as they are (its checkpoint is gone: agent/README.md);
+    None when there is none, or when it ended in an infrastructure error (that run goes again, as a bench's
+    retry would). Raises ValueError, one line, for an outcome.json that is not one."""
+    done, scored = out_dir / "outcome.json", out_dir / "score.json"
+    if not (done.is_file() and scored.is_file()):
+        return None
+    try:
+        outcome = TaskOutcome.model_validate_json(done.read_text(encoding="utf-8"))
+        score = json.loads(scored.read_text(encoding="utf-8"))
+    except (ValueError, OSError) as exc:
+        raise ValueError(f"{out_dir}: the earlier run's outcome.json or score.json cannot be read "
+                         f"({type(exc).__name__}); --fresh runs the task again") from exc
+    return None if outcome.error_kind == "infra" else (outcome, score)
+
+
 def _earlier_run(out_dir: Path) -> str | None:
     """Said before a rerun, so an old result is never re-reported as if it had just been made."""
     done = out_dir / "outcome.json"
+    with contextlib.suppress(ValueError, OSError):
+        if TaskOutcome.model_validate_json(done.read_text(encoding="utf-8")).error_kind == "infra":
+            return f"{out_dir} holds a run of this task that ended in an infrastructure error: it runs again"
     if done.is_file():
         when = datetime.fromtimestamp(done.stat().st_mtime, UTC).strftime("%Y-%m-%d %H:%M UTC")
         return (f"{out_dir} holds a finished run of this task ({when}): re-reporting it, nothing runs again; "

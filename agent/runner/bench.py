@@ -42,6 +42,7 @@ from agent.rundir.cells import (
     is_finished,
     slug,
 )
+from agent.rundir.checkpoints import prune
 from agent.rundir.manifest import (
     MANIFEST_FILE,
     MIXED_CODE_HINT,
@@ -66,6 +67,7 @@ from agent.runner.local import (
     Slot,
     SolveFn,
     WorkerFactory,
+    checkpoint_path,
     chromium_worker_factory,
     describe_error,
     run_attempts,
@@ -228,6 +230,7 @@ class BenchRunner:
         _fsync_tree(staging)
         write_json_atomic(staging / "cell.json", record.model_dump(mode="json"))
         replace_dir_atomic(staging, cell_dir(self.run_dir, cell.key))
+        prune(checkpoint_path(self.run_dir, cell.key))  # a finished cell never runs again: its cell.json stands
         return record
 
 
