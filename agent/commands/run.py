@@ -9,7 +9,8 @@ the browser trace and `fingerprint.json` (the code that made it), and while it r
 rerunning the same command restarts an interrupted run from a clean slate (recorded in `outcome.json`, see
 agent/rundir/checkpoints.py), runs again one that ended in an infrastructure error, and re-reports a finished
 one from its `outcome.json` and `score.json` (its checkpoint is deleted once the outcome stands), unless the
-code changed (then `--fresh` starts over, `--allow-mixed` goes on and records it). The folder's path is built from safe names and checked first (agent/rundir/paths.py).
+code changed (then `--fresh` starts over, `--allow-mixed` goes on and records it). The folder's path is built
+from safe names and checked first (agent/rundir/paths.py).
 """
 
 from __future__ import annotations
@@ -175,6 +176,7 @@ async def run_one(*, task_id: str, source: str, model: ModelConfig, variant: Age
     from agent.runner.bench import score_cell
     from agent.runner.local import Cell, LocalSlot, chromium_worker_factory, run_attempts
     from agent.solve import solve_task
+    from browser.trace import Redactor
     from tasks.loaders import load_tasks
 
     run = run or RunConfig()
@@ -202,7 +204,8 @@ async def run_one(*, task_id: str, source: str, model: ModelConfig, variant: Age
     for attempt in last.retried:
         if on_retry:
             on_retry(f"attempt {attempt.number} ended in an infrastructure error, retried: {attempt.error}")
-    outcome = last.outcome
+    # the runner's own error texts (an exception, a timeout) are redacted as the solver's are
+    outcome = TaskOutcome.model_validate(Redactor.from_environment().json(last.outcome.model_dump(mode="json")))
     _, score = score_cell(task, outcome.answer, failure=outcome.failure())
     (out_dir / "score.json").write_text(json.dumps(score, indent=2, default=str), encoding="utf-8")
     (out_dir / "outcome.json").write_text(outcome.model_dump_json(indent=2), encoding="utf-8")
