@@ -80,7 +80,8 @@ class PlannerEvent(_NodeEvent, _Spent):
 
 class ActorEvent(_NodeEvent, _Spent):
     """One of: a tool call (`tool`, `args`), an invalid reply (`invalid`), a failed model call (`error`, `kind`),
-    a reply cut to its caps (`reply_cut`), a stop (`stop`: a budget before the step, or a repeated failure)."""
+    a reply cut to its caps (`reply_cut`), a stop (`stop`: a budget before the step, or a repeated failure), the
+    tables' rows judged again under a revised plan (`rejudged`)."""
 
     KIND: ClassVar[str] = "actor"
     node: Literal["actor"] = "actor"
@@ -99,6 +100,7 @@ class ActorEvent(_NodeEvent, _Spent):
     kind: str | None = None  # a failed model call's cause: config | infra
     reply_cut: list[str] | None = None
     stop: str | None = None
+    rejudged: dict[str, int] | None = None  # after revise_plan: per table, its rows flagged once read again
 
     @property
     def is_call(self) -> bool:
