@@ -24,7 +24,7 @@ def _read(pages: int | None, covered: list[int], step: int = 3) -> ReadRecord:
 
 def _workspace(*, state=None, drift=(), read=None, detail_ids=("a", "b")):
     listed = [{"id": "a"}, {"id": "b"}]
-    tables = {"items": append_rows(None, "items", ["id"], _rows(listed, state=state or {"agency": "EPA"},
+    tables = {"items": append_rows(None, "items", ["id"], _rows(listed, state=state or {"agency": {"label": "Agency", "value": "EPA"}},
                                                                  drift=drift), read or _read(1, [1]), 3)}
     details = [{"id": i, "size": "1,200"} for i in detail_ids]
     tables["sizes"] = append_rows(None, "sizes", ["id", "size"],
@@ -56,7 +56,7 @@ def test_drift_in_an_input_table_is_caught_by_name():
 
 
 def test_a_table_read_in_another_state_than_its_phase():
-    report = _verify(_workspace(state={"agency": "FDA"}))
+    report = _verify(_workspace(state={"agency": {"label": "Agency", "value": "FDA"}}))
     assert [f["check"] for f in report["failures"]] == ["gate"]
     assert "table items" in report["repair_goal"] and "'EPA'" in report["repair_goal"]
 
@@ -76,7 +76,7 @@ def test_a_listed_detail_page_not_read():
 
 def test_without_phases_the_plan_gates_apply_and_ablated_provenance_skips_them():
     plan = Plan(gates=[PLAN.phases[0].gate_list()[0]])
-    assert not _verify(_workspace(state={"agency": "FDA"}), plan)["ok"]
+    assert not _verify(_workspace(state={"agency": {"label": "Agency", "value": "FDA"}}), plan)["ok"]
     tables = _workspace()
     for row in tables["items"]["rows"]:
         row["_state"] = None  # provenance ablated: no state to check, no crash

@@ -29,8 +29,8 @@ OBSERVATION = {
 
 def actor_with(fake: FakeOpenAIServer, ablated: frozenset[str] = frozenset(), **model: object):
     config: ModelConfig = fake.model_config(**model)
-    deps = Deps(browser=None, model=make_chat_model(config, "t"), model_config=config, spec=TASK.output_spec)
-    deps.ablated = ablated
+    deps = Deps(browser=None, model=make_chat_model(config, "t"), model_config=config, spec=TASK.output_spec,
+                ablated=ablated)
     return make_actor(deps)
 
 
