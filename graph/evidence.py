@@ -22,7 +22,6 @@ from graph.workspace import (
     cell_text,
     check_name,
     derived_table,
-    evidence_rows,
     new_table,
     run_query,
     schemas,
@@ -116,24 +115,23 @@ def extract_into(args: ExtractRows, ctx: ReadContext, *, schema: tuple[str, ...]
     if into == ANSWER:
         return Written(_with_notes("\n".join([f"extracted {len(rows)} row(s){empty}", *echo]), check), rows, {},
                        record, check.mismatches)
-    stored = evidence_rows(rows) if rows else [empty_read_row(columns, extraction.shared, record, ctx, check)]
+    stored = rows or [empty_read_row(columns, extraction.shared, record, ctx, check)]
     table = append_rows(tables.get(into), into, list(columns), stored, record, ctx.step)
     message = "\n".join([f"extracted {len(rows)} row(s) into {into}{empty} ({len(table['rows'])} now)", *echo])
     return Written(_with_notes(message, check), [], {into: table}, record, check.mismatches)
 
 
 def empty_read_row(columns: tuple[str, ...], shared: dict[str, str | None], record: ReadRecord,
-                   ctx: ReadContext, check: ReadCheck | None = None) -> dict[str, Any]:
+                   ctx: ReadContext, check: ReadCheck | None = None) -> EvidenceRow:
     """The one row an empty read leaves in its table, so SQL tells "read, none" (a row with `_empty` true: its
     url:/fact:/re: columns filled, the others NULL) from "never read" (no row at all)."""
     url = record.get("url") or ctx.observation.get("url", "")
-    row = EvidenceRow(values={c: shared.get(c) for c in columns}, provenance=Provenance(
+    return EvidenceRow(values={c: shared.get(c) for c in columns}, empty=True, provenance=Provenance(
         url=url, state=record.get("state") if ctx.provenance else None,
         drift=active_drift(read_drift(ctx.drift_flags, check or ReadCheck()), url) if ctx.provenance else [],
         locator="empty read",
         result_set=record["result_set"], page=record["pages_covered"][0] if record["pages_covered"] else None,
         pages=record["pages"], step=ctx.step))
-    return {**evidence_rows([row])[0], "_empty": True}
 
 
 def read_facts_row(args: ReadFacts, ctx: ReadContext, *, tables: dict[str, TableRecord],
@@ -164,7 +162,7 @@ def read_facts_row(args: ReadFacts, ctx: ReadContext, *, tables: dict[str, Table
     record = ReadRecord(step=ctx.step, result_set=result_set_key(url), pages_covered=[1], pages=None,
                         site_total=None, rows=1, filtered=True, complete=True, url=url, columns=list(values),
                         state=snapshot if ctx.provenance else None)
-    table = append_rows(tables.get(into), into, list(values), evidence_rows([row]), record, ctx.step)
+    table = append_rows(tables.get(into), into, list(values), [row], record, ctx.step)
     shown = ", ".join(f"{k}={v!r}" for k, v in values.items())
     return Written(_with_notes(f"read 1 row into {into} ({len(table['rows'])} now): {shown}", check), [],
                    {into: table}, record, check.mismatches)
@@ -176,7 +174,7 @@ def query_tables(tables: dict[str, TableRecord], answer_rows: list[EvidenceRow],
     if ANSWER in tables or not answer_rows:
         return dict(tables)
     answer = new_table(ANSWER, list(schema))
-    answer["rows"] = evidence_rows(answer_rows)
+    answer["rows"] = list(answer_rows)
     return {**tables, ANSWER: answer}
 
 
@@ -196,18 +194,21 @@ def derive(args: Derive, *, tables: dict[str, TableRecord], schema: tuple[str, .
 
 
 def discard_from(args: DiscardRows, table: TableRecord) -> tuple[TableRecord, int]:
-    """discard_rows on a workspace table (same rules as on the answer rows: where / from_step / all_rows)."""
-    def goes(row: dict[str, Any]) -> bool:
+    """discard_rows on a table: where (cell values) / from_step (an evidence row's read step) / all_rows."""
+    derived = table["derived"]
+
+    def goes(row: Any) -> bool:
         if args.all_rows:
             return True
         if args.from_step is None and not args.where:
             return False
-        if args.from_step is not None and row.get("_step") != args.from_step:
+        if args.from_step is not None and (None if derived else row["provenance"]["step"]) != args.from_step:
             return False
-        return all(cell_text(row.get(k)).casefold() == v.casefold() for k, v in args.where.items())
+        cells = row if derived else row["values"]
+        return all(cell_text(cells.get(k)).casefold() == v.casefold() for k, v in args.where.items())
 
     kept = [r for r in table["rows"] if not goes(r)]
-    steps = {r.get("_step") for r in kept}
+    steps = set() if derived else {r["provenance"]["step"] for r in kept}
     reads = [r for r in table["reads"] if r["step"] in steps]  # a read whose rows are all gone no longer counts
     return TableRecord(**{**table, "rows": kept, "reads": reads}), len(table["rows"]) - len(kept)
 

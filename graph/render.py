@@ -80,7 +80,7 @@ class Prompts:
 
 def rows_collected(rows: list[Any], tables: dict[str, Any]) -> str:
     """The live rows (discarded ones gone, a read of 0 rows not a row): the answer rows, then each table's."""
-    counts = [(name, sum(not r.get("_empty") for r in t["rows"])) for name, t in tables.items() if not t["derived"]]
+    counts = [(name, sum(not r.get("empty") for r in t["rows"])) for name, t in tables.items() if not t["derived"]]
     if not counts:
         return str(len(rows))
     return "; ".join([*([f"answer {len(rows)}"] if rows else []), *(f"{name} {n}" for name, n in counts)])

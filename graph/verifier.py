@@ -7,7 +7,6 @@ sees when agents re-answer without new evidence.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from typing import Any
 
@@ -193,27 +192,15 @@ def input_tables(tables: dict[str, Any], name: str) -> list[str]:
 def check_inputs_drift(tables: dict[str, Any], inputs: list[str]) -> list[Failure]:
     failures: list[Failure] = []
     for name in inputs:
-        drifted = [r for r in tables[name]["rows"] if r.get("_drift")]
+        drifted = [r for r in tables[name]["rows"] if r["provenance"]["drift"]]
         if drifted:
-            flags = sorted({f for r in drifted for f in str(r["_drift"]).split(",") if f})
-            steps = sorted({r.get("_step") for r in drifted if r.get("_step") is not None})
+            flags = sorted({f for r in drifted for f in r["provenance"]["drift"]})
+            steps = _steps(drifted)
             failures.append(Failure(check="drift", message=(
                 f"table {name}: {len(drifted)} row(s) were read while drift was active ({', '.join(flags)}) at "
                 f"step(s) {steps}: restore the gates, discard_rows (table={name!r}) those rows, read them again "
                 "and derive again")))
     return failures
-
-
-def _rows_as_evidence(table: dict[str, Any]) -> list[EvidenceRow]:
-    """Workspace rows seen as evidence rows (state snapshot back from `_state`), for the row-level checks."""
-    rows: list[EvidenceRow] = []
-    for row in table["rows"]:
-        state = json.loads(row["_state"]) if row.get("_state") else None
-        rows.append(EvidenceRow(values={c: str(row.get(c) or "") for c in table["columns"]}, provenance=Provenance(
-            url=row.get("_url") or "", state=state, drift=[f for f in str(row.get("_drift") or "").split(",") if f],
-            locator=row.get("_locator") or "", result_set="", page=row.get("_page"), pages=row.get("_pages"),
-            step=row.get("_step") or 0)))
-    return rows
 
 
 def check_input_gates(plan: Plan | None, tables: dict[str, Any], inputs: list[str],
@@ -228,7 +215,7 @@ def check_input_gates(plan: Plan | None, tables: dict[str, Any], inputs: list[st
             continue
         gated = Plan(gates=gates_for(plan, name))
         table_notes: list[str] = []
-        rows = [r for r in _rows_as_evidence(tables[name]) if r["provenance"]["state"]]
+        rows = [r for r in tables[name]["rows"] if r["provenance"]["state"]]
         for failure in check_gates(gated, rows, table_notes, shapes):
             if failure["check"] == "gate":
                 failures.append(Failure(check="gate", message=f"table {name}: {failure['message']} "
@@ -295,7 +282,7 @@ def verify_derived(*, plan: Plan | None, tables: dict[str, Any], columns: tuple[
     checked = evidence_tables(plan, tables)
     failures: list[Failure] = []
     notes: list[str] = []
-    read_none = [n for n in inputs if any(r.get("_empty") for r in tables[n]["rows"])]
+    read_none = [n for n in inputs if any(r.get("empty") for r in tables[n]["rows"])]
     if not answer["rows"] and not read_none:
         failures.append(Failure(check="schema", message=(
             f"the derived answer has no rows: check the inputs ({answer['inputs']}) and the SQL")))

@@ -10,7 +10,7 @@ from graph.render import pending_gates, rows_collected, split_state_values
 from graph.state import EvidenceRow, Gate, Listing, Phase, Plan, Provenance, ReadRecord
 from graph.tools import Derive
 from graph.verifier import verify_derived
-from graph.workspace import append_rows, evidence_rows
+from graph.workspace import append_rows
 
 LIST = "http://s/catalogue"
 SPECIES = {"A-1": ("Alpha major", "Beta major"), "A-2": ("Gamma minor", "Gamma minor"),
@@ -46,11 +46,11 @@ def _workspace(opened: list[str], sql: str = KEEP_SQL) -> tuple[dict, list[Listi
     read = ReadRecord(step=3, result_set="/catalogue", pages_covered=[1], pages=1, site_total=None, rows=4,
                       filtered=False, complete=True)
     catalogue = [_row({"id": i, "catalogued": a, "current": c}, LIST, 3) for i, (a, c) in SPECIES.items()]
-    tables = {"catalogue": append_rows(None, "catalogue", ["id", "catalogued", "current"], evidence_rows(catalogue),
+    tables = {"catalogue": append_rows(None, "catalogue", ["id", "catalogued", "current"], catalogue,
                                        read, 3)}
     pages = [_row({"species": SPECIES[i][1], "status": "holotype"}, f"http://s/sp/{i}?tab=types", 5 + n)
              for n, i in enumerate(opened)]
-    tables["pages"] = append_rows(None, "pages", ["species", "status"], evidence_rows(pages), None, 5)
+    tables["pages"] = append_rows(None, "pages", ["species", "status"], pages, None, 5)
     tables.update(derive(Derive(sql=sql), tables=tables, schema=("species", "status"), step=9).tables)
     return tables, [listing]
 

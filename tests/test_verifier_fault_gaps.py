@@ -25,7 +25,7 @@ from graph.settings import Budgets
 from graph.state import EvidenceRow, Listing, Phase, Plan, Provenance, ReadRecord
 from graph.tools import Derive
 from graph.verifier import evidence_tables, verify, verify_derived
-from graph.workspace import append_rows, evidence_rows
+from graph.workspace import append_rows
 from tasks.loaders import load_tasks
 
 SEED = 20260521  # the seed of the suite's fault run (configs/ablation.yaml)
@@ -36,9 +36,9 @@ SEED = 20260521  # the seed of the suite's fault run (configs/ablation.yaml)
 
 def _table(tables: dict, name: str, values: list[dict[str, str]], *, pages: int | None, covered: list[int],
            url: str = "http://s/list?q=a", step: int = 3) -> None:
-    rows = evidence_rows([EvidenceRow(values=v, provenance=Provenance(
+    rows = [EvidenceRow(values=v, provenance=Provenance(
         url=url.format(**v), state={"q": {"label": "Query", "value": "a"}}, drift=[], locator="t",
-        result_set="/list?q=a", page=1, pages=pages, step=step)) for v in values])
+        result_set="/list?q=a", page=1, pages=pages, step=step)) for v in values]
     read = ReadRecord(step=step, result_set="/list?q=a", pages_covered=covered, pages=pages, site_total=None,
                       rows=len(values), filtered=False, complete=False)
     tables[name] = append_rows(tables.get(name), name, list(values[0]), rows, read, step)
