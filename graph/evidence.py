@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from graph.composer import dedupe, live_rows, order_rows, parse_order
+from graph.composer import compose, dedupe, order_rows, parse_order
 from graph.extractor import ExtractionError, active_drift, extract
 from graph.facts import FactError, source_value
 from graph.gates import ReadCheck, check_read, read_drift, state_snapshot
@@ -16,19 +16,21 @@ from graph.state import DriftFlag, EvidenceRow, Plan, Provenance, ReadRecord, Re
 from graph.tools import Derive, DiscardRows, ExtractRows, ReadFacts
 from graph.tracker import result_set_key
 from graph.workspace import (
+    ANSWER,
     TableRecord,
     WorkspaceError,
     append_rows,
     cell_text,
     check_name,
+    derived_answer,
     derived_table,
-    new_table,
+    extracted_answer,
+    read_rows,
     run_query,
     schemas,
 )
 from tasks.spec import OutputSpec
 
-ANSWER = "answer"
 ECHO_CHARS = 900  # rows a reply shows: all of them up to about 220 tokens, kept whole in the 2 newest exchanges
 DERIVED_CHARS = 1600  # a derived result shown whole up to this, else its head and tail
 
@@ -87,7 +89,7 @@ def needs_page_facts(args: ExtractRows | ReadFacts) -> bool:
 
 @dataclass
 class Written:
-    """A tool's effect: answer rows (extract_rows into "answer"), tables written, the reply to the model."""
+    """A tool's effect: the tables written (whole), the rows just read, the reply to the model."""
 
     message: str
     rows: list[EvidenceRow]
@@ -102,7 +104,10 @@ def _with_notes(message: str, check: ReadCheck) -> str:
 
 def extract_into(args: ExtractRows, ctx: ReadContext, *, schema: tuple[str, ...], tables: dict[str, TableRecord],
                  page_facts: dict[str, Any] | None, echo_chars: int = ECHO_CHARS) -> Written:
-    into = check_name(args.into) if args.into != ANSWER else ANSWER
+    into = check_name(args.into)
+    if into == ANSWER and derived_answer(tables):
+        raise WorkspaceError("the answer table was derived by SQL: extract_rows into a named table (into=...) and "
+                             "derive the answer again")
     columns = schema if into == ANSWER else tuple(check_name(c) for c in args.columns)
     check = ctx.check(into)
     extraction = extract(args, columns=columns, observation=ctx.observation, last_read=ctx.last_read,
@@ -112,13 +117,11 @@ def extract_into(args: ExtractRows, ctx: ReadContext, *, schema: tuple[str, ...]
     record = extraction.record
     empty = "" if rows else f" (read, none: {record.get('url') or 'this page'} has no matching rows)"
     echo = show_rows(list(columns), [r["values"] for r in rows], budget=echo_chars) if rows else []
-    if into == ANSWER:
-        return Written(_with_notes("\n".join([f"extracted {len(rows)} row(s){empty}", *echo]), check), rows, {},
-                       record, check.mismatches)
     stored = rows or [empty_read_row(columns, extraction.shared, record, ctx, check)]
     table = append_rows(tables.get(into), into, list(columns), stored, record, ctx.step)
-    message = "\n".join([f"extracted {len(rows)} row(s) into {into}{empty} ({len(table['rows'])} now)", *echo])
-    return Written(_with_notes(message, check), [], {into: table}, record, check.mismatches)
+    first = (f"extracted {len(rows)} row(s){empty} ({len(read_rows(table))} collected)" if into == ANSWER else
+             f"extracted {len(rows)} row(s) into {into}{empty} ({len(table['rows'])} now)")
+    return Written(_with_notes("\n".join([first, *echo]), check), rows, {into: table}, record, check.mismatches)
 
 
 def empty_read_row(columns: tuple[str, ...], shared: dict[str, str | None], record: ReadRecord,
@@ -168,16 +171,6 @@ def read_facts_row(args: ReadFacts, ctx: ReadContext, *, tables: dict[str, Table
                    {into: table}, record, check.mismatches)
 
 
-def query_tables(tables: dict[str, TableRecord], answer_rows: list[EvidenceRow],
-                 schema: tuple[str, ...]) -> dict[str, TableRecord]:
-    """The tables a query may read: the workspace plus, unless derived, the rows extracted into `answer`."""
-    if ANSWER in tables or not answer_rows:
-        return dict(tables)
-    answer = new_table(ANSWER, list(schema))
-    answer["rows"] = list(answer_rows)
-    return {**tables, ANSWER: answer}
-
-
 def derive(args: Derive, *, tables: dict[str, TableRecord], schema: tuple[str, ...], step: int) -> Written:
     into = check_name(args.into)
     result = run_query(tables, args.sql)
@@ -213,9 +206,27 @@ def discard_from(args: DiscardRows, table: TableRecord) -> tuple[TableRecord, in
     return TableRecord(**{**table, "rows": kept, "reads": reads}), len(table["rows"]) - len(kept)
 
 
-def derived_answer(tables: dict[str, TableRecord] | None) -> TableRecord | None:
-    table = (tables or {}).get(ANSWER)
-    return table if table and table["derived"] else None
+def discard(args: DiscardRows, tables: dict[str, TableRecord]) -> Written:
+    """discard_rows: the rows of one table (the answer by default) go, and the reads left with no row."""
+    table = tables.get(args.table)
+    if table is None:
+        return Written(f"no table {args.table!r}", [], {})
+    kept, _ = discard_from(args, table)
+    if table["derived"]:
+        before, after = len(table["rows"]), len(kept["rows"])
+    else:  # the rows a read of 0 rows left are not counted: they hold no values
+        before, after = len(read_rows(table)), len(read_rows(kept))
+    where = "" if args.table == ANSWER else f" of {args.table}"
+    return Written(f"discarded {before - after} row(s){where}; {after} left", [], {args.table: kept})
+
+
+def compose_answer(tables: dict[str, TableRecord] | None, spec: OutputSpec, order_by: list[str]) -> tuple[str, int]:
+    """The answer text and its row count: the `answer` table, derived (in its SQL order) or extracted."""
+    derived = derived_answer(tables)
+    if derived is not None:
+        return compose_derived(derived, spec, order_by), len(derived["rows"])
+    rows = read_rows(extracted_answer(tables))
+    return compose(rows, spec, order_by), len(rows)
 
 
 def compose_derived(table: TableRecord, spec: OutputSpec, order_by: list[str]) -> str:
@@ -236,5 +247,6 @@ def error_text(exc: Exception, tables: dict[str, TableRecord]) -> str:
     return f"{text}\nTables:\n{schemas(tables)}"
 
 
-__all__ = ["ANSWER", "ReadContext", "Written", "compose_derived", "derive", "derived_answer", "discard_from",
-           "error_text", "extract_into", "live_rows", "needs_page_facts", "query_tables", "read_facts_row"]
+__all__ = ["ANSWER", "ReadContext", "Written", "compose_answer", "compose_derived", "derive", "derived_answer",
+           "discard", "discard_from", "error_text", "extract_into", "extracted_answer", "needs_page_facts",
+           "read_facts_row"]

@@ -26,6 +26,7 @@ from graph.nodes.deps import Deps
 from graph.render import page_key, pending_gates
 from graph.state import AgentState, Plan
 from graph.toolset import tool_schemas
+from graph.workspace import workspace_tables
 
 BEFORE_FIRST_PAGE = frozenset({"goto", "web_search", "revise_plan"})
 CONTROL_TOOLS = {  # tool -> control kinds that make it useful
@@ -53,8 +54,8 @@ def _gates(state: AgentState) -> dict[str, bool]:
         read_pdf=url.lower().endswith(".pdf") or any(".pdf" in h for h in hrefs),
         download=any(marker in h for h in hrefs for marker in DOWNLOADABLE),
         extract_rows=bool(state.get("last_read") or observation.get("tables")),
-        derive=bool(state.get("tables")),
-        discard_rows=bool((state.get("rows") or state.get("tables"))
+        derive=bool(workspace_tables(state.get("tables"))),
+        discard_rows=bool(state.get("tables")
                           and (state.get("drift_flags") or state.get("repair_goal"))),
         set_url_params="?" in url or bool(observation.get("query_state")),
         read_facts=_facts_wanted(state),
@@ -71,7 +72,7 @@ def _facts_wanted(state: AgentState) -> bool:
     """read_facts (one row per page) serves chained answers: offered without a plan (nothing says the answer
     is one table), when the plan reads detail pages, phases or a derivation, or once evidence tables exist."""
     plan = state.get("plan")
-    if not plan or state.get("tables"):
+    if not plan or workspace_tables(state.get("tables")):
         return True
     return bool(plan.get("detail_pages") or plan.get("phases") or plan.get("derivation"))
 

@@ -16,13 +16,12 @@ from browser.delta import observation_text as browser_observation_text
 from browser.delta import page_key as browser_page_key
 from browser.delta import render_delta
 from browser.tokens import count_tokens, encoding
-from graph.composer import live_rows
 from graph.details import phase_progress
 from graph.judge import current_phase, gates_for, grounding_lines
 from graph.page_fence import inline_data, untrusted
 from graph.state import AgentState, Plan, TaskView
 from graph.tracker import ambiguous_gates, find_gate_value, plan_gates
-from graph.workspace import schemas
+from graph.workspace import extracted_answer, read_rows, schemas, workspace_tables
 
 DEFAULT_PROMPT_DIR = Path(__file__).resolve().parent / "prompts"
 LAST_ROWS_SHOWN = 2
@@ -55,8 +54,8 @@ class Prompts:
     def actor_turn(self, state: AgentState, *, observation_text: str, max_steps: int) -> str:
         plan = Plan.model_validate(state["plan"]) if state.get("plan") else None
         retrieval = state.get("retrieval")
-        rows = live_rows(state.get("rows") or [], state.get("discarded") or [])
         tables = state.get("tables") or {}
+        rows = read_rows(extracted_answer(tables))
         columns = state["task"]["output_spec"]["columns"]
         state_values, not_in_plan = split_state_values(plan, retrieval, state.get("history") or [])
         listings = state.get("listings") or []
@@ -70,20 +69,21 @@ class Prompts:
             state_values=state_values, not_in_plan=not_in_plan,
             drift_flags=state.get("drift_flags") or [], repair_goal=state.get("repair_goal"),
             goal_step=reports[-1]["step"] if reports else None,
-            rows_collected=rows_collected(rows, tables),
+            rows_collected=rows_collected(tables),
             last_rows=[[r["values"].get(c, "") for c in columns] for r in rows[-LAST_ROWS_SHOWN:]],
             step=state.get("step", 0), max_steps=max_steps, observation=untrusted(observation_text, self.turn_template),
-            tables=schemas(tables) if tables else "",
+            tables=schemas(workspace_tables(tables)) if workspace_tables(tables) else "",
             phases=phases, derivation=derivation_text(plan.derivation if plan else "", not any(d for _, d in phases)),
         )
 
 
-def rows_collected(rows: list[Any], tables: dict[str, Any]) -> str:
-    """The live rows (discarded ones gone, a read of 0 rows not a row): the answer rows, then each table's."""
-    counts = [(name, sum(not r.get("empty") for r in t["rows"])) for name, t in tables.items() if not t["derived"]]
+def rows_collected(tables: dict[str, Any]) -> str:
+    """The rows held (discarded ones gone, a read of 0 rows not a row): the answer's, then each table's."""
+    answer = len(read_rows(extracted_answer(tables)))
+    counts = [(name, len(read_rows(t))) for name, t in workspace_tables(tables).items() if not t["derived"]]
     if not counts:
-        return str(len(rows))
-    return "; ".join([*([f"answer {len(rows)}"] if rows else []), *(f"{name} {n}" for name, n in counts)])
+        return str(answer)
+    return "; ".join([*([f"answer {answer}"] if answer else []), *(f"{name} {n}" for name, n in counts)])
 
 
 DERIVATION_PREVIEW_TOKENS = 30

@@ -243,11 +243,8 @@ class AgentState(TypedDict, total=False):
     last_action: dict[str, Any] | None  # the browser action just run
     last_result: dict[str, Any] | None  # its ActionResult dump, without the observation
     last_read: dict[str, Any] | None  # latest read_table/download/read_pdf payload, for the extractor
-    rows: Annotated[list[EvidenceRow], operator.add]
-    discarded: Annotated[list[EvidenceRow], operator.add]
-    tables: Annotated[dict[str, Any], merge_tables]  # evidence workspace: name -> graph.workspace.TableRecord
+    tables: Annotated[dict[str, Any], merge_tables]  # the one store: name -> graph.workspace.TableRecord (`answer` too)
     navigated_at: int | None  # step at which a workspace read opened a page (the state tracker runs next)
-    reads: Annotated[list[ReadRecord], operator.add]
     listings: Annotated[list[Listing], operator.add]
     visited: Annotated[list[str], operator.add]  # every URL the browser showed, in order
     drift_flags: list[DriftFlag]  # currently active

@@ -12,8 +12,9 @@ from typing import Any
 
 from graph.details import check_details, check_input_details, stand_ins
 from graph.judge import Verdict, gates_for, judge, with_shapes
-from graph.state import EvidenceRow, Failure, Listing, Plan, Provenance, ReadRecord, VerifierReport
+from graph.state import EvidenceRow, Failure, Listing, Plan, ReadRecord, VerifierReport
 from graph.values import values_match
+from graph.workspace import TableRecord, read_rows
 
 # The verifier's choice: windows and searches are judged at the read (a window on the page read, both bounds in
 # view), and reach the verifier as the rows' `_drift`; a row's snapshot is judged here on the state gates.
@@ -72,13 +73,6 @@ def check_gates(plan: Plan | None, rows: list[EvidenceRow], notes: list[str] | N
             notes.append(f"[gate] unresolved: {gate.name}={gate.target} names no control or URL parameter of the "
                          "state any row was read in (not checked)")
     return failures
-
-
-def _empty_read_rows(reads: list[ReadRecord]) -> list[EvidenceRow]:
-    """Reads of 0 rows seen as rows (no values, their state): "read, none" must be read in the planned state."""
-    return [EvidenceRow(values={}, provenance=Provenance(
-        url=r.get("url") or "", state=r.get("state"), drift=[], locator="empty read", result_set=r["result_set"],
-        page=None, pages=r["pages"], step=r["step"])) for r in reads if r["rows"] == 0 and r.get("state") is not None]
 
 
 def check_pages(plan: Plan | None, reads: list[ReadRecord]) -> list[Failure]:
@@ -142,10 +136,14 @@ def check_schema(columns: tuple[str, ...], rows: list[EvidenceRow], extracted: b
     return []
 
 
-def verify(*, plan: Plan | None, columns: tuple[str, ...], rows: list[EvidenceRow], reads: list[ReadRecord],
+def verify(*, plan: Plan | None, columns: tuple[str, ...], tables: dict[str, TableRecord],
            step: int, listings: list[Listing] | None = None, visited: list[str] | None = None,
            shapes: dict[str, dict[str, Any]] | None = None) -> VerifierReport:
-    extracted = bool(reads)
+    """The answer as extract_rows collected it: its rows (a read of 0 rows is no row) and its reads."""
+    answer = tables.get("answer")
+    extracted = answer is not None
+    rows = read_rows(answer)
+    reads = answer["reads"] if answer else []
     # reads whose rows were all discarded (a drifted state, a wrong page) no longer speak for the answer; a read
     # of 0 rows does (page 2 of 2 read, none there), and with no rows left it is the answer's evidence (NONE)
     kept_sets = {r["provenance"]["result_set"] for r in rows}
@@ -157,7 +155,8 @@ def verify(*, plan: Plan | None, columns: tuple[str, ...], rows: list[EvidenceRo
             "every row read was discarded and nothing was read again: restore the state and extract_rows again "
             "(a page with no results is read too: extract_rows there records 0 rows)"))]
            if extracted and not rows and not reads else [])
-        + check_gates(plan, rows or _empty_read_rows(reads), notes, shapes)
+        + check_gates(plan, rows or [r for r in (answer or {"rows": []})["rows"] if r["provenance"]["state"] is not None],
+                      notes, shapes)
         + check_pages(plan, reads)
         + check_details(plan, listings or [], visited or [])
         + check_counts(rows, reads)

@@ -21,6 +21,7 @@ from typing import Any, TypedDict
 from graph.sql_sandbox import memory_message, table_payload
 from graph.state import EvidenceRow, ReadRecord
 
+ANSWER = "answer"  # the table the answer is: extract_rows without `into` appends to it, derive may replace it
 TABLE_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 QUERY_SECONDS = 5.0
 MAX_RESULT_ROWS = 5000
@@ -78,9 +79,27 @@ def engine_rows(table: TableRecord) -> list[dict[str, Any]]:
     return table["rows"] if table["derived"] else [engine_row(r) for r in table["rows"]]
 
 
-def read_rows(table: TableRecord) -> list[EvidenceRow]:
+def read_rows(table: TableRecord | None) -> list[EvidenceRow]:
     """An evidence table's rows that hold values: without the rows reads of 0 rows left."""
-    return [r for r in table["rows"] if not r.get("empty")]
+    return [r for r in table["rows"] if not r.get("empty")] if table else []
+
+
+def derived_answer(tables: dict[str, TableRecord] | None) -> TableRecord | None:
+    """The `answer` table when `derive` wrote it (its SQL is the answer)."""
+    table = (tables or {}).get(ANSWER)
+    return table if table and table["derived"] else None
+
+
+def extracted_answer(tables: dict[str, TableRecord] | None) -> TableRecord | None:
+    """The `answer` table when extract_rows wrote it (its rows are the answer)."""
+    table = (tables or {}).get(ANSWER)
+    return table if table and not table["derived"] else None
+
+
+def workspace_tables(tables: dict[str, TableRecord] | None) -> dict[str, TableRecord]:
+    """The tables the agent built to derive from: all but the answer rows extract_rows collected (the turn shows
+    those as the answer's rows; `derive` is offered, and the tables listed, only for these)."""
+    return {name: t for name, t in (tables or {}).items() if name != ANSWER or t["derived"]}
 
 
 def new_table(name: str, columns: list[str]) -> TableRecord:

@@ -123,9 +123,11 @@ def test_phase_progress_counts_the_lists_results_read():
 
 def test_rows_collected_are_live_rows_per_table():
     tables, _ = _workspace(["A-1", "A-5"])
-    assert rows_collected([], tables) == "catalogue 5; pages 2"
-    assert rows_collected([_row({"id": "1"}, LIST, 3)], {}) == "1"
-    assert rows_collected([], {}) == "0"
+    assert rows_collected(tables) == "catalogue 5; pages 2"
+    answer = {"answer": append_rows(None, "answer", ["id"], [_row({"id": "1"}, LIST, 3)], None, 3)}
+    assert rows_collected(answer) == "1"
+    assert rows_collected({**tables, **answer}) == "answer 1; catalogue 5; pages 2"
+    assert rows_collected({}) == "0"
 
 
 def _value(value: str, step: int | None, evidence=("url", "control")) -> dict:

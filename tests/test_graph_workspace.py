@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from graph.evidence import compose_derived, derive, discard_from, query_tables
+from graph.evidence import compose_derived, derive, discard_from
 from graph.state import EvidenceRow, Provenance
 from graph.tools import Derive, DiscardRows
 from graph.workspace import WorkspaceError, append_rows, cell_text, run_query
@@ -159,7 +159,7 @@ def test_discard_rows_from_a_table(tables):
 
 
 def test_rows_extracted_into_the_answer_can_be_queried():
-    available = query_tables({}, [_row({"name": "x", "n": "2"})], ("name", "n"))
+    available = {"answer": _table("answer", [{"name": "x", "n": "2"}])}
     assert run_query(available, "SELECT name, num(n) * 2 AS twice FROM answer").rows == [{"name": "x", "twice": 4.0}]
 
 

@@ -82,14 +82,14 @@ def test_a_table_of_item_links_is_the_detail_list_once_the_agent_goes_through_it
     genus = _links(2, "http://s/genus/g", ["http://s/sp/1", "http://s/sp/2", "http://s/sp/3"])
     related = _links(4, "http://s/sp/1", ["http://s/other/9", "http://s/other/8"])  # a table on an item's page
     visited = ["http://s/genus/g", "http://s/sp/1", "http://s/sp/3"]
-    report = verify(plan=plan, columns=("id",), rows=[_row()], reads=[_read()], step=9,
+    report = verify(plan=plan, columns=("id",), tables=_answer(), step=9,
                     listings=[genus, related], visited=visited)
     assert [f["check"] for f in report["failures"]] == ["details"]
     assert "1 of 3 listed result(s) were not opened: http://s/sp/2;" in report["repair_goal"]
-    assert verify(plan=plan, columns=("id",), rows=[_row()], reads=[_read()], step=9, listings=[genus, related],
+    assert verify(plan=plan, columns=("id",), tables=_answer(), step=9, listings=[genus, related],
                   visited=[*visited, "http://s/sp/2"])["ok"]
     # one item opened from such a table is a navigation, not a list gone through
-    assert verify(plan=plan, columns=("id",), rows=[_row()], reads=[_read()], step=9, listings=[genus],
+    assert verify(plan=plan, columns=("id",), tables=_answer(), step=9, listings=[genus],
                   visited=["http://s/genus/g", "http://s/sp/1"])["ok"]
 
 
@@ -105,6 +105,11 @@ def test_a_result_list_stays_the_detail_list_unless_a_table_of_links_had_more_it
 def _row() -> EvidenceRow:
     return EvidenceRow(values={"id": "1"}, provenance=Provenance(url="http://s/sp/1", state={}, drift=[], locator="t",
                                                                  result_set="/sp/1", page=None, pages=None, step=3))
+
+
+def _answer() -> dict:
+    table = append_rows(None, "answer", ["id"], [_row()], _read(), 3)
+    return {"answer": table}
 
 
 def _read() -> ReadRecord:

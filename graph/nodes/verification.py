@@ -7,7 +7,6 @@ from typing import Any
 
 from langchain_core.messages import ToolMessage
 
-from graph.composer import live_rows
 from graph.evidence import derived_answer
 from graph.judge import site_shapes
 from graph.nodes.deps import Deps
@@ -22,8 +21,7 @@ def check(deps: Deps, state: AgentState) -> VerifierReport:
     if derived_answer(state.get("tables")) is not None:
         return verify_derived(plan=plan, tables=state.get("tables") or {}, columns=deps.spec.columns,
                               step=state.get("step", 0), listings=state.get("listings") or [], shapes=shapes)
-    rows = live_rows(state.get("rows") or [], state.get("discarded") or [])
-    return verify(plan=plan, columns=deps.spec.columns, rows=rows, reads=state.get("reads") or [],
+    return verify(plan=plan, columns=deps.spec.columns, tables=state.get("tables") or {},
                   step=state.get("step", 0), listings=state.get("listings") or [],
                   visited=state.get("visited") or [], shapes=shapes)
 
