@@ -9,7 +9,7 @@ from graph.list_filters import list_filters
 from graph.render import pending_gates, rows_collected, split_state_values
 from graph.state import EvidenceRow, Gate, Listing, Phase, Plan, Provenance, ReadRecord
 from graph.tools import Derive
-from graph.verifier import verify_derived
+from graph.verifier import verify
 from graph.workspace import append_rows
 
 LIST = "http://s/catalogue"
@@ -60,7 +60,7 @@ PLAN = Plan(phases=[Phase(read="catalogue", into="catalogue"), Phase(read="each 
 
 
 def _details(tables: dict, listings: list[Listing]) -> list[str]:
-    report = verify_derived(plan=PLAN, tables=tables, columns=("species", "status"), step=10, listings=listings)
+    report = verify(plan=PLAN, tables=tables, columns=("species", "status"), step=10, listings=listings)
     return [f["message"] for f in report["failures"] if f["check"] == "details"]
 
 
@@ -157,17 +157,17 @@ def test_a_detail_phase_read_under_other_names_is_read_and_checked_under_them():
     named_otherwise = Plan(phases=[PLAN.phases[0], Phase(read="each kept species page", into="species_pages",
                                                          detail_pages=True)])
     tables, listings = _workspace(["A-1", "A-3", "A-5"])  # the pages went into `pages`, no phase's name
-    report = verify_derived(plan=named_otherwise, tables=tables, columns=("species", "status"), step=10,
+    report = verify(plan=named_otherwise, tables=tables, columns=("species", "status"), step=10,
                             listings=listings)
     assert report["ok"], report["repair_goal"]
     assert phase_progress(named_otherwise.phases[1], tables, listings) == "3 of 5 pages read"
     short, _ = _workspace(["A-1", "A-5"])
-    report = verify_derived(plan=named_otherwise, tables=short, columns=("species", "status"), step=10,
+    report = verify(plan=named_otherwise, tables=short, columns=("species", "status"), step=10,
                             listings=listings)
     assert [f["check"] for f in report["failures"]] == ["details"] and "table pages: 1 of 5" in report["repair_goal"]
     del tables["pages"]  # nothing read on any result's page: the phase was never read
     tables.update(derive(Derive(sql="SELECT current AS species, '' AS status FROM catalogue"), tables=tables,
                          schema=("species", "status"), step=11).tables)
-    report = verify_derived(plan=named_otherwise, tables=tables, columns=("species", "status"), step=12,
+    report = verify(plan=named_otherwise, tables=tables, columns=("species", "status"), step=12,
                             listings=listings)
     assert "species_pages" in report["repair_goal"] and report["failures"][0]["check"] == "schema"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from graph.evidence import derive
 from graph.state import EvidenceRow, Listing, Phase, Plan, Provenance, ReadRecord
 from graph.tools import Derive
-from graph.verifier import input_tables, verify_derived
+from graph.verifier import input_tables, verify
 from graph.workspace import append_rows
 
 
@@ -40,7 +40,7 @@ LISTING = Listing(step=3, url="http://s/list", result_set="/list", row_links=["h
 
 
 def _verify(tables, plan=PLAN):
-    return verify_derived(plan=plan, tables=tables, columns=("id", "size"), step=8, listings=[LISTING])
+    return verify(plan=plan, tables=tables, columns=("id", "size"), step=8, listings=[LISTING])
 
 
 def test_a_clean_derivation_passes():

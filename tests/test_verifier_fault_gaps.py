@@ -24,7 +24,7 @@ from graph.evidence import derive
 from graph.settings import Budgets
 from graph.state import EvidenceRow, Listing, Phase, Plan, Provenance, ReadRecord
 from graph.tools import Derive
-from graph.verifier import evidence_tables, verify, verify_derived
+from graph.verifier import evidence_tables, verify
 from graph.workspace import append_rows
 from tasks.loaders import load_tasks
 
@@ -63,14 +63,14 @@ PHASED = Plan(phases=[Phase(read="the list", into="candidates", gates={"Query": 
 def test_a_phase_table_the_sql_never_reads_is_checked_too():
     tables = _candidates_then_records([1])
     assert evidence_tables(PHASED, tables) == ["records", "candidates"]
-    report = verify_derived(plan=PHASED, tables=tables, columns=("id", "kind"), step=8)
+    report = verify(plan=PHASED, tables=tables, columns=("id", "kind"), step=8)
     assert [f["check"] for f in report["failures"]] == ["pages"]
     assert report["repair_goal"].startswith("[pages] table candidates:") and "page(s) [2]" in report["repair_goal"]
-    assert verify_derived(plan=PHASED, tables=_candidates_then_records([1, 2]), columns=("id", "kind"), step=8)["ok"]
+    assert verify(plan=PHASED, tables=_candidates_then_records([1, 2]), columns=("id", "kind"), step=8)["ok"]
     # a table no phase names and the SQL does not read is no evidence: not checked
     unphased = Plan(phases=[Phase(read="each record", into="records")])
     assert evidence_tables(unphased, tables) == ["records"]
-    assert verify_derived(plan=unphased, tables=tables, columns=("id", "kind"), step=8)["ok"]
+    assert verify(plan=unphased, tables=tables, columns=("id", "kind"), step=8)["ok"]
 
 
 def _links(step: int, url: str, links: list[str], kind: str = "links") -> Listing:
@@ -217,8 +217,8 @@ async def test_a_wrong_from_year_is_refused_not_taken_for_a_clamp(offline_server
 def test_a_phase_of_the_plan_never_read_is_refused_naming_it():
     tables = _candidates_then_records([1, 2])
     three = Plan(phases=[*PHASED.phases, Phase(read="each record's history", into="history")])
-    report = verify_derived(plan=three, tables=tables, columns=("id", "kind"), step=8)
+    report = verify(plan=three, tables=tables, columns=("id", "kind"), step=8)
     assert [f["check"] for f in report["failures"]] == ["schema"]
     assert "each record's history\" reads into 'history', but nothing was read into 'history'" in \
         report["failures"][0]["message"]
-    assert verify_derived(plan=PHASED, tables=tables, columns=("id", "kind"), step=8)["ok"]
+    assert verify(plan=PHASED, tables=tables, columns=("id", "kind"), step=8)["ok"]
