@@ -176,11 +176,11 @@ def cell_text(value: Any) -> str:
     return str(value)
 
 
-def lineage(tables: dict[str, TableRecord], name: str = "answer") -> dict[str, Any] | None:
+def lineage(tables: dict[str, TableRecord], name: str = ANSWER, _seen: frozenset[str] = frozenset()) -> dict[str, Any] | None:
     """How a derived table came to be: its SQL and, for every table it read (followed back through derived
     ones), where, when and in which retrieval state those rows were read. None if `name` is not derived."""
     table = tables.get(name)
-    if table is None or not table["derived"]:
+    if table is None or not table["derived"] or name in _seen:  # `answer` derived from the rows it replaced
         return None
     inputs = []
     for source in table["inputs"]:
@@ -188,7 +188,7 @@ def lineage(tables: dict[str, TableRecord], name: str = "answer") -> dict[str, A
         if used is None:
             inputs.append({"table": source, "missing": True})
         elif used["derived"]:
-            inputs.append({"table": source, "derived": lineage(tables, source)})
+            inputs.append({"table": source, "derived": lineage(tables, source, _seen | {name})})
         else:
             rows: list[EvidenceRow] = used["rows"]
             urls = list(dict.fromkeys(r["provenance"]["url"] or "" for r in rows))
