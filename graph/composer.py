@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 
-from graph.state import EvidenceRow
 from tasks.spec import OutputSpec
 
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?")
@@ -61,9 +60,8 @@ def dedupe(values: list[dict[str, str]], key: tuple[str, ...] | None) -> list[di
     return kept
 
 
-def compose(rows: list[EvidenceRow], spec: OutputSpec, order_by: list[str]) -> str:
-    values = [{c: r["values"].get(c) or "" for c in spec.columns} for r in rows]
+def compose(values: list[dict[str, str]], spec: OutputSpec, order_by: list[str]) -> str:
+    """Answer rows (column -> text, in the order read or derived) deduped, ordered by `order_by`, formatted."""
     key = tuple(c for c in spec.dedup_key if c in spec.columns) if spec.dedup_key else None
-    values = dedupe(values, key or None)
-    values = order_rows(values, parse_order(order_by, spec.columns))
+    values = order_rows(dedupe(values, key or None), parse_order(order_by, spec.columns))
     return spec.format([[v[c] for c in spec.columns] for v in values])

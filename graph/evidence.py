@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from graph.composer import compose, dedupe, order_rows, parse_order
+from graph.composer import compose
 from graph.extractor import ExtractionError, active_drift, extract
 from graph.facts import FactError, source_value
 from graph.gates import ReadCheck, check_read, read_drift, state_snapshot
@@ -226,18 +226,14 @@ def compose_answer(tables: dict[str, TableRecord] | None, spec: OutputSpec, orde
     if derived is not None:
         return compose_derived(derived, spec, order_by), len(derived["rows"])
     rows = read_rows(extracted_answer(tables))
-    return compose(rows, spec, order_by), len(rows)
+    return compose([{c: r["values"].get(c) or "" for c in spec.columns} for r in rows], spec, order_by), len(rows)
 
 
 def compose_derived(table: TableRecord, spec: OutputSpec, order_by: list[str]) -> str:
     """A derived answer in the task's format: its SQL order, unless `finish` gave order_by."""
     lookup = {c.casefold(): c for c in table["columns"]}
-    values = [{c: cell_text(row.get(lookup.get(c.casefold(), c))) for c in spec.columns} for row in table["rows"]]
-    key = tuple(c for c in spec.dedup_key if c in spec.columns) if spec.dedup_key else None
-    values = dedupe(values, key or None)
-    if order_by:
-        values = order_rows(values, parse_order(order_by, spec.columns))
-    return spec.format([[v[c] for c in spec.columns] for v in values])
+    return compose([{c: cell_text(row.get(lookup.get(c.casefold(), c))) for c in spec.columns}
+                    for row in table["rows"]], spec, order_by)
 
 
 def error_text(exc: Exception, tables: dict[str, TableRecord]) -> str:
