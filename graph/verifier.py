@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from graph.details import check_details, check_input_details, stand_ins
-from graph.judge import Verdict, gates_for, judge, with_shapes
-from graph.state import EvidenceRow, Failure, Listing, Plan, ReadRecord, VerifierReport
+from graph.judge import Verdict, gate_sets, judge, phase_names, settle, with_shapes
+from graph.state import EvidenceRow, Failure, Gate, Listing, Plan, ReadRecord, VerifierReport
 from graph.values import values_match
 from graph.workspace import ANSWER, TableRecord, derived_answer, read_rows
 
@@ -43,15 +43,19 @@ def check_gates(plan: Plan | None, rows: list[EvidenceRow], notes: list[str] | N
     if plan is None:
         return failures
     judged_rows = [r for r in rows if r["provenance"]["state"] is not None]
-    for gate in plan.gates:
-        if not gate.required or gate.kind not in STATE_GATES or not judged_rows:
-            continue
+    if not judged_rows:
+        return failures
+    gates = [g for g in plan.gates if g.required and g.kind in STATE_GATES]
+    # gates naming one control are alternatives on each row (graph.judge.settle)
+    per_row = [settle([judge(g, with_shapes(r["provenance"]["state"] or {}, shapes or {})) for g in gates])
+               for r in judged_rows]
+    for index, gate in enumerate(gates):
         wrong: list[tuple[EvidenceRow, Verdict]] = []
         clamped: set[str] = set()
         unresolved: set[str] = set()
         grounded = 0
-        for row in judged_rows:
-            verdict = judge(gate, with_shapes(row["provenance"]["state"] or {}, shapes or {}))
+        for row, judged in zip(judged_rows, per_row, strict=True):
+            verdict = judged[index]
             grounded += verdict.grounded
             if verdict.status == "mismatch":
                 wrong.append((row, verdict))
@@ -180,15 +184,26 @@ class _Evidence:
             return []
         if self.answer:
             return [f for f in check_gates(plan, self.rows, notes, shapes) if f["check"] == "gate"]
-        if plan.phases and plan.phase_for(self.name) is None:
+        # a table several phases write: each row judged under the phase whose gates its snapshot holds (else the
+        # nearest), and a refusal names that phase
+        name, options = self.name, gate_sets(plan, self.name)
+        if plan.phases and options[0][0] is None:
             return []
-        table_notes: list[str] = []
         rows = [r for r in self.rows if r["provenance"]["state"]]
-        failures = [Failure(check="gate", message=f"table {self.name}: {f['message']} (discard_rows with "
-                                                  f"table={self.name!r}, read again, derive again)")
-                    for f in check_gates(Plan(gates=gates_for(plan, self.name)), rows, table_notes, shapes)
-                    if f["check"] == "gate"]
-        notes += [note.replace("[gate] ", f"[gate] table {self.name}: ", 1) for note in table_notes]
+        groups: dict[int, list[EvidenceRow]] = {}
+        for row in rows:
+            groups.setdefault(_held_under(options, row, shapes or {}), []).append(row)
+        failures: list[Failure] = []
+        for index, group in sorted(groups.items()) if len(options) > 1 else [(0, rows)]:
+            phase, gates = options[index]
+            where = f"table {name}" + (f" ({phase_names(plan, [phase])}, the nearest of "
+                                       f"{phase_names(plan, [p for p, _ in options])})" if len(options) > 1 else "")
+            table_notes: list[str] = []
+            failures += [Failure(check="gate", message=f"{where}: {f['message']} (discard_rows with table={name!r}, "
+                                                       "read again, derive again)")
+                         for f in check_gates(Plan(gates=gates), group, table_notes, shapes) if f["check"] == "gate"]
+            said = [note.replace("[gate] ", f"[gate] table {name}: ", 1) for note in table_notes]
+            notes += [note for note in said if note not in notes]
         return failures
 
     def pages(self, plan: Plan | None) -> list[Failure]:
@@ -281,6 +296,14 @@ def input_tables(tables: dict[str, Any], name: str) -> list[str]:
                 seen.append(source)
                 todo.append(source)
     return [n for n in seen if n in tables and not tables[n]["derived"]]
+
+
+def _held_under(options: list[tuple[Any, list[Gate]]], row: EvidenceRow, shapes: dict[str, dict[str, Any]]) -> int:
+    """The gate set (of the phases writing one table) a row's snapshot holds; else the one it misses least."""
+    state = with_shapes(row["provenance"]["state"] or {}, shapes)
+    misses = [sum(v.status == "mismatch" for v in settle([judge(g, state) for g in gates if g.kind in STATE_GATES]))
+              for _, gates in options]
+    return misses.index(min(misses))
 
 
 def evidence_tables(plan: Plan | None, tables: dict[str, Any]) -> list[str]:
