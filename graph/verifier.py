@@ -142,7 +142,7 @@ def check_schema(columns: tuple[str, ...], rows: list[EvidenceRow], extracted: b
 
 
 @dataclass
-class _Evidence:
+class TableCheck:
     """One evidence table as the verifier judges it. The extracted `answer` is one too, with three choices of its
     own (kept from when it was a store apart): its failures name no table and say "extract again"; an empty
     read's row is judged on its state only when nothing else was read, and never for drift; and only the reads
@@ -231,7 +231,7 @@ def verify(*, plan: Plan | None, columns: tuple[str, ...], tables: dict[str, Tab
     else:
         names = [ANSWER] if ANSWER in tables else []
         failures = _extracted_rows(columns, tables.get(ANSWER))
-    evidence = [_Evidence(name, tables[name], answer=derived is None) for name in names]
+    evidence = [TableCheck(name, tables[name], answer=derived is None) for name in names]
     failures += [f for e in evidence for f in e.drift()]
     failures += [f for e in evidence for f in e.gates(plan, notes, shapes)]
     failures += [f for e in evidence for f in e.pages(plan)]
@@ -250,7 +250,7 @@ def _extracted_rows(columns: tuple[str, ...], answer: TableRecord | None) -> lis
     with nothing read again (a read of 0 rows is the answer's evidence too: NONE)."""
     rows = read_rows(answer)
     failures = check_schema(columns, rows, extracted=answer is not None)
-    if answer is not None and not rows and not _Evidence(ANSWER, answer, answer=True).reads:
+    if answer is not None and not rows and not TableCheck(ANSWER, answer, answer=True).reads:
         failures.append(Failure(check="schema", message=(
             "every row read was discarded and nothing was read again: restore the state and extract_rows again "
             "(a page with no results is read too: extract_rows there records 0 rows)")))
