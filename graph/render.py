@@ -16,13 +16,12 @@ from browser.delta import observation_text as browser_observation_text
 from browser.delta import page_key as browser_page_key
 from browser.delta import render_delta
 from browser.tokens import count_tokens, encoding
-from graph.composer import live_rows
 from graph.details import phase_progress
 from graph.judge import current_phase, gates_for, grounding_lines
 from graph.page_fence import inline_data, untrusted
 from graph.state import AgentState, Gate, Plan, TaskView
 from graph.tracker import ambiguous_gates, find_gate_value, gate_key, plan_gates
-from graph.workspace import schemas
+from graph.workspace import extracted_answer, read_rows, schemas, workspace_tables
 
 DEFAULT_PROMPT_DIR = Path(__file__).resolve().parent / "prompts"
 LAST_ROWS_SHOWN = 2
@@ -56,8 +55,9 @@ class Prompts:
         """The turn; `cut` (0 to TURN_CUTS) abbreviates its state part for a short context window (`turn_cut`)."""
         plan = Plan.model_validate(state["plan"]) if state.get("plan") else None
         retrieval = state.get("retrieval")
-        rows = live_rows(state.get("rows") or [], state.get("discarded") or [])
         tables = state.get("tables") or {}
+        rows = read_rows(extracted_answer(tables))
+        named = workspace_tables(tables)
         columns = state["task"]["output_spec"]["columns"]
         state_values, not_in_plan = split_state_values(plan, retrieval, state.get("history") or [])
         listings = state.get("listings") or []
@@ -66,7 +66,7 @@ class Prompts:
         in_force = distinct_gates(gates_for(plan, current_phase(plan, tables)))
         grounding = grounding_lines(in_force, retrieval, state.get("history") or [])
         every_gate_grounded = bool(grounding) and len(grounding) == len(in_force)  # a line per gate, none left out
-        parts = turn_cut(cut, plan=plan, state_values=state_values, not_in_plan=not_in_plan, tables=tables,
+        parts = turn_cut(cut, plan=plan, state_values=state_values, not_in_plan=not_in_plan, tables=named,
                          last_rows=[[r["values"].get(c, "") for c in columns] for r in rows[-LAST_ROWS_SHOWN:]])
         return self.env.get_template("actor_turn.md").render(
             task=state["task"], columns=columns, plan=parts["plan"], retrieval=retrieval,
@@ -76,9 +76,9 @@ class Prompts:
             state_values=parts["state_values"], not_in_plan=parts["not_in_plan"],
             drift_flags=state.get("drift_flags") or [], repair_goal=state.get("repair_goal"),
             goal_step=reports[-1]["step"] if reports else None,
-            rows_collected=rows_collected(rows, tables), last_rows=parts["last_rows"],
+            rows_collected=rows_collected(tables), last_rows=parts["last_rows"],
             step=state.get("step", 0), max_steps=max_steps, observation=untrusted(observation_text, self.turn_template),
-            tables=schemas(tables) if parts["tables"] else "", left_out=parts["left_out"],
+            tables=schemas(named) if parts["tables"] else "", left_out=parts["left_out"],
             phases=phases, derivation=derivation_text(plan.derivation if plan else "",
                                                       not any(d for _, d in phases) and not cut),
         )
@@ -111,12 +111,13 @@ def turn_cut(cut: int, *, plan: Plan | None, state_values: list[Any], not_in_pla
             "tables": cut < 1 and bool(tables), "left_out": "; ".join(gone)}
 
 
-def rows_collected(rows: list[Any], tables: dict[str, Any]) -> str:
-    """The live rows (discarded ones gone, a read of 0 rows not a row): the answer rows, then each table's."""
-    counts = [(name, sum(not r.get("_empty") for r in t["rows"])) for name, t in tables.items() if not t["derived"]]
+def rows_collected(tables: dict[str, Any]) -> str:
+    """The rows held (discarded ones gone, a read of 0 rows not a row): the answer's, then each table's."""
+    answer = len(read_rows(extracted_answer(tables)))
+    counts = [(name, len(read_rows(t))) for name, t in workspace_tables(tables).items() if not t["derived"]]
     if not counts:
-        return str(len(rows))
-    return "; ".join([*([f"answer {len(rows)}"] if rows else []), *(f"{name} {n}" for name, n in counts)])
+        return str(answer)
+    return "; ".join([*([f"answer {answer}"] if answer else []), *(f"{name} {n}" for name, n in counts)])
 
 
 DERIVATION_PREVIEW_TOKENS = 15

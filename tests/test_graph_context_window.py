@@ -63,7 +63,7 @@ def _actor(fake: FakeOpenAIServer, **model: object):
     config = fake.model_config(**model)
     task = _task()
     deps = Deps(browser=None, model=make_chat_model(config, "t"), model_config=config, spec=task.output_spec)
-    state = dict(initial_state(task.solver_view(), time.time()), messages=[], rows=[], discarded=[])
+    state = dict(initial_state(task.solver_view(), time.time()), messages=[])
     return make_actor(deps), state
 
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from graph import verifier
 from graph.state import EvidenceRow, Gate, Listing, Plan, Provenance, ReadRecord
-from graph.verifier import verify
+from graph.workspace import TableRecord, new_table
 
 COLUMNS = ("id", "agency")
 PLAN = Plan(gates=[Gate(kind="filter", name="Agency", target="EPA")], row_criteria={"agency": "EPA"})
@@ -20,6 +21,20 @@ def read(pages_covered: list[int], *, pages: int | None = 2, total: int | None =
          filtered: bool = False, complete: bool = False) -> ReadRecord:
     return ReadRecord(step=5, result_set="/r?agency=epa", pages_covered=pages_covered, pages=pages, site_total=total,
                       rows=rows, filtered=filtered, complete=complete)
+
+
+def answer_table(rows: list[EvidenceRow], reads: list[ReadRecord], columns=COLUMNS) -> dict[str, TableRecord]:
+    """The `answer` table extract_rows would leave: its rows, a row for each read of 0 rows, its reads."""
+    if not rows and not reads:
+        return {}
+    empties = [EvidenceRow(values=dict.fromkeys(columns), empty=True, provenance=Provenance(
+        url="", state=r.get("state"), drift=[], locator="empty read", result_set=r["result_set"], page=None,
+        pages=r["pages"], step=r["step"])) for r in reads if r["rows"] == 0]
+    return {"answer": {**new_table("answer", list(columns)), "rows": [*rows, *empties], "reads": list(reads)}}
+
+
+def verify(*, rows: list[EvidenceRow], reads: list[ReadRecord], **kw):
+    return verifier.verify(tables=answer_table(rows, reads, kw.get("columns", COLUMNS)), **kw)
 
 
 def checks(report) -> list[str]:

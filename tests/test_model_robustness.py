@@ -35,7 +35,7 @@ def actor_with(fake: FakeOpenAIServer, ablated: frozenset[str] = frozenset(), **
 
 
 def state(**extra: object) -> dict:
-    base = dict(initial_state(TASK.solver_view(), time.time()), messages=[], rows=[], discarded=[])
+    base = dict(initial_state(TASK.solver_view(), time.time()), messages=[])
     return {**base, **extra}
 
 

@@ -11,10 +11,10 @@ from pydantic import BaseModel
 
 from browser.types import Observation
 from graph.caps import bound_reply
-from graph.composer import live_rows, parse_order
+from graph.composer import parse_order
 from graph.context import ContextOverflow, fit_prompt, prompt_parts, undocumented
 from graph.details import switch_off_refusal
-from graph.evidence import ANSWER, derived_answer, discard_from
+from graph.evidence import discard
 from graph.gates import rejudge_tables
 from graph.nodes.common import (
     MAX_INVALID_STREAK,
@@ -206,8 +206,6 @@ def recheck(deps: Deps, state: AgentState, update: dict[str, Any]) -> dict[str, 
     """Flags and the repair goal judged again right after `revise_plan` / `discard_rows`, so the next turn
     shows only what is still true (the plan revised, the rows gone)."""
     after: dict[str, Any] = {**state, **update}
-    if "discarded" in update:
-        after["discarded"] = [*(state.get("discarded") or []), *update["discarded"]]
     if "tables" in update:
         after["tables"] = merge_tables(state.get("tables"), update["tables"])
     rejudged: dict[str, Any] = {}
@@ -217,7 +215,7 @@ def recheck(deps: Deps, state: AgentState, update: dict[str, Any]) -> dict[str, 
         after["tables"] = merge_tables(after.get("tables"), rejudged)
         if rejudged:
             deps.log.write({"node": "actor", "step": update.get("step"), "rejudged": {
-                name: sum(1 for r in t["rows"] if r.get("_drift")) for name, t in rejudged.items()}})
+                name: sum(1 for r in t["rows"] if r["provenance"]["drift"]) for name, t in rejudged.items()}})
     flags = recheck_flags(deps, after)
     return {**({"tables": rejudged} if rejudged else {}), **flags, **recheck_goal(deps, {**after, **flags})}
 
@@ -232,17 +230,6 @@ def _bookkeeping(state: AgentState, tool: BaseModel, call_id: str) -> dict[str, 
             return {"messages": [ToolMessage(refused, tool_call_id=call_id)]}
         return {"plan": tool.plan.model_dump(), "messages": [ToolMessage(f"plan revised: {tool.reason}", tool_call_id=call_id)]}
     assert isinstance(tool, DiscardRows)
-    if tool.table != ANSWER or derived_answer(state.get("tables")):
-        table = (state.get("tables") or {}).get(tool.table)
-        if table is None:
-            return {"messages": [ToolMessage(f"no table {tool.table!r}", tool_call_id=call_id)]}
-        kept, gone_count = discard_from(tool, table)
-        text = f"discarded {gone_count} row(s) of {tool.table}; {len(kept['rows'])} left"
-        return {"tables": {tool.table: kept}, "messages": [ToolMessage(text, tool_call_id=call_id)]}
-    rows = live_rows(state.get("rows") or [], state.get("discarded") or [])
-    gone = [r for r in rows if tool.all_rows
-            or ((tool.from_step is None or r["provenance"]["step"] == tool.from_step)
-                and (tool.where or tool.from_step is not None)
-                and all(r["values"].get(k, "").casefold() == v.casefold() for k, v in tool.where.items()))]
-    text = f"discarded {len(gone)} row(s); {len(rows) - len(gone)} left"
-    return {"discarded": gone, "messages": [ToolMessage(text, tool_call_id=call_id)]}
+    written = discard(tool, state.get("tables") or {})
+    return {**({"tables": written.tables} if written.tables else {}),
+            "messages": [ToolMessage(written.message, tool_call_id=call_id)]}
