@@ -24,6 +24,7 @@ from browser.render import render_into
 from browser.tokens import count_tokens
 from browser.types import CellLink, Control, Observation, Option, TableData
 from graph.nodes import Deps, make_actor
+from graph.workspace import ANSWER, new_table
 from tasks.loaders import load_tasks
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -116,9 +117,12 @@ def _rich(state: dict) -> dict:
             "phases": [{"read": f"every listed record, part {i}, read on its own page with all of its fields",
                         "into": f"part_{i}", "detail_pages": True} for i in range(4)],
             "derivation": "join every part on the record id, keep the records whose vendor is listed twice " * 3}
+    columns = ["id", "published", "score"]
     rows = [{"values": {"id": f"CVE-2024-{1000 + r}", "published": "2024-03-01", "score": "7.5"},
-             "provenance": {"step": 3, "locator": f"table 0 row {r}"}} for r in range(4)]
-    return {**state, "plan": plan, "rows": rows, "step": 7,
+             "provenance": {"url": "", "state": None, "drift": [], "locator": f"table 0 row {r}", "result_set": "",
+                            "page": None, "pages": None, "step": 3}} for r in range(4)]
+    answer = {**new_table(ANSWER, columns), "rows": rows}  # the rows extract_rows read into the answer table
+    return {**state, "plan": plan, "tables": {ANSWER: answer}, "step": 7,
             "repair_goal": "open each listed record's own page and extract_rows there (3 of 4 not opened)"}
 
 
