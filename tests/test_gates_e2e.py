@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from agent.config import AgentVariant, ModelConfig, ProtocolConfig
-from agent.models.scripted import ScriptedChatModel, load_walkthrough
+from agent.models.scripted import ScriptedPolicy, load_walkthrough
 from agent.solve import solve_task
 from eval.score import score_answer
 from tasks.loaders import load_tasks
@@ -40,7 +40,7 @@ async def _solve(task: Task, steps: list[dict], out: Path, server, worker, **pol
     async with worker.task_browser(str(out), [server.origin]) as browser:
         return await solve_task(task, browser=browser, model=ModelConfig(name="scripted", provider="scripted"),
                                 variant=AgentVariant(name="full"), protocol=ProtocolConfig(), out_dir=out,
-                                chat_model=ScriptedChatModel(steps=steps, **policy))
+                                policy=ScriptedPolicy(steps=steps, **policy))
 
 
 def _saved(out: Path) -> dict:

@@ -15,6 +15,7 @@ from agent.models.fake_server import FakeOpenAIServer
 from agent.solve import initial_state
 from browser.tokens import count_tokens
 from graph.nodes import Deps, make_actor
+from graph.policy import ChatPolicy
 from graph.robust import PROSE_FEEDBACK
 from tasks.loaders import load_tasks
 
@@ -29,7 +30,7 @@ OBSERVATION = {
 
 def actor_with(fake: FakeOpenAIServer, ablated: frozenset[str] = frozenset(), **model: object):
     config: ModelConfig = fake.model_config(**model)
-    deps = Deps(browser=None, model=make_chat_model(config, "t"), model_config=config, spec=TASK.output_spec)
+    deps = Deps(browser=None, policy=ChatPolicy(make_chat_model(config, "t")), model_config=config, spec=TASK.output_spec)
     deps.ablated = ablated
     return make_actor(deps)
 

@@ -10,7 +10,6 @@ from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage, Too
 from pydantic import BaseModel
 
 from browser.tokens import count_tokens
-from browser.types import Observation
 from graph.caps import bound_reply
 from graph.composer import live_rows, parse_order
 from graph.context import TOKENIZER_MARGIN, fit_window, prompt_parts
@@ -31,6 +30,7 @@ from graph.nodes.tracking import recheck_flags
 from graph.nodes.verification import recheck_goal
 from graph.page_fence import untrusted
 from graph.phase import actor_system, actor_tools
+from graph.policy import turn_state
 from graph.render import page_key, turn_observation
 from graph.robust import (
     PROSE_FEEDBACK,
@@ -46,7 +46,6 @@ from graph.robust import (
 from graph.state import AgentState, PendingCall, Plan, merge_tables
 from graph.tools import DiscardRows, Finish, RevisePlan
 from graph.toolset import ToolCallError, parse_tool_call
-from graph.tracker import MAX_OPTIONS_KEPT, gate_key, read_values
 
 MIN_OBSERVATION_TOKENS = 300
 FIT_MARGIN = 8  # tokens: a text counted whole and counted in its parts differ by a few at the seams
@@ -63,8 +62,7 @@ def make_actor(deps: Deps):
         tools = actor_tools(deps, state)
         prompt, trimmed, seen_page, parts = _prompt(deps, state, tools)
         try:
-            ai, llm_ms = await call_model(deps.model.bind_tools(tools, tool_choice="auto"), prompt,
-                                        call_deadline(deps, state))
+            ai, llm_ms = await call_model(deps.policy.act(prompt, tools, turn_state(state)), call_deadline(deps, state))
         except LLMCallError as exc:
             deps.log.write({"node": "actor", "step": step, "error": str(exc), "kind": exc.kind})
             return {"stop_reason": "error", "pending": None, "nodes_run": ["actor"], "step": step,
@@ -128,25 +126,6 @@ def make_actor(deps: Deps):
     return actor
 
 
-def _structured(state: AgentState) -> dict[str, Any]:
-    """What the turn says, as data on the message (not sent over the wire: only a policy in process reads it)."""
-    return {"drift_flags": list(state.get("drift_flags") or []), "repair_goal": state.get("repair_goal"),
-            "repairs": state.get("repairs", 0), **_page_controls(state.get("observation"))}
-
-
-def _page_controls(observation: dict[str, Any] | None) -> dict[str, Any]:
-    """The page's controls (key -> label, value, option labels) and its page count, read off the observation
-    itself rather than the tracked state, so they are there with the state tracker switched off too."""
-    if not observation:
-        return {"controls": {}, "pages": None}
-    obs = Observation.model_validate(observation)
-    options = {gate_key(name): [o.label for o in c.options][:MAX_OPTIONS_KEPT]
-               for c in obs.controls for name in (c.name, c.label) if name}
-    controls = {key: {"label": label, "value": value, "options": options.get(key) or options.get(gate_key(label), [])}
-                for key, (value, label, _) in read_values(obs).items()}
-    return {"controls": controls, "pages": obs.pagination.pages if obs.pagination else None}
-
-
 def _prompt(deps: Deps, state: AgentState, tools: list[dict[str, Any]]
             ) -> tuple[list[AnyMessage], bool, dict[str, Any] | None, dict[str, int]]:
     """System prompt, the earlier exchanges that fit the model's context window, and the current turn; also
@@ -166,8 +145,7 @@ def _prompt(deps: Deps, state: AgentState, tools: list[dict[str, Any]]
     while True:
         seen, seen_page = turn_observation(state, budget)
         whole = seen if whole is None else whole
-        turn = HumanMessage(deps.prompts.actor_turn(state, observation_text=seen, max_steps=deps.budgets.max_steps),
-                            additional_kwargs={"sgr_state": _structured(state)})
+        turn = HumanMessage(deps.prompts.actor_turn(state, observation_text=seen, max_steps=deps.budgets.max_steps))
         history = [_page_data(m, deps) for m in history_window(state.get("messages") or [])]
         window = fit_window(history, head=[system], turn=turn, tools=tools,
                             context_tokens=context, whole=HISTORY_WHOLE)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable
 from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage
@@ -59,11 +60,12 @@ def call_deadline(deps: Deps, state: AgentState) -> float:
     return max(1.0, min(total, left))
 
 
-async def call_model(model, messages: list[AnyMessage], deadline: float | None = None) -> tuple[AIMessage, float]:
+async def call_model(reply: Awaitable[AIMessage], deadline: float | None = None) -> tuple[AIMessage, float]:
+    """Await a policy's reply (`Policy.act` / `Policy.plan`) within `deadline`; a failure is an `LLMCallError`."""
     started = time.perf_counter()
     try:
         async with asyncio.timeout(deadline):
-            ai = await model.ainvoke(messages)
+            ai = await reply
     except TimeoutError as exc:
         if deadline is None or time.perf_counter() - started < deadline:  # the client's own timeout
             raise LLMCallError(exc) from exc

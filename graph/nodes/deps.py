@@ -1,4 +1,4 @@
-"""What every node shares: the browser, the chat model, the budgets, the prompts and the step log."""
+"""What every node shares: the browser, the policy, the budgets, the prompts and the step log."""
 
 from __future__ import annotations
 
@@ -9,13 +9,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from langchain_core.language_models import BaseChatModel
-
 from browser.interface import Browser
 from browser.trace import Redactor
+from graph.policy import Policy
 from graph.render import Prompts
 from graph.settings import Budgets, ModelConfig
-from graph.toolset import plan_tool, tool_schemas
 from tasks.spec import OutputSpec
 
 
@@ -40,7 +38,7 @@ class StepLog:
 @dataclass
 class Deps:
     browser: Browser
-    model: BaseChatModel
+    policy: Policy  # who answers the actor and the planner (graph/policy.py)
     model_config: ModelConfig
     spec: OutputSpec
     budgets: Budgets = field(default_factory=Budgets)
@@ -51,7 +49,3 @@ class Deps:
     log: StepLog = field(default_factory=StepLog)
     clock: Callable[[], float] = time.time
     ablated: frozenset[str] = frozenset()  # nodes switched off: their prompt parts and tools go too (build_graph)
-
-    def __post_init__(self) -> None:
-        self.actor_model = self.model.bind_tools(tool_schemas(search=self.search_enabled))
-        self.planner_model = self.model.bind_tools([plan_tool()], tool_choice="Plan")
