@@ -33,6 +33,7 @@ from graph.phase import actor_system, actor_tools
 from graph.policy import turn_state
 from graph.render import page_key, turn_observation
 from graph.robust import (
+    INVALID,
     PROSE_FEEDBACK,
     REPEAT_STOP,
     REPEAT_WARN,
@@ -41,6 +42,7 @@ from graph.robust import (
     invalid_json_message,
     repeat_message,
     shown_targets,
+    tool_reply,
     unknown_ref_message,
 )
 from graph.state import AgentState, PendingCall, Plan, merge_tables
@@ -78,7 +80,7 @@ def make_actor(deps: Deps):
         calls = ai.tool_calls or []
         bad_json = ai.invalid_tool_calls or []
         if not calls and bad_json:  # arguments that are not JSON: answer each with its parse error
-            replies = [ToolMessage(invalid_json_message(b), tool_call_id=b["id"] or "invalid") for b in bad_json]
+            replies = [tool_reply(invalid_json_message(b), b["id"] or "invalid", failed=True) for b in bad_json]
             return {**update, **_invalid(deps, state, step, [ai, *replies], replies[0].content, llm_ms, spent)}
         if not calls:
             return {**update, **_invalid(deps, state, step, [ai, HumanMessage(PROSE_FEEDBACK)], "no tool call",
@@ -86,7 +88,7 @@ def make_actor(deps: Deps):
         call, extra = calls[0], calls[1:]
         ignored = [ToolMessage(f"refused: one tool call per turn; only {call['name']} was run", tool_call_id=c["id"])
                    for c in extra]
-        ignored += [ToolMessage(invalid_json_message(b), tool_call_id=b["id"]) for b in bad_json if b.get("id")]
+        ignored += [tool_reply(invalid_json_message(b), b["id"], failed=True) for b in bad_json if b.get("id")]
         try:
             tool = parse_tool_call(call["name"], call["args"], search=deps.search_enabled)
             if isinstance(tool, Finish):
@@ -99,11 +101,11 @@ def make_actor(deps: Deps):
                                                *ignored],
                         "stop_reason": "repeated_failure", "invalid_calls": state.get("invalid_calls", 0) + 1}
             if refusal is None and repeats >= REPEAT_WARN:
-                refusal = "INVALID TOOL CALL: " + repeat_message(repeats)
+                refusal = repeat_message(repeats)
             if refusal:
-                raise ToolCallError(refusal.removeprefix("INVALID TOOL CALL: "))
+                raise ToolCallError(refusal)
         except (ToolCallError, ValueError) as exc:
-            reply = ToolMessage(f"INVALID TOOL CALL: {exc}", tool_call_id=call["id"])
+            reply = tool_reply(f"{INVALID}{exc}", call["id"], failed=True)
             return {**update, **_invalid(deps, state, step, [ai, reply, *ignored], str(exc), llm_ms, spent)}
 
         deps.log.write({"node": "actor", "step": step, "tool": call["name"], "call_id": call["id"],

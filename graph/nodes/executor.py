@@ -13,7 +13,7 @@ from browser.interface import BrowserError
 from browser.types import ActionResult, BrowserAction, Observation, TableData
 from graph.nodes.common import error_record, summarize_result
 from graph.nodes.deps import Deps
-from graph.robust import NO_CHANGE
+from graph.robust import NO_CHANGE, tool_reply
 from graph.state import AgentState, Listing, PendingCall
 from graph.tools import WebSearch
 from graph.tracker import result_set_key
@@ -51,7 +51,7 @@ def make_executor(deps: Deps):
             "observation": observation.model_dump(),
             "last_action": action.model_dump(),
             "last_result": result.model_dump(exclude={"observation"}),
-            "messages": [ToolMessage(_reply(state, action.kind, result, observation), tool_call_id=pending["id"])],
+            "messages": [_reply(state, action.kind, result, observation, pending["id"])],
             "pending": None,
             "nodes_run": ["executor"],
         }
@@ -83,7 +83,7 @@ def _browser_failure(deps: Deps, state: AgentState, pending: PendingCall, error_
                     "error": error_class, "message": message})
     fatal = error_class == "crashed"
     update: dict[str, Any] = {
-        "messages": [ToolMessage(f"ok=False error={error_class}: {message}", tool_call_id=pending["id"])],
+        "messages": [tool_reply(f"ok=False error={error_class}: {message}", pending["id"], failed=True)],
         "pending": None, "nodes_run": ["executor"],
         "errors": [error_record(state, "executor", "infra" if fatal else "agent", error_class, message)],
     }
@@ -133,10 +133,11 @@ def _lists_items(table: TableData) -> bool:
     return table.rank == 0 and len(table.rows) >= 2 and len(links) == len(table.rows) == len(set(links))
 
 
-def _reply(state: AgentState, kind: str, result: ActionResult, observation: Observation) -> str:
+def _reply(state: AgentState, kind: str, result: ActionResult, observation: Observation, call_id: str) -> ToolMessage:
     text = summarize_result(result)
     before = state.get("observation") or {}
-    unchanged = bool(observation.text) and (before.get("url"), before.get("text")) == (observation.url, observation.text)
-    if result.ok and kind in CHANGING_KINDS and result.table is None and not result.pdf_pages and unchanged:
+    same = bool(observation.text) and (before.get("url"), before.get("text")) == (observation.url, observation.text)
+    unchanged = result.ok and kind in CHANGING_KINDS and result.table is None and not result.pdf_pages and same
+    if unchanged:
         text += "\n" + NO_CHANGE  # same URL, same text: a reload of the same page counts as no change
-    return text
+    return tool_reply(text, call_id, failed=not result.ok, unchanged=unchanged)
