@@ -21,6 +21,8 @@ from graph.failures import Failure
 from graph.state import AgentState, DriftFlag
 from graph.tracker import MAX_OPTIONS_KEPT, gate_key, read_values
 
+CALL_NOTE = "call_note"  # AIMessage.response_metadata key: what a policy says a call is (the actor logs it as `note`)
+
 
 class PolicyUnavailable(LookupError):
     """The policy cannot play this task (a replay policy without a walkthrough for it): an agent failure."""

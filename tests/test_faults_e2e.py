@@ -42,13 +42,13 @@ async def test_each_fault_class_is_really_injected(fault, offline_server, chromi
     assert record["fault"] == fault and record["injected"], record
     calls = [e for e in map(json.loads, (tmp_path / "steps.jsonl").read_text().splitlines())
              if e.get("node") == "actor" and "tool" in e]
-    ids = [c["call_id"] for c in calls]
+    notes = [c.get("note") or {} for c in calls]
     skipped = record["walkthrough_step"]
     if fault in ("kept_default", "detail_skipped"):  # the walkthrough's step was never issued as itself
-        assert f"wt-{skipped}" not in ids
-        assert record["call"] < len(calls) and calls[record["call"]]["call_id"].startswith(("wt-", "rp-"))
+        assert {"kind": "walkthrough", "step": skipped} not in notes
+        assert record["call"] < len(calls) and notes[record["call"]]["kind"] in ("walkthrough", "repair")
     else:  # the changed or added calls carry their mark
-        marked = [c for c in calls if c["call_id"].startswith(f"fx-{skipped}-")]
+        marked = [c for c, note in zip(calls, notes, strict=True) if note == {"kind": "fault", "step": skipped}]
         assert marked and calls.index(marked[0]) == record["call"]
     if fault == "wrong_option":
         assert marked[0]["args"]["option"] != chat.steps[skipped]["args"]["option"]
@@ -98,7 +98,8 @@ def _repair_reads(out: Path) -> list[str]:
     """The tables the policy's repair calls read into, in order."""
     calls = [e for e in map(json.loads, (out / "steps.jsonl").read_text().splitlines())
              if e.get("node") == "actor" and "tool" in e]
-    return [c["args"]["into"] for c in calls if c["call_id"].startswith("rp-") and c["tool"] == "extract_rows"]
+    return [c["args"]["into"] for c in calls if (c.get("note") or {}).get("kind") == "repair"
+            and c["tool"] == "extract_rows"]
 
 
 @pytest.mark.asyncio(loop_scope="session")

@@ -74,7 +74,8 @@ async def test_a_gate_kept_at_its_default_is_flagged_refused_and_repaired(offlin
     assert outcome.verifier_reports[-1]["ok"], (outcome.verifier_reports[-1], outcome.stop_reason)
     assert score_answer(outcome.answer, task.oracle_answer, task.output_spec).exact_match, outcome.answer
     events = [json.loads(line) for line in (tmp_path / "steps.jsonl").read_text().splitlines()]
-    repair = [(e["tool"], e["args"]) for e in events if e.get("node") == "actor" and e["call_id"].startswith("rp-")]
+    repair = [(e["tool"], e["args"]) for e in events
+              if e.get("node") == "actor" and (e.get("note") or {}).get("kind") == "repair"]
     tools = [t for t, _ in repair]
     basis_set = next(i for i, (t, a) in enumerate(repair) if t == "select" and a["target"]["label"] == "Date basis")
     assert tools[0] == "discard_rows" and basis_set < tools.index("click") < tools.index("read_table"), tools

@@ -163,7 +163,8 @@ async def test_first_page_only_of_a_phase_table_the_answer_sql_never_reads(task_
     first = outcome.verifier_reports[0]
     assert not first["ok"] and first["repair_goal"].startswith(f"[pages] table {table}:"), first
     assert "page(s) [2] were not read" in first["repair_goal"]
-    reread = [c for c in _steps(tmp_path / "faulty") if c["call_id"].startswith("rp-") and c["tool"] == "extract_rows"]
+    reread = [c for c in _steps(tmp_path / "faulty")
+              if (c.get("note") or {}).get("kind") == "repair" and c["tool"] == "extract_rows"]
     assert [c["args"]["into"] for c in reread] == [table]
     assert outcome.verifier_reports[-1]["ok"] and _exact(task, outcome)
     await _clean(task_id, tmp_path, offline_server, chromium_worker)

@@ -7,8 +7,9 @@ as a model told "Date basis is 'Latest version' but the plan needs 'Original sub
 So its figures measure what the state-tracking nodes catch and what a feedback-following agent recovers,
 never what an LLM does: they are FAULT-INJECTED REPLAYS wherever they appear.
 
-The injection is in the trace: every call it changed or added has an id `fx-<step>-<n>` (steps.jsonl logs
-call ids), and `fault.json` in the run folder says what was done, where, and whether it took effect.
+The injection is in the trace: every call it changed or added is noted `{"kind": "fault", "step": <walkthrough
+step>}` (steps.jsonl logs each call's note; its id `fx-<step>-<n>` is only a label), and `fault.json` in the run
+folder says what was done, where, and whether it took effect.
 """
 
 from __future__ import annotations
@@ -94,7 +95,8 @@ class FaultyPolicy(ScriptedPolicy):
                 self._record.update(injected=True, walkthrough_step=index, call=self._calls, detail=detail)
                 self._cursor = resume
                 if steps:
-                    self._queue = [(f"fx-{index}-{n}", s) for n, s in enumerate(steps)]
+                    self._queue = [(self._noted(f"fx-{index}-{n}", {"kind": "fault", "step": index}), s)
+                                   for n, s in enumerate(steps)]
                     return self._queue.pop(0)
         return super()._walkthrough_step(state)
 

@@ -22,7 +22,7 @@ from pydantic import BaseModel, PrivateAttr
 
 from browser.tokens import count_tokens
 from graph.failures import Failure
-from graph.policy import PolicyUnavailable, TurnState
+from graph.policy import CALL_NOTE, PolicyUnavailable, TurnState
 from graph.settings import PlanSource
 from graph.state import Gate, Phase, Plan
 from graph.tracker import PAGE_PARAMS, gate_key
@@ -321,6 +321,7 @@ class ScriptedPolicy(BaseModel):
     _cursor: int = PrivateAttr(default=0)
     _calls: int = PrivateAttr(default=0)  # actor calls answered so far
     _queue: list[tuple[str, Step]] = PrivateAttr(default_factory=list)
+    _notes: dict[str, dict[str, Any]] = PrivateAttr(default_factory=dict)  # call id -> what the call is (logged)
     _handled: set[tuple[str, str]] = PrivateAttr(default_factory=set)
     _repairs: int = PrivateAttr(default=0)
     _verifier_rounds: int = PrivateAttr(default=0)
@@ -339,7 +340,7 @@ class ScriptedPolicy(BaseModel):
     async def act(self, messages: list[AnyMessage], tools: list[dict[str, Any]], state: TurnState) -> AIMessage:
         call_id, step = self._next(state)
         self._calls += 1
-        return self._reply(messages, tools, step["tool"], step["args"], call_id)
+        return self._reply(messages, tools, step["tool"], step["args"], call_id, self._notes.get(call_id))
 
     async def plan(self, messages: list[AnyMessage], tool: dict[str, Any]) -> AIMessage:
         args = self.plan_args or plan_from_walkthrough(self.steps).model_dump()
@@ -349,8 +350,9 @@ class ScriptedPolicy(BaseModel):
         return {}
 
     def _reply(self, messages: list[AnyMessage], tools: list[dict[str, Any]], name: str, args: dict[str, Any],
-               call_id: str) -> AIMessage:
-        """One tool call, with the usage a model would report for this prompt (the token budget is kept)."""
+               call_id: str, note: dict[str, Any] | None = None) -> AIMessage:
+        """One tool call, with the usage a model would report for this prompt (the token budget is kept), and
+        what the call is as data (`note`: a walkthrough step, a repair, an injected fault) for the trace."""
         self._transcript.extend(str(m.content) for m in messages)
         prompt_tokens = sum(count_tokens(str(m.content)) for m in messages) + count_tokens(json.dumps(tools))
         completion_tokens = count_tokens(json.dumps({"name": name, "arguments": args}))
@@ -358,6 +360,7 @@ class ScriptedPolicy(BaseModel):
             content="", tool_calls=[{"name": name, "args": args, "id": call_id, "type": "tool_call"}],
             usage_metadata={"input_tokens": prompt_tokens, "output_tokens": completion_tokens,
                             "total_tokens": prompt_tokens + completion_tokens},
+            response_metadata={CALL_NOTE: note} if note else {},
         )
 
     # -- policy
@@ -377,8 +380,12 @@ class ScriptedPolicy(BaseModel):
         if self._cursor < len(self.steps):
             index = self._cursor
             self._cursor += 1
-            return f"wt-{index}", copy.deepcopy(self.steps[index])
-        return f"end-{self._calls}", self._finish_step()
+            return self._noted(f"wt-{index}", {"kind": "walkthrough", "step": index}), copy.deepcopy(self.steps[index])
+        return self._noted(f"end-{self._calls}", {"kind": "finish"}), self._finish_step()
+
+    def _noted(self, call_id: str, note: dict[str, Any]) -> str:
+        self._notes[call_id] = note
+        return call_id
 
     def _finish_step(self) -> Step:
         return next((copy.deepcopy(s) for s in reversed(self.steps) if s["tool"] == "finish"),
@@ -386,7 +393,8 @@ class ScriptedPolicy(BaseModel):
 
     def _enqueue(self, steps: list[Step]) -> None:
         self._repairs += 1
-        self._queue = [(f"rp-{self._repairs}-{j}", s) for j, s in enumerate(steps)]
+        self._queue = [(self._noted(f"rp-{self._repairs}-{j}", {"kind": "repair", "round": self._repairs}), s)
+                       for j, s in enumerate(steps)]
 
     def _plan_drift_repair(self, flags: list[Any]) -> None:
         fresh = [f for f in flags if f["rule"] in LOSS_RULES and (f["gate"], str(f["before"])) not in self._handled]

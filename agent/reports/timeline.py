@@ -149,10 +149,10 @@ def _fold(fold: _Fold, event: dict[str, Any], screenshots: dict[int, str]) -> No
     if node == "actor":
         if "tool" in event and "args" in event:
             row.action, row.target = describe_call(str(event["tool"]), event.get("args") or {})
-            call_id = str(event.get("call_id") or "")
-            if call_id.startswith("fx-"):
+            note = event.get("note") if isinstance(event.get("note"), dict) else {}
+            if note.get("kind") == "fault":
                 row.flags.append(Flag("fault", "injected fault"))
-            elif call_id.startswith("rp-"):
+            elif note.get("kind") == "repair":
                 row.flags.append(Flag("repair", "repair replay"))
             if event.get("refused_calls"):
                 row.flags.append(Flag("invalid", f"{event['refused_calls']} extra call(s) refused"))

@@ -30,7 +30,7 @@ from graph.nodes.tracking import recheck_flags
 from graph.nodes.verification import recheck_goal
 from graph.page_fence import untrusted
 from graph.phase import actor_system, actor_tools
-from graph.policy import turn_state
+from graph.policy import CALL_NOTE, turn_state
 from graph.render import page_key, turn_observation
 from graph.robust import (
     INVALID,
@@ -70,6 +70,7 @@ def make_actor(deps: Deps):
             return {"stop_reason": "error", "pending": None, "nodes_run": ["actor"], "step": step,
                     "errors": [error_record(state, "actor", exc.kind, "llm", str(exc))]}
         usage, spent = usage_after(deps, state["usage"], ai)
+        note = ai.response_metadata.get(CALL_NOTE)  # a policy's own word on its call (a replay's: repair, fault)
         ai, cuts = bound_reply(ai)
         if cuts:
             deps.log.write({"node": "actor", "step": step, "reply_cut": cuts})
@@ -114,7 +115,8 @@ def make_actor(deps: Deps):
                         "llm_ms": llm_ms, "prompt_chars": sum(len(str(m.content)) for m in prompt),
                         "refused_calls": len(ignored), "prompt_parts": parts,
                         "page_key": page_key(state.get("observation")),
-                        "observation_delta": seen_page is not None and seen_page.get("step") != step, **spent})
+                        "observation_delta": seen_page is not None and seen_page.get("step") != step, **spent,
+                        **({"note": note} if note else {})})
         update.update(invalid_streak=0, messages=[ai, *ignored])
         if isinstance(tool, RevisePlan | DiscardRows):  # answered here: the reply joins the call, not replaces it
             done = _bookkeeping(state, tool, call["id"])
