@@ -126,6 +126,10 @@ def budget_stop(deps: Deps, state: AgentState) -> str | None:
 
 
 def summarize_result(result: ActionResult) -> str:
+    return "\n".join(result_lines(result))
+
+
+def result_lines(result: ActionResult) -> list[str]:
     """What the actor learns from one browser action (the full page comes in the next observation). A fact
     the browser's own message already states is not repeated (it would be paid for again on every later call
     that keeps this step): the delta when the message ends with it in words (`described`: the URL's change, the
@@ -162,4 +166,4 @@ def summarize_result(result: ActionResult) -> str:
             parts.append(" | ".join(t.rows[-1]))
     if result.pdf_pages:
         parts.append(pages_text(result.pdf_pages, max_chars=PDF_REPLY_CHARS))
-    return "\n".join(parts)
+    return parts
