@@ -85,3 +85,20 @@ def test_the_scripted_policy_repairs_from_the_failures_whatever_the_goal_says():
                                                                                        "finish"]
     reworded = {**pages, "message": "some other words entirely"}
     assert _repair([reworded], render_goal([reworded]) or "") == ["read_table", "extract_rows", "finish"]
+
+
+def test_the_readers_hold_no_rendered_markers():
+    """A guard next to the behaviour tests above: the policies never name the verifier's tags or read the goal's
+    text, and the repeat counter and the result summary never search a message."""
+    import inspect
+
+    from agent.models import faulty, scripted
+    from graph import robust
+    from graph.nodes import common
+
+    for module in (scripted, faulty):
+        source = inspect.getsource(module)
+        assert not [tag for tag in ("drift", "gate", "pages", "details", "schema", "count") if f"[{tag}]" in source]
+        assert ".repair_goal" not in source and "were not opened" not in source
+    assert ".content" not in inspect.getsource(robust.failed_repeats) + inspect.getsource(robust.call_failed)
+    assert " in said" not in inspect.getsource(common.result_lines)

@@ -141,15 +141,15 @@ def result_lines(result: ActionResult) -> list[str]:
     elif result.message:
         parts.append(result.message)
     delta = result.delta
-    said = list(delta.controls_changed.items())[:DESCRIBED_CONTROLS] if result.described else []
-    if result.readback is not None and result.readback not in [after for _, (_, after) in said]:
+    named = list(delta.controls_changed.items())[:DESCRIBED_CONTROLS] if result.described else []
+    if result.readback is not None and result.readback not in [after for _, (_, after) in named]:
         parts.append(f"readback={result.readback!r}")
     if not delta.empty:
         if delta.url_after and delta.url_after != delta.url_before and not result.described \
                 and result.action.get("url") != delta.url_after:
             parts.append(f"url -> {delta.url_after}")
         for label, (before, after) in delta.controls_changed.items():
-            if (label, (before, after)) not in said:
+            if (label, (before, after)) not in named:
                 parts.append(f"{label}: {before!r} -> {after!r}")
         if delta.count_before != delta.count_after and not result.described:
             parts.append(f"results {delta.count_before} -> {delta.count_after}")
