@@ -28,10 +28,11 @@ class Failure(TypedDict):
     code: NotRequired[SchemaCode]  # schema: which of its checks failed
 
 
-def failure(check: Check, text: str, *, table: str | None = None, links: list[str] | None = None,
+def failure(check: Check, text: str, *, table: str | None = None, qualifier: str = "", links: list[str] | None = None,
             pages: list[int] | None = None, code: SchemaCode | None = None) -> Failure:
-    """A failure whose message is `text`, said of `table` when it names one (`table X: ...`)."""
-    made = Failure(check=check, message=f"table {table}: {text}" if table else text)
+    """A failure whose message is `text`, said of `table` when it names one (`table X: ...`; `qualifier` follows
+    the table's name: which phase its rows were judged under)."""
+    made = Failure(check=check, message=f"table {table}{qualifier}: {text}" if table else text)
     if table:
         made["table"] = table
     if links is not None:
@@ -43,10 +44,10 @@ def failure(check: Check, text: str, *, table: str | None = None, links: list[st
     return made
 
 
-def in_table(found: Failure, table: str, advice: str) -> Failure:
+def in_table(found: Failure, table: str, advice: str, qualifier: str = "") -> Failure:
     """A failure of the rows of one evidence table: the same data, said of that table, with the table's advice."""
-    return failure(found["check"], f"{found['message']}{advice}", table=table, links=found.get("links"),
-                   pages=found.get("pages"), code=found.get("code"))
+    return failure(found["check"], f"{found['message']}{advice}", table=table, qualifier=qualifier,
+                   links=found.get("links"), pages=found.get("pages"), code=found.get("code"))
 
 
 def render_goal(failures: list[Failure]) -> str | None:
