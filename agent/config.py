@@ -165,6 +165,11 @@ class BenchConfig(StrictModel):
     @classmethod
     def _unique_model_names(cls, value: list[ModelConfig]) -> list[ModelConfig]:
         _reject_duplicates([m.name for m in value], "model")
+        from agent.models.policies import PROVIDERS
+
+        for model in value:
+            if model.provider not in PROVIDERS:
+                raise ValueError(f"model {model.name!r}: unknown provider {model.provider!r} (one of {', '.join(PROVIDERS)})")
         return value
 
 

@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from langchain_core.language_models import BaseChatModel
 from langgraph.errors import GraphRecursionError
 
 from agent.config import AgentVariant, ModelConfig, ProtocolConfig
-from agent.models.chat import MissingApiKey, ModelNotServed, make_chat_model
+from agent.models.chat import MissingApiKey, ModelNotServed
+from agent.models.policies import make_policy
 from agent.models.transcript import TRANSCRIPT_FILE
 from agent.outcome import TaskOutcome
 from agent.rundir.checkpoints import (
@@ -35,6 +35,7 @@ from browser.trace import Redactor
 from graph.build import build_graph
 from graph.evidence import compose_answer
 from graph.nodes import Deps, StepLog
+from graph.policy import Policy, PolicyUnavailable
 from graph.state import AgentState, TaskView, new_usage
 from graph.workspace import ANSWER, extracted_answer, lineage, read_rows
 
@@ -51,7 +52,7 @@ def initial_state(view: Any, now: float) -> AgentState:
                     start_url=view.start_url, output_spec=view.output_spec.model_dump(mode="json"),
                     today=datetime.fromtimestamp(now, tz=UTC).date().isoformat())
     return AgentState(task=task, plan=None, messages=[], retrieval=None, observation=None, last_action=None,
-                      last_result=None, last_read=None, drift_flags=[], repair_goal=None, repairs=0, pending=None,
+                      last_result=None, last_read=None, drift_flags=[], repair_goal=None, repair_failures=[], repairs=0, pending=None,
                       invalid_streak=0, invalid_calls=0, context_trims=0, usage=new_usage(now), step=0, order_by=[], stop_reason=None, answer=None)
 
 
@@ -76,9 +77,9 @@ async def solve_task(
     out_dir: Path,
     checkpoint_db: Path | None = None,
     token_budget: int = 1500,
-    chat_model: BaseChatModel | None = None,
+    policy: Policy | None = None,
 ) -> TaskOutcome:
-    """`chat_model` overrides the one `model` describes (tests and benchmarks pass a prepared policy)."""
+    """`policy` overrides the one `model` describes (tests and benchmarks pass a prepared policy)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
@@ -88,11 +89,11 @@ async def solve_task(
     log.write({"node": "run", "event": "start", "task_id": view.task_id, "model": model.name,
                "variant": variant.name, "ablated": variant.ablate})
     try:
-        transcript = out_dir / TRANSCRIPT_FILE if model.provider not in ("scripted", "faulty") else None
-        chat = chat_model or make_chat_model(model, view.task_id, origin=_origin(task.start_url), transcript=transcript)
+        policy = policy or make_policy(model, view.task_id, origin=_origin(task.start_url),
+                                       transcript=out_dir / TRANSCRIPT_FILE)
     except (MissingApiKey, ModelNotServed) as exc:  # a configuration problem: retrying cannot help
         return _finish(outcome, out_dir, None, started, error=f"{type(exc).__name__}: {exc}", error_kind="config")
-    except LookupError as exc:  # the scripted model has no walkthrough for this task
+    except PolicyUnavailable as exc:  # the policy cannot play this task (a replay without its walkthrough)
         return _finish(outcome, out_dir, None, started, error=f"{type(exc).__name__}: {exc}", error_kind="agent")
     except OSError as exc:
         return _finish(outcome, out_dir, None, started, error=f"{type(exc).__name__}: {exc}", error_kind="infra")
@@ -102,7 +103,7 @@ async def solve_task(
         from agent.search import make_search
 
         search = make_search(browser)
-    deps = Deps(browser=browser, model=chat, model_config=model, spec=view.output_spec,
+    deps = Deps(browser=browser, policy=policy, model_config=model, spec=view.output_spec,
                 budgets=protocol.budgets, search_enabled=protocol.search, search=search,
                 token_budget=token_budget, log=log)
     config = {"configurable": {"thread_id": thread_id(view.task_id, variant, model)},
@@ -147,10 +148,8 @@ async def solve_task(
                 trace_text = traceback.format_exc()
                 log.write({"node": "run", "event": "bug", "error": error[0], "traceback": trace_text})
                 state = {**(state or {}), "stop_reason": "error"}
-    if hasattr(chat, "fault_record"):  # a fault-injecting policy: what it injected, for the fault report
-        from agent.models.faulty import write_fault_record
-
-        write_fault_record(chat, out_dir)
+    for name, record in policy.records().items():  # what the policy adds to the run folder (fault.json)
+        (out_dir / name).write_text(json.dumps(record, indent=2), encoding="utf-8")
     if error:
         return _finish(outcome, out_dir, state, started, error=error[0], error_kind=error[1], spec=view.output_spec,
                        trace_text=trace_text)

@@ -504,10 +504,11 @@ async def perform(driver: PageHandle, action: Any) -> ActionResult:
     if refused_other and not refused_navigation:
         message += f" ({len(refused_other)} request(s) to other origins refused)"
     summary = describe_delta(delta, url_said=bool(delta.url_after) and delta.url_after in message)
-    if summary and error is None:
+    described = bool(summary) and error is None
+    if described:
         message += f"; {summary}"
     return ActionResult(ok=error is None, action=action.model_dump(), error=error,  # type: ignore[arg-type]
-                        message=message, delta=delta, readback=readback, observation=after, table=outcome.table,
+                        message=message, delta=delta, described=described, readback=readback, observation=after, table=outcome.table,
                         pdf_pages=outcome.pdf_pages, facts=outcome.facts,
                         download_path=outcome.download_path)
 

@@ -124,8 +124,13 @@ def state_delta(before: Observation | None, after: Observation) -> StateDelta:
     )
 
 
+DESCRIBED_CONTROLS = 6  # the changed controls `describe_delta` names (the first ones)
+
+
 def describe_delta(delta: StateDelta, *, url_said: bool = False) -> str:
-    """The change in a line; `url_said`: the action's message already names the new URL (not said again)."""
+    """The delta in words (an action's message ends with it: `ActionResult.described`): the URL's change, the
+    first DESCRIBED_CONTROLS changed controls, the result count's change; `url_said`: the action's message
+    already names the new URL (not said again)."""
     parts = []
     if delta.params_added or delta.params_removed or delta.params_changed:
         parts.append("URL " + params_diff(
@@ -135,7 +140,7 @@ def describe_delta(delta: StateDelta, *, url_said: bool = False) -> str:
         parts.append(f"now at {delta.url_after}")
     if delta.controls_changed:
         parts.append("controls " + "; ".join(f"{k}: {b!r} -> {a!r}" for k, (b, a) in
-                                               list(delta.controls_changed.items())[:6]))
+                                               list(delta.controls_changed.items())[:DESCRIBED_CONTROLS]))
     if delta.count_before != delta.count_after:
         parts.append(f"results {delta.count_before} -> {delta.count_after}")
     return ", ".join(parts)

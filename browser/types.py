@@ -417,6 +417,8 @@ class ActionResult(BaseModel):
     error: ErrorClass | None = None
     message: str = ""
     delta: StateDelta = Field(default_factory=StateDelta)
+    described: bool = Field(False, description="The message ends with the delta in words (browser.delta."
+                                               "describe_delta): a reader does not state those facts again.")
     readback: str | None = Field(None, description="Value of the target control read after acting.")
     observation: Observation | None = None
     table: TableData | None = Field(None, description="Set by read_table / download (CSV).")

@@ -16,8 +16,9 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from graph.failures import Failure, failure
 from graph.list_filters import kept_rows
-from graph.state import Failure, Listing, Phase, Plan
+from graph.state import Listing, Phase, Plan
 
 # The repair, in tools offered where it happens (graph/phase.py): read_facts whenever a plan reads results' pages
 # (it opens each URL itself, on any page); read_table / read_pdf on a page with a table / a PDF, and extract_rows
@@ -79,13 +80,14 @@ def check_details(plan: Plan | None, listings: list[Listing], visited: list[str]
     return _unopened(links, [link for link in links if link not in seen])
 
 
-def _unopened(links: list[str], missing: list[str], prefix: str = "") -> list[Failure]:
+def _unopened(links: list[str], missing: list[str], table: str | None = None) -> list[Failure]:
     """The `[details]` failure naming the listed links not opened (`missing`), or none."""
     if not missing:
         return []
     shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
-    return [Failure(check="details", message=(
-        f"{prefix}{len(missing)} of {len(links)} listed result(s) were not opened: {shown}; {HOW_TO_OPEN}"))]
+    return [failure("details", (
+        f"{len(missing)} of {len(links)} listed result(s) were not opened: {shown}; {HOW_TO_OPEN}"),
+        table=table, links=missing)]
 
 
 def detail_list(listings: list[Listing], opened: Opened, *, latest_opened: bool = False) -> list[str]:
@@ -147,7 +149,7 @@ def check_input_details(plan: Plan | None, tables: dict[str, Any], inputs: list[
         if missing:
             dropped = dropped_links(tables, listings)
             missing = [link for link in missing if link not in dropped]
-        failures += _unopened(links, missing, prefix=f"table {name}: ")
+        failures += _unopened(links, missing, table=name)
     return failures
 
 

@@ -7,8 +7,11 @@
 - A target `ref` that is not on the latest page: answered with the nearest valid refs and their labels.
 - The same action failing again and again: after `REPEAT_WARN` identical failures the reply says to change
   approach; at `REPEAT_STOP` the run stops (`stop_reason` "repeated_failure") instead of burning its budget.
-  An action that succeeded but left the page exactly as it was (`NO_CHANGE` in its reply) counts as failed:
-  a model re-sending the same `goto` loops as surely as one re-sending a refused click.
+  An action that succeeded but left the page exactly as it was counts as failed: a model re-sending the same
+  `goto` loops as surely as one re-sending a refused click.
+
+Whether a call failed is data on its reply (`tool_reply`): the ToolMessage's `status` ("error": refused or failed)
+and its artifact (`CallEffect`: the page left as it was). The text is for the model; nothing here reads it.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from typing import Any
+from typing import Any, TypedDict
 
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 
@@ -24,13 +27,14 @@ REPEAT_WARN = 2
 REPEAT_STOP = 3
 NO_CHANGE = "no change: the page is exactly as it was before this action"
 NEAREST_REFS = 5
+INVALID = "INVALID TOOL CALL: "  # how a refused call's reply begins, for the model
 PROSE_FEEDBACK = ("Your reply had no tool call. Reply with exactly one tool call (no prose): pick the next action "
                   "from the tools, e.g. a browser action on a ref from the OBSERVATION, or `finish`.")
 
 
 def invalid_json_message(invalid: dict[str, Any]) -> str:
     raw = str(invalid.get("args") or "")[:200]
-    return (f"INVALID TOOL CALL: the arguments of {invalid.get('name')!r} are not valid JSON ({invalid.get('error')}); "
+    return (f"{INVALID}the arguments of {invalid.get('name')!r} are not valid JSON ({invalid.get('error')}); "
             f"got: {raw}. Send one JSON object matching the tool's parameters.")
 
 
@@ -66,7 +70,7 @@ def unknown_ref_message(args: dict[str, Any], observation: dict[str, Any] | None
     if not ref or not refs or ref in refs:
         return None
     near = ", ".join(f"{r} = {refs[r]}" for r in nearest_refs(str(ref), refs))
-    return f"INVALID TOOL CALL: ref {ref!r} is not on the current page. Nearest valid refs: {near}."
+    return f"ref {ref!r} is not on the current page. Nearest valid refs: {near}."
 
 
 TARGET_KEYS = ("target", "start_target", "end_target")
@@ -87,6 +91,27 @@ def shown_targets(args: dict[str, Any], observation: dict[str, Any] | None) -> d
     return shown
 
 
+class CallEffect(TypedDict):
+    """A tool reply's effect, as data next to its text (`ToolMessage.artifact`)."""
+
+    changed: bool  # False: the action ran and left the page exactly as it was
+
+
+def tool_reply(text: str, call_id: str, *, failed: bool = False, unchanged: bool = False) -> ToolMessage:
+    """A tool reply: `failed` for a call refused or failed (status "error"), `unchanged` for an action that ran and
+    changed nothing."""
+    return ToolMessage(text, tool_call_id=call_id, status="error" if failed else "success",
+                       artifact=CallEffect(changed=False) if unchanged else None)
+
+
+def call_failed(reply: ToolMessage | None) -> bool:
+    """The reply says the call failed, was refused, or changed nothing (a reply not there yet: not failed)."""
+    if reply is None:
+        return False
+    effect = reply.artifact if isinstance(reply.artifact, dict) else {}
+    return reply.status == "error" or effect.get("changed") is False
+
+
 def call_signature(name: str, args: dict[str, Any]) -> str:
     return name + json.dumps(args, sort_keys=True, default=str)
 
@@ -94,14 +119,13 @@ def call_signature(name: str, args: dict[str, Any]) -> str:
 def failed_repeats(messages: list[AnyMessage], signature: str) -> int:
     """How many times, counting back from the latest, this exact call was made and failed (without another
     action in between succeeding)."""
-    results = {m.tool_call_id: str(m.content) for m in messages if isinstance(m, ToolMessage)}
+    replies = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
     count = 0
     for message in reversed(messages):
         if not isinstance(message, AIMessage):
             continue
         for call in message.tool_calls:
-            result = results.get(call["id"], "")
-            failed = result.startswith(("ok=False", "INVALID TOOL CALL")) or result.endswith(NO_CHANGE)
+            failed = call_failed(replies.get(call["id"]))
             if call_signature(call["name"], call["args"]) == signature and failed:
                 count += 1
             elif not failed:

@@ -22,11 +22,11 @@ class StrictModel(BaseModel):
 
 class ModelConfig(StrictModel):
     name: str
-    provider: Literal["openai", "scripted", "faulty", "local", "play"] = Field(
+    provider: str = Field(
         "openai", description="openai: any OpenAI-compatible endpoint; local: the packaged llama.cpp model, "
-                              "started on loopback when base_url is empty; scripted: walkthrough replays; faulty: "
-                              "walkthrough replays with one seeded injected mistake per task (agent/models/faulty.py); "
-                              "play: a person or another program answers each request (agent/models/play_server.py).")
+                              "started on loopback when base_url is empty; play: a person or another program answers "
+                              "each request (agent/models/play_server.py); or the name of an in-process replay "
+                              "policy (agent/models/policies.py lists them and checks the name).")
     model: str = Field("", description="Model id at the endpoint, e.g. 'gpt-4.1-mini' or 'openai/gpt-4o'.")
     base_url: str | None = None
     api_key_env: str | None = Field(
@@ -42,19 +42,16 @@ class ModelConfig(StrictModel):
         None, ge=16, description="Cap on each reply's tokens (a small model can loop inside a JSON grammar).")
     context_tokens: int | None = Field(
         None, ge=1024, description="The model's context window; the actor's history is trimmed to fit it.")
-    fault_seed: int | None = Field(None, description="provider faulty: the seed that picks each task's mistake.")
+    fault_seed: int | None = Field(None, description="a fault-injecting replay policy: the seed that picks each "
+                                                       "task's mistake.")
     play_dir: str | None = Field(None, description="provider play: the folder a program answers through "
                                                    "(req-N.json / resp-N.json); none: a person at the terminal.")
     player: str | None = Field(None, description="provider play: who plays (person, llm:NAME, program:NAME).")
     plans: PlanSource = Field(
-        "walkthrough", description="providers scripted/faulty: answer the planner with the walkthrough's own plan, or "
-                                   "with a played model's blind plan (tasks/offline/blind_plans).")
+        "walkthrough", description="replay policies: answer the planner with the walkthrough's own plan, or with a "
+                                   "played model's blind plan (tasks/offline/blind_plans).")
     variants: list[str] | None = Field(
         None, description="The agent variants this model runs (default: all of the config's).")
-
-    @property
-    def needs_key(self) -> bool:
-        return self.provider not in ("scripted", "faulty") and self.api_key_env is not None
 
     def api_key(self) -> str | None:
         """Read at call time, never kept on the model (so dumps of the config never hold it)."""

@@ -14,6 +14,7 @@ from langchain_core.messages import AnyMessage
 from pydantic import BaseModel, ConfigDict, Field
 
 from graph.chat_protocol import chat_history
+from graph.failures import Failure
 
 GateKind = Literal["source", "scope", "filter", "window", "view", "sort", "search"]
 Evidence = Literal["url", "control", "readback", "chip"]
@@ -183,11 +184,6 @@ class DriftFlag(TypedDict):
     node: NotRequired[str]  # who raised it: the state tracker (default) or the extractor, when rows were read
 
 
-class Failure(TypedDict):
-    check: str
-    message: str
-
-
 class VerifierReport(TypedDict):
     step: int
     ok: bool
@@ -251,6 +247,7 @@ class AgentState(TypedDict, total=False):
     drift_log: Annotated[list[DriftFlag], operator.add]
     reports: Annotated[list[VerifierReport], operator.add]
     repair_goal: str | None
+    repair_failures: list[Failure]  # the failures the repair goal renders, as data (what a policy in process reads)
     repairs: int
     pending: PendingCall | None
     invalid_streak: int

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from graph.details import check_details, check_input_details, stand_ins
+from graph.failures import Failure, failure, in_table, render_goal
 from graph.judge import Verdict, gate_sets, judge, phase_names, settle, with_shapes
-from graph.state import EvidenceRow, Failure, Gate, Listing, Plan, ReadRecord, VerifierReport
+from graph.state import EvidenceRow, Gate, Listing, Plan, ReadRecord, VerifierReport
 from graph.values import values_match
 from graph.workspace import ANSWER, TableRecord, derived_answer, read_rows
 
@@ -37,7 +38,7 @@ def check_gates(plan: Plan | None, rows: list[EvidenceRow], notes: list[str] | N
     drifted = [r for r in rows if r["provenance"]["drift"]]
     if drifted:
         flags = sorted({f for r in drifted for f in r["provenance"]["drift"]})
-        failures.append(Failure(check="drift", message=(
+        failures.append(failure("drift", (
             f"{len(drifted)} row(s) were read while drift was active ({', '.join(flags)}) at step(s) "
             f"{_steps(drifted)}: restore the gates, discard_rows read in the drifted state, and extract them again")))
     if plan is None:
@@ -66,7 +67,7 @@ def check_gates(plan: Plan | None, rows: list[EvidenceRow], notes: list[str] | N
         if wrong:
             label, needs = wrong[0][1].label, wrong[0][1].needs_text()
             seen = sorted({v.value for _, v in wrong})
-            failures.append(Failure(check="gate", message=(
+            failures.append(failure("gate", (
                 f"{len(wrong)} row(s) were read with {label} = {', '.join(map(repr, seen))}, but the plan needs "
                 f"{gate.name} = {gate.target!r} (read at step(s) {_steps([r for r, _ in wrong])}): set {label} to "
                 f"{needs}, discard_rows the wrong ones and extract again")))
@@ -97,9 +98,9 @@ def check_pages(plan: Plan | None, reads: list[ReadRecord]) -> list[Failure]:
             continue
         missing = sorted(set(range(1, pages + 1)) - covered[result_set])
         if missing:
-            failures.append(Failure(check="pages", message=(
+            failures.append(failure("pages", (
                 f"result set {result_set} has {pages} pages but page(s) {missing} were not read: "
-                f"go to page(s) {missing} (or read_table with all_pages=true) and extract_rows there")))
+                f"go to page(s) {missing} (or read_table with all_pages=true) and extract_rows there"), pages=missing))
     return failures
 
 
@@ -110,7 +111,7 @@ def check_counts(rows: list[EvidenceRow], reads: list[ReadRecord]) -> list[Failu
     for result_set, total in totals.items():
         distinct = {tuple(sorted(r["values"].items())) for r in rows if r["provenance"]["result_set"] == result_set}
         if len(distinct) < total:
-            failures.append(Failure(check="count", message=(
+            failures.append(failure("count", (
                 f"the site shows {total} results for {result_set} but only {len(distinct)} distinct row(s) were "
                 "extracted: read the remaining rows")))
     return failures
@@ -123,7 +124,7 @@ def check_criteria(plan: Plan | None, rows: list[EvidenceRow]) -> list[Failure]:
     for column, wanted in plan.row_criteria.items():
         bad = [r for r in rows if column in r["values"] and not values_match(r["values"][column], wanted)]
         if bad:
-            failures.append(Failure(check="criteria", message=(
+            failures.append(failure("criteria", (
                 f"{len(bad)} row(s) have {column} other than {wanted!r} (e.g. {bad[0]['values'][column]!r}): "
                 f"discard_rows them or re-extract with where={{{column!r}: {wanted!r}}}")))
     return failures
@@ -131,13 +132,14 @@ def check_criteria(plan: Plan | None, rows: list[EvidenceRow]) -> list[Failure]:
 
 def check_schema(columns: tuple[str, ...], rows: list[EvidenceRow], extracted: bool) -> list[Failure]:
     if not extracted:
-        return [Failure(check="schema", message="no extract_rows was run: read the answer rows before finishing")]
+        return [failure("schema", "no extract_rows was run: read the answer rows before finishing",
+                        code="nothing_extracted")]
     empty = [r for r in rows if any(not r["values"].get(c) for c in columns)]
     if empty:
         cols = sorted({c for r in empty for c in columns if not r["values"].get(c)})
-        return [Failure(check="schema", message=(
+        return [failure("schema", (
             f"{len(empty)} row(s) have empty column(s) {cols}: fix the column mapping of extract_rows "
-            "(discard_rows the incomplete rows first)"))]
+            "(discard_rows the incomplete rows first)"), code="empty_columns")]
     return []
 
 
@@ -173,10 +175,10 @@ class TableCheck:
         if not drifted:
             return []
         flags = sorted({f for r in drifted for f in r["provenance"]["drift"]})
-        return [Failure(check="drift", message=(
-            f"table {self.name}: {len(drifted)} row(s) were read while drift was active ({', '.join(flags)}) at "
+        return [failure("drift", (
+            f"{len(drifted)} row(s) were read while drift was active ({', '.join(flags)}) at "
             f"step(s) {_steps(drifted)}: restore the gates, discard_rows (table={self.name!r}) those rows, read "
-            "them again and derive again"))]
+            "them again and derive again"), table=self.name)]
 
     def gates(self, plan: Plan | None, notes: list[str], shapes: dict[str, dict[str, Any]] | None) -> list[Failure]:
         """The table read in its phase's state (unphased, or the answer: the plan's), its empty reads included."""
@@ -196,11 +198,11 @@ class TableCheck:
         failures: list[Failure] = []
         for index, group in sorted(groups.items()) if len(options) > 1 else [(0, rows)]:
             phase, gates = options[index]
-            where = f"table {name}" + (f" ({phase_names(plan, [phase])}, the nearest of "
-                                       f"{phase_names(plan, [p for p, _ in options])})" if len(options) > 1 else "")
+            which = (f" ({phase_names(plan, [phase])}, the nearest of {phase_names(plan, [p for p, _ in options])})"
+                     if len(options) > 1 else "")
             table_notes: list[str] = []
-            failures += [Failure(check="gate", message=f"{where}: {f['message']} (discard_rows with table={name!r}, "
-                                                       "read again, derive again)")
+            failures += [in_table(f, name, f" (discard_rows with table={name!r}, read again, derive again)",
+                                  qualifier=which)
                          for f in check_gates(Plan(gates=gates), group, table_notes, shapes) if f["check"] == "gate"]
             said = [note.replace("[gate] ", f"[gate] table {name}: ", 1) for note in table_notes]
             notes += [note for note in said if note not in notes]
@@ -210,8 +212,7 @@ class TableCheck:
         failures = check_pages(plan, self.reads)
         if self.answer:
             return failures
-        return [Failure(check="pages", message=f"table {self.name}: {f['message']} (into {self.name!r})")
-                for f in failures]
+        return [in_table(f, self.name, f" (into {self.name!r})") for f in failures]
 
 
 def verify(*, plan: Plan | None, columns: tuple[str, ...], tables: dict[str, TableRecord], step: int,
@@ -251,9 +252,9 @@ def _extracted_rows(columns: tuple[str, ...], answer: TableRecord | None) -> lis
     rows = read_rows(answer)
     failures = check_schema(columns, rows, extracted=answer is not None)
     if answer is not None and not rows and not TableCheck(ANSWER, answer, answer=True).reads:
-        failures.append(Failure(check="schema", message=(
+        failures.append(failure("schema", (
             "every row read was discarded and nothing was read again: restore the state and extract_rows again "
-            "(a page with no results is read too: extract_rows there records 0 rows)")))
+            "(a page with no results is read too: extract_rows there records 0 rows)"), code="all_discarded"))
     return failures
 
 
@@ -263,20 +264,20 @@ def _derived_rows(answer: TableRecord, tables: dict[str, TableRecord], inputs: l
     failures: list[Failure] = []
     read_none = [n for n in inputs if any(r.get("empty") for r in tables[n]["rows"])]
     if not answer["rows"] and not read_none:
-        failures.append(Failure(check="schema", message=(
-            f"the derived answer has no rows: check the inputs ({answer['inputs']}) and the SQL")))
+        failures.append(failure("schema", (
+            f"the derived answer has no rows: check the inputs ({answer['inputs']}) and the SQL"), code="no_rows"))
     elif not answer["rows"]:
         notes.append(f"the derived answer has no rows (NONE): {read_none} hold reads of 0 rows")
     blank = [r for r in answer["rows"] if all(r.get(c) in (None, "") for c in answer["columns"])]
     if blank:
-        failures.append(Failure(check="schema", message=(
+        failures.append(failure("schema", (
             f"{len(blank)} answer row(s) have every column empty (an empty read's row? those have _empty true: "
-            "filter them out in the SQL, then derive again)")))
+            "filter them out in the SQL, then derive again)"), code="blank_rows"))
     return failures
 
 
 def _report(step: int, failures: list[Failure], notes: list[str]) -> VerifierReport:
-    goal = " ; ".join(f"[{f['check']}] {f['message']}" for f in failures) or None
+    goal = render_goal(failures)
     report = VerifierReport(step=step, ok=not failures, failures=failures, repair_goal=goal)
     if notes:
         report["notes"] = notes
@@ -338,7 +339,7 @@ def check_unread_phases(plan: Plan | None, tables: dict[str, Any], listings: lis
                       f"reads tables no phase names ({', '.join(unnamed)}): revise_plan to name the phase's table"
                       for p in missing]
         return []
-    return [Failure(check="schema", message=(
+    return [failure("schema", (
         f"the plan's phase {p.read!r} reads into {p.into!r}, but nothing was read into {p.into!r}: "
         f"extract_rows (into={p.into!r}) where the plan says (a read of 0 rows counts), then derive again; "
-        "or revise_plan if the answer does not need that phase")) for p in missing]
+        "or revise_plan if the answer does not need that phase"), code="unread_phase") for p in missing]

@@ -10,7 +10,7 @@ from typing import get_args
 import pytest
 
 from agent.config import ModelConfig
-from agent.models.scripted import SETTERS, ScriptedChatModel
+from agent.models.scripted import SETTERS, ScriptedPolicy
 from browser.actions import _HANDLERS
 from browser.render import left_out_reads, render_into
 from browser.types import (
@@ -164,7 +164,7 @@ def test_notices_cut_name_read_section_and_a_pager_names_nothing() -> None:
 
 @pytest.mark.parametrize(("ablate", "after_finish"), [([], "verifier"), (["verifier"], "composer")])
 def test_every_tool_is_routed_to_a_node_the_actor_leads_to(ablate: list[str], after_finish: str) -> None:
-    deps = Deps(browser=None, model=ScriptedChatModel(steps=[]), model_config=ModelConfig(name="s"),
+    deps = Deps(browser=None, policy=ScriptedPolicy(steps=[]), model_config=ModelConfig(name="s"),
                 spec=OutputSpec(columns=("a",)))
     edges = {(e.source, e.target) for e in build_graph(ablate, deps).get_graph().edges}
     for spec in TOOL_SPECS.values():

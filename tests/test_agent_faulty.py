@@ -3,14 +3,17 @@ scripted repair that re-reads every page of a discarded table (FAULT-INJECTED RE
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
 from agent.models.fault_plan import FAULT_CLASSES, FaultSite, choose_fault, fault_sites, suite_classes
-from agent.models.faulty import FaultyChatModel
-from agent.models.scripted import STATE_KEY, ScriptedChatModel, load_walkthrough, reread_steps
+from agent.models.faulty import FaultyPolicy
+from agent.models.scripted import ScriptedPolicy, load_walkthrough, reread_steps
 from agent.reports.faults import FAULT_LABEL, CleanRow, FaultCell, fault_rows, render_fault_markdown
+from graph.failures import failure
+from graph.policy import TurnState
 from graph.toolset import tool_schemas
 from tasks.offline.registry import PLACEHOLDER_ORIGIN
 
@@ -32,25 +35,24 @@ CONTROLS = {
 }
 
 
-def turn(**state) -> HumanMessage:
-    return HumanMessage("OBSERVATION", additional_kwargs={STATE_KEY: {
-        "drift_flags": [], "repair_goal": None, "repairs": 0, "controls": CONTROLS, "pages": 3, **state}})
+def turn(**state) -> TurnState:
+    return TurnState(**{"controls": CONTROLS, "pages": 3, **state})
 
 
-def drive(model: ScriptedChatModel, turns: int, **state) -> list[tuple[str, str, dict]]:
+def drive(model: ScriptedPolicy, turns: int, **state) -> list[tuple[str, str, dict]]:
     """`turns` actor calls on a page whose tracked state is `state`: (call id, tool, args) of each."""
-    bound = model.bind_tools(tool_schemas(search=False))
     messages: list = []
     calls = []
     for _ in range(turns):
-        call = bound.invoke([SystemMessage("actor"), *messages, turn(**state)]).tool_calls[0]
+        prompt = [SystemMessage("actor"), *messages, HumanMessage("OBSERVATION")]
+        call = asyncio.run(model.act(prompt, tool_schemas(search=False), turn(**state))).tool_calls[0]
         calls.append((call["id"], call["name"], call["args"]))
         messages += [AIMessage("", tool_calls=[call]), ToolMessage("ok=True", tool_call_id=call["id"])]
     return calls
 
 
-def faulty(fault: str, candidates: tuple[int, ...], **extra) -> FaultyChatModel:
-    return FaultyChatModel(steps=STEPS, task_id="t", seed=1, site=FaultSite(fault, candidates, **extra))
+def faulty(fault: str, candidates: tuple[int, ...], **extra) -> FaultyPolicy:
+    return FaultyPolicy(steps=STEPS, task_id="t", seed=1, site=FaultSite(fault, candidates, **extra))
 
 
 def test_the_injector_is_deterministic_per_seed():
@@ -127,7 +129,7 @@ def test_stale_rows_reads_and_keeps_rows_after_the_first_setting():
 def test_detail_skipped_leaves_out_one_visit():
     steps = load_walkthrough("offline_scholar_003")
     site = next(s for s in fault_sites(steps) if s.fault == "detail_skipped")
-    model = FaultyChatModel(steps=steps, task_id="t", seed=1, site=FaultSite("detail_skipped", site.candidates[1:2],
+    model = FaultyPolicy(steps=steps, task_id="t", seed=1, site=FaultSite("detail_skipped", site.candidates[1:2],
                                                                              site.skip_to))
     calls = drive(model, len(steps) - 3)
     opened = [c[2]["target"]["text"] for c in calls if c[1] == "click" and c[2]["target"].get("text") != "Search"]
@@ -144,10 +146,10 @@ def test_repair_of_a_table_read_over_many_pages_rereads_each_page():
         s["args"]["section"] for s in steps if s["tool"] == "extract_rows" and s["args"].get("into") == "families"]
     assert len([s for s in again if s["tool"] == "extract_rows"]) == 3
     assert all(s["args"].get("into") == "families" for s in again if s["tool"] in ("extract_rows", "read_facts"))
-    model = ScriptedChatModel(steps=steps)
+    model = ScriptedPolicy(steps=steps)
     model._cursor = cursor + 1
-    goal = "[drift] table families: 5 row(s) were read while drift was active (x) at step(s) [4]: restore"
-    model._plan_verifier_repair(goal)
+    model._plan_verifier_repair([failure("drift", "5 row(s) were read while drift was active (x) at step(s) [4]: "
+                                         "restore", table="families")])
     queued = [s for _, s in model._queue]
     assert queued[0] == {"tool": "discard_rows", "args": {"table": "families", "all_rows": True}}
     assert len([s for s in queued if s["tool"] == "extract_rows"]) == 3 and queued[-1]["tool"] == "finish"
@@ -155,9 +157,9 @@ def test_repair_of_a_table_read_over_many_pages_rereads_each_page():
 
 def test_unphased_repair_rereads_every_detail_page():
     steps = load_walkthrough("offline_scholar_003")
-    model = ScriptedChatModel(steps=steps)
+    model = ScriptedPolicy(steps=steps)
     model._cursor = len(steps) - 1
-    model._plan_verifier_repair("[drift] 3 row(s) were read while drift was active (x): restore the gates")
+    model._plan_verifier_repair([failure("drift", "3 row(s) were read while drift was active (x): restore the gates")])
     queued = [s for _, s in model._queue]
     extracts = len([s for s in steps if s["tool"] == "extract_rows"])
     assert len([s for s in queued if s["tool"] == "extract_rows"]) == extracts > 1
@@ -212,10 +214,10 @@ def test_no_derived_answer_rebuilds_every_table_the_walkthrough_reads():
     """Issue 18: a phased walkthrough whose reads found nothing (a navigation reset the search) has no derived
     answer; the `[schema] no extract_rows` goal replays what built its tables, not a read of `answer`."""
     steps = load_walkthrough("offline_scholar_005")
-    model = ScriptedChatModel(steps=steps)
+    model = ScriptedPolicy(steps=steps)
     model._cursor = len(steps) - 1
-    model._plan_verifier_repair("[schema] no extract_rows was run: read the answer rows before finishing ; "
-                                "[details] 3 of 4 listed result(s) were not opened: http://x/abs/1; open each")
+    model._plan_verifier_repair([failure("schema", "no extract_rows was run", code="nothing_extracted"),
+                                 failure("details", "3 of 4 listed result(s) were not opened", links=["http://x/abs/1"])])
     queued = [s for _, s in model._queue]
     assert queued[:2] == [{"tool": "discard_rows", "args": {"table": t, "all_rows": True}}
                           for t in ("edition_2022", "edition_2023")]

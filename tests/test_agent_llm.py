@@ -25,7 +25,8 @@ from starlette.routing import Route
 
 from agent.config import AgentVariant, ModelConfig, ProtocolConfig
 from agent.models.chat import MissingApiKey, make_chat_model
-from agent.models.scripted import ScriptedChatModel, load_walkthrough
+from agent.models.policies import needs_key
+from agent.models.scripted import ScriptedPolicy, load_walkthrough
 from agent.solve import solve_task
 from eval.score import score_answer
 from graph.toolset import plan_tool, tool_schemas
@@ -124,7 +125,7 @@ async def test_local_server_without_a_key(fake_openai, monkeypatch):
     """`api_key_env: null` (vLLM / llama.cpp without auth) needs no variable and is never a 'missing key'."""
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     local = ModelConfig(name="vllm", model="local-test", base_url=fake_openai.origin + "/v1", api_key_env=None)
-    assert not local.needs_key and local.api_key() is None
+    assert not needs_key(local) and local.api_key() is None
     fake_openai.reply = queue((200, completion("back", {})))
     ai = await make_chat_model(local, "t-1").bind_tools(tool_schemas(search=False)).ainvoke([HumanMessage("go")])
     assert ai.tool_calls[0]["name"] == "back"
@@ -163,7 +164,7 @@ class PolicyServer:
     """Replies with what the scripted policy decides on the received conversation; the first call is
     rate-limited and one actor turn gets an invalid tool call, to exercise retry and validation feedback."""
 
-    def __init__(self, policy: ScriptedChatModel, invalid_on_turn: int):
+    def __init__(self, policy: ScriptedPolicy, invalid_on_turn: int):
         self.policy, self.invalid_on_turn, self.turns, self.rate_limited = policy, invalid_on_turn, 0, False
         self.feedback_seen: list[str] = []
 
@@ -190,7 +191,7 @@ class PolicyServer:
 async def test_offline_task_through_chat_openai_reaches_exact_match(fake_openai, model_config, offline_server,
                                                                     chromium_worker, tmp_path):
     task = load_tasks("offline", origin=offline_server.origin, task_ids=["offline_stats_001"])[0]
-    server = PolicyServer(ScriptedChatModel(steps=load_walkthrough(task.task_id, origin=offline_server.origin)),
+    server = PolicyServer(ScriptedPolicy(steps=load_walkthrough(task.task_id, origin=offline_server.origin)),
                           invalid_on_turn=2)
     fake_openai.reply = server
     async with chromium_worker.task_browser(str(tmp_path), [offline_server.origin]) as browser:

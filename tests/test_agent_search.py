@@ -10,7 +10,7 @@ from starlette.routing import Route
 
 import agent.search as search_module
 from agent.config import AgentVariant, ModelConfig, ProtocolConfig
-from agent.models.scripted import ScriptedChatModel
+from agent.models.scripted import ScriptedPolicy
 from agent.solve import solve_task
 from graph.toolset import ToolCallError, parse_tool_call, tool_schemas
 from tasks.loaders import load_tasks
@@ -59,12 +59,12 @@ def test_search_tool_is_offered_only_when_enabled():
 
 async def test_serper_results_reach_the_actor_through_the_graph(serper_endpoint, tmp_path):
     task = load_tasks("offline", origin="http://127.0.0.1:1", task_ids=["offline_vulns_001-g"])[0]
-    chat = ScriptedChatModel(steps=[{"tool": "web_search", "args": {"query": "vulnerability records search"}},
+    chat = ScriptedPolicy(steps=[{"tool": "web_search", "args": {"query": "vulnerability records search"}},
                                     {"tool": "finish", "args": {}}])
     protocol = ProtocolConfig(search=True, give_start_url=False)
     outcome = await solve_task(task, browser=None, model=ModelConfig(name="scripted", provider="scripted"),
                                variant=AgentVariant(name="no-verifier", ablate=["verifier"]), protocol=protocol,
-                               out_dir=tmp_path, chat_model=chat)
+                               out_dir=tmp_path, policy=chat)
     assert SEEN == [("serper-test-key", {"q": "vulnerability records search", "num": 8})]
     assert any("- Vulnerability records http://127.0.0.1:1/vulns/\n  official search" in m for m in chat.transcript)
     assert outcome.answer == "NONE" and outcome.stop_reason == "finished"

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from agent.config import AgentVariant, ModelConfig, ProtocolConfig
-from agent.models.scripted import ScriptedChatModel, load_walkthrough
+from agent.models.scripted import ScriptedPolicy, load_walkthrough
 from agent.solve import solve_task
 from eval.score import score_answer
 from tasks.loaders import load_tasks
@@ -32,10 +32,10 @@ def offline_task(task_id: str, origin: str):
 
 async def run(task_id: str, server, worker, out: Path, *, steps=None, variant=FULL, checkpoint_db=None, browser_wrap=None):
     task = offline_task(task_id, server.origin)
-    chat = ScriptedChatModel(steps=steps if steps is not None else load_walkthrough(task_id, origin=server.origin))
+    chat = ScriptedPolicy(steps=steps if steps is not None else load_walkthrough(task_id, origin=server.origin))
     async with worker.task_browser(str(out), [server.origin]) as browser:
         outcome = await solve_task(task, browser=browser_wrap(browser) if browser_wrap else browser, model=SCRIPTED,
-                                   variant=variant, protocol=ProtocolConfig(), out_dir=out, chat_model=chat,
+                                   variant=variant, protocol=ProtocolConfig(), out_dir=out, policy=chat,
                                    checkpoint_db=checkpoint_db)
     return task, outcome, chat
 
@@ -164,12 +164,12 @@ async def test_a_killed_run_restarts_from_a_clean_slate(offline_server, chromium
 
 async def test_step_budget_still_composes_the_rows_read_so_far(offline_server, chromium_worker, tmp_path):
     task = offline_task("offline_vulns_001", offline_server.origin)
-    chat = ScriptedChatModel(steps=load_walkthrough(task.task_id, origin=offline_server.origin))
+    chat = ScriptedPolicy(steps=load_walkthrough(task.task_id, origin=offline_server.origin))
     finish_at = len(chat.steps)  # the walkthrough's last step is finish: stop just before it
     protocol = ProtocolConfig(budgets={"max_steps": finish_at - 1})
     async with chromium_worker.task_browser(str(tmp_path), [offline_server.origin]) as browser:
         outcome = await solve_task(task, browser=browser, model=SCRIPTED, variant=FULL, protocol=protocol,
-                                   out_dir=tmp_path, chat_model=chat)
+                                   out_dir=tmp_path, policy=chat)
     assert outcome.stop_reason == "max_steps" and outcome.steps == finish_at - 1
     assert "verifier" not in outcome.nodes_run and outcome.nodes_run[-1] == "composer"
     score = score_answer(outcome.answer, task.oracle_answer, task.output_spec)

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from agent.config import load_config
 from agent.models.blind_plans import BlindPlanNotFound, load_blind_plan, on_walkthrough_phases
-from agent.models.faulty import FaultyChatModel
+from agent.models.faulty import FaultyPolicy
 from agent.models.resolve import resolve_models
-from agent.models.scripted import ScriptedChatModel, load_walkthrough, plan_from_walkthrough
+from agent.models.scripted import ScriptedPolicy, load_walkthrough, plan_from_walkthrough
 from graph.state import Plan
 from graph.toolset import plan_tool
 from tasks.loaders import load_tasks
@@ -17,8 +19,8 @@ from tasks.loaders import load_tasks
 CONFIG = "configs/ablation-blind.yaml"
 
 
-def planner_answer(model: ScriptedChatModel) -> dict:
-    ai = model.bind_tools([plan_tool()], tool_choice="Plan").invoke([SystemMessage("plan"), HumanMessage("task")])
+def planner_answer(model: ScriptedPolicy) -> dict:
+    ai = asyncio.run(model.plan([SystemMessage("plan"), HumanMessage("task")], plan_tool()))
     return ai.tool_calls[0]["args"]
 
 
@@ -57,7 +59,7 @@ def test_unphased_walkthrough_takes_the_blind_top_level_gates_only():
     assert shown.phases == [] and shown.gates == blind.gates
 
 
-@pytest.mark.parametrize("cls", [ScriptedChatModel, FaultyChatModel])
+@pytest.mark.parametrize("cls", [ScriptedPolicy, FaultyPolicy])
 def test_policies_answer_the_planner_with_the_blind_plan(cls):
     walk = planner_answer(cls.for_task("offline_scholar_001"))
     blind = planner_answer(cls.for_task("offline_scholar_001", plans="blind"))

@@ -10,7 +10,7 @@ import pytest
 
 from agent.config import AgentVariant, ModelConfig, ProtocolConfig
 from agent.models.fault_plan import FaultSite
-from agent.models.faulty import FAULTS_FILE, FaultyChatModel
+from agent.models.faulty import FAULTS_FILE, FaultyPolicy
 from agent.models.scripted import load_walkthrough
 from agent.solve import solve_task
 from eval.score import score_answer
@@ -33,22 +33,22 @@ CASES = {  # a task whose walkthrough offers a place for the class
 async def test_each_fault_class_is_really_injected(fault, offline_server, chromium_worker, tmp_path):
     task_id = CASES[fault]
     task = load_tasks("offline", origin=offline_server.origin, task_ids=[task_id])[0]
-    chat = FaultyChatModel.for_task(task_id, origin=offline_server.origin, seed=3, only=(fault,))
+    chat = FaultyPolicy.for_task(task_id, origin=offline_server.origin, seed=3, only=(fault,))
     async with chromium_worker.task_browser(str(tmp_path), [offline_server.origin]) as browser:
         outcome = await solve_task(task, browser=browser, model=FAULTY, variant=AgentVariant(name="full"),
                                    protocol=ProtocolConfig(budgets=Budgets(max_steps=150)), out_dir=tmp_path,
-                                   chat_model=chat)
+                                   policy=chat)
     record = json.loads((tmp_path / FAULTS_FILE).read_text())
     assert record["fault"] == fault and record["injected"], record
     calls = [e for e in map(json.loads, (tmp_path / "steps.jsonl").read_text().splitlines())
              if e.get("node") == "actor" and "tool" in e]
-    ids = [c["call_id"] for c in calls]
+    notes = [c.get("note") or {} for c in calls]
     skipped = record["walkthrough_step"]
     if fault in ("kept_default", "detail_skipped"):  # the walkthrough's step was never issued as itself
-        assert f"wt-{skipped}" not in ids
-        assert record["call"] < len(calls) and calls[record["call"]]["call_id"].startswith(("wt-", "rp-"))
+        assert {"kind": "walkthrough", "step": skipped} not in notes
+        assert record["call"] < len(calls) and notes[record["call"]]["kind"] in ("walkthrough", "repair")
     else:  # the changed or added calls carry their mark
-        marked = [c for c in calls if c["call_id"].startswith(f"fx-{skipped}-")]
+        marked = [c for c, note in zip(calls, notes, strict=True) if note == {"kind": "fault", "step": skipped}]
         assert marked and calls.index(marked[0]) == record["call"]
     if fault == "wrong_option":
         assert marked[0]["args"]["option"] != chat.steps[skipped]["args"]["option"]
@@ -86,11 +86,11 @@ def test_sgr_ablate_without_a_key_writes_the_fault_table(tmp_path: Path) -> None
 async def _run_with_fault(task_id: str, site: FaultSite, server, worker, out: Path):
     """One faulty replay of `task_id` with its mistake at `site`, through the graph (150 steps: repairs re-read)."""
     task = load_tasks("offline", origin=server.origin, task_ids=[task_id])[0]
-    chat = FaultyChatModel(steps=load_walkthrough(task_id, origin=server.origin), task_id=task_id, seed=1, site=site)
+    chat = FaultyPolicy(steps=load_walkthrough(task_id, origin=server.origin), task_id=task_id, seed=1, site=site)
     async with worker.task_browser(str(out), [server.origin]) as browser:
         outcome = await solve_task(task, browser=browser, model=FAULTY, variant=AgentVariant(name="full"),
                                    protocol=ProtocolConfig(budgets=Budgets(max_steps=150)), out_dir=out,
-                                   chat_model=chat)
+                                   policy=chat)
     return task, outcome, chat
 
 
@@ -98,7 +98,8 @@ def _repair_reads(out: Path) -> list[str]:
     """The tables the policy's repair calls read into, in order."""
     calls = [e for e in map(json.loads, (out / "steps.jsonl").read_text().splitlines())
              if e.get("node") == "actor" and "tool" in e]
-    return [c["args"]["into"] for c in calls if c["call_id"].startswith("rp-") and c["tool"] == "extract_rows"]
+    return [c["args"]["into"] for c in calls if (c.get("note") or {}).get("kind") == "repair"
+            and c["tool"] == "extract_rows"]
 
 
 @pytest.mark.asyncio(loop_scope="session")

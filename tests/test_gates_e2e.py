@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from agent.config import AgentVariant, ModelConfig, ProtocolConfig
-from agent.models.scripted import ScriptedChatModel, load_walkthrough
+from agent.models.scripted import ScriptedPolicy, load_walkthrough
 from agent.solve import solve_task
 from eval.score import score_answer
 from tasks.loaders import load_tasks
@@ -40,7 +40,7 @@ async def _solve(task: Task, steps: list[dict], out: Path, server, worker, **pol
     async with worker.task_browser(str(out), [server.origin]) as browser:
         return await solve_task(task, browser=browser, model=ModelConfig(name="scripted", provider="scripted"),
                                 variant=AgentVariant(name="full"), protocol=ProtocolConfig(), out_dir=out,
-                                chat_model=ScriptedChatModel(steps=steps, **policy))
+                                policy=ScriptedPolicy(steps=steps, **policy))
 
 
 def _saved(out: Path) -> dict:
@@ -74,7 +74,8 @@ async def test_a_gate_kept_at_its_default_is_flagged_refused_and_repaired(offlin
     assert outcome.verifier_reports[-1]["ok"], (outcome.verifier_reports[-1], outcome.stop_reason)
     assert score_answer(outcome.answer, task.oracle_answer, task.output_spec).exact_match, outcome.answer
     events = [json.loads(line) for line in (tmp_path / "steps.jsonl").read_text().splitlines()]
-    repair = [(e["tool"], e["args"]) for e in events if e.get("node") == "actor" and e["call_id"].startswith("rp-")]
+    repair = [(e["tool"], e["args"]) for e in events
+              if e.get("node") == "actor" and (e.get("note") or {}).get("kind") == "repair"]
     tools = [t for t, _ in repair]
     basis_set = next(i for i, (t, a) in enumerate(repair) if t == "select" and a["target"]["label"] == "Date basis")
     assert tools[0] == "discard_rows" and basis_set < tools.index("click") < tools.index("read_table"), tools

@@ -10,6 +10,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from agent.config import ModelConfig
 from agent.solve import initial_state
 from graph.nodes import Deps, make_actor
+from graph.policy import ChatPolicy
 from graph.state import EvidenceRow, Provenance
 from graph.workspace import append_rows
 from tasks.loaders import load_tasks
@@ -29,7 +30,7 @@ def call(name: str, args: dict, ident: str) -> dict:
 
 
 def actor_for(*replies: AIMessage):
-    deps = Deps(browser=None, model=ToolFake(messages=iter(replies)), model_config=ModelConfig(name="fake"),
+    deps = Deps(browser=None, policy=ChatPolicy(ToolFake(messages=iter(replies))), model_config=ModelConfig(name="fake"),
                 spec=TASK.output_spec)
     return make_actor(deps)
 

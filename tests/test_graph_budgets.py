@@ -7,6 +7,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from agent.config import Budgets, ModelConfig
 from graph.nodes import Deps, budget_stop, history_window
+from graph.policy import ChatPolicy
 from graph.state import new_usage
 from tasks.spec import OutputSpec
 
@@ -24,7 +25,7 @@ def deps(clock: Clock, **budgets) -> Deps:
         def bind_tools(self, tools, **kwargs):
             return self
 
-    return Deps(browser=None, model=ToolBindingFake(responses=["x"]), model_config=ModelConfig(name="m"),
+    return Deps(browser=None, policy=ChatPolicy(ToolBindingFake(responses=["x"])), model_config=ModelConfig(name="m"),
                 spec=OutputSpec(columns=("a",)), budgets=Budgets(**budgets), clock=clock)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent.config import ABLATABLE_NODES, ModelConfig
-from agent.models.scripted import ScriptedChatModel
+from agent.models.scripted import ScriptedPolicy
 from graph.build import build_graph
 from graph.nodes import Deps
 from tasks.spec import OutputSpec
@@ -15,7 +15,7 @@ ALWAYS = {"actor", "executor", "extractor", "workspace", "composer"}
 
 @pytest.mark.parametrize("ablate", [[], *([n] for n in ABLATABLE_NODES), list(ABLATABLE_NODES)])
 def test_compiled_graph_has_exactly_the_enabled_nodes(ablate):
-    deps = Deps(browser=None, model=ScriptedChatModel(steps=[]), model_config=ModelConfig(name="s"),
+    deps = Deps(browser=None, policy=ScriptedPolicy(steps=[]), model_config=ModelConfig(name="s"),
                 spec=OutputSpec(columns=("a",)))
     nodes = set(build_graph(ablate, deps).get_graph().nodes) - {"__start__", "__end__"}
     optional = {"planner", "state_tracker", "verifier"} - set(ablate)
@@ -27,10 +27,10 @@ def test_build_graph_leaves_its_deps_as_given():
     changed by a node either."""
     import dataclasses
 
-    deps = Deps(browser=None, model=ScriptedChatModel(steps=[]), model_config=ModelConfig(name="s"),
+    deps = Deps(browser=None, policy=ScriptedPolicy(steps=[]), model_config=ModelConfig(name="s"),
                 spec=OutputSpec(columns=("a",)))
     build_graph(["verifier"], deps)
     assert deps.ablated == frozenset()
     with pytest.raises(dataclasses.FrozenInstanceError):
         deps.ablated = frozenset({"planner"})  # type: ignore[misc]
-    assert not hasattr(deps, "actor_model")
+    assert not hasattr(deps, "actor_model") and not hasattr(deps, "model")

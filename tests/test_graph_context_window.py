@@ -24,6 +24,7 @@ from browser.render import render_into
 from browser.tokens import count_tokens
 from browser.types import CellLink, Control, Observation, Option, TableData
 from graph.nodes import Deps, make_actor
+from graph.policy import ChatPolicy
 from graph.workspace import ANSWER, new_table
 from tasks.loaders import load_tasks
 
@@ -63,7 +64,8 @@ def _page(rows: int, filters: int = 6) -> dict:
 def _actor(fake: FakeOpenAIServer, **model: object):
     config = fake.model_config(**model)
     task = _task()
-    deps = Deps(browser=None, model=make_chat_model(config, "t"), model_config=config, spec=task.output_spec)
+    deps = Deps(browser=None, policy=ChatPolicy(make_chat_model(config, "t")), model_config=config,
+                spec=task.output_spec)
     state = dict(initial_state(task.solver_view(), time.time()), messages=[])
     return make_actor(deps), state
 

@@ -10,6 +10,7 @@ from browser.types import Control, Observation, Option
 from graph.evidence import ReadContext, compose_derived, derive, extract_into
 from graph.extractor import ExtractionError, says_no_results
 from graph.gates import check_read, state_snapshot
+from graph.policy import ChatPolicy
 from graph.state import Gate, Phase, Plan
 from graph.tools import Derive, ExtractRows
 from graph.tracker import clamp_evidence, track
@@ -216,7 +217,7 @@ async def test_a_failed_extraction_names_the_planned_gate_its_control_holds_othe
             return self
 
     state, _ = step(obs("/search"), 1, {"kind": "goto", "url": "x"})
-    deps = Deps(browser=None, model=ToolBindingFake(responses=["x"]), model_config=ModelConfig(name="m"),
+    deps = Deps(browser=None, policy=ChatPolicy(ToolBindingFake(responses=["x"])), model_config=ModelConfig(name="m"),
                 spec=OutputSpec(columns=("year",)))
     update = await make_extractor(deps)({
         "pending": {"id": "c1", "name": "extract_rows", "args": {"columns": {"year": "Year"}}}, "step": 2,

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from agent.config import AgentVariant, ModelConfig, ProtocolConfig
-from agent.models.scripted import ScriptedChatModel
+from agent.models.scripted import ScriptedPolicy
 from agent.solve import solve_task
 from browser.tokens import count_tokens
 from graph.render import observation_text
@@ -48,11 +48,11 @@ def _observation_in(prompt: str) -> str:
 async def test_every_control_of_a_control_heavy_page_reaches_the_model_within_the_one_budget(
         chromium_worker, fixture_site, tmp_path):
     url = fixture_site.url(PAGE)
-    chat = ScriptedChatModel(steps=[{"tool": "goto", "args": {"url": url}}, {"tool": "finish", "args": {}}])
+    chat = ScriptedPolicy(steps=[{"tool": "goto", "args": {"url": url}}, {"tool": "finish", "args": {}}])
     async with chromium_worker.task_browser(str(tmp_path), [fixture_site.origin]) as browser:
         outcome = await solve_task(_task(url), browser=browser, model=ModelConfig(name="scripted", provider="scripted"),
                                    variant=AgentVariant(name="full"), protocol=ProtocolConfig(), out_dir=tmp_path,
-                                   token_budget=BUDGET, chat_model=chat)
+                                   token_budget=BUDGET, policy=chat)
         rendered = await browser.observe()
     assert outcome.error is None, outcome.error
 

@@ -13,7 +13,7 @@ import pytest
 from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
 
 from agent.config import AgentVariant, ModelConfig, ProtocolConfig
-from agent.models.scripted import ScriptedChatModel, load_walkthrough
+from agent.models.scripted import ScriptedPolicy, load_walkthrough
 from agent.solve import initial_state, solve_task
 from browser.delta import page_key as browser_page_key
 from browser.delta import render_delta
@@ -237,10 +237,10 @@ def test_older_exchanges_are_one_line_each_and_the_newest_stay_whole():
 # ---------------------------------------------------------------- real run
 
 
-class Recording(ScriptedChatModel):
-    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+class Recording(ScriptedPolicy):
+    async def act(self, messages, tools, state):
         turns.append(str(messages[-1].content))
-        return super()._generate(messages, stop, run_manager, **kwargs)
+        return await super().act(messages, tools, state)
 
 
 turns: list[str] = []
@@ -257,7 +257,7 @@ async def test_deltas_on_a_real_run_hide_no_control_and_the_replay_stays_exact(o
     async with chromium_worker.task_browser(str(tmp_path), [offline_server.origin]) as browser:
         outcome = await solve_task(task, browser=browser, model=ModelConfig(name="scripted", provider="scripted"),
                                    variant=AgentVariant(name="full"), protocol=ProtocolConfig(), out_dir=tmp_path,
-                                   chat_model=chat)
+                                   policy=chat)
     assert score_answer(outcome.answer, task.oracle_answer, task.output_spec).exact_match
     observations = [t.split("\nOBSERVATION:\n", 1)[1] for t in turns if "\nOBSERVATION:\n" in t]
     deltas = 0

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from agent.config import AgentVariant, ModelConfig, ProtocolConfig
-from agent.models.scripted import ScriptedChatModel, load_walkthrough
+from agent.models.scripted import ScriptedPolicy, load_walkthrough
 from agent.solve import solve_task
 from eval.score import score_answer
 from tasks.loaders import load_tasks
@@ -29,15 +29,15 @@ PLAN_FLAGS = ("gate_mismatch", "window_narrower")
 
 async def _solve(task_id: str, steps: list[dict], plan: dict, out: Path, server, worker):
     task = load_tasks("offline", origin=server.origin, task_ids=[task_id])[0]
-    model = ScriptedChatModel(steps=steps, plan=plan)  # the planner is answered with the blind plan
+    model = ScriptedPolicy(steps=steps, plan_args=plan)  # the planner is answered with the blind plan
     async with worker.task_browser(str(out), [server.origin]) as browser:
         outcome = await solve_task(task, browser=browser, model=ModelConfig(name="scripted", provider="scripted"),
                                    variant=AgentVariant(name="full"), protocol=ProtocolConfig(), out_dir=out,
-                                   chat_model=model)
+                                   policy=model)
     return task, outcome, model
 
 
-def _turns(model: ScriptedChatModel) -> list[str]:
+def _turns(model: ScriptedPolicy) -> list[str]:
     return [t for t in model.transcript if t.startswith(("TODAY:", "TASK:"))]
 
 
@@ -120,11 +120,11 @@ async def test_the_repair_goal_is_said_again_after_discard_rows(offline_server, 
     after = next(i for i, s in enumerate(steps) if s["tool"] == "extract_rows") + 1
     steps[after:after] = [late, apply]
     task = load_tasks("offline", origin=offline_server.origin, task_ids=["offline_scholar_001"])[0]
-    model = ScriptedChatModel(steps=steps)
+    model = ScriptedPolicy(steps=steps)
     async with chromium_worker.task_browser(str(tmp_path), [offline_server.origin]) as browser:
         outcome = await solve_task(task, browser=browser, model=ModelConfig(name="scripted", provider="scripted"),
                                    variant=AgentVariant(name="full"), protocol=ProtocolConfig(), out_dir=tmp_path,
-                                   chat_model=model)
+                                   policy=model)
     first = outcome.verifier_reports[0]
     assert not first["ok"] and "read at step(s) [" in first["repair_goal"], first
     assert "(refusal 1 of 2: 1 more refusal(s) at most, then finish composes the answer" in first["repair_goal"]

@@ -10,11 +10,12 @@ from agent.commands.run import pick_model
 from agent.config import ModelConfig
 from agent.models.chat import ModelNotServed, make_chat_model
 from agent.models.local_server import LOCAL_MODEL, LocalModelError, LocalModelServer, serving, weights_path
+from agent.models.policies import needs_key
 
 
 def test_local_is_a_first_class_model_name():
     model = pick_model("local", [])
-    assert model is LOCAL_MODEL and model.provider == "local" and not model.needs_key
+    assert model is LOCAL_MODEL and model.provider == "local" and not needs_key(model)
     assert model.context_tokens == 4096 and model.max_output_tokens and model.max_retries == 0
 
 

@@ -15,7 +15,8 @@ from agent.models.fake_server import FakeOpenAIServer
 from agent.solve import initial_state
 from browser.tokens import count_tokens
 from graph.nodes import Deps, make_actor
-from graph.robust import PROSE_FEEDBACK
+from graph.policy import ChatPolicy
+from graph.robust import PROSE_FEEDBACK, tool_reply
 from tasks.loaders import load_tasks
 
 TASK = load_tasks("offline", origin="http://127.0.0.1:9", task_ids=["offline_vulns_001"])[0]
@@ -29,8 +30,8 @@ OBSERVATION = {
 
 def actor_with(fake: FakeOpenAIServer, ablated: frozenset[str] = frozenset(), **model: object):
     config: ModelConfig = fake.model_config(**model)
-    deps = Deps(browser=None, model=make_chat_model(config, "t"), model_config=config, spec=TASK.output_spec,
-                ablated=ablated)
+    deps = Deps(browser=None, policy=ChatPolicy(make_chat_model(config, "t")), model_config=config,
+                spec=TASK.output_spec, ablated=ablated)
     return make_actor(deps)
 
 
@@ -112,7 +113,7 @@ async def test_a_repeated_failing_action_is_refused_then_stops_the_run():
     history = []
     for i in range(2):  # two earlier identical clicks that failed in the browser
         history += [AIMessage("", tool_calls=[{"name": "click", "args": args, "id": f"old{i}", "type": "tool_call"}]),
-                    ToolMessage("ok=False error=not_found: no element with text='Apply'", tool_call_id=f"old{i}")]
+                    tool_reply("ok=False error=not_found: no element with text='Apply'", f"old{i}", failed=True)]
     again = {"tool_calls": [{"name": "click", "arguments": args}]}
     with FakeOpenAIServer([again, again]) as fake:
         actor, current = actor_with(fake), state(observation=OBSERVATION, messages=history)

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from agent.config import AgentVariant, ModelConfig, ProtocolConfig
-from agent.models.scripted import ScriptedChatModel
+from agent.models.scripted import ScriptedPolicy
 from agent.solve import solve_task
 from eval.score import score_answer
 from graph.workspace import engine_rows
@@ -48,11 +48,11 @@ def path_steps(task_id: str, origin: str) -> list[dict[str, Any]]:
 
 async def _solve(task_id: str, server, worker, out: Path):
     task = load_tasks("offline", origin=server.origin, task_ids=[task_id])[0]
-    chat = ScriptedChatModel(steps=path_steps(task_id, server.origin))
+    chat = ScriptedPolicy(steps=path_steps(task_id, server.origin))
     async with worker.task_browser(str(out), [server.origin]) as browser:
         outcome = await solve_task(task, browser=browser, model=ModelConfig(name="scripted", provider="scripted"),
                                    variant=AgentVariant(name="full"), protocol=ProtocolConfig(), out_dir=out,
-                                   chat_model=chat)
+                                   policy=chat)
     assert outcome.error is None and outcome.stop_reason == "finished", (outcome.error, outcome.stop_reason)
     assert score_answer(outcome.answer, task.oracle_answer, task.output_spec).exact_match, outcome.answer
     saved = json.loads((out / "retrieval_state.json").read_text())

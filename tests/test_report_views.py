@@ -42,7 +42,8 @@ def test_one_row_per_step_with_target_effect_and_flags(tmp_path: Path) -> None:
     steps = _write(tmp_path / "steps.jsonl", [
         {"node": "run", "event": "start"},
         {"node": "planner", "plan": {"gates": [{"name": "Vintage", "target": "2022"}]}},
-        {"node": "actor", "step": 1, "tool": "select", "call_id": "fx-3-0", "args": {"target": target,
+        {"node": "actor", "step": 1, "tool": "select", "call_id": "x1", "note": {"kind": "fault", "step": 3},
+         "args": {"target": target,
                                                                                     "option": "2023"}},
         {"step": 1, "action": {"kind": "select", "target": target, "option": "2023"}, "ok": True,
          "message": "selected '2023' in 'Vintage'; controls Vintage: '2022' -> '2023'", "url": url},

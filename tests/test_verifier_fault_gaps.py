@@ -15,8 +15,8 @@ import pytest
 
 from agent.config import AgentVariant, ModelConfig, ProtocolConfig
 from agent.models.fault_plan import FaultSite
-from agent.models.faulty import FAULTS_FILE, FaultyChatModel
-from agent.models.scripted import ScriptedChatModel, load_walkthrough
+from agent.models.faulty import FAULTS_FILE, FaultyPolicy
+from agent.models.scripted import ScriptedPolicy, load_walkthrough
 from agent.solve import solve_task
 from eval.score import score_answer
 from graph.details import Opened, detail_list
@@ -127,17 +127,18 @@ def _steps(out_dir: Path) -> list[dict]:
 
 async def _run(task_id: str, chat, out_dir: Path, offline_server, chromium_worker):
     task = load_tasks("offline", origin=offline_server.origin, task_ids=[task_id])[0]
-    model = ModelConfig(name=chat.model_name, provider=chat.model_name)
+    kind = "faulty" if isinstance(chat, FaultyPolicy) else "scripted"
+    model = ModelConfig(name=kind, provider=kind)
     async with chromium_worker.task_browser(str(out_dir), [offline_server.origin]) as browser:
         outcome = await solve_task(task, browser=browser, model=model, variant=AgentVariant(name="full"),
                                    protocol=ProtocolConfig(budgets=Budgets(max_steps=150)), out_dir=out_dir,
-                                   chat_model=chat)
+                                   policy=chat)
     assert outcome.error is None, outcome.error
     return task, outcome
 
 
-def _faulty(task_id: str, site: FaultSite, origin: str) -> FaultyChatModel:
-    return FaultyChatModel(steps=load_walkthrough(task_id, origin=origin), task_id=task_id, seed=SEED, site=site)
+def _faulty(task_id: str, site: FaultSite, origin: str) -> FaultyPolicy:
+    return FaultyPolicy(steps=load_walkthrough(task_id, origin=origin), task_id=task_id, seed=SEED, site=site)
 
 
 def _exact(task, outcome) -> bool:
@@ -145,7 +146,7 @@ def _exact(task, outcome) -> bool:
 
 
 async def _clean(task_id: str, tmp_path: Path, offline_server, chromium_worker):
-    chat = ScriptedChatModel(steps=load_walkthrough(task_id, origin=offline_server.origin))
+    chat = ScriptedPolicy(steps=load_walkthrough(task_id, origin=offline_server.origin))
     task, outcome = await _run(task_id, chat, tmp_path / "clean", offline_server, chromium_worker)
     assert _exact(task, outcome) and not outcome.drift_flags  # no false alarm
     assert [r["ok"] for r in outcome.verifier_reports] == [True], outcome.verifier_reports
@@ -167,7 +168,8 @@ async def test_first_page_only_of_a_phase_table_the_answer_sql_never_reads(task_
     first = outcome.verifier_reports[0]
     assert not first["ok"] and first["repair_goal"].startswith(f"[pages] table {table}:"), first
     assert "page(s) [2] were not read" in first["repair_goal"]
-    reread = [c for c in _steps(tmp_path / "faulty") if c["call_id"].startswith("rp-") and c["tool"] == "extract_rows"]
+    reread = [c for c in _steps(tmp_path / "faulty")
+              if (c.get("note") or {}).get("kind") == "repair" and c["tool"] == "extract_rows"]
     assert [c["args"]["into"] for c in reread] == [table]
     assert outcome.verifier_reports[-1]["ok"] and _exact(task, outcome)
     await _clean(task_id, tmp_path, offline_server, chromium_worker)

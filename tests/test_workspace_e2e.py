@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from agent.config import AgentVariant, ModelConfig, ProtocolConfig
-from agent.models.scripted import ScriptedChatModel, load_walkthrough
+from agent.models.scripted import ScriptedPolicy, load_walkthrough
 from agent.solve import solve_task
 from eval.score import score_answer
 from tasks.loaders import load_tasks
@@ -123,11 +123,11 @@ async def test_replay_computes_the_derived_answer(offline_server, chromium_worke
 
 async def test_graph_run_answers_with_derive_and_records_lineage(offline_server, chromium_worker, tmp_path):
     task = derived_task(offline_server.origin)
-    chat = ScriptedChatModel(steps=derived_steps(offline_server.origin))
+    chat = ScriptedPolicy(steps=derived_steps(offline_server.origin))
     async with chromium_worker.task_browser(str(tmp_path), [offline_server.origin]) as browser:
         outcome = await solve_task(task, browser=browser, model=ModelConfig(name="scripted", provider="scripted"),
                                    variant=AgentVariant(name="full"), protocol=ProtocolConfig(), out_dir=tmp_path,
-                                   chat_model=chat)
+                                   policy=chat)
     assert outcome.error is None and outcome.stop_reason == "finished", outcome.error
     assert score_answer(outcome.answer, task.oracle_answer, task.output_spec).exact_match, outcome.answer
     assert "workspace" in outcome.nodes_run and outcome.verifier_reports[-1]["ok"]
@@ -172,13 +172,13 @@ async def _solve(task: Task, chat, out: Path, server, worker, variant=None):
     async with worker.task_browser(str(out), [server.origin]) as browser:
         return await solve_task(task, browser=browser, model=ModelConfig(name="scripted", provider="scripted"),
                                 variant=variant or AgentVariant(name="full"), protocol=ProtocolConfig(),
-                                out_dir=out, chat_model=chat)
+                                out_dir=out, policy=chat)
 
 
 async def test_a_derived_answer_read_in_a_drifted_state_is_caught_and_repaired(offline_server, chromium_worker,
                                                                                tmp_path):
     task = offline_task("offline_regulatory_002", offline_server.origin)
-    chat = ScriptedChatModel(steps=_drifted_derived_steps(offline_server.origin), ignore_drift=True)
+    chat = ScriptedPolicy(steps=_drifted_derived_steps(offline_server.origin), ignore_drift=True)
     outcome = await _solve(task, chat, tmp_path, offline_server, chromium_worker)
     first, last = outcome.verifier_reports[0], outcome.verifier_reports[-1]
     assert not first["ok"] and first["failures"][0]["check"] == "drift", first
@@ -196,7 +196,7 @@ async def test_a_derived_answer_read_in_a_drifted_state_is_caught_and_repaired(o
 @pytest.mark.parametrize("ablate", [["verifier"], ["provenance"]])
 async def test_derived_answers_survive_ablations(ablate, offline_server, chromium_worker, tmp_path):
     task = derived_task(offline_server.origin)
-    chat = ScriptedChatModel(steps=derived_steps(offline_server.origin))
+    chat = ScriptedPolicy(steps=derived_steps(offline_server.origin))
     outcome = await _solve(task, chat, tmp_path, offline_server, chromium_worker,
                            AgentVariant(name="no-" + ablate[0], ablate=ablate))
     assert score_answer(outcome.answer, task.oracle_answer, task.output_spec).exact_match, outcome.answer
@@ -213,7 +213,7 @@ async def test_a_skipped_detail_page_of_a_phase_is_read_on_the_verifiers_request
         steps[i]["phase_details"] = True  # the plan: each listed station's page is read into `records`
     skipped = steps[facts[-1]]["args"]["url"]
     del steps[facts[-1]]
-    outcome = await _solve(task, ScriptedChatModel(steps=steps), tmp_path, offline_server, chromium_worker)
+    outcome = await _solve(task, ScriptedPolicy(steps=steps), tmp_path, offline_server, chromium_worker)
     first = outcome.verifier_reports[0]
     assert [f["check"] for f in first["failures"]] == ["details"] and skipped in first["repair_goal"]
     assert "table records" in first["repair_goal"] and outcome.verifier_reports[-1]["ok"]

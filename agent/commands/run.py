@@ -340,16 +340,17 @@ def _earlier_run(out_dir: Path) -> str | None:
 
 
 def _fault_lines(out_dir: Path, outcome: TaskOutcome, score: dict, model: ModelConfig) -> list[str]:
-    """`--model faulty:SEED`: which fault, flagged by which node, repaired (from fault.json and the outcome)."""
-    if model.provider != "faulty":
-        return []
+    """A run whose policy recorded a fault (`--model faulty:SEED` writes fault.json): which fault, flagged by which
+    node, repaired (from fault.json and the outcome)."""
+    from agent.models.fault_classes import FAULT_FILE
     from agent.reports.faults import describe_fault, fault_in_folder
     from agent.rundir.cells import CellRecord
+
+    if not (out_dir / FAULT_FILE).is_file():
+        return []
 
     exact = score.get("exact_match")
     record = CellRecord(model=model.name, variant=outcome.variant, task_id=outcome.task_id, outcome=outcome,
                         metrics={"em": None if exact is None else float(exact), "item_f1": score.get("item_f1")})
     cell = fault_in_folder(out_dir, record)
-    if cell is None:
-        return [f"FAULT-INJECTED REPLAY: no fault.json in {out_dir} (the policy recorded no fault)"]
-    return describe_fault(cell, record, model.fault_seed)
+    return describe_fault(cell, record, model.fault_seed) if cell is not None else []

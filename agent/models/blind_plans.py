@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from graph.policy import PolicyUnavailable
 from graph.state import Phase, Plan
 from tasks.offline.registry import PLACEHOLDER_ORIGIN
 
@@ -25,7 +26,7 @@ BLIND_PLAN_DIR = Path(__file__).resolve().parents[2] / "tasks" / "offline" / "bl
 PLAYED_ORIGIN = "{origin}"  # how the played requests wrote the sites' origin
 
 
-class BlindPlanNotFound(LookupError):
+class BlindPlanNotFound(PolicyUnavailable):
     """No recorded blind plan for this task record."""
 
 

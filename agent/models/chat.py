@@ -1,4 +1,4 @@
-"""Chat model factory: any OpenAI-compatible endpoint through `ChatOpenAI`, or the scripted (or faulty) policy.
+"""Chat model factory: any OpenAI-compatible endpoint through `ChatOpenAI` (agent/models/policies.py wraps it).
 
 Errors by cause. The OpenAI SDK retries 408/409/429/5xx, timeouts and connection errors with exponential
 backoff (honouring `Retry-After`; `max_retries` from the model config): what still fails is infrastructure.
@@ -45,18 +45,8 @@ class CompatibleChatOpenAI(ChatOpenAI):
         return payload
 
 
-def make_chat_model(model: ModelConfig, task_id: str, *, origin: str | None = None,
-                    transcript: Path | None = None) -> BaseChatModel:
-    """`origin` is where the offline suite runs (scripted walkthroughs carry a placeholder origin);
-    `transcript` is where every request/response pair with a real model is appended."""
-    if model.provider == "scripted":
-        from agent.models.scripted import ScriptedChatModel
-
-        return ScriptedChatModel.for_task(task_id, origin=origin, plans=model.plans)
-    if model.provider == "faulty":
-        from agent.models.faulty import FaultyChatModel
-
-        return FaultyChatModel.for_task(task_id, origin=origin, seed=model.fault_seed or 0, plans=model.plans)
+def make_chat_model(model: ModelConfig, task_id: str, *, transcript: Path | None = None) -> BaseChatModel:
+    """`transcript` is where every request/response pair with a real model is appended."""
     if model.provider == "play" and not model.base_url:
         raise ModelNotServed(f"model {model.name!r}: nothing is playing it; `sgr play` or `sgr run --model play` "
                              "start the play server")
@@ -65,7 +55,7 @@ def make_chat_model(model: ModelConfig, task_id: str, *, origin: str | None = No
                              "it, or run `sgr model serve` and set base_url")
     key = model.api_key()
     register_secret(key)  # whatever the variable is called, no artefact or message may carry it
-    if key is None and model.needs_key:
+    if key is None and model.api_key_env is not None:
         raise MissingApiKey(f"model {model.name!r}: environment variable {model.api_key_env} is not set")
     extra = {"http_async_client": TranscriptRecorder(transcript).async_client(model.timeout)} if transcript else {}
     return CompatibleChatOpenAI(

@@ -7,8 +7,9 @@ as a model told "Date basis is 'Latest version' but the plan needs 'Original sub
 So its figures measure what the state-tracking nodes catch and what a feedback-following agent recovers,
 never what an LLM does: they are FAULT-INJECTED REPLAYS wherever they appear.
 
-The injection is in the trace: every call it changed or added has an id `fx-<step>-<n>` (steps.jsonl logs
-call ids), and `fault.json` in the run folder says what was done, where, and whether it took effect.
+The injection is in the trace: every call it changed or added is noted `{"kind": "fault", "step": <walkthrough
+step>}` (steps.jsonl logs each call's note; its id `fx-<step>-<n>` is only a label), and `fault.json` in the run
+folder says what was done, where, and whether it took effect.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from agent.models.fault_plan import (
     other_year,
     read_after,
 )
-from agent.models.scripted import ScriptedChatModel, load_walkthrough, policy_plan, target_name
+from agent.models.scripted import ScriptedPolicy, load_walkthrough, policy_plan, target_name
+from graph.policy import ControlState, TurnState
 from graph.settings import PlanSource
 from graph.values import gate_candidates, values_match
 from tasks.offline.registry import Step
@@ -37,16 +39,14 @@ from tasks.offline.registry import Step
 FAULTS_FILE = FAULT_FILE
 
 
-class FaultyChatModel(ScriptedChatModel):
+class FaultyPolicy(ScriptedPolicy):
     """`steps` is the correct walkthrough (what repairs replay); `site` is where the mistake may be made."""
 
     task_id: str = ""
     seed: int = 0
     site: FaultSite | None = None
-    model_name: str = "faulty"
 
     _pending: list[int] = PrivateAttr(default_factory=list)
-    _calls: int = PrivateAttr(default=0)  # actor calls answered so far (the history the graph shows may be cut)
     _record: dict[str, Any] = PrivateAttr(default_factory=dict)
 
     def model_post_init(self, context: Any) -> None:
@@ -62,15 +62,14 @@ class FaultyChatModel(ScriptedChatModel):
 
     @classmethod
     def for_task(cls, task_id: str, *, origin: str | None = None, seed: int = 0,
-                 only: tuple[str, ...] | None = None, plans: PlanSource = "walkthrough") -> FaultyChatModel:
+                 only: tuple[str, ...] | None = None, plans: PlanSource = "walkthrough") -> FaultyPolicy:
         """The fault's place is chosen from what the task needs (the walkthrough), whatever plan the policy shows."""
         steps = load_walkthrough(task_id, origin=origin)
         return cls(steps=steps, task_id=task_id, seed=seed, site=choose_fault(steps, task_id, seed, only=only),
-                   plan=policy_plan(task_id, steps, plans, origin=origin))
+                   plan_args=policy_plan(task_id, steps, plans, origin=origin))
 
-    @property
-    def _llm_type(self) -> str:
-        return "faulty-walkthrough"
+    def records(self) -> dict[str, Any]:
+        return {FAULTS_FILE: self.fault_record()}
 
     def fault_record(self) -> dict[str, Any]:
         """What was injected, for the run folder (`fault.json`)."""
@@ -82,12 +81,7 @@ class FaultyChatModel(ScriptedChatModel):
 
     # -- injection
 
-    def _next(self, messages: list[Any]) -> tuple[str, Step]:
-        made = super()._next(messages)
-        self._calls += 1
-        return made
-
-    def _walkthrough_step(self, state: dict[str, Any], issued: int) -> tuple[str, Step]:
+    def _walkthrough_step(self, state: TurnState) -> tuple[str, Step]:
         while self._pending and self._pending[0] < self._cursor:
             self._pending.pop(0)  # passed (a repair moved the cursor on)
         if self._pending and self._pending[0] == self._cursor and not self._record["injected"]:
@@ -101,11 +95,12 @@ class FaultyChatModel(ScriptedChatModel):
                 self._record.update(injected=True, walkthrough_step=index, call=self._calls, detail=detail)
                 self._cursor = resume
                 if steps:
-                    self._queue = [(f"fx-{index}-{n}", s) for n, s in enumerate(steps)]
+                    self._queue = [(self._noted(f"fx-{index}-{n}", {"kind": "fault", "step": index}), s)
+                                   for n, s in enumerate(steps)]
                     return self._queue.pop(0)
-        return super()._walkthrough_step(state, issued)
+        return super()._walkthrough_step(state)
 
-    def _realise(self, index: int, state: dict[str, Any]) -> tuple[list[Step], int, str] | None:
+    def _realise(self, index: int, state: TurnState) -> tuple[list[Step], int, str] | None:
         """(steps to issue instead, where the walkthrough resumes, what was done), or None for a no-op here."""
         fault = self.site.fault if self.site else ""
         step = copy.deepcopy(self.steps[index])
@@ -135,10 +130,10 @@ class FaultyChatModel(ScriptedChatModel):
             return reset, index + 1, f"after {target_name(args)!r}, opened {self.steps[goto]['args']['url']} " \
                                      "again and submitted it with its defaults"
         if fault == "first_page_only":
-            if (state.get("pages") or 0) <= 1:
+            if (state.pages or 0) <= 1:
                 return None
             return [{**step, "args": {**args, "all_pages": False}}], index + 1, \
-                f"read page 1 of {state['pages']} only"
+                f"read page 1 of {state.pages} only"
         if fault == "detail_skipped":
             resume = self.site.skip_to[index]
             return [], resume, f"skipped the visit to {target_name(args)!r} (walkthrough steps {index}-{resume - 1})"
@@ -159,18 +154,8 @@ class FaultyChatModel(ScriptedChatModel):
         return None
 
 
-def _control(state: dict[str, Any], name: str) -> dict[str, Any] | None:
-    """The control a walkthrough step names, as the tracker last read it (key or label, whole words)."""
-    controls = state.get("controls") or {}
+def _control(state: TurnState, name: str) -> ControlState | None:
+    """The control a walkthrough step names, as the page shows it (key or label, whole words)."""
+    controls = state.controls
     found = gate_candidates({"values": controls}, name)
     return controls[found[0][0]] if len(found) == 1 else None
-
-
-def write_fault_record(model: Any, out_dir: Any) -> None:
-    """`fault.json` next to steps.jsonl when the policy injected faults (any model exposing `fault_record`)."""
-    import json
-    from pathlib import Path
-
-    record = getattr(model, "fault_record", None)
-    if callable(record):
-        (Path(out_dir) / FAULTS_FILE).write_text(json.dumps(record(), indent=2), encoding="utf-8")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent.config import BenchConfig, ConfigError, ModelConfig
+from agent.models.policies import needs_key
 
 SCRIPTED_MODEL = ModelConfig(name="scripted-walkthrough", provider="scripted", model="walkthrough")
 
@@ -37,7 +38,7 @@ def _named(model: ModelConfig, update: dict[str, str]) -> dict[str, str]:
 
 def resolve_models(config: BenchConfig, config_path: Path) -> tuple[BenchConfig, list[str]]:
     """The effective config (models with keys, or the scripted stand-in) and the notices to show."""
-    missing = [m for m in config.models if m.needs_key and m.api_key() is None]
+    missing = [m for m in config.models if needs_key(m) and m.api_key() is None]
     if not missing:
         return config, []
     offline_only = all(ds.suite == "offline" for ds in config.datasets)

@@ -1,10 +1,11 @@
-"""A real LangChain chat model that replays a task's walkthrough as tool calls, for deterministic runs.
+"""A policy that replays a task's walkthrough as tool calls, for deterministic runs (graph/policy.py).
 
-It is a policy, not a tape: it reads the graph's messages and reacts to them the way a careful agent
-would. Drift flags in the actor's turn make it re-issue the walkthrough steps that set the flagged gates
-(plus the step that applied them); a verifier repair goal after `finish` makes it read the missed pages
-(or restore the state) and extract again. So the drift-repair and verifier-repair paths of the graph are
-exercised by real reactions to the graph's own output.
+It is a policy, not a tape: it reacts to the graph's state at each turn the way a careful agent would. Drift
+flags make it re-issue the walkthrough steps that set the flagged gates (plus the step that applied them); a
+verifier repair after `finish` makes it read the missed pages (or restore the state) and extract again. It reads
+the state as data (`TurnState`: the flags, the verifier's failures as fields), never the prompt's text, so
+editing a prompt or a message cannot change what it does; and the drift-repair and verifier-repair paths of the
+graph are exercised by real reactions to the graph's own output.
 """
 
 from __future__ import annotations
@@ -16,15 +17,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
-from langchain_core.utils.function_calling import convert_to_openai_tool
-from pydantic import PrivateAttr
+from langchain_core.messages import AIMessage, AnyMessage
+from pydantic import BaseModel, PrivateAttr
 
 from browser.tokens import count_tokens
 from browser.types import SETTER_KINDS
+from graph.failures import Failure
+from graph.policy import CALL_NOTE, PolicyUnavailable, TurnState
 from graph.settings import PlanSource
 from graph.state import Gate, Phase, Plan
 from graph.tracker import PAGE_PARAMS, gate_key
@@ -36,19 +35,10 @@ EXTRACT_TOOLS = frozenset({"extract_rows", "read_facts"})  # the calls that put 
 READ_TOOLS = frozenset({"read_table", "download", "read_pdf", *EXTRACT_TOOLS})
 APPLY_WORDS = re.compile(r"search|apply|filter|update|submit|go\b|show|refresh", re.IGNORECASE)
 LOSS_RULES = ("navigation_reset", "gate_lost", "cascade_reset")
-_DETAIL_URLS = re.compile(r"https?://[^\s,;]+")
-STATE_KEY = "sgr_state"  # the actor's turn message carries the tracked state as data, next to its text
+TABLE_CHECKS = frozenset({"drift", "gate", "pages", "details"})  # failures repaired by reading a table again
 
 
-def agent_state(messages: list[BaseMessage]) -> dict[str, Any]:
-    """The structured state of the latest turn (drift flags, repair goal, verifier rounds): the policy reacts to
-    data, never to prompt wording, so editing a prompt cannot change what it does."""
-    return next((dict(m.additional_kwargs[STATE_KEY]) for m in reversed(messages)
-                 if isinstance(m, HumanMessage) and STATE_KEY in m.additional_kwargs), {})
-_TABLE_FAILURE = re.compile(r"\[(?:drift|gate|pages|details)\] table (\w+):")
-
-
-class WalkthroughNotFound(LookupError):
+class WalkthroughNotFound(PolicyUnavailable):
     pass
 
 
@@ -322,16 +312,17 @@ def reread_steps(done: list[Step], tables: str | set[str], *, all_pages: bool = 
     return segment
 
 
-class ScriptedChatModel(BaseChatModel):
+class ScriptedPolicy(BaseModel):
     """Replays `steps` (walkthrough format) as tool calls; answers the planner with a Plan."""
 
     steps: list[dict[str, Any]]
-    plan: dict[str, Any] | None = None  # what the planner is answered with; None: plan_from_walkthrough(steps)
-    model_name: str = "scripted"
+    plan_args: dict[str, Any] | None = None  # what the planner is answered with; None: plan_from_walkthrough(steps)
     ignore_drift: bool = False  # a careless policy: reads through drift flags, only the verifier brings it back
 
     _cursor: int = PrivateAttr(default=0)
+    _calls: int = PrivateAttr(default=0)  # actor calls answered so far
     _queue: list[tuple[str, Step]] = PrivateAttr(default_factory=list)
+    _notes: dict[str, dict[str, Any]] = PrivateAttr(default_factory=dict)  # call id -> what the call is (logged)
     _handled: set[tuple[str, str]] = PrivateAttr(default_factory=set)
     _repairs: int = PrivateAttr(default=0)
     _verifier_rounds: int = PrivateAttr(default=0)
@@ -339,67 +330,63 @@ class ScriptedChatModel(BaseChatModel):
 
     @property
     def transcript(self) -> list[str]:
-        """Every message text this model was shown (tests check what reached the prompts)."""
+        """Every message text this policy was shown (tests check what reached the prompts)."""
         return self._transcript
 
     @classmethod
-    def for_task(cls, task_id: str, *, origin: str | None = None, plans: PlanSource = "walkthrough") -> ScriptedChatModel:
+    def for_task(cls, task_id: str, *, origin: str | None = None, plans: PlanSource = "walkthrough") -> ScriptedPolicy:
         steps = load_walkthrough(task_id, origin=origin)
-        return cls(steps=steps, plan=policy_plan(task_id, steps, plans, origin=origin))
+        return cls(steps=steps, plan_args=policy_plan(task_id, steps, plans, origin=origin))
 
-    @property
-    def _llm_type(self) -> str:
-        return "scripted-walkthrough"
+    async def act(self, messages: list[AnyMessage], tools: list[dict[str, Any]], state: TurnState) -> AIMessage:
+        call_id, step = self._next(state)
+        self._calls += 1
+        return self._reply(messages, tools, step["tool"], step["args"], call_id, self._notes.get(call_id))
 
-    def bind_tools(self, tools: list[Any], *, tool_choice: str | None = None, **kwargs: Any):
-        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], tool_choice=tool_choice, **kwargs)
+    async def plan(self, messages: list[AnyMessage], tool: dict[str, Any]) -> AIMessage:
+        args = self.plan_args or plan_from_walkthrough(self.steps).model_dump()
+        return self._reply(messages, [tool], tool["function"]["name"], args, "plan-0")
 
-    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
-                  run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
+    def records(self) -> dict[str, Any]:
+        return {}
+
+    def _reply(self, messages: list[AnyMessage], tools: list[dict[str, Any]], name: str, args: dict[str, Any],
+               call_id: str, note: dict[str, Any] | None = None) -> AIMessage:
+        """One tool call, with the usage a model would report for this prompt (the token budget is kept), and
+        what the call is as data (`note`: a walkthrough step, a repair, an injected fault) for the trace."""
         self._transcript.extend(str(m.content) for m in messages)
-        tools = kwargs.get("tools") or []
-        names = {t["function"]["name"] for t in tools}
-        if kwargs.get("tool_choice") == "Plan" or names == {"Plan"}:
-            name, args, call_id = "Plan", self.plan or plan_from_walkthrough(self.steps).model_dump(), "plan-0"
-        else:
-            call_id, step = self._next(messages)
-            name, args = step["tool"], step["args"]
         prompt_tokens = sum(count_tokens(str(m.content)) for m in messages) + count_tokens(json.dumps(tools))
         completion_tokens = count_tokens(json.dumps({"name": name, "arguments": args}))
-        message = AIMessage(
+        return AIMessage(
             content="", tool_calls=[{"name": name, "args": args, "id": call_id, "type": "tool_call"}],
             usage_metadata={"input_tokens": prompt_tokens, "output_tokens": completion_tokens,
                             "total_tokens": prompt_tokens + completion_tokens},
+            response_metadata={CALL_NOTE: note} if note else {},
         )
-        return ChatResult(generations=[ChatGeneration(message=message)])
-
-    async def _agenerate(self, messages: list[BaseMessage], stop: list[str] | None = None,
-                         run_manager: Any = None, **kwargs: Any) -> ChatResult:
-        return self._generate(messages, stop, None, **kwargs)
 
     # -- policy
 
-    def _next(self, messages: list[BaseMessage]) -> tuple[str, Step]:
-        issued = [c["id"] for m in messages if isinstance(m, AIMessage) for c in m.tool_calls]
-        done = [int(i.split("-")[1]) for i in issued if i.startswith("wt-")]
-        self._cursor = max(self._cursor, max(done, default=-1) + 1)  # resumed runs continue where they were
-        state = agent_state(messages)
-        if not self._queue and state.get("repairs", 0) > self._verifier_rounds:
-            self._verifier_rounds = state["repairs"]
-            self._plan_verifier_repair(state.get("repair_goal") or "")
+    def _next(self, state: TurnState) -> tuple[str, Step]:
+        if not self._queue and state.repairs > self._verifier_rounds:
+            self._verifier_rounds = state.repairs
+            self._plan_verifier_repair(state.failures)
         if not self._queue and not self.ignore_drift:
-            self._plan_drift_repair(state.get("drift_flags") or [])
+            self._plan_drift_repair(state.drift_flags)
         if self._queue:
             return self._queue.pop(0)
-        return self._walkthrough_step(state, len(issued))
+        return self._walkthrough_step(state)
 
-    def _walkthrough_step(self, state: dict[str, Any], issued: int) -> tuple[str, Step]:
+    def _walkthrough_step(self, state: TurnState) -> tuple[str, Step]:
         """The next step of the walkthrough itself (a fault-injecting policy changes what it issues here)."""
         if self._cursor < len(self.steps):
             index = self._cursor
             self._cursor += 1
-            return f"wt-{index}", copy.deepcopy(self.steps[index])
-        return f"end-{issued}", self._finish_step()
+            return self._noted(f"wt-{index}", {"kind": "walkthrough", "step": index}), copy.deepcopy(self.steps[index])
+        return self._noted(f"end-{self._calls}", {"kind": "finish"}), self._finish_step()
+
+    def _noted(self, call_id: str, note: dict[str, Any]) -> str:
+        self._notes[call_id] = note
+        return call_id
 
     def _finish_step(self) -> Step:
         return next((copy.deepcopy(s) for s in reversed(self.steps) if s["tool"] == "finish"),
@@ -407,9 +394,10 @@ class ScriptedChatModel(BaseChatModel):
 
     def _enqueue(self, steps: list[Step]) -> None:
         self._repairs += 1
-        self._queue = [(f"rp-{self._repairs}-{j}", s) for j, s in enumerate(steps)]
+        self._queue = [(self._noted(f"rp-{self._repairs}-{j}", {"kind": "repair", "round": self._repairs}), s)
+                       for j, s in enumerate(steps)]
 
-    def _plan_drift_repair(self, flags: list[dict[str, Any]]) -> None:
+    def _plan_drift_repair(self, flags: list[Any]) -> None:
         fresh = [f for f in flags if f["rule"] in LOSS_RULES and (f["gate"], str(f["before"])) not in self._handled]
         if not fresh:
             return
@@ -418,7 +406,7 @@ class ScriptedChatModel(BaseChatModel):
         if steps:
             self._enqueue(steps)
 
-    def _table_repair(self, tables: list[str], goal: str, last_read: Step | None) -> list[Step]:
+    def _table_repair(self, tables: list[str], failures: list[Failure]) -> list[Step]:
         """Discard each failed table, restore the state it was read in, read and extract it again (or reopen its
         detail pages), then rerun the walkthrough's derivations."""
         done = self.steps[: self._cursor]
@@ -427,10 +415,10 @@ class ScriptedChatModel(BaseChatModel):
         for table in tables:
             reads = [s for s in done if s["tool"] in EXTRACT_TOOLS and _into(s) == table]
             per_page = [s for s in reads if s["tool"] == "read_facts" and s["args"].get("url")]
-            missing = next((item for item in map(str.strip, goal.split(" ; "))
-                            if item.startswith(f"[details] table {table}:")), "")
+            missing = next((f.get("links") or [] for f in failures if f["check"] == "details" and f.get("table") == table),
+                           [])
             if missing and per_page:  # read the listed pages it skipped, like the ones it read
-                for url in _DETAIL_URLS.findall(missing.split("were not opened:", 1)[-1].split("; open each")[0]):
+                for url in missing:
                     steps.append({"tool": "read_facts", "args": {**copy.deepcopy(per_page[-1]["args"]), "url": url}})
                 continue
             steps.append({"tool": "discard_rows", "args": {"table": table, "all_rows": True}})
@@ -439,37 +427,42 @@ class ScriptedChatModel(BaseChatModel):
                 continue
             reread.add(table)
         if reread:  # tables read on the same pages (one profile page feeds several) are read again in one pass
-            steps += reread_steps(done, reread, all_pages="[pages]" in goal)
+            steps += reread_steps(done, reread, all_pages=_failed(failures, "pages"))
         steps += [copy.deepcopy(s) for s in done if s["tool"] == "derive"]
         return steps
 
-    def _plan_verifier_repair(self, goal: str) -> None:
+    def _plan_verifier_repair(self, failures: list[Failure]) -> None:
         done = self.steps[: self._cursor]
         last_read = next((s for s in reversed(done) if s["tool"] == "read_table"), None)
         last_extract = next((s for s in reversed(done) if s["tool"] == "extract_rows"), None)
         steps: list[Step] = []
-        tables = list(dict.fromkeys(_TABLE_FAILURE.findall(goal)))
-        if "[schema] no extract_rows" in goal and any(s["tool"] == "derive" for s in done):
+        tables = list(dict.fromkeys(f["table"] for f in failures if f["check"] in TABLE_CHECKS and f.get("table")))
+        nothing_read = any(f.get("code") == "nothing_extracted" for f in failures)
+        if nothing_read and any(s["tool"] == "derive" for s in done):
             # no derived answer (its input reads found nothing): build every table again as the walkthrough did
             tables = list(dict.fromkeys(_into(s) for s in done if s["tool"] in EXTRACT_TOOLS))
         if tables:  # a derived answer: redo the failed input tables, then every derivation, then finish
-            self._enqueue([*self._table_repair(tables, goal, last_read), self._finish_step()])
+            self._enqueue([*self._table_repair(tables, failures), self._finish_step()])
             return
-        if "[drift]" in goal or "[gate]" in goal:
+        if _failed(failures, "drift", "gate"):
             steps.append({"tool": "discard_rows", "args": {"all_rows": True, "note": "read in a wrong state"}})
-            steps += reread_steps(done, "answer", all_pages="[pages]" in goal)
+            steps += reread_steps(done, "answer", all_pages=_failed(failures, "pages"))
             last_extract = None  # the re-read extracts on each page it reads
-        elif "[details]" in goal:
+        elif _failed(failures, "details"):
             template = _detail_template(self.steps)
-            for url in _DETAIL_URLS.findall(goal.split("were not opened:", 1)[-1].split("; open each", 1)[0]):
+            for url in next(f.get("links") or [] for f in failures if f["check"] == "details"):
                 steps += [{"tool": "goto", "args": {"url": url}}, *copy.deepcopy(template)]
             last_extract = None  # the template already extracts on each page
-        elif "[schema] no extract_rows" in goal:  # nothing was read: read the answer as the walkthrough does
+        elif nothing_read:  # nothing was read: read the answer as the walkthrough does
             steps += reread_steps(done, "answer")
             last_extract = None
-        elif "[pages]" in goal or "[count]" in goal:
+        elif _failed(failures, "pages", "count"):
             table = (last_read or {"args": {}})["args"].get("table", 0)
             steps.append({"tool": "read_table", "args": {"table": table, "all_pages": True}})
         if steps and last_extract:
             steps.append(copy.deepcopy(last_extract))
         self._enqueue([*steps, self._finish_step()])
+
+
+def _failed(failures: list[Failure], *checks: str) -> bool:
+    return any(f["check"] in checks for f in failures)

@@ -55,25 +55,25 @@ class FaultCell:
         return self.flagged and self.em == 1.0
 
 
-def _actor_calls(folder: Path) -> list[tuple[int, str]]:
-    """(graph step, call id) of each actor tool call, in order (unreadable lines skipped: the timeline lists them)."""
+def _actor_calls(folder: Path) -> list[tuple[int, dict[str, Any]]]:
+    """(graph step, the policy's note on the call) of each actor tool call, in order (unreadable lines skipped:
+    the timeline lists them)."""
     path = folder / "steps.jsonl"
     if not path.is_file():
         return []
     events, _ = read_events(path)
-    return [(int(e.step or 0), e.call_id or "") for e in events if isinstance(e, ActorEvent) and e.tool is not None]
+    return [(int(e.step or 0), e.note or {}) for e in events if isinstance(e, ActorEvent) and e.tool is not None]
 
 
-def injection_step(calls: list[tuple[int, str]], walkthrough_step: int, call: int) -> int:
-    """The graph step of the first action after the mistake, from the trace's call ids: the first call marked
-    `fx-<step>-`, else (a skipped step) the first walkthrough call past the skipped one; the policy's own call
-    count only when the trace has no ids."""
-    for step, call_id in calls:
-        if call_id.startswith(f"fx-{walkthrough_step}-"):
+def injection_step(calls: list[tuple[int, dict[str, Any]]], walkthrough_step: int, call: int) -> int:
+    """The graph step of the first action after the mistake, from the policy's notes in the trace: the first call
+    noted as the fault at that walkthrough step, else (a skipped step) the first walkthrough call past it; the
+    policy's own call count only when the trace has no notes."""
+    for step, note in calls:
+        if note.get("kind") == "fault" and note.get("step") == walkthrough_step:
             return step
-    for step, call_id in calls:
-        kind, _, rest = call_id.partition("-")
-        if kind == "wt" and rest.isdigit() and int(rest) > walkthrough_step:
+    for step, note in calls:
+        if note.get("kind") == "walkthrough" and isinstance(note.get("step"), int) and note["step"] > walkthrough_step:
             return step
     steps = [step for step, _ in calls]
     return steps[call] if call < len(steps) else (steps[-1] + 1 if steps else 0)

@@ -161,10 +161,10 @@ def _fold(fold: _Fold, event: StepEvent, screenshots: dict[int, str]) -> None:
     if isinstance(event, ActorEvent):
         if event.is_call:
             row.action, row.target = describe_call(str(event.tool), event.args or {})
-            call_id = event.call_id or ""
-            if call_id.startswith("fx-"):
+            note = event.note or {}
+            if note.get("kind") == "fault":
                 row.flags.append(Flag("fault", "injected fault"))
-            elif call_id.startswith("rp-"):
+            elif note.get("kind") == "repair":
                 row.flags.append(Flag("repair", "repair replay"))
             if event.refused_calls:
                 row.flags.append(Flag("invalid", f"{event.refused_calls} extra call(s) refused"))

@@ -9,7 +9,6 @@ from typing import Any
 from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage, ToolMessage
 from pydantic import BaseModel
 
-from browser.types import Observation
 from graph.caps import bound_reply
 from graph.composer import parse_order
 from graph.context import ContextOverflow, fit_prompt, prompt_parts, undocumented
@@ -31,8 +30,10 @@ from graph.nodes.tracking import recheck_flags
 from graph.nodes.verification import recheck_goal
 from graph.page_fence import untrusted
 from graph.phase import actor_system, actor_tools
+from graph.policy import CALL_NOTE, turn_state
 from graph.render import TURN_CUTS, observation_tokens, page_key, turn_observation
 from graph.robust import (
+    INVALID,
     PROSE_FEEDBACK,
     REPEAT_STOP,
     REPEAT_WARN,
@@ -41,12 +42,12 @@ from graph.robust import (
     invalid_json_message,
     repeat_message,
     shown_targets,
+    tool_reply,
     unknown_ref_message,
 )
 from graph.state import AgentState, PendingCall, Plan, merge_tables
 from graph.tools import DiscardRows, Finish, RevisePlan
 from graph.toolset import ToolCallError, parse_tool_call
-from graph.tracker import MAX_OPTIONS_KEPT, gate_key, read_values
 
 HISTORY_WHOLE = 2  # the newest exchanges sent whole; older ones (up to HISTORY_TURNS) as one line each
 
@@ -66,13 +67,13 @@ def make_actor(deps: Deps):
             return {"stop_reason": "error", "pending": None, "nodes_run": ["actor"], "step": step,
                     "errors": [error_record(state, "actor", "config", "context_overflow", str(exc))]}
         try:
-            ai, llm_ms = await call_model(deps.model.bind_tools(tools, tool_choice="auto"), prompt,
-                                        call_deadline(deps, state))
+            ai, llm_ms = await call_model(deps.policy.act(prompt, tools, turn_state(state)), call_deadline(deps, state))
         except LLMCallError as exc:
             deps.log.write({"node": "actor", "step": step, "error": str(exc), "kind": exc.kind})
             return {"stop_reason": "error", "pending": None, "nodes_run": ["actor"], "step": step,
                     "errors": [error_record(state, "actor", exc.kind, "llm", str(exc))]}
         usage, spent = usage_after(deps, state["usage"], ai)
+        note = ai.response_metadata.get(CALL_NOTE)  # a policy's own word on its call (a replay's: repair, fault)
         ai, cuts = bound_reply(ai)
         if cuts:
             deps.log.write({"node": "actor", "step": step, "reply_cut": cuts})
@@ -83,7 +84,7 @@ def make_actor(deps: Deps):
         calls = ai.tool_calls or []
         bad_json = ai.invalid_tool_calls or []
         if not calls and bad_json:  # arguments that are not JSON: answer each with its parse error
-            replies = [ToolMessage(invalid_json_message(b), tool_call_id=b["id"] or "invalid") for b in bad_json]
+            replies = [tool_reply(invalid_json_message(b), b["id"] or "invalid", failed=True) for b in bad_json]
             return {**update, **_invalid(deps, state, step, [ai, *replies], replies[0].content, llm_ms, spent)}
         if not calls:
             return {**update, **_invalid(deps, state, step, [ai, HumanMessage(PROSE_FEEDBACK)], "no tool call",
@@ -91,7 +92,7 @@ def make_actor(deps: Deps):
         call, extra = calls[0], calls[1:]
         ignored = [ToolMessage(f"refused: one tool call per turn; only {call['name']} was run", tool_call_id=c["id"])
                    for c in extra]
-        ignored += [ToolMessage(invalid_json_message(b), tool_call_id=b["id"]) for b in bad_json if b.get("id")]
+        ignored += [tool_reply(invalid_json_message(b), b["id"], failed=True) for b in bad_json if b.get("id")]
         try:
             tool = parse_tool_call(call["name"], call["args"], search=deps.search_enabled)
             if isinstance(tool, Finish):
@@ -104,11 +105,11 @@ def make_actor(deps: Deps):
                                                *ignored],
                         "stop_reason": "repeated_failure", "invalid_calls": state.get("invalid_calls", 0) + 1}
             if refusal is None and repeats >= REPEAT_WARN:
-                refusal = "INVALID TOOL CALL: " + repeat_message(repeats)
+                refusal = repeat_message(repeats)
             if refusal:
-                raise ToolCallError(refusal.removeprefix("INVALID TOOL CALL: "))
+                raise ToolCallError(refusal)
         except (ToolCallError, ValueError) as exc:
-            reply = ToolMessage(f"INVALID TOOL CALL: {exc}", tool_call_id=call["id"])
+            reply = tool_reply(f"{INVALID}{exc}", call["id"], failed=True)
             return {**update, **_invalid(deps, state, step, [ai, reply, *ignored], str(exc), llm_ms, spent)}
 
         deps.log.write({"node": "actor", "step": step, "tool": call["name"], "call_id": call["id"],
@@ -117,7 +118,8 @@ def make_actor(deps: Deps):
                         "llm_ms": llm_ms, "prompt_chars": sum(len(str(m.content)) for m in prompt),
                         "refused_calls": len(ignored), "prompt_parts": parts,
                         "page_key": page_key(state.get("observation")),
-                        "observation_delta": seen_page is not None and seen_page.get("step") != step, **spent})
+                        "observation_delta": seen_page is not None and seen_page.get("step") != step, **spent,
+                        **({"note": note} if note else {})})
         update.update(invalid_streak=0, messages=[ai, *ignored])
         if isinstance(tool, RevisePlan | DiscardRows):  # answered here: the reply joins the call, not replaces it
             done = _bookkeeping(state, tool, call["id"])
@@ -129,25 +131,6 @@ def make_actor(deps: Deps):
         return update
 
     return actor
-
-
-def _structured(state: AgentState) -> dict[str, Any]:
-    """What the turn says, as data on the message (not sent over the wire: only a policy in process reads it)."""
-    return {"drift_flags": list(state.get("drift_flags") or []), "repair_goal": state.get("repair_goal"),
-            "repairs": state.get("repairs", 0), **_page_controls(state.get("observation"))}
-
-
-def _page_controls(observation: dict[str, Any] | None) -> dict[str, Any]:
-    """The page's controls (key -> label, value, option labels) and its page count, read off the observation
-    itself rather than the tracked state, so they are there with the state tracker switched off too."""
-    if not observation:
-        return {"controls": {}, "pages": None}
-    obs = Observation.model_validate(observation)
-    options = {gate_key(name): [o.label for o in c.options][:MAX_OPTIONS_KEPT]
-               for c in obs.controls for name in (c.name, c.label) if name}
-    controls = {key: {"label": label, "value": value, "options": options.get(key) or options.get(gate_key(label), [])}
-                for key, (value, label, _) in read_values(obs).items()}
-    return {"controls": controls, "pages": obs.pagination.pages if obs.pagination else None}
 
 
 def _prompt(deps: Deps, state: AgentState, tools: list[dict[str, Any]]
@@ -169,8 +152,7 @@ def _prompt(deps: Deps, state: AgentState, tools: list[dict[str, Any]]
 
     def turn(observation: str, cut: int) -> HumanMessage:
         return HumanMessage(deps.prompts.actor_turn(state, observation_text=observation,
-                                                    max_steps=deps.budgets.max_steps, cut=cut),
-                            additional_kwargs={"sgr_state": _structured(state)})
+                                                    max_steps=deps.budgets.max_steps, cut=cut))
 
     fitted = fit_prompt(system=system, history=history, context_tokens=deps.model_config.context_tokens,
                         budget=deps.token_budget, whole=HISTORY_WHOLE, levels=TURN_CUTS, turn=turn, observe=observe,

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable
 from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage
 
+from browser.delta import DESCRIBED_CONTROLS
 from browser.pdf_text import pages_text
 from browser.types import ActionResult
 from graph.llm_errors import describe_llm_error, llm_error_kind
@@ -59,11 +61,12 @@ def call_deadline(deps: Deps, state: AgentState) -> float:
     return max(1.0, min(total, left))
 
 
-async def call_model(model, messages: list[AnyMessage], deadline: float | None = None) -> tuple[AIMessage, float]:
+async def call_model(reply: Awaitable[AIMessage], deadline: float | None = None) -> tuple[AIMessage, float]:
+    """Await a policy's reply (`Policy.act` / `Policy.plan`) within `deadline`; a failure is an `LLMCallError`."""
     started = time.perf_counter()
     try:
         async with asyncio.timeout(deadline):
-            ai = await model.ainvoke(messages)
+            ai = await reply
     except TimeoutError as exc:
         if deadline is None or time.perf_counter() - started < deadline:  # the client's own timeout
             raise LLMCallError(exc) from exc
@@ -123,26 +126,32 @@ def budget_stop(deps: Deps, state: AgentState) -> str | None:
 
 
 def summarize_result(result: ActionResult) -> str:
+    return "\n".join(result_lines(result))
+
+
+def result_lines(result: ActionResult) -> list[str]:
     """What the actor learns from one browser action (the full page comes in the next observation). A fact
-    the browser's own message already states (the new URL, a control's new value, the result count, the
-    value read back) is not repeated: it would be paid for again on every later call that keeps this step."""
+    the browser's own message already states is not repeated (it would be paid for again on every later call
+    that keeps this step): the delta when the message ends with it in words (`described`: the URL's change, the
+    first controls, the count), the value read back when one of those controls shows it, the URL a `goto`
+    opened (its message names it)."""
     parts = [f"ok={result.ok}"]
     if result.error:
         parts.append(f"error={result.error}: {result.message}")
     elif result.message:
         parts.append(result.message)
-    said = "\n".join(parts)
-    if result.readback is not None and f"-> {result.readback!r}" not in said:
-        parts.append(f"readback={result.readback!r}")
     delta = result.delta
+    named = list(delta.controls_changed.items())[:DESCRIBED_CONTROLS] if result.described else []
+    if result.readback is not None and result.readback not in [after for _, (_, after) in named]:
+        parts.append(f"readback={result.readback!r}")
     if not delta.empty:
-        if delta.url_after and delta.url_after != delta.url_before and delta.url_after not in said \
-                and "URL +" not in said and "URL -" not in said:  # the message spelled out the URL's change
+        if delta.url_after and delta.url_after != delta.url_before and not result.described \
+                and result.action.get("url") != delta.url_after:
             parts.append(f"url -> {delta.url_after}")
         for label, (before, after) in delta.controls_changed.items():
-            if f"{label}: {before!r} -> {after!r}" not in said:
+            if (label, (before, after)) not in named:
                 parts.append(f"{label}: {before!r} -> {after!r}")
-        if delta.count_before != delta.count_after and f"results {delta.count_before} -> {delta.count_after}" not in said:
+        if delta.count_before != delta.count_after and not result.described:
             parts.append(f"results {delta.count_before} -> {delta.count_after}")
     if result.table is not None:
         t = result.table
@@ -157,4 +166,4 @@ def summarize_result(result: ActionResult) -> str:
             parts.append(" | ".join(t.rows[-1]))
     if result.pdf_pages:
         parts.append(pages_text(result.pdf_pages, max_chars=PDF_REPLY_CHARS))
-    return "\n".join(parts)
+    return parts

@@ -1,4 +1,4 @@
-"""What every node shares: the browser, the chat model, the budgets, the prompts and the step log."""
+"""What every node shares: the browser, the policy, the budgets, the prompts and the step log."""
 
 from __future__ import annotations
 
@@ -7,13 +7,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from langchain_core.language_models import BaseChatModel
-
 from browser.interface import Browser
 from graph.events import StepLog
+from graph.policy import Policy
 from graph.render import Prompts
 from graph.settings import Budgets, ModelConfig
-from graph.toolset import plan_tool
 from tasks.spec import OutputSpec
 
 
@@ -24,7 +22,7 @@ class Deps:
     closures made once per graph, so the context would only move the same fields behind `runtime.context`."""
 
     browser: Browser
-    model: BaseChatModel
+    policy: Policy  # who answers the actor and the planner (graph/policy.py)
     model_config: ModelConfig
     spec: OutputSpec
     budgets: Budgets = field(default_factory=Budgets)
@@ -35,8 +33,3 @@ class Deps:
     log: StepLog = field(default_factory=StepLog)
     clock: Callable[[], float] = time.time
     ablated: frozenset[str] = frozenset()  # nodes switched off: their prompt parts and tools go too (build_graph)
-
-    planner_model: Any = field(init=False, repr=False, compare=False)  # the model bound to the plan tool
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "planner_model", self.model.bind_tools([plan_tool()], tool_choice="Plan"))

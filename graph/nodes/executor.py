@@ -13,7 +13,7 @@ from browser.types import CHANGING_KINDS, PASSIVE_KINDS, ActionResult, BrowserAc
 from graph.listings import listing_of
 from graph.nodes.common import error_record, summarize_result
 from graph.nodes.deps import Deps
-from graph.robust import NO_CHANGE
+from graph.robust import NO_CHANGE, tool_reply
 from graph.state import AgentState, PendingCall
 from graph.tools import WebSearch
 
@@ -48,7 +48,7 @@ def make_executor(deps: Deps):
             "observation": observation.model_dump(),
             "last_action": action.model_dump(),
             "last_result": result.model_dump(exclude={"observation"}),
-            "messages": [ToolMessage(_reply(state, action.kind, result, observation), tool_call_id=pending["id"])],
+            "messages": [_reply(state, action.kind, result, observation, pending["id"])],
             "pending": None,
             "nodes_run": ["executor"],
         }
@@ -80,7 +80,7 @@ def _browser_failure(deps: Deps, state: AgentState, pending: PendingCall, error_
                     "error": error_class, "message": message})
     fatal = error_class == "crashed"
     update: dict[str, Any] = {
-        "messages": [ToolMessage(f"ok=False error={error_class}: {message}", tool_call_id=pending["id"])],
+        "messages": [tool_reply(f"ok=False error={error_class}: {message}", pending["id"], failed=True)],
         "pending": None, "nodes_run": ["executor"],
         "errors": [error_record(state, "executor", "infra" if fatal else "agent", error_class, message)],
     }
@@ -102,10 +102,11 @@ async def _search(deps: Deps, state: AgentState, pending: PendingCall) -> dict[s
     return {"messages": [ToolMessage(text, tool_call_id=pending["id"])], "pending": None, "nodes_run": ["executor"]}
 
 
-def _reply(state: AgentState, kind: str, result: ActionResult, observation: Observation) -> str:
+def _reply(state: AgentState, kind: str, result: ActionResult, observation: Observation, call_id: str) -> ToolMessage:
     text = summarize_result(result)
     before = state.get("observation") or {}
-    unchanged = bool(observation.text) and (before.get("url"), before.get("text")) == (observation.url, observation.text)
-    if result.ok and kind in CHANGING_KINDS and result.table is None and not result.pdf_pages and unchanged:
+    same = bool(observation.text) and (before.get("url"), before.get("text")) == (observation.url, observation.text)
+    unchanged = result.ok and kind in CHANGING_KINDS and result.table is None and not result.pdf_pages and same
+    if unchanged:
         text += "\n" + NO_CHANGE  # same URL, same text: a reload of the same page counts as no change
-    return text
+    return tool_reply(text, call_id, failed=not result.ok, unchanged=unchanged)

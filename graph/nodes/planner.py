@@ -16,7 +16,7 @@ from graph.nodes.common import (
 )
 from graph.nodes.deps import Deps
 from graph.state import AgentState
-from graph.toolset import ToolCallError, parse_plan
+from graph.toolset import ToolCallError, parse_plan, plan_tool
 
 
 def make_planner(deps: Deps):
@@ -26,7 +26,7 @@ def make_planner(deps: Deps):
         usage = state["usage"]
         for attempt in range(MAX_INVALID_STREAK):
             try:
-                ai, llm_ms = await call_model(deps.planner_model, messages, call_deadline(deps, state))
+                ai, llm_ms = await call_model(deps.policy.plan(messages, plan_tool()), call_deadline(deps, state))
             except LLMCallError as exc:
                 deps.log.write({"node": "planner", "error": str(exc)})
                 return {"stop_reason": "error", "nodes_run": ["planner"], "usage": usage,

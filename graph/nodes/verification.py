@@ -50,9 +50,10 @@ def make_verifier(deps: Deps):
         update: dict[str, Any] = {"reports": [report], "nodes_run": ["verifier"],
                                   "messages": [ToolMessage(reply, tool_call_id=pending["id"])]}
         if send_back:
-            update.update(pending=None, repair_goal=report["repair_goal"], repairs=repairs + 1)
+            update.update(pending=None, repair_goal=report["repair_goal"], repair_failures=report["failures"],
+                          repairs=repairs + 1)
         else:
-            update["repair_goal"] = None
+            update.update(repair_goal=None, repair_failures=[])
         return update
 
     return verifier
@@ -66,5 +67,6 @@ def recheck_goal(deps: Deps, state: AgentState) -> dict[str, Any]:
         return {}
     report = check(deps, state)
     if report["ok"]:
-        return {"repair_goal": None}
-    return {"repair_goal": repair_goal(report, state.get("repairs", 0), deps.budgets.max_repairs)}
+        return {"repair_goal": None, "repair_failures": []}
+    return {"repair_goal": repair_goal(report, state.get("repairs", 0), deps.budgets.max_repairs),
+            "repair_failures": report["failures"]}

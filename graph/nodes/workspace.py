@@ -12,7 +12,7 @@ from langchain_core.messages import ToolMessage
 
 from graph.evidence import ReadContext, derive, error_text, read_facts_row
 from graph.facts import FactError
-from graph.nodes.common import error_record, summarize_result
+from graph.nodes.common import error_record, result_lines
 from graph.nodes.deps import Deps
 from graph.nodes.pages import PageReadError, add_flags, join_replies, page_label, read_facts_of, view_of
 from graph.state import AgentState, DriftFlag, Plan
@@ -95,7 +95,7 @@ async def _read_facts(deps: Deps, state: AgentState, args: ReadFacts, update: di
         add_flags(view, written.flags)
         text = written.message
         if url is not None and len(urls) == 1 and not result.delta.empty:
-            text = f"{summarize_result(result).splitlines()[-1]}\n{text}"
+            text = f"{result_lines(result)[-1]}\n{text}"
         elif url is not None and len(urls) > 1:
             text = f"{page_label(url)}: {text}"
         replies.append(text)

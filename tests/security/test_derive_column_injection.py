@@ -21,6 +21,7 @@ from agent.solve import initial_state
 from graph.evidence import derive
 from graph.nodes import Deps
 from graph.nodes.workspace import make_workspace
+from graph.policy import ChatPolicy
 from graph.state import EvidenceRow, Provenance
 from graph.tools import Derive
 from graph.workspace import QUERY_SECONDS, WorkspaceError, append_rows, derived_table, run_query
@@ -101,7 +102,7 @@ async def test_a_runaway_derive_is_stopped_and_never_blocks_the_event_loop():
     task = load_tasks("offline", origin="http://127.0.0.1:9", task_ids=["offline_vulns_001"])[0]
     with FakeOpenAIServer([]) as fake:
         config = fake.model_config()
-        deps = Deps(browser=None, model=make_chat_model(config, "t"), model_config=config, spec=task.output_spec)
+        deps = Deps(browser=None, policy=ChatPolicy(make_chat_model(config, "t")), model_config=config, spec=task.output_spec)
     runaway = "SELECT count(*) AS n FROM range(1000000000000) t WHERE hash(t.range) = 0"
     state = {**initial_state(task.solver_view(), time.time()), "messages": [], "tables": {},
              "pending": {"name": "derive", "id": "c1", "args": {"sql": runaway, "into": "t"}}}

@@ -22,6 +22,7 @@ from browser.tokens import count_tokens
 from browser.types import Control, Observation, Option, TableData
 from graph.nodes import Deps, make_actor
 from graph.page_fence import PAGE_LINE_MARK, untrusted
+from graph.policy import ChatPolicy
 from graph.render import Prompts
 from tasks.loaders import load_tasks
 
@@ -55,7 +56,8 @@ async def _wire(observation: dict, **extra) -> list[dict]:
     """The messages the actor sends over the wire for one turn on this page."""
     with FakeOpenAIServer([{"tool_calls": [{"name": "scroll", "arguments": {}}]}]) as fake:
         config: ModelConfig = fake.model_config()
-        deps = Deps(browser=None, model=make_chat_model(config, "t"), model_config=config, spec=TASK.output_spec)
+        deps = Deps(browser=None, policy=ChatPolicy(make_chat_model(config, "t")), model_config=config,
+                    spec=TASK.output_spec)
         state = {**initial_state(TASK.solver_view(), time.time()), "messages": [],
                  "observation": observation, **extra}
         await make_actor(deps)(state)

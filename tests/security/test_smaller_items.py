@@ -46,7 +46,7 @@ def test_smaller_usage_that_is_not_a_count_is_a_config_error(tokens):
     with FakeOpenAIServer([body]) as fake:
         chat = make_chat_model(fake.model_config(), "t")
         with pytest.raises(LLMCallError) as info:
-            asyncio.run(call_model(chat, "hello", 30))
+            asyncio.run(call_model(chat.ainvoke("hello"), 30))
     assert info.value.kind == "config" and "not a token count" in str(info.value)
 
 
