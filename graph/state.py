@@ -157,7 +157,8 @@ class Listing(TypedDict):
 
 
 class DriftFlag(TypedDict):
-    rule: Literal["gate_lost", "navigation_reset", "cascade_reset", "gate_mismatch", "window_narrower"]
+    rule: Literal["gate_lost", "navigation_reset", "cascade_reset", "gate_mismatch", "window_narrower",
+                  "window_wider"]
     gate: str
     label: str  # the control label as shown (the gate key may be a URL parameter name)
     before: str | None

@@ -34,6 +34,7 @@ STATE_CONTROL_KINDS = frozenset(
     {"select", "custom_select", "radio_group", "checkbox", "toggle", "text", "search", "date", "number",
      "range", "page_size", "tab"}
 )
+PLAN_RULES = ("gate_mismatch", "window_narrower", "window_wider")
 TARGETED_SETTERS = frozenset({"fill", "select", "check", "set_range"})
 NAVIGATIONS = frozenset({"goto", "page_facts"})  # opening a URL on purpose (read_facts with url is one per page)
 
@@ -167,7 +168,7 @@ def track(
     if plan is not None and plan.phases:
         flags = [f for f in flags if _in_phase(f, phase, plan)]
     if plan is not None:
-        held = {f["gate"] for f in active_flags if f["rule"] in ("gate_mismatch", "window_narrower")}
+        held = {f["gate"] for f in active_flags if f["rule"] in PLAN_RULES}
         flags += _plan_flags(plan, state, step, held)
     return state, flags
 
@@ -186,7 +187,7 @@ def _carry_flags(flags: list[DriftFlag], state: RetrievalState, kind: str | None
     """A loss flag stays active until the value is restored, deliberately changed, or a goto resets the path."""
     kept: list[DriftFlag] = []
     for flag in flags:
-        if flag["rule"] in ("gate_mismatch", "window_narrower"):
+        if flag["rule"] in PLAN_RULES:
             continue  # recomputed every step
         if flag.get("path") != state["path"]:
             kept.append(flag)
@@ -261,7 +262,6 @@ def plan_gates(plan: Plan) -> list[Gate]:
     return gates_for(plan, every_phase=True)
 
 
-PLAN_RULES = ("gate_mismatch", "window_narrower")
 
 
 def _plan_flags(plan: Plan, state: RetrievalState, step: int, held: set[str] | frozenset[str] = frozenset()
@@ -280,6 +280,8 @@ def _plan_flags(plan: Plan, state: RetrievalState, step: int, held: set[str] | f
             continue
         verdict = group[0]
         flag = plan_flag(verdict, state, step)
+        if verdict.wider and flag["gate"] not in held:
+            continue  # a window being set (From before To); a read made in it is flagged by the read check
         if verdict.set_by_agent or flag["gate"] in held:
             flags.append(flag)
     return flags
@@ -288,6 +290,11 @@ def _plan_flags(plan: Plan, state: RetrievalState, step: int, held: set[str] | f
 def plan_flag(verdict: Verdict, state: RetrievalState, step: int) -> DriftFlag:
     """The drift flag a mismatch verdict raises (the tracker's wording; the read check adds what to do)."""
     gate = verdict.gate
+    if gate.kind == "window" and verdict.wider:
+        return DriftFlag(rule="window_wider", gate=gate_key(gate.name), label=gate.name, before=gate.target,
+                         after=verdict.value, step=step, path=state["path"],
+                         message=f"the time window shown ({verdict.value}) is wider than the plan's {gate.target}: "
+                                 "rows outside the plan's window are read as in it; set both bounds")
     if gate.kind == "window":
         return DriftFlag(rule="window_narrower", gate=gate_key(gate.name), label=gate.name, before=gate.target,
                          after=verdict.value, step=step, path=state["path"],
