@@ -20,8 +20,8 @@ from typing import Any, Literal
 
 from graph.state import Gate, Phase, Plan
 from graph.values import (
-    WINDOW_KINDS,
     WINDOW_END_WORDS,
+    WINDOW_KINDS,
     WINDOW_START_WORDS,
     gate_candidates,
     gate_key,
