@@ -77,7 +77,7 @@ def check_read(plan: Plan | None, into: str, retrieval: RetrievalState | None, s
             source = retrieval
             gates = []
     reached = "" if source is retrieval else f" on {source['path']}, the list this page was reached from,"
-    for verdict in verdicts(windows, retrieval):  # on the page read (a window is the read page's own)
+    for verdict in verdicts(windows, retrieval, applied=True):  # on the page read (a window is the page's own)
         if verdict.status == "mismatch":
             flag = plan_flag(verdict, retrieval, step)
             check.mismatches.append(DriftFlag(**{**flag, "node": "extractor", "message": (
@@ -85,7 +85,7 @@ def check_read(plan: Plan | None, into: str, retrieval: RetrievalState | None, s
         elif verdict.status == "clamped":
             check.clamps.append(f"{verdict.label} = {verdict.value!r}, not the plan's {verdict.gate.target!r}: "
                                 f"{verdict.evidence}")
-    for verdict in verdicts(gates, source):
+    for verdict in verdicts(gates, source, applied=True):
         gate = verdict.gate
         if verdict.status == "unresolved":
             if source is retrieval or verdict.grounded:
@@ -100,7 +100,8 @@ def check_read(plan: Plan | None, into: str, retrieval: RetrievalState | None, s
                 rule="gate_mismatch", gate=verdict.key or gate_key(gate.name), label=verdict.label, before=gate.target,
                 after=verdict.value, step=step, path=retrieval["path"], node="extractor",
                 message=f"{verdict.label} holds {verdict.value!r}{kept}{reached} but the plan needs "
-                        f"{verdict.needs_text()}: set it, discard_rows these rows and read again"))
+                        f"{verdict.needs_text()}{f' ({verdict.evidence})' if verdict.evidence else ''}: set it"
+                        f"{' and apply it' if verdict.evidence else ''}, discard_rows these rows and read again"))
     return check
 
 

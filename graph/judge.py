@@ -212,9 +212,25 @@ class Verdict:
         return " or ".join(repr(n) for n in self.needs) or repr(self.gate.target)
 
 
-def judge(gate: Gate, state: dict[str, Any]) -> Verdict:
-    """The gate on a state's values (a retrieval state, or a row's snapshot: `graph.values.state_values`)."""
+def judge(gate: Gate, state: dict[str, Any], *, applied: bool = False) -> Verdict:
+    """The gate on a state's values (a retrieval state, or a row's snapshot: `graph.values.state_values`).
+    `applied` judges the state the page applied where it differs from a control (the URL's value of a form
+    changed and not submitted: the rows shown are the URL's), as a read must."""
     values = state_values(state)
+    if applied and any(v.get("applied") for v in values.values()):
+        values = {k: {**v, "value": v["applied"], "pending": v["value"]} if v.get("applied") else v
+                  for k, v in values.items()}
+        verdict = _judge_values(gate, values)
+        pending = [values[k]["pending"] for k in (verdict.key, *verdict.bounds) if k in values
+                   and values[k].get("pending")]
+        if pending and verdict.status == "mismatch":
+            note = f"the form holds {pending[0]!r}, not applied: the page shows {verdict.value!r}"
+            return Verdict(**{**verdict.__dict__, "evidence": note})
+        return verdict
+    return _judge_values(gate, values)
+
+
+def _judge_values(gate: Gate, values: dict[str, Any]) -> Verdict:
     if gate.kind == "window":
         return _judge_window(gate, values)
     found = gate_candidates(values, gate.name, gate)
@@ -358,8 +374,8 @@ def with_shapes(snapshot: dict[str, Any], shapes: dict[str, dict[str, Any]]) -> 
     return {k: {**shapes.get(k, {}), **v} for k, v in values.items()}
 
 
-def verdicts(gates: list[Gate], state: dict[str, Any] | None) -> list[Verdict]:
-    return [judge(g, state) for g in gates] if state else []
+def verdicts(gates: list[Gate], state: dict[str, Any] | None, *, applied: bool = False) -> list[Verdict]:
+    return [judge(g, state, applied=applied) for g in gates] if state else []
 
 
 def grounding_lines(gates: list[Gate], state: dict[str, Any] | None) -> list[str]:

@@ -100,6 +100,7 @@ class StateValue(TypedDict):
     kind: NotRequired[str]  # the control's kind (select, date, ...) when a control shows it
     options: NotRequired[list[str]]  # its option labels (at most MAX_OPTIONS_KEPT), to tell look-alike gates apart
     clamped: NotRequired[Clamp]  # the plan's value cannot be had on this page (it shows why)
+    applied: NotRequired[str]  # the URL's value where the control holds another (changed, not applied)
 
 
 class RetrievalState(TypedDict):

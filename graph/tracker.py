@@ -96,6 +96,32 @@ def read_values(obs: Observation, result: ActionResult | None = None) -> dict[st
     return found
 
 
+def applied_values(obs: Observation) -> dict[str, str]:
+    """key -> the URL's value, where a control of the same key holds another value: the form was changed and not
+    applied, so the results shown are the URL's state, not the control's (boxes are left out: a ticked box's
+    URL value is the site's own word, '1', 'true', 'on')."""
+    url = {gate_key(p): ",".join(v for v in vs if v) for p, vs in obs.query_state.items()
+           if p.casefold() not in PAGE_PARAMS}
+    applied: dict[str, str] = {}
+    for control in obs.controls:
+        if control.kind not in STATE_CONTROL_KINDS or control.kind in ("checkbox", "toggle", "tab") or control.disabled:
+            continue
+        key = next((k for k in (gate_key(n) for n in (control.name, control.label) if n) if k in url), None)
+        if key is None or not url[key]:
+            continue
+        value = _control_value(control)
+        if value and not _agree(value, url[key]):
+            applied[key] = url[key]
+    return applied
+
+
+def _agree(value: str, url_value: str) -> bool:
+    if values_match(value, url_value):
+        return True
+    a, b = parse_date(value.split(" [", 1)[0].strip()), parse_date(url_value.strip())
+    return a is not None and a == b
+
+
 def _action_targets(action: dict | None) -> set[str]:
     """Gate keys an action deliberately addresses (so their change is intended, not drift)."""
     if not action:
@@ -148,6 +174,9 @@ def track(
             values[key] = StateValue(value=value, label=label, evidence=evidence, set_at_step=None, set_by=None)
         if key in shapes:
             values[key]["kind"], values[key]["options"] = shapes[key]
+    for key, url_value in applied_values(obs).items():
+        if key in values:
+            values[key]["applied"] = url_value
 
     pagination = obs.pagination
     state = RetrievalState(
@@ -289,6 +318,13 @@ def _plan_flags(plan: Plan, state: RetrievalState, step: int, held: set[str] | f
 
 def plan_flag(verdict: Verdict, state: RetrievalState, step: int) -> DriftFlag:
     """The drift flag a mismatch verdict raises (the tracker's wording; the read check adds what to do)."""
+    flag = _plan_flag(verdict, state, step)
+    if verdict.evidence:  # the form was changed and not applied
+        flag["message"] += f" ({verdict.evidence}; apply the form)"
+    return flag
+
+
+def _plan_flag(verdict: Verdict, state: RetrievalState, step: int) -> DriftFlag:
     gate = verdict.gate
     if gate.kind == "window" and verdict.wider:
         return DriftFlag(rule="window_wider", gate=gate_key(gate.name), label=gate.name, before=gate.target,
