@@ -113,7 +113,8 @@ def _alternatives(target: str) -> tuple[list[str], list[str]]:
 
 
 def _box_state(target: str) -> str | None:
-    words = _words(target)
+    """on / off for a yes/no word, the planner's aside left out ('ticked (for the back-search)')."""
+    words = _words(_ASIDE.sub(" ", target)) or _words(target)
     if words and words <= TRUE_WORDS:
         return "on"
     if words and words <= FALSE_WORDS:
@@ -154,7 +155,7 @@ def ground_target(target: str, held: dict[str, Any]) -> list[str] | None:
         if kind in ("text", "search", "date", "number", "range"):  # free input with suggestions
             return [*whole, *parts]
         return None
-    if not parts and describes(target):
+    if len(parts) < 2 and describes(target):  # a list names values; one described value is none
         return None
     return [*whole, *parts]
 
