@@ -1,9 +1,10 @@
 """The detail check: a plan that needs each listed result's own page had the results the answer uses opened.
 
-What counts as opened (graph/README "What counts as opened"): a listed result is opened when a page under its link
-was read: the same path with any query (`/item/7?year=2022`: the site's state travels in the query), a sub-page of
-it (`/item/7/history`), or a page whose path or query names the link's key (its last path segment, or a query
-value, when that looks like an identifier). Which results must be opened: every listed result, except, for a
+What counts as opened (graph/README "What counts as opened"): a listed result is opened when rows or facts were
+read, into any table (rows discarded since do not count), on a page under its link: the same path with any query
+(`/item/7?year=2022`: the site's state travels in the query), a sub-page of it (`/item/7/history`), or a page
+whose path or query names the link's key (its last path segment, or a query value, when that looks like an
+identifier). Which results must be opened: every listed result, except, for a
 derived answer, the results its SQL drops by the list's own values (graph/list_filters.py): a list row that a
 filter over the list table alone removes needs no visit.
 """
@@ -18,6 +19,11 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 from graph.list_filters import kept_rows
 from graph.state import Failure, Listing, Phase, Plan
 
+# The repair, in tools offered where it happens (graph/phase.py): read_facts whenever a plan reads results' pages
+# (it opens each URL itself, on any page); read_table / read_pdf on a page with a table / a PDF, and extract_rows
+# after such a read. Not extract_rows alone: a result's page without a table (a PDF, a profile) does not offer it.
+HOW_TO_OPEN = ("open each and read it: read_facts(url=[these links], into=a table) opens each page in turn; on a "
+               "page with a table or a PDF, read_table or read_pdf, then extract_rows")
 _KEYLIKE = re.compile(r"\d|[-_.~]")  # an identifier: a digit or a joiner in it (a plain word names a section)
 _SMALL_NUMBER = re.compile(r"^\d{1,4}$")  # a page number, a year: in too many URLs to name one item
 
@@ -79,8 +85,7 @@ def _unopened(links: list[str], missing: list[str], prefix: str = "") -> list[Fa
         return []
     shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
     return [Failure(check="details", message=(
-        f"{prefix}{len(missing)} of {len(links)} listed result(s) were not opened: {shown}; open each and "
-        "extract_rows there"))]
+        f"{prefix}{len(missing)} of {len(links)} listed result(s) were not opened: {shown}; {HOW_TO_OPEN}"))]
 
 
 def detail_list(listings: list[Listing], opened: Opened, *, latest_opened: bool = False) -> list[str]:
@@ -115,20 +120,29 @@ def _seen_before(listings: list[Listing], rows: list[dict[str, Any]]) -> list[Li
     return [item for item in listings if first is None or item["step"] <= first]
 
 
+def read_pages(tables: dict[str, Any]) -> Opened:
+    """The pages rows or facts were read on, into any evidence table: a result's page read into another table
+    than its phase's (the planner's table names are blind) was still read. Rows discarded are gone from their
+    table, so a discarded read opens nothing (the agent judged it wrong: a drifted state, a wrong page)."""
+    return Opened(r.get("_url") or "" for table in tables.values() if not table["derived"] for r in table["rows"])
+
+
 def check_input_details(plan: Plan | None, tables: dict[str, Any], inputs: list[str],
                         listings: list[Listing]) -> list[Failure]:
-    """A phase that reads each listed result's own page: every row link of that list the answer uses was read
-    INTO its table, or into the tables standing in for it (opening a page without reading it does not count)."""
+    """A phase that reads each listed result's own page: every row link of that list the answer uses was read,
+    into any evidence table (`read_pages`: opening a page without reading it does not count). The list is the one
+    the phase's table (or the tables standing in for it) went through."""
     if plan is None or not listings:
         return []
     failures: list[Failure] = []
+    anywhere = read_pages(tables)
     for name in detail_tables(plan, tables, listings):
         if name not in inputs:
             continue
         rows = tables[name]["rows"]
-        read = Opened(r.get("_url") or "" for r in rows)
-        links = detail_list(_seen_before(listings, rows), read, latest_opened=True)
-        missing = [link for link in links if link not in read]
+        links = detail_list(_seen_before(listings, rows), Opened(r.get("_url") or "" for r in rows),
+                            latest_opened=True)
+        missing = [link for link in links if link not in anywhere]
         if missing:
             dropped = dropped_links(tables, listings)
             missing = [link for link in missing if link not in dropped]
@@ -254,10 +268,10 @@ def phase_progress(phase: Phase, tables: dict[str, Any], listings: list[Listing]
     if phase.detail_pages:
         names = [phase.into] if table else stand_ins(Plan(phases=[phase]), phase, tables, listings, answer_only=False)
         rows = [r for name in names for r in tables[name]["rows"]]
-        read = Opened(r.get("_url") or "" for r in rows)
-        links = detail_list(listings, read, latest_opened=True) if rows else []
+        links = detail_list(listings, Opened(r.get("_url") or "" for r in rows), latest_opened=True) if rows else []
         if links:
-            return f"{sum(link in read for link in links)} of {len(links)} pages read"
+            anywhere = read_pages(tables)  # as the check counts them: read into any table
+            return f"{sum(link in anywhere for link in links)} of {len(links)} pages read"
         return f"{len({r.get('_url') for r in rows})} pages read" if rows else ""
     if not table or not table["rows"]:
         return ""

@@ -3,7 +3,7 @@ graph/list_filters.py, graph/render.py). The paths through the graph are in test
 
 from __future__ import annotations
 
-from graph.details import Opened, dropped_links, phase_progress, switch_off_refusal
+from graph.details import HOW_TO_OPEN, Opened, dropped_links, phase_progress, switch_off_refusal
 from graph.evidence import derive
 from graph.list_filters import list_filters
 from graph.render import pending_gates, rows_collected, split_state_values
@@ -73,7 +73,7 @@ def test_results_the_sql_drops_by_list_values_need_no_visit():
 def test_a_kept_result_left_unopened_is_still_refused():
     tables, listings = _workspace(["A-1", "A-5"])  # A-3 is kept by the WHERE, never read (the join hides it)
     assert _details(tables, listings) == ["table pages: 1 of 5 listed result(s) were not opened: http://s/sp/A-3; "
-                                          "open each and extract_rows there"]
+                                          f"{HOW_TO_OPEN}"]
 
 
 def test_a_result_list_shown_only_after_the_detail_reads_is_not_the_one_they_came_from():
@@ -85,7 +85,7 @@ def test_a_result_list_shown_only_after_the_detail_reads_is_not_the_one_they_cam
     assert _details(tables, [*listings, later]) == []
     early = Listing(**{**later, "step": 4})  # the same list seen before the read: its unopened result counts
     assert _details(tables, [*listings, early]) == [
-        "table pages: 1 of 2 listed result(s) were not opened: http://s/sp/B-9; open each and extract_rows there"]
+        f"table pages: 1 of 2 listed result(s) were not opened: http://s/sp/B-9; {HOW_TO_OPEN}"]
 
 
 def test_a_filter_that_could_consult_another_table_drops_nothing():
