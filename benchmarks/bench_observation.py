@@ -37,12 +37,12 @@ from browser.observe import observe_page
 from browser.render import LONG_OPTION_LIST
 from browser.session import ChromiumWorker
 from browser.tokens import count_tokens
-from browser.types import BROWSER_ACTION_TYPES, Observation
+from browser.types import ACTION_SPECS, Observation
 from tasks.offline.app import DEFAULT_SEED, discover_sites, site_data
 from tasks.offline.registry import PLACEHOLDER_ORIGIN
 from tasks.offline.server import OfflineServer
 
-BROWSER_KINDS = {t.model_fields["kind"].default for t in BROWSER_ACTION_TYPES}
+BROWSER_KINDS = set(ACTION_SPECS)
 PAGE_CHANGING = {"goto", "click", "fill", "select", "check", "set_range", "submit", "press", "back",
                  "set_url_params", "wait_for"}
 

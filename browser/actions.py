@@ -30,6 +30,7 @@ from browser.reads import download, read_pdf, read_table
 from browser.settle import fingerprint, settle
 from browser.targets import resolve_target
 from browser.types import (
+    ACTION_SPECS,
     ActionResult,
     Back,
     Check,
@@ -452,6 +453,8 @@ _HANDLERS: dict[str, Callable[[Any, Any], Awaitable[Outcome]]] = {
     "download": download, "page_facts": read_page_facts,
     "list_options": list_options, "list_links": list_links, "read_section": read_section,
 }
+if set(_HANDLERS) != set(ACTION_SPECS):  # every kind of types.ACTION_SPECS is carried out here, and nothing else
+    raise ImportError(f"handlers and action specs differ: {sorted(set(_HANDLERS) ^ set(ACTION_SPECS))}")
 
 # ------------------------------------------------------------------ delta and verdict
 

@@ -34,20 +34,16 @@ def observation_text(observation: Observation | Mapping[str, Any] | None, token_
     return render(as_observation(observation), token_budget=token_budget)[0]
 
 
-LEFT_OUT_READS = ("list_options", "list_links", "read_section")
-
-
-def reads_named(observation: Observation | Mapping[str, Any] | None) -> set[str]:
-    """The reads of what the observation's text left out, as its notes name them (the renderer writes a note
-    with the read on every cut); for an observation without text, from its counts."""
+def reads_named(observation: Observation | Mapping[str, Any] | None) -> frozenset[str]:
+    """The reads of what the observation's text left out, as the renderer recorded them with the text (its
+    notes name each); for an observation not rendered, from its counts."""
     if not observation:
-        return set()
-    text = observation.text if isinstance(observation, Observation) else observation.get("text")
-    if text:
-        return {tool for tool in LEFT_OUT_READS if tool in text}
+        return frozenset()
     obs = as_observation(observation)
-    return ({"read_section"} if obs.outline_total > len(obs.outline) else set()) | (
-        {"list_links"} if obs.links_total > len(obs.links) else set())
+    if obs.text:
+        return frozenset(obs.text_reads)
+    return frozenset(({"read_section"} if obs.outline_total > len(obs.outline) else set()) | (
+        {"list_links"} if obs.links_total > len(obs.links) else set()))
 
 
 def page_key(observation: Observation | Mapping[str, Any] | None) -> str:

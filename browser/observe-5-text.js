@@ -91,7 +91,7 @@
     // its element gets a ref (after every control and link has one, so their refs stay as they were)
     const long = !heading && text.length > args.shortenFrom && rankOf(el) === 0 ? el : null;
     outlineItems.push({ line: heading ? "#".repeat(+t[1]) + " " + shownText : shownText, rank: rankOf(el), order,
-                        el: long });
+                        el: long, cut: text.length > limit });
   };
   // Text runs of a box that mixes its own text with block children (a heading followed by loose text and
   // line breaks): each run between block children is one line, placed after the block before it.
@@ -166,6 +166,7 @@
   }));
 
   const outlineRefs = outlineItems.slice(0, args.maxOutline).map((o) => (o.el ? refOf(o.el) : ""));
+  const outlineCut = outlineItems.slice(0, args.maxOutline).map((o) => !!o.cut);
 
   const body = document.body;
   // One JSON string: Playwright validates a returned object field by field, which costs more than the walk.
@@ -179,6 +180,7 @@
     notices,
     outline,
     outlineTotal: outlineItems.length,
+    outlineCut,
     outlineMain,
     outlineRefs,
     links,

@@ -24,13 +24,14 @@ from browser.render_controls import (
     collapsed_members,
     control_line,
     fit_controls,
+    lists_left_out,
     quote,
 )
 from browser.tokens import count_tokens
 from browser.types import CellLink, Control, Observation, TableData
 
 __all__ = ["LONG_OPTION_LIST", "control_line", "render", "render_into", "render_unchanged", "row_line",
-           "collapsed_controls"]
+           "collapsed_controls", "left_out_reads"]
 
 _SUMMARY = re.compile(r"(?i)^(totals?|sum|overall|grand total|all|mean|average|avg|max(imum)?|min(imum)?|median|"
                       r"count|std\.?|standard deviation)\b")
@@ -200,21 +201,27 @@ class _Layout:
     row_tables: dict[str, int]
     content_cut: bool  # the main content does not fit whole beside every control line
     control_lines: list[str]
+    notices_cut: bool = False  # the notices' last line says how many more there are
+
+
+def _notices_shown(obs: Observation, limit: int) -> int:
+    """How many notices fit in `limit` tokens (with their heading)."""
+    used = _tokens("NOTICES:")
+    for i, notice in enumerate(obs.notices):
+        used += _tokens(clip(notice, NOTICE_CHARS))
+        if used > limit:
+            return i
+    return len(obs.notices)
 
 
 def _notice_lines(obs: Observation, limit: int) -> list[str]:
     if not obs.notices:
         return []
-    lines = ["NOTICES:"]
-    used = _tokens(lines[0])
-    for i, notice in enumerate(obs.notices):
-        line = clip(notice, NOTICE_CHARS)
-        left = len(obs.notices) - i
-        if used + _tokens(line) > limit and left > 0:
-            lines.append(f"… {left} more notice(s) not shown (page banners and panels; read_section reads them)")
-            break
-        lines.append(line)
-        used += _tokens(line)
+    shown = _notices_shown(obs, limit)
+    lines = ["NOTICES:", *(clip(notice, NOTICE_CHARS) for notice in obs.notices[:shown])]
+    if shown < len(obs.notices):
+        lines.append(f"… {len(obs.notices) - shown} more notice(s) not shown (page banners and panels; "
+                     "read_section reads them)")
     return lines
 
 
@@ -255,7 +262,8 @@ def _layout(obs: Observation, token_budget: int, spare: int = 0) -> _Layout:
     used = fixed_other + sum(_tokens(line) for line in control_lines)
     left = max(0, token_budget - used - notes_reserve) + spare
     kept = _allocate(sections, left)
-    return _Layout(head, notices, sections, kept, soft, hard, row_tables, content_cut, control_lines)
+    return _Layout(head, notices, sections, kept, soft, hard, row_tables, content_cut, control_lines,
+                   notices_cut=_notices_shown(obs, int(token_budget * NOTICES_SHARE)) < len(obs.notices))
 
 
 def _allocate(sections: list[_Section], left: int) -> list[int]:
@@ -417,10 +425,35 @@ def render(obs: Observation, *, token_budget: int = 1500) -> tuple[str, int]:
 
 
 def render_into(obs: Observation, token_budget: int) -> Observation:
-    """Set the observation's text, its tokens and the budget it was rendered within."""
-    obs.text, obs.tokens = render(obs, token_budget=token_budget)
+    """Set the observation's text, its tokens, the budget it was rendered within and the reads it names."""
+    layout, _, obs.text, obs.tokens = _rendered(obs, token_budget)
     obs.token_budget = token_budget
+    obs.text_reads = sorted(_left_out(obs, layout))
     return obs
+
+
+def left_out_reads(obs: Observation, token_budget: int) -> frozenset[str]:
+    """The reads the text at `token_budget` names for what it left out (`Observation.text_reads` at the budget
+    it was rendered within)."""
+    return _left_out(obs, _rendered(obs, token_budget)[0])
+
+
+def _left_out(obs: Observation, layout: _Layout) -> frozenset[str]:
+    """From the layout, not the text: a collapsed panel or a summarised option list (list_options), links cut
+    (list_links), outline lines cut or shortened, by the renderer or the observer, or notices cut (read_section)."""
+    reads: set[str] = set()
+    if lists_left_out(obs.controls, layout.row_tables, soft_limit=layout.controls_soft,
+                      hard_limit=layout.controls_hard, content_cut=layout.content_cut):
+        reads.add("list_options")
+    if layout.notices_cut:
+        reads.add("read_section")
+    for section, kept in zip(layout.sections, layout.kept, strict=True):
+        if section.kind == "links" and section.note(kept):
+            reads.add("list_links")
+        elif section.kind == "outline" and (section.note(kept) or any(
+                i in obs.outline_cut or line != obs.outline[i] for i, line in enumerate(section.lines[:kept]))):
+            reads.add("read_section")
+    return frozenset(reads)
 
 
 def collapsed_controls(obs: Observation) -> dict[str, list[Control]]:

@@ -63,12 +63,18 @@ def _page_numbers(control: Control) -> str | None:
     return "{" + " | ".join(parts + others) + f"}} ({len(numbered)} page links; * = current)"
 
 
+def summarised(control: Control) -> bool:
+    """Its line shows a part of its options and names the read that lists them all (a long list that is not a
+    pager's page numbers)."""
+    return len(control.options) > LONG_OPTION_LIST and not (control.kind == "link" and _page_numbers(control))
+
+
 def option_list(control: Control) -> str:
     labels = [clip(o.label or o.value, OPTION_CHARS) for o in control.options]
     if len(labels) <= LONG_OPTION_LIST:
         return "{" + " | ".join(labels) + "}"
-    if control.kind == "link" and (pager := _page_numbers(control)):
-        return pager
+    if not summarised(control):
+        return _page_numbers(control) or ""
     shown = labels[:SHOWN_OF_LONG_LIST]
     chosen = [clip(o.label or o.value, OPTION_CHARS) for o in control.options[SHOWN_OF_LONG_LIST:] if o.selected]
     more = len(labels) - len(shown) - len(chosen)
@@ -311,6 +317,14 @@ def fit_controls(controls: list[Control], row_tables: dict[str, int], *, soft_li
     slots = _layout(items, soft_limit, hard_limit, row_tables, content_cut)
     return [_group_line(s.label, s.controls, tail=s.tail) if s.collapsed
             else entry_line(s.members[0], row_tables, options=options) for s in slots]
+
+
+def lists_left_out(controls: list[Control], row_tables: dict[str, int], *, soft_limit: int, hard_limit: int,
+                   content_cut: bool = False) -> bool:
+    """Whether the control lines within these limits name `list_options` (a collapsed panel or a summarised
+    option list), from the layout, not from the lines."""
+    slots = _layout(entries(controls), soft_limit, hard_limit, row_tables, content_cut)
+    return any(s.collapsed or summarised(s.members[0].control) for s in slots)
 
 
 def collapsed_members(controls: list[Control], row_tables: dict[str, int], *, soft_limit: int,

@@ -8,6 +8,9 @@ walkthrough uses labels so it survives re-renders.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import reduce
+from operator import or_
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -145,8 +148,8 @@ class Download(_Action):
 
 
 class ReadPageFacts(_Action):
-    """Read the page's labelled values and its tables by section (for the graph's read_facts / section
-    extraction; not offered to the model as a tool of its own). With `url`, open it first (policy applies)."""
+    """Read the page's labelled values and its tables by section (the graph's read_facts / section extraction
+    call it). With `url`, open it first (policy applies)."""
 
     kind: Literal["page_facts"] = "page_facts"
     url: str | None = None
@@ -191,16 +194,56 @@ class ReadSection(_Action):
     max_chars: int = Field(8000, gt=0, le=50_000)
 
 
-BrowserAction = Annotated[
-    Goto | Click | Fill | Select | Check | SetRange | Submit | Press | Scroll | Back | WaitFor
-    | ReadTable | ReadPdf | Download | SetUrlParams | ReadPageFacts | ListOptions | ListLinks | ReadSection,
-    Field(discriminator="kind"),
-]
+# ---- one spec per kind of action: everything else about actions is derived from this table
 
-BROWSER_ACTION_TYPES: tuple[type[_Action], ...] = (
-    Goto, Click, Fill, Select, Check, SetRange, Submit, Press, Scroll, Back, WaitFor,
-    ReadTable, ReadPdf, Download, SetUrlParams, ListOptions, ListLinks, ReadSection,
-)
+
+ActionEffect = Literal["change", "read", "passive"]
+
+
+@dataclass(frozen=True)
+class ActionSpec:
+    """What one kind of action is to the browser's callers. `effect`: "change" is meant to change the page (one
+    that leaves it exactly as it was did nothing); "read" returns what the page holds and changes nothing on
+    purpose; "passive" waits or moves the viewport, so what was just read stays valid. `sets`: the action sets
+    a state value, one control's (read back after acting) or the URL's query parameters."""
+
+    model: type[_Action]
+    effect: ActionEffect
+    sets: Literal["control", "url"] | None = None
+
+    @property
+    def kind(self) -> str:
+        return self.model.model_fields["kind"].default
+
+
+ACTION_SPECS: dict[str, ActionSpec] = {spec.kind: spec for spec in (
+    ActionSpec(Goto, "change"),
+    ActionSpec(Click, "change"),
+    ActionSpec(Fill, "change", sets="control"),
+    ActionSpec(Select, "change", sets="control"),
+    ActionSpec(Check, "change", sets="control"),
+    ActionSpec(SetRange, "change", sets="control"),
+    ActionSpec(Submit, "change"),
+    ActionSpec(Press, "change"),
+    ActionSpec(Scroll, "passive"),
+    ActionSpec(Back, "change"),
+    ActionSpec(WaitFor, "passive"),
+    ActionSpec(ReadTable, "read"),
+    ActionSpec(ReadPdf, "read"),
+    ActionSpec(Download, "read"),
+    ActionSpec(SetUrlParams, "change", sets="url"),
+    ActionSpec(ReadPageFacts, "read"),
+    ActionSpec(ListOptions, "read"),
+    ActionSpec(ListLinks, "read"),
+    ActionSpec(ReadSection, "read"),
+)}
+
+# The union the same JSON validates into (pydantic picks the model by `kind`), built from the table.
+BrowserAction = Annotated[reduce(or_, (spec.model for spec in ACTION_SPECS.values())), Field(discriminator="kind")]
+CHANGING_KINDS = frozenset(k for k, spec in ACTION_SPECS.items() if spec.effect == "change")
+PASSIVE_KINDS = frozenset(k for k, spec in ACTION_SPECS.items() if spec.effect == "passive")
+SETTER_KINDS = frozenset(k for k, spec in ACTION_SPECS.items() if spec.sets)  # set a state value
+TARGETED_SETTERS = frozenset(k for k, spec in ACTION_SPECS.items() if spec.sets == "control")  # one control's
 
 
 # ---------------------------------------------------------------- observation
@@ -297,12 +340,16 @@ class Observation(BaseModel):
                                                        "(None: not known, all count as such).")
     outline_refs: list[str] = Field(default_factory=list, description="Per outline line, the ref of a long main-"
                                     "content line the text may shorten (read_section returns it whole), else ''.")
+    outline_cut: list[int] = Field(default_factory=list, description="Indices of the outline lines the observer "
+                                   "cut (each ends with the read_section that returns it whole).")
     links: list[Link] = Field(default_factory=list)
     links_total: int = Field(0, description="Plain links on the page; more than len(links) when capped.")
     notices: list[str] = Field(default_factory=list, description="Modals, banners, alerts, errors.")
     text: str = Field("", description="Compact rendering within the token budget.")
     tokens: int = 0
     token_budget: int = Field(0, description="The budget `text` was rendered within (0: not rendered here).")
+    text_reads: list[str] = Field(default_factory=list, description="The reads `text` names for what it left out "
+                                  "(list_options, list_links, read_section).")
     page_id: int = Field(0, description="Changes on every navigation; refs of an older page_id are stale.")
 
 

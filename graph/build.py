@@ -24,7 +24,7 @@ from graph.nodes import (
     make_workspace,
 )
 from graph.state import AgentState
-from graph.toolset import BROWSER_KINDS
+from graph.tool_specs import TOOL_SPECS
 
 
 def build_graph(ablate: list[str] | frozenset[str], deps: Deps, *, checkpointer: Any = None) -> CompiledStateGraph:
@@ -54,15 +54,10 @@ def build_graph(ablate: list[str] | frozenset[str], deps: Deps, *, checkpointer:
         pending = state.get("pending")
         if pending is None:
             return "actor"  # invalid call answered, or bookkeeping tool done
-        if pending["name"] == "extract_rows":
-            return "extractor"
-        if pending["name"] in ("read_facts", "derive"):
-            return "workspace"
-        if pending["name"] == "finish":
-            return after_finish
-        if pending["name"] in BROWSER_KINDS or pending["name"] == "web_search":
-            return "executor"
-        raise ValueError(f"no route for tool {pending['name']!r}")
+        spec = TOOL_SPECS.get(pending["name"])
+        if spec is None or spec.node in (None, "actor"):  # bookkeeping tools are answered by the actor itself
+            raise ValueError(f"no route for tool {pending['name']!r}")
+        return after_finish if spec.node == "finish" else spec.node
 
     def route_browser(state: AgentState) -> str:
         return "composer" if state.get("stop_reason") else after_browser

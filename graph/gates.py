@@ -10,10 +10,21 @@ and URL parameter). A gate that resolves to nothing is reported, never skipped; 
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
-from graph.judge import gates_for, verdicts
+from graph.judge import (
+    Verdict,
+    gate_sets,
+    held_before,
+    phase_names,
+    settle,
+    site_shapes,
+    verdicts,
+    with_shapes,
+)
 from graph.state import DriftFlag, Gate, Plan, RetrievalState
 from graph.tracker import PLAN_RULES, plan_flag
 from graph.values import gate_key
@@ -31,11 +42,6 @@ def state_snapshot(retrieval: RetrievalState | None) -> dict[str, dict[str, Any]
             entry["clamped"] = dict(value["clamped"])
         snapshot[key] = entry
     return snapshot
-
-
-def read_gates(plan: Plan | None, into: str) -> list[Gate]:
-    """The gates a read into table `into` must satisfy: the plan's, plus its phase's for a phased plan."""
-    return gates_for(plan, into, required=True)
 
 
 @dataclass
@@ -59,25 +65,46 @@ def check_read(plan: Plan | None, into: str, retrieval: RetrievalState | None, s
                history: list[RetrievalState] | None = None) -> ReadCheck:
     """The read check's policy over the judge's verdicts: each gate of the read's own phase (and the plan's)
     on the values held now, whoever set them (a default kept included); a narrower window too, judged on the page
-    read. On a page that grounds none of the plan's gates (a record's own page) the gates are judged on the latest
-    visited state that grounds some (the list the page was reached from: a list read in the wrong state lists the
-    wrong records); a gate naming no control is reported only where some of the plan's gates ground. "Its
-    default: never set" is said only when no state visited shows the agent setting that control."""
-    gates = read_gates(plan, into)
+    read. A table several phases write (one per value of a control) is held when the state holds the gates of one
+    of them; when it holds none, the nearest phase's mismatches are flagged, naming the phases compared."""
+    options = gate_sets(plan, into, required=True)
+    if plan is None or not retrieval or not any(gates for _, gates in options):
+        return ReadCheck()
+    checks = [(phase, _check(gates, retrieval, step, history or [])) for phase, gates in options]
+    if len(checks) == 1:
+        return checks[0][1]
+    held = [check for _, check in checks if not check.mismatches]
+    if held:
+        return held[0]
+    check = min((c for _, c in checks), key=lambda c: len(c.mismatches))
+    compared = f" (table {into} is read by {phase_names(plan, [p for p, _ in checks])}: this state holds none " \
+               "of their gates)"
+    check.mismatches = [DriftFlag(**{**f, "message": f["message"] + compared}) for f in check.mismatches]
+    return check
+
+
+def _check(gates: list[Gate], retrieval: RetrievalState, step: int, history: list[RetrievalState]) -> ReadCheck:
+    """One set of gates at a read. On a page that grounds none of them (a record's own page) they are judged on
+    the latest visited state that grounds some (the list the page was reached from: a list read in the wrong state
+    lists the wrong records). On a page that grounds some, a gate naming no control here is said unresolved,
+    unless the latest page visited that names it held it (a record's page under a list never has the list's
+    controls). Gates naming one control are alternatives (`graph.judge.settle`). "Its default: never set" is said
+    only when no state visited shows the agent setting that control."""
     check = ReadCheck()
-    if not gates or not retrieval:
-        return check
     windows = [g for g in gates if g.kind == "window"]
     gates = [g for g in gates if g.kind != "window"]
-    source = retrieval
-    if not any(v.grounded for v in verdicts(gates, retrieval)):
-        source = next((s for s in reversed(history or []) if s is not retrieval and s["url"] != retrieval["url"]
-                       and any(v.grounded for v in verdicts(gates, s))), None) if gates else None
-        if source is None:
-            source = retrieval
-            gates = []
-    reached = "" if source is retrieval else f" on {source['path']}, the list this page was reached from,"
-    for verdict in verdicts(windows, retrieval, applied=True):  # on the page read (a window is the page's own)
+    here = verdicts(gates, retrieval, applied=True)  # the state the page applied (graph/README)
+    judged: list[tuple[Verdict, str]] = []
+    if any(v.grounded for v in here):
+        judged = [(v, "") for v in here
+                  if v.grounded or v.candidates or not held_before(v.gate, gates, retrieval, history)]
+    elif gates:
+        source = next((s for s in reversed(history) if s is not retrieval and s["url"] != retrieval["url"]
+                       and any(v.grounded for v in verdicts(gates, s))), None)
+        if source is not None:
+            reached = f" on {source['path']}, the list this page was reached from,"
+            judged = [(v, reached) for v in verdicts(gates, source, applied=True)]
+    for verdict in verdicts(windows, retrieval, applied=True):  # on the page read (a window is its own)
         if verdict.status == "mismatch":
             flag = plan_flag(verdict, retrieval, step)
             check.mismatches.append(DriftFlag(**{**flag, "node": "extractor", "message": (
@@ -85,24 +112,58 @@ def check_read(plan: Plan | None, into: str, retrieval: RetrievalState | None, s
         elif verdict.status == "clamped":
             check.clamps.append(f"{verdict.label} = {verdict.value!r}, not the plan's {verdict.gate.target!r}: "
                                 f"{verdict.evidence}")
-    for verdict in verdicts(gates, source, applied=True):
+    settled = settle([v for v, _ in judged])
+    for verdict, (_, where) in zip(settled, judged, strict=True):
         gate = verdict.gate
         if verdict.status == "unresolved":
-            if source is retrieval or verdict.grounded:
+            if not where or verdict.grounded:
                 check.unresolved.append(f"{gate.name}={gate.target} ({verdict.evidence})")
         elif verdict.status == "clamped":
             check.clamps.append(f"{verdict.label} = {verdict.value!r}, not the plan's {gate.target!r}: "
                                 f"{verdict.evidence}")
         elif verdict.status == "mismatch":
-            kept = "" if verdict.set_by_agent or _ever_set(history or [], verdict.key or "") \
+            kept = "" if verdict.set_by_agent or _ever_set(history, verdict.key or "") \
                 else " (its default: never set)"
             check.mismatches.append(DriftFlag(
                 rule="gate_mismatch", gate=verdict.key or gate_key(gate.name), label=verdict.label, before=gate.target,
                 after=verdict.value, step=step, path=retrieval["path"], node="extractor",
-                message=f"{verdict.label} holds {verdict.value!r}{kept}{reached} but the plan needs "
+                message=f"{verdict.label} holds {verdict.value!r}{kept}{where} but the plan needs "
                         f"{verdict.needs_text()}{f' ({verdict.evidence})' if verdict.evidence else ''}: set it"
                         f"{' and apply it' if verdict.evidence else ''}, discard_rows these rows and read again"))
     return check
+
+
+def rejudged(plan: Plan | None, name: str, table: dict[str, Any], history: list[RetrievalState]
+             ) -> dict[str, Any] | None:
+    """An evidence table's rows with their read check done again under a revised plan, from the state snapshot
+    each row keeps (with the controls' shapes as the site showed them, `graph.judge.site_shapes`) and the states
+    visited up to its read: the plan's flags of a row the revised plan holds are gone, those it now misses are
+    raised; a loss flag (a gate set, then lost) stays. None when no row's flags change."""
+    shapes = site_shapes(history)
+    rows: list[dict[str, Any]] = []
+    changed = False
+    for row in table["rows"]:
+        if not row.get("_state"):
+            rows.append(row)
+            continue
+        snapshot = json.loads(row["_state"])
+        step = row.get("_step") or 0
+        state = RetrievalState(url=row.get("_url") or "", path=urlsplit(row.get("_url") or "").path,
+                               values=with_shapes(snapshot, shapes), page=row.get("_page"), pages=row.get("_pages"),
+                               result_count=None, step=step)
+        check = check_read(plan, name, state, step, [s for s in history if s["step"] <= step])
+        old = [f for f in str(row.get("_drift") or "").split(",") if f]
+        drift = list(dict.fromkeys([*(f for f in old if f.split(":", 1)[0] not in PLAN_RULES),
+                                    *(f"{f['rule']}:{f['gate']}" for f in check.mismatches)]))
+        changed |= drift != old
+        rows.append({**row, "_drift": ",".join(drift)})
+    return {**table, "rows": rows} if changed else None
+
+
+def rejudge_tables(plan: Plan, tables: dict[str, Any], history: list[RetrievalState]) -> dict[str, Any]:
+    """The evidence tables whose rows' flags a revised plan changes (`rejudged`), by name."""
+    return {name: table for name, old in tables.items() if not old["derived"]
+            and (table := rejudged(plan, name, old, history)) is not None}
 
 
 def read_drift(active: list[DriftFlag], check: ReadCheck) -> list[DriftFlag]:

@@ -14,7 +14,7 @@ control (or several), is **unresolved**: the model is asked to say what it meant
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
 
@@ -71,6 +71,22 @@ def gates_for(plan: Plan | None, where: str | Phase | None = None, *, every_phas
         phases = []
     gates = [*plan.gates, *(g for p in phases for g in p.gate_list())]
     return [g for g in gates if g.required] if required else gates
+
+
+def gate_sets(plan: Plan | None, table: str, *, required: bool = False) -> list[tuple[Phase | None, list[Gate]]]:
+    """The gates a read into `table` may be held under: one set per phase writing it (the plan's gates and that
+    phase's), or the plan's gates alone when no phase names it. Several phases may share one table (one per
+    value of a control, all read into one table): a read is held when it holds the gates of one of them."""
+    phases = [p for p in plan.phases if p.into == table] if plan is not None else []
+    if not phases:
+        return [(None, gates_for(plan, table, required=required))] if plan is not None else []
+    return [(p, gates_for(plan, p, required=required)) for p in phases]
+
+
+def phase_names(plan: Plan, phases: list[Phase | None]) -> str:
+    """'phases 2, 3, 4' as the turn numbers them."""
+    numbers = [str(plan.phases.index(p) + 1) for p in phases if p is not None and p in plan.phases]
+    return f"phase{'s' if len(numbers) > 1 else ''} {', '.join(numbers)}"
 
 
 def current_phase(plan: Plan | None, tables: dict[str, Any]) -> Phase | None:
@@ -185,6 +201,20 @@ def _same(value: str, wanted: str) -> bool:
     return bool(_words(value)) and _words(value) == _words(wanted)
 
 
+_LIST_SEPARATORS = re.compile(r"\s*[,;]\s*")
+
+
+def _same_list(value: str, target: str) -> bool:
+    """A field holding a separated list ('A,B,C': every value at once) equal, as a set, to the values a list
+    target names ('C; A; B', 'A, B, C (each separately)'): all of them are held."""
+    items = [i for i in _LIST_SEPARATORS.split(value or "") if i.strip()]
+    _, parts = _alternatives(target)
+    if len(items) < 2 or len(parts) < 2:
+        return False
+    return (all(any(_same(i, p) for p in parts) for i in items)
+            and all(any(_same(i, p) for i in items) for p in parts))
+
+
 # ---------------------------------------------------------------- verdicts
 
 
@@ -257,7 +287,7 @@ def _judge_values(gate: Gate, values: dict[str, Any]) -> Verdict:
         shown = f"; it offers {', '.join(map(repr, options[:8]))}{' …' if len(options) > 8 else ''}" if options else ""
         return Verdict(gate, "unresolved", **base,
                        evidence=f"{gate.target!r} names no value of {label!r}{shown}: revise_plan with the value meant")
-    if any(_same(value, n) for n in needs):
+    if any(_same(value, n) for n in needs) or _same_list(value, gate.target):
         return Verdict(gate, "held", needs=tuple(needs), **base)
     if is_clamped(held, gate.target):
         return Verdict(gate, "clamped", needs=tuple(needs), evidence=held["clamped"]["evidence"], **base)
@@ -380,14 +410,41 @@ def verdicts(gates: list[Gate], state: dict[str, Any] | None, *, applied: bool =
     return [judge(g, state, applied=applied) for g in gates] if state else []
 
 
-def grounding_lines(gates: list[Gate], state: dict[str, Any] | None) -> list[str]:
+def settle(judged: list[Verdict]) -> list[Verdict]:
+    """Gates of one set naming the same control are alternatives (a control holds one value at a time: a plan
+    listing `HUC = A`, `HUC = B` reads one unit per read, or all at once as a list): a mismatch of a control
+    another of these gates holds (or the page clamps) is held."""
+    holding = {v.key for v in judged if v.key is not None and v.status in ("held", "clamped")}
+    return [replace(v, status="held") if v.status == "mismatch" and v.key in holding else v for v in judged]
+
+
+def held_before(gate: Gate, gates: list[Gate], state: dict[str, Any] | None,
+                history: list[dict[str, Any]] | None) -> bool:
+    """The latest page visited before this one (another URL) that names the gate's control held it (the set's
+    gates of one control as alternatives): a record's page under a list never has the list's controls, so a gate
+    held there is not said "unresolved" on each record's page."""
+    url = (state or {}).get("url")
+    for seen in reversed(history or []):
+        if seen is state or seen.get("url") == url:
+            continue
+        verdict = next(v for v in settle(verdicts(gates, seen)) if v.gate == gate)
+        if verdict.grounded:
+            return verdict.status in ("held", "clamped")
+    return False
+
+
+def grounding_lines(gates: list[Gate], state: dict[str, Any] | None,
+                    history: list[dict[str, Any]] | None = None) -> list[str]:
     """What the turn shows of the grounding: each plan gate, the control it grounds on, the value it needs and
-    whether it is held. Said only on a page where some gate grounds (a record's own page holds none)."""
+    whether it is held. Said only on a page where some gate grounds (a record's own page holds none); a gate
+    naming no control here that the latest page naming it held is left out (its page judged it)."""
     judged = verdicts(gates, state)
     if not any(v.grounded for v in judged):
         return []
     lines = []
     for v in judged:
+        if not v.grounded and not v.candidates and held_before(v.gate, gates, state, history):
+            continue
         head = f"{v.gate.kind} {v.gate.name} = {v.gate.target}"
         if v.status == "unresolved":
             where = f" -> {v.label!r}" if v.grounded else ""

@@ -14,57 +14,41 @@ reads of what the observation left out (`list_options`, `list_links`, `read_sect
 them (the renderer's note on every cut says which read returns the rest); `set_url_params` when the URL has
 a query; `read_facts` for chained answers; `scroll` and `wait_for` for a page in doubt; `revise_plan` while
 the plan is in question (a gate not found or ambiguous, drift, a repair goal). A call to a valid tool that
-is not offered is still executed (the list is advice for the model, not a trap)."""
+is not offered is still executed (the list is advice for the model, not a trap). Each tool's rule is its row of
+graph/tool_specs.py; this module builds the typed `Situation` the rules read."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from browser.delta import LEFT_OUT_READS, reads_named
+from browser.delta import as_observation, reads_named
+from browser.types import Observation
 from graph.judge import gates_for, verdicts
 from graph.nodes.deps import Deps
 from graph.render import page_key, pending_gates
 from graph.state import AgentState, Plan
+from graph.tool_specs import TOOL_SPECS, Situation
 from graph.toolset import tool_schemas
 
-BEFORE_FIRST_PAGE = frozenset({"goto", "web_search", "revise_plan"})
-CONTROL_TOOLS = {  # tool -> control kinds that make it useful
-    "fill": {"text", "search", "date", "number", "textarea"},
-    "press": {"text", "search", "textarea"},
-    "check": {"checkbox", "toggle"},
-    "set_range": {"range"},
-    "submit": {"submit", "button", "text", "search", "date", "number", "select"},
-}
 SPARSE_PAGE_TOKENS = 120  # an observation this short may be a page still loading
-DOWNLOADABLE = (".csv", ".tsv", ".xlsx", ".xls", ".json", "download", "export", "format=")
 
 
-def _gates(state: AgentState) -> dict[str, bool]:
-    """Tools offered only under a condition; every other tool is offered once a page is open."""
-    observation = state.get("observation") or {}
-    controls = observation.get("controls") or []
-    kinds = {c.get("kind") for c in controls}
-    hrefs = [str(link.get("href", "")).lower() for link in observation.get("links") or []]
-    gates = {tool: bool(kinds & wanted) for tool, wanted in CONTROL_TOOLS.items()}
-    url = str(observation.get("url", ""))
-    gates.update(
-        select=any(c.get("options") for c in controls),
-        read_table=bool(observation.get("tables") or observation.get("pagination")),
-        read_pdf=url.lower().endswith(".pdf") or any(".pdf" in h for h in hrefs),
-        download=any(marker in h for h in hrefs for marker in DOWNLOADABLE),
-        extract_rows=bool(state.get("last_read") or observation.get("tables")),
-        derive=bool(state.get("tables")),
-        discard_rows=bool((state.get("rows") or state.get("tables"))
-                          and (state.get("drift_flags") or state.get("repair_goal"))),
-        set_url_params="?" in url or bool(observation.get("query_state")),
-        read_facts=_facts_wanted(state),
-        scroll=_page_in_doubt(state), wait_for=_page_in_doubt(state),
-        **_left_out_reads(observation),
+def situation(state: AgentState, *, ablated: frozenset[str]) -> Situation:
+    """What the offering rules of graph/tool_specs.py read, from the state as typed data."""
+    observation = state.get("observation")
+    page = as_observation(observation) if observation else None
+    return Situation(
+        page=page,
+        left_out=reads_named(page),
+        shown_before=page is not None and (state.get("seen_page") or {}).get("key") == page_key(observation),
+        last_read=bool(state.get("last_read")),
+        evidence_tables=bool(state.get("tables")),
+        rows=bool(state.get("rows") or state.get("tables")),
+        flagged=bool(state.get("drift_flags") or state.get("repair_goal")),
+        facts_wanted=_facts_wanted(state),
+        page_in_doubt=page is not None and _page_in_doubt(state, page),
+        plan_in_question="planner" not in ablated and _plan_in_question(state),
     )
-    delta = (state.get("seen_page") or {}).get("key") == page_key(observation)  # its note names the reads
-    gates["list_options"] = gates["list_options"] or (gates["select"] and delta)  # a delta leaves option lists out
-    gates["read_section"] = gates["read_section"] or (delta and bool(observation.get("outline")))
-    return gates
 
 
 def _facts_wanted(state: AgentState) -> bool:
@@ -76,19 +60,12 @@ def _facts_wanted(state: AgentState) -> bool:
     return bool(plan.get("detail_pages") or plan.get("phases") or plan.get("derivation"))
 
 
-def _page_in_doubt(state: AgentState) -> bool:
+def _page_in_doubt(state: AgentState, page: Observation) -> bool:
     """Waiting and scrolling recover a page that shows less than it should (still loading, lazy content):
     offered after an action that failed or changed nothing, or on a page that shows almost nothing."""
     result = state.get("last_result") or {}
-    observation = state.get("observation") or {}
-    shown = observation.get("tokens") or len(str(observation.get("text", ""))) // 4
+    shown = page.tokens or len(page.text) // 4
     return bool(result.get("error")) or result.get("ok") is False or shown < SPARSE_PAGE_TOKENS
-
-
-def _left_out_reads(observation: dict[str, Any]) -> dict[str, bool]:
-    """The reads of what the observation left out, as the browser's rendering names them."""
-    named = reads_named(observation)
-    return {tool: tool in named for tool in LEFT_OUT_READS}
 
 
 def _plan_in_question(state: AgentState) -> bool:
@@ -105,14 +82,8 @@ def _plan_in_question(state: AgentState) -> bool:
 
 
 def offered_tool_names(state: AgentState, *, ablated: frozenset[str], all_names: set[str]) -> set[str]:
-    if not state.get("observation"):
-        names = set(BEFORE_FIRST_PAGE)
-    else:
-        gates = _gates(state)
-        names = {name for name in all_names if gates.get(name, True)}
-    if "planner" in ablated or not _plan_in_question(state):
-        names.discard("revise_plan")
-    return names & all_names
+    now = situation(state, ablated=ablated)
+    return {name for name in all_names if TOOL_SPECS[name].offered(now)}
 
 
 def actor_tools(deps: Deps, state: AgentState) -> list[dict[str, Any]]:

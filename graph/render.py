@@ -65,7 +65,8 @@ class Prompts:
         return self.env.get_template("actor_turn.md").render(
             task=state["task"], columns=columns, plan=plan, retrieval=retrieval,
             pending_gates=pending_gates(plan, retrieval, state.get("history") or []),
-            grounding=grounding_lines(gates_for(plan, current_phase(plan, tables)), retrieval),
+            grounding=grounding_lines(gates_for(plan, current_phase(plan, tables)), retrieval,
+                                     state.get("history") or []),
             retrieval_url=_retrieval_url(retrieval, state.get("observation")),
             state_values=state_values, not_in_plan=not_in_plan,
             drift_flags=state.get("drift_flags") or [], repair_goal=state.get("repair_goal"),

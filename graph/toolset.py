@@ -14,37 +14,12 @@ from typing import Any
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, ValidationError
 
-from browser.types import BROWSER_ACTION_TYPES
 from graph.state import Plan
-from graph.tools import Derive, DiscardRows, ExtractRows, Finish, ReadFacts, RevisePlan, WebSearch
+from graph.tool_specs import TOOL_SPECS, tool_model
 
-AGENT_TOOL_TYPES: tuple[type[BaseModel], ...] = (ExtractRows, ReadFacts, Derive, DiscardRows, RevisePlan, Finish)
-BROWSER_KINDS = frozenset(t.model_fields["kind"].default for t in BROWSER_ACTION_TYPES)
-
-
-# The model's documentation of each browser tool: one short line (browser/types.py documents them for Python
+# A browser tool's one line for the model is in graph/tool_specs.py (browser/types.py documents them for Python
 # callers; a prompt pays for every word on every call). A field is documented only where its name and type do
 # not say enough; defaults and numeric bounds are not advertised (validation still applies them).
-TOOL_DOCS = {
-    "goto": "Open a URL.",
-    "click": "Click a link, button, tab or option.",
-    "fill": "Type a value into a text, search, date or number field.",
-    "select": "Choose an option (its label or value) of a dropdown or radio group.",
-    "check": "Tick a checkbox or toggle (checked=false unticks).",
-    "set_range": "Set a date/number range: the start and end fields.",
-    "submit": "Submit a form (apply the filters); target: its button or any of its fields.",
-    "press": "Press a key, e.g. Enter in a search field.",
-    "scroll": "Scroll the page.",
-    "back": "Go back in history (may reset filters).",
-    "wait_for": "Wait for text, a CSS selector or network idle.",
-    "read_table": "Read table N whole; all_pages=true follows its pagination.",
-    "read_pdf": "Read a PDF (its link as target, or url): its text by page.",
-    "download": "Download a file (CSV is parsed into rows).",
-    "set_url_params": "Open the current URL with query parameters changed or removed.",
-    "list_options": "All options of a shortened dropdown, radio group or link list; on a panel line, its controls.",
-    "list_links": "All plain links of the page, optionally only those containing a string.",
-    "read_section": "The whole text of a page section: by heading, or target = the ref of a shortened line.",
-}
 TARGET_DOC = "ref (e.g. 'e12'), or label / text / CSS selector; frame: an iframe's name"
 SELF_EVIDENT = {"Text of the section's heading.", "Only links whose text or address contains this.",
                 "Only options whose label contains this (any case).", "only rows extracted at this step"}
@@ -67,8 +42,9 @@ def _kind(model: type[BaseModel]) -> str:
 
 @lru_cache(maxsize=2)
 def _types(search: bool) -> dict[str, type[BaseModel]]:
-    types = [*BROWSER_ACTION_TYPES, *AGENT_TOOL_TYPES, *([WebSearch] if search else [])]
-    return {_kind(t): t for t in types}
+    """The actor's tools in the table's order (the order of the prompt's tool list)."""
+    return {kind: tool_model(kind) for kind, spec in TOOL_SPECS.items()
+            if spec.node is not None and (search or not spec.search_only)}
 
 
 def _compact(node: Any) -> Any:
@@ -100,7 +76,7 @@ def _schema(model: type[BaseModel]) -> dict[str, Any]:
     tool = _compact(convert_to_openai_tool(model))
     function = tool["function"]
     name = function["name"] = _kind(model)
-    function["description"] = TOOL_DOCS.get(name) or " ".join((function.get("description") or name).split())
+    function["description"] = TOOL_SPECS[name].doc or " ".join((function.get("description") or name).split())
     params = function.get("parameters", {})
     properties = params.get("properties", {})
     properties.pop("kind", None)

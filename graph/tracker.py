@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from urllib.parse import parse_qsl, urlsplit
 
-from browser.types import ActionResult, Observation
+from browser.types import SETTER_KINDS, ActionResult, Observation
 from graph.judge import Verdict, gates_for, verdicts
 from graph.state import Clamp, DriftFlag, Gate, Phase, Plan, RetrievalState, StateValue
 from graph.values import (
@@ -35,7 +35,6 @@ STATE_CONTROL_KINDS = frozenset(
      "range", "page_size", "tab"}
 )
 PLAN_RULES = ("gate_mismatch", "window_narrower", "window_wider")
-TARGETED_SETTERS = frozenset({"fill", "select", "check", "set_range"})
 NAVIGATIONS = frozenset({"goto", "page_facts"})  # opening a URL on purpose (read_facts with url is one per page)
 
 
@@ -244,7 +243,7 @@ def _lost_gates(before: RetrievalState, after: RetrievalState, kind: str | None,
         new_value = new["value"] if new else None
         if moved or kind == "back" or (kind in ("click", "press") and before["url"] != after["url"]):
             rule, why = "navigation_reset", f"navigating ('{kind}') to {after['path']} reset it"
-        elif kind in TARGETED_SETTERS or kind == "set_url_params":
+        elif kind in SETTER_KINDS:
             rule, why = "cascade_reset", f"changing another control ('{kind}') reset it"
         else:
             rule, why = "gate_lost", f"'{kind}' reset it"

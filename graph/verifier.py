@@ -12,8 +12,8 @@ from collections import defaultdict
 from typing import Any
 
 from graph.details import check_details, check_input_details, stand_ins
-from graph.judge import Verdict, gates_for, judge, with_shapes
-from graph.state import EvidenceRow, Failure, Listing, Plan, Provenance, ReadRecord, VerifierReport
+from graph.judge import Verdict, gate_sets, judge, phase_names, settle, with_shapes
+from graph.state import EvidenceRow, Failure, Gate, Listing, Plan, Provenance, ReadRecord, VerifierReport
 from graph.values import values_match
 
 # The verifier's choice: windows and searches are judged at the read (a window on the page read, both bounds in
@@ -42,15 +42,19 @@ def check_gates(plan: Plan | None, rows: list[EvidenceRow], notes: list[str] | N
     if plan is None:
         return failures
     judged_rows = [r for r in rows if r["provenance"]["state"] is not None]
-    for gate in plan.gates:
-        if not gate.required or gate.kind not in STATE_GATES or not judged_rows:
-            continue
+    if not judged_rows:
+        return failures
+    gates = [g for g in plan.gates if g.required and g.kind in STATE_GATES]
+    # gates naming one control are alternatives on each row (graph.judge.settle)
+    per_row = [settle([judge(g, with_shapes(r["provenance"]["state"] or {}, shapes or {})) for g in gates])
+               for r in judged_rows]
+    for index, gate in enumerate(gates):
         wrong: list[tuple[EvidenceRow, Verdict]] = []
         clamped: set[str] = set()
         unresolved: set[str] = set()
         grounded = 0
-        for row in judged_rows:
-            verdict = judge(gate, with_shapes(row["provenance"]["state"] or {}, shapes or {}))
+        for row, judged in zip(judged_rows, per_row, strict=True):
+            verdict = judged[index]
             grounded += verdict.grounded
             if verdict.status == "mismatch":
                 wrong.append((row, verdict))
@@ -218,24 +222,41 @@ def _rows_as_evidence(table: dict[str, Any]) -> list[EvidenceRow]:
 
 def check_input_gates(plan: Plan | None, tables: dict[str, Any], inputs: list[str],
                       notes: list[str] | None = None, shapes: dict[str, dict[str, Any]] | None = None) -> list[Failure]:
-    """Each input table was read in its phase's state (or, unphased, the plan's), its empty reads included."""
+    """Each input table was read in its phase's state (or, unphased, the plan's), its empty reads included. A
+    table several phases write: each row is judged under the phase whose gates its snapshot holds (else the
+    nearest), and a refusal names that phase."""
     if plan is None:
         return []
     failures: list[Failure] = []
     for name in inputs:
-        phase = plan.phase_for(name)
-        if plan.phases and phase is None:
+        options = gate_sets(plan, name)
+        if plan.phases and options[0][0] is None:
             continue
-        gated = Plan(gates=gates_for(plan, name))
-        table_notes: list[str] = []
         rows = [r for r in _rows_as_evidence(tables[name]) if r["provenance"]["state"]]
-        for failure in check_gates(gated, rows, table_notes, shapes):
-            if failure["check"] == "gate":
-                failures.append(Failure(check="gate", message=f"table {name}: {failure['message']} "
-                                                              f"(discard_rows with table={name!r}, read again, derive again)"))
-        if notes is not None:
-            notes += [note.replace("[gate] ", f"[gate] table {name}: ", 1) for note in table_notes]
+        groups: dict[int, list[EvidenceRow]] = {}
+        for row in rows:
+            groups.setdefault(_held_under(options, row, shapes or {}), []).append(row)
+        for index, group in sorted(groups.items()) if len(options) > 1 else [(0, rows)]:
+            phase, gates = options[index]
+            where = f"table {name}" + (f" ({phase_names(plan, [phase])}, the nearest of "
+                                       f"{phase_names(plan, [p for p, _ in options])})" if len(options) > 1 else "")
+            table_notes: list[str] = []
+            for failure in check_gates(Plan(gates=gates), group, table_notes, shapes):
+                if failure["check"] == "gate":
+                    failures.append(Failure(check="gate", message=f"{where}: {failure['message']} "
+                                                                  f"(discard_rows with table={name!r}, read again, derive again)"))
+            if notes is not None:
+                said = [note.replace("[gate] ", f"[gate] table {name}: ", 1) for note in table_notes]
+                notes += [note for note in said if note not in notes]
     return failures
+
+
+def _held_under(options: list[tuple[Any, list[Gate]]], row: EvidenceRow, shapes: dict[str, dict[str, Any]]) -> int:
+    """The gate set (of the phases writing one table) a row's snapshot holds; else the one it misses least."""
+    state = with_shapes(row["provenance"]["state"] or {}, shapes)
+    misses = [sum(v.status == "mismatch" for v in settle([judge(g, state) for g in gates if g.kind in STATE_GATES]))
+              for _, gates in options]
+    return misses.index(min(misses))
 
 
 def check_input_pages(plan: Plan | None, tables: dict[str, Any], inputs: list[str]) -> list[Failure]:

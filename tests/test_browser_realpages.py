@@ -57,6 +57,8 @@ async def test_corpus_observations_hold_every_control_and_the_values_a_task_need
     news = next(x for x in samples if x.page == "l-news.ycombinator.com.front")
     assert news.main_links >= 100 and news.main_links_reached == news.main_links
     assert [(x.page, x.silent_cuts) for x in samples if x.silent_cuts] == []
+    # the reads the offer is decided from (Observation.text_reads, from the layout) are the ones the text names
+    assert [(x.page, x.reads_unrecorded) for x in samples if x.reads_unrecorded] == []
     # issue 20: the main content first. Measured 2026-11-25: 95.9% of the benchmark-kind pages' probes in the
     # text (70 of 73; 84.9% before the budget was spent whole; see benchmarks/bench_observation.py --corpus).
     # Issue 27 (2026-11-26): 67 of 73 (91.8%): each row link's ref costs ~4 tokens, so the station name index

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 import graph.nodes  # noqa: F401  (the nodes before graph.phase, which their actor imports)
+from browser.types import Link, Observation, TableData
 from graph.details import HOW_TO_OPEN, phase_progress, switch_off_refusal
 from graph.evidence import derive, discard_from
 from graph.phase import offered_tool_names
@@ -94,9 +95,10 @@ def test_switching_the_check_off_is_refused_while_results_read_elsewhere_are_mis
 
 def _page(url: str, *, tables: bool = False, pdf_link: bool = False) -> dict:
     """A result's page as the observation shows it: a profile (no table), one with a table, one linking a PDF."""
-    return {"url": url, "title": "t", "text": f"URL: {url}\n" + "x " * 400, "tokens": 400, "controls": [],
-            "links": [{"href": f"{url}/order.pdf", "text": "Consent order"}] if pdf_link else [],
-            "tables": [{"headers": ["a"], "rows": [["1"]]}] if tables else []}
+    return Observation(url=url, title="t", text=f"URL: {url}\n" + "x " * 400, tokens=400,
+                       links=[Link(ref="e1", href=f"{url}/order.pdf", text="Consent order")] if pdf_link else [],
+                       tables=[TableData(index=0, headers=["a"], rows=[["1"]], total_rows=1)] if tables else [],
+                       ).model_dump()
 
 
 def test_the_details_repair_goal_names_only_tools_offered_where_the_repair_happens():

@@ -30,7 +30,7 @@ TASK = load_tasks("offline", origin="http://127.0.0.1:9", task_ids=["offline_vul
 CONTROL_LINE = re.compile(r"^\[e\d+\] ")
 
 
-def page(value: str = "Any", url: str = "http://127.0.0.1:9/s?kind=a") -> dict:
+def page(value: str = "Any", url: str = "http://127.0.0.1:9/s?kind=a", links_total: int = 2) -> dict:
     obs = Observation(
         url=url, query_state={"kind": ["a"]}, title="Search", page_id=3,
         controls=[Control(ref="e1", kind="select", label="Kind", value=value,
@@ -42,7 +42,7 @@ def page(value: str = "Any", url: str = "http://127.0.0.1:9/s?kind=a") -> dict:
         pagination=Pagination(page=1, pages=3, has_next=True, has_prev=False),
         outline=["# Search", *(f"Paragraph {i} of the page with some words in it" for i in range(8))], outline_total=8,
         links=[Link(ref="e9", text="Next", href=url + "&page=2"), Link(ref="e10", text="Help", href="/help")],
-        links_total=2)
+        links_total=links_total)
     return render_into(obs, 1500).model_dump()
 
 
@@ -144,8 +144,12 @@ def test_compact_schemas_still_validate_the_same_calls():
 
 def test_reads_of_left_out_content_are_offered_when_the_observation_names_them():
     all_names = {t["function"]["name"] for t in tool_schemas(search=False)}
-    short = page()
-    short["text"] = short["text"] + "\n… 40 more links not shown — list_links"
+    named_in_content = page()  # a page's own words naming a read offer nothing: the renderer's layout decides
+    named_in_content["text"] += "\nread_section list_links list_options"
+    assert not offered_tool_names({"observation": named_in_content}, ablated=frozenset(),
+                                  all_names=all_names) & {"list_options", "list_links", "read_section"}
+    short = page(links_total=42)
+    assert "… 40 more links not shown — list_links" in short["text"]
     offered = offered_tool_names({"observation": short}, ablated=frozenset(), all_names=all_names)
     assert "list_links" in offered and not offered & {"list_options", "read_section", "derive"}
     seen = {"key": page_key(short), "step": 1}  # the next turn shows this page as a delta: options as {…}

@@ -24,6 +24,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import PrivateAttr
 
 from browser.tokens import count_tokens
+from browser.types import SETTER_KINDS
 from graph.settings import PlanSource
 from graph.state import Gate, Phase, Plan
 from graph.tracker import PAGE_PARAMS, gate_key
@@ -31,7 +32,7 @@ from graph.values import values_match
 from tasks.offline.registry import PLACEHOLDER_ORIGIN, Step
 
 WALKTHROUGH_DIR = Path(__file__).resolve().parents[2] / "tasks" / "offline" / "data" / "walkthroughs"
-SETTERS = frozenset({"select", "fill", "check", "set_range", "set_url_params"})
+SETTERS = SETTER_KINDS  # the steps that set a state value (browser.types.ACTION_SPECS)
 EXTRACT_TOOLS = frozenset({"extract_rows", "read_facts"})  # the calls that put rows into a table (`into`)
 READ_TOOLS = frozenset({"read_table", "download", "read_pdf", *EXTRACT_TOOLS})
 APPLY_WORDS = re.compile(r"search|apply|filter|update|submit|go\b|show|refresh", re.IGNORECASE)

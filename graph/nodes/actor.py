@@ -16,6 +16,7 @@ from graph.composer import live_rows, parse_order
 from graph.context import TOKENIZER_MARGIN, fit_window, prompt_parts
 from graph.details import switch_off_refusal
 from graph.evidence import ANSWER, derived_answer, discard_from
+from graph.gates import rejudge_tables
 from graph.nodes.common import (
     MAX_INVALID_STREAK,
     LLMCallError,
@@ -213,8 +214,16 @@ def recheck(deps: Deps, state: AgentState, update: dict[str, Any]) -> dict[str, 
         after["discarded"] = [*(state.get("discarded") or []), *update["discarded"]]
     if "tables" in update:
         after["tables"] = merge_tables(state.get("tables"), update["tables"])
+    rejudged: dict[str, Any] = {}
+    if "plan" in update:  # the rows' read checks done again under the revised plan (graph/README, "The gate judge")
+        rejudged = rejudge_tables(Plan.model_validate(update["plan"]), after.get("tables") or {},
+                                  state.get("history") or [])
+        after["tables"] = merge_tables(after.get("tables"), rejudged)
+        if rejudged:
+            deps.log.write({"node": "actor", "step": update.get("step"), "rejudged": {
+                name: sum(1 for r in t["rows"] if r.get("_drift")) for name, t in rejudged.items()}})
     flags = recheck_flags(deps, after)
-    return {**flags, **recheck_goal(deps, {**after, **flags})}
+    return {**({"tables": rejudged} if rejudged else {}), **flags, **recheck_goal(deps, {**after, **flags})}
 
 
 def _bookkeeping(state: AgentState, tool: BaseModel, call_id: str) -> dict[str, Any]:

@@ -10,7 +10,14 @@ from langchain_core.messages import ToolMessage
 from pydantic import TypeAdapter
 
 from browser.interface import BrowserError
-from browser.types import ActionResult, BrowserAction, Observation, TableData
+from browser.types import (
+    CHANGING_KINDS,
+    PASSIVE_KINDS,
+    ActionResult,
+    BrowserAction,
+    Observation,
+    TableData,
+)
 from graph.nodes.common import error_record, summarize_result
 from graph.nodes.deps import Deps
 from graph.robust import NO_CHANGE
@@ -18,11 +25,9 @@ from graph.state import AgentState, Listing, PendingCall
 from graph.tools import WebSearch
 from graph.tracker import result_set_key
 
-PASSIVE_KINDS = frozenset({"scroll", "wait_for"})  # do not invalidate what was just read
-# Actions meant to change the page: one that leaves it exactly as it was is said to be a no-op, so that
-# repeating it counts as a failing repeat (graph/robust.py) instead of looping until the step budget.
-CHANGING_KINDS = frozenset({"goto", "back", "set_url_params", "click", "fill", "select", "check", "set_range",
-                            "submit", "press"})
+# Passive actions (browser.types.ACTION_SPECS) do not invalidate what was just read. An action meant to change
+# the page that leaves it exactly as it was is said to be a no-op, so that repeating it counts as a failing
+# repeat (graph/robust.py) instead of looping until the step budget.
 
 _ACTION = TypeAdapter(BrowserAction)
 
