@@ -33,11 +33,10 @@ from agent.rundir.checkpoints import (
 from browser.interface import Browser
 from browser.trace import Redactor
 from graph.build import build_graph
-from graph.composer import compose, live_rows
-from graph.evidence import compose_derived, derived_answer
+from graph.evidence import compose_answer
 from graph.nodes import Deps, StepLog
 from graph.state import AgentState, TaskView, new_usage
-from graph.workspace import lineage
+from graph.workspace import ANSWER, extracted_answer, lineage, read_rows
 
 if TYPE_CHECKING:
     from tasks.models import Task
@@ -164,9 +163,7 @@ def _finish(outcome: TaskOutcome, out_dir: Path, state: dict[str, Any] | None, s
     state = state or {}
     answer = state.get("answer")
     if answer is None and spec is not None:  # the composer did not run: compose the best answer so far
-        derived = derived_answer(state.get("tables"))
-        answer = compose_derived(derived, spec, []) if derived else compose(
-            live_rows(state.get("rows") or [], state.get("discarded") or []), spec, [])
+        answer = compose_answer(state.get("tables"), spec, [])[0]
     errors = state.get("errors") or []
     stop_reason = state.get("stop_reason") or ("error" if error else "finished")
     if error is None and stop_reason == "error" and errors:
@@ -189,8 +186,8 @@ def _finish(outcome: TaskOutcome, out_dir: Path, state: dict[str, Any] | None, s
     (out_dir / "answer.txt").write_text(outcome.answer, encoding="utf-8")
     retrieval = {
         "final": state.get("retrieval"), "visited": state.get("history") or [], "plan": state.get("plan"),
-        "rows": live_rows(state.get("rows") or [], state.get("discarded") or []),
-        "discarded": state.get("discarded") or [], "reads": state.get("reads") or [],
+        "rows": read_rows(extracted_answer(state.get("tables"))),
+        "reads": ((state.get("tables") or {}).get(ANSWER) or {}).get("reads") or [],
         "listings": state.get("listings") or [], "urls_opened": state.get("visited") or [],
         "drift_flags": state.get("drift_log") or [], "verifier_reports": state.get("reports") or [],
         "errors": errors, "nodes_run": nodes_run, "stop_reason": stop_reason,

@@ -28,7 +28,9 @@ import json, resource, sys, time
 from graph.evidence import derive
 from graph.tools import Derive
 from graph.workspace import WorkspaceError, append_rows
-rows = [{"id": str(i), "name": "row %d of an evidence table" % i, "_step": 1} for i in range(int(sys.argv[2]))]
+prov = {"url": "", "state": None, "drift": [], "locator": "", "result_set": "", "page": None, "pages": None, "step": 1}
+rows = [{"values": {"id": str(i), "name": "row %d of an evidence table" % i}, "provenance": prov}
+        for i in range(int(sys.argv[2]))]
 tables = {"ev": append_rows(None, "ev", ["id", "name"], rows, None, 1)} if rows else {}
 def peak_kb():  # VmHWM starts afresh at exec; ru_maxrss would carry the launching process's size over
     return int(next(l for l in open("/proc/self/status") if l.startswith("VmHWM:")).split()[1])

@@ -35,6 +35,7 @@ from agent.models.local_server import LOCAL_MODEL, LocalModelServer, server_avai
 from agent.solve import solve_task
 from browser.session import ChromiumWorker
 from eval.score import score_answer
+from graph.events import ActorEvent, ExecutorEvent, PlannerEvent, read_events
 from tasks.loaders import load_tasks
 from tasks.offline.server import OfflineServer
 
@@ -63,19 +64,20 @@ class TaskRow:
 
 
 def measure(task_id: str, out_dir: Path, wall_ms: float, exact_match: bool, steps: int) -> TaskRow:
-    events = [e for e in map(json.loads, (out_dir / "steps.jsonl").read_text().splitlines()) if "node" in e]
-    llm_ms = sum(e.get("llm_ms", 0.0) for e in events)
-    browser_ms = sum(e.get("browser_ms", 0.0) for e in events)
-    prompts = [e["prompt_tokens"] for e in events if "prompt_tokens" in e]
-    actor = [e for e in events if e["node"] == "actor" and "prompt_tokens" in e]
+    events, _ = read_events(out_dir / "steps.jsonl")
+    calls = [e for e in events if isinstance(e, PlannerEvent | ActorEvent)]
+    llm_ms = sum(e.llm_ms or 0.0 for e in calls)
+    browser_ms = sum(e.browser_ms or 0.0 for e in events if isinstance(e, ExecutorEvent))
+    prompts = [e.prompt_tokens for e in calls if e.prompt_tokens is not None]
+    actor = [e for e in calls if isinstance(e, ActorEvent) and e.prompt_tokens is not None]
     return TaskRow(task_id=task_id, exact_match=exact_match, steps=steps, wall_ms=wall_ms, llm_ms=llm_ms,
                    browser_ms=browser_ms, overhead_ms=wall_ms - llm_ms - browser_ms,
                    prompt_tokens_per_call=statistics.mean(prompts) if prompts else 0.0,
                    max_prompt_tokens=max(prompts, default=0),
-                   actor_prompt_tokens=[e["prompt_tokens"] for e in actor],
-                   actor_llm_ms=[e.get("llm_ms", 0.0) for e in actor],
-                   actor_prompt_parts=[e["prompt_parts"] for e in actor if "prompt_parts" in e],
-                   actor_page_keys=[e.get("page_key", "") for e in actor if "prompt_parts" in e])
+                   actor_prompt_tokens=[e.prompt_tokens for e in actor],
+                   actor_llm_ms=[e.llm_ms or 0.0 for e in actor],
+                   actor_prompt_parts=[e.prompt_parts for e in actor if e.prompt_parts is not None],
+                   actor_page_keys=[e.page_key or "" for e in actor if e.prompt_parts is not None])
 
 
 async def run(task_ids: list[str] | None, checkpoint: bool, model: ModelConfig = SCRIPTED,

@@ -503,7 +503,7 @@ async def perform(driver: PageHandle, action: Any) -> ActionResult:
     refused_other = driver.policy.blocked[blocked_mark:]
     if refused_other and not refused_navigation:
         message += f" ({len(refused_other)} request(s) to other origins refused)"
-    summary = describe_delta(delta)
+    summary = describe_delta(delta, url_said=bool(delta.url_after) and delta.url_after in message)
     if summary and error is None:
         message += f"; {summary}"
     return ActionResult(ok=error is None, action=action.model_dump(), error=error,  # type: ignore[arg-type]

@@ -124,13 +124,14 @@ def state_delta(before: Observation | None, after: Observation) -> StateDelta:
     )
 
 
-def describe_delta(delta: StateDelta) -> str:
+def describe_delta(delta: StateDelta, *, url_said: bool = False) -> str:
+    """The change in a line; `url_said`: the action's message already names the new URL (not said again)."""
     parts = []
     if delta.params_added or delta.params_removed or delta.params_changed:
         parts.append("URL " + params_diff(
             {**delta.params_removed, **{k: old for k, (old, _new) in delta.params_changed.items()}},
             {**delta.params_added, **{k: new for k, (_old, new) in delta.params_changed.items()}}))
-    elif delta.url_before != delta.url_after:
+    elif delta.url_before != delta.url_after and not url_said:
         parts.append(f"now at {delta.url_after}")
     if delta.controls_changed:
         parts.append("controls " + "; ".join(f"{k}: {b!r} -> {a!r}" for k, (b, a) in

@@ -7,6 +7,7 @@ actor(finish) -> verifier -> (actor with a repair goal | composer) -> END.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from langgraph.graph import END, START, StateGraph
@@ -29,7 +30,7 @@ from graph.tool_specs import TOOL_SPECS
 
 def build_graph(ablate: list[str] | frozenset[str], deps: Deps, *, checkpointer: Any = None) -> CompiledStateGraph:
     ablated = frozenset(ablate)
-    deps.ablated = ablated  # the actor's prompt and tools follow the nodes that run (graph/phase.py)
+    deps = replace(deps, ablated=ablated)  # the actor's prompt and tools follow the nodes that run (graph/phase.py)
     use_planner, use_tracker, use_verifier = (node not in ablated for node in ("planner", "state_tracker", "verifier"))
 
     graph = StateGraph(AgentState)

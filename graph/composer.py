@@ -7,23 +7,10 @@ from here; the LLM only chooses the ordering keys (`Finish.order_by`).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 
-from graph.state import EvidenceRow
 from tasks.spec import OutputSpec
 
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?")
-
-
-def row_identity(row: EvidenceRow) -> tuple:
-    """Identity of an evidence row (for discarding): its values and where it was read."""
-    prov = row["provenance"]
-    return tuple(sorted(row["values"].items())), prov["locator"], prov["step"]
-
-
-def live_rows(rows: Iterable[EvidenceRow], discarded: Iterable[EvidenceRow]) -> list[EvidenceRow]:
-    gone = {row_identity(r) for r in discarded}
-    return [r for r in rows if row_identity(r) not in gone]
 
 
 def _numeric(value: str) -> float | None:
@@ -73,9 +60,8 @@ def dedupe(values: list[dict[str, str]], key: tuple[str, ...] | None) -> list[di
     return kept
 
 
-def compose(rows: list[EvidenceRow], spec: OutputSpec, order_by: list[str]) -> str:
-    values = [{c: r["values"].get(c, "") for c in spec.columns} for r in rows]
+def compose(values: list[dict[str, str]], spec: OutputSpec, order_by: list[str]) -> str:
+    """Answer rows (column -> text, in the order read or derived) deduped, ordered by `order_by`, formatted."""
     key = tuple(c for c in spec.dedup_key if c in spec.columns) if spec.dedup_key else None
-    values = dedupe(values, key or None)
-    values = order_rows(values, parse_order(order_by, spec.columns))
+    values = order_rows(dedupe(values, key or None), parse_order(order_by, spec.columns))
     return spec.format([[v[c] for c in spec.columns] for v in values])

@@ -1,15 +1,23 @@
 """The actor's context window: what of the conversation fits the model's context length.
 
-The current turn (instruction, plan, retrieval state, rows so far, the latest observation) and the system
-prompt with the tool schemas are always sent; of the earlier exchanges the newest few are kept whole and the
-older ones are folded into a one-line-per-step summary (always beyond `whole`, and further until the whole
-prompt fits `context_tokens` - `COMPLETION_RESERVE`), counted with the project's token counter (`browser.tokens`).
+The system prompt with the tool schemas and the current turn (instruction, plan, retrieval state, rows so far,
+the latest observation) are always sent; of the earlier exchanges the newest few are kept whole and the older
+ones are folded into a one-line-per-step summary (always beyond `whole`, and further until the whole prompt
+fits `context_tokens` - `COMPLETION_RESERVE`), counted with the project's token counter (`browser.tokens`).
 Other tokenizers count differently, so `TOKENIZER_MARGIN` leaves headroom.
+
+With a short window `fit_prompt` decides what the observation may take before it is rendered (once): the
+history is folded, then the observation is laid out within the room left, then the turn's state part is
+abbreviated (graph/render.py `turn_cut`) and at last the tool schemas lose their descriptions (`undocumented`),
+then the observation may take part of the completion reserve; a window too short even for that is a one-line
+`ContextOverflow`, never a prompt over `context_tokens`.
 """
 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +29,12 @@ COMPLETION_RESERVE = 512
 TOKENIZER_MARGIN = 0.85  # cl100k counts ~10-15% fewer tokens than small models' own tokenizers
 MESSAGE_OVERHEAD = 4  # role and separators per message, as chat templates add them
 SUMMARY_LINE_CHARS = 100
-SUMMARY_MAX_LINES = 8
+SUMMARY_MAX_LINES = 4
+SUMMARY_ARG_CHARS = 32
+MIN_OBSERVATION_TOKENS = 300  # below this the observation is cut only after the turn's state part is
+OBSERVATION_FLOOR = 100  # the URL, the state and a few control lines; less cannot show a page
+MIN_REPLY = 64  # of the completion reserve, never given to the observation (a short tool call)
+FIT_MARGIN = 8  # tokens: a text counted whole and counted in its parts differ by a few at the seams
 
 
 def message_tokens(message: AnyMessage) -> int:
@@ -62,12 +75,32 @@ def _exchanges(history: list[AnyMessage]) -> list[list[AnyMessage]]:
 
 
 def _summary_line(group: list[AnyMessage]) -> str:
+    """`- tool(args) -> what happened`, within SUMMARY_LINE_CHARS: URLs without their origin and long strings cut
+    (SUMMARY_ARG_CHARS), so that the result, not the arguments, fills the line."""
     ai = group[0]
     calls = getattr(ai, "tool_calls", None) or []
-    did = "; ".join(f"{c['name']}({json.dumps(c.get('args') or {}, separators=(',', ':'))})" for c in calls)
+    did = "; ".join(f"{c['name']}({json.dumps(_short(c.get('args') or {}), separators=(',', ':'))})" for c in calls)
     did = did or f"replied without a tool call: {str(ai.content)[:60]!r}"
     result = " / ".join(_first_line(str(m.content)) for m in group[1:] if isinstance(m, ToolMessage | HumanMessage))
-    return f"- {did} -> {result}"[:SUMMARY_LINE_CHARS]
+    return f"- {did} -> {_ORIGIN.sub('', result)}"[:SUMMARY_LINE_CHARS]
+
+
+_ORIGIN = re.compile(r"\bhttps?://[^/\s\"']+")
+
+
+def _short(value: Any, top: bool = True) -> Any:
+    """An argument as the summary shows it: a nested mapping too long for the line by its keys (the columns read)."""
+    if isinstance(value, dict):
+        short = {k: _short(v, False) for k, v in value.items()}
+        if not top and len(json.dumps(short, separators=(",", ":"))) > SUMMARY_ARG_CHARS:
+            return list(short)
+        return short
+    if isinstance(value, list):
+        return [_short(v, False) for v in value]
+    if isinstance(value, str):
+        text = _ORIGIN.sub("", value)
+        return text if len(text) <= SUMMARY_ARG_CHARS else text[:SUMMARY_ARG_CHARS - 1] + "…"
+    return value
 
 
 def _first_line(text: str) -> str:
@@ -112,3 +145,108 @@ def _summary(groups: list[list[AnyMessage]]) -> HumanMessage | None:
     if len(groups) > SUMMARY_MAX_LINES:
         lines.insert(0, f"- ({len(groups) - SUMMARY_MAX_LINES} earlier steps not shown)")
     return HumanMessage("EARLIER STEPS (one line each):\n" + "\n".join(lines))
+
+
+class ContextOverflow(ValueError):
+    """The model's context window cannot hold even the smallest prompt (system, tools, the abbreviated turn and
+    the smallest observation): a configuration error, said in one line."""
+
+
+@dataclass
+class FittedPrompt:
+    messages: list[AnyMessage]  # system, the history that fits, the turn
+    turn: AnyMessage
+    history: list[AnyMessage]
+    observation: str
+    tools: list[dict[str, Any]]  # the schemas to bind (without their descriptions at the last level)
+    trimmed: bool  # something sent differs from what the whole budget would have sent: a context trim
+
+
+def fit_prompt(*, system: AnyMessage, history: list[AnyMessage], context_tokens: int | None, budget: int,
+               observation_tokens: int, levels: int, whole: int | None, turn: Callable[[str, int], AnyMessage],
+               tools: Callable[[int], list[dict[str, Any]]], observe: Callable[[int], str]) -> FittedPrompt:
+    """The actor's prompt within `context_tokens`. At level 0..`levels` (each leaves out more), `turn(observation,
+    level)` builds the turn and `tools(level)` gives the schemas; `observe(budget)` renders the observation within
+    `budget` tokens, called once; `observation_tokens` is what it takes at the worker's `budget` (an upper bound
+    for a delta).
+
+    In order, the first that fits `context_tokens` less COMPLETION_RESERVE: the observation as it is with the
+    history folded (`fit_window`); the observation laid out within what is left after the folded history, or
+    with no history, given at least MIN_OBSERVATION_TOKENS; the same at each level. Then, into the completion
+    reserve (MIN_REPLY kept), the first level that leaves the observation OBSERVATION_FLOOR. Else `ContextOverflow`."""
+    if context_tokens is None:
+        text = observe(budget)
+        message = turn(text, 0)
+        window = fit_window(history, head=[system], turn=message, tools=tools(0), context_tokens=None, whole=whole)
+        return FittedPrompt([system, *window.messages, message], message, window.messages, text, tools(0),
+                            window.trimmed > 0)
+    usable = int(context_tokens * TOKENIZER_MARGIN)
+    soft, hard = usable - COMPLETION_RESERVE, usable - MIN_REPLY
+    natural = min(budget, observation_tokens)
+    groups = _exchanges(history)
+    base = max(0, len(groups) - whole) if whole is not None else 0
+    options = [_folded(groups, cut) for cut in range(base, len(groups) + 1)] + [[]]  # the last: no history
+    bare: dict[int, tuple[AnyMessage, list[dict[str, Any]], int]] = {}  # level -> turn without observation, ...
+
+    def fixed(level: int) -> int:
+        if level not in bare:
+            message, schemas = turn("", level), tools(level)
+            bare[level] = (message, schemas, prompt_tokens([system, message], schemas) + FIT_MARGIN)
+        return bare[level][2]
+
+    def left_out(level: int) -> bool:
+        fixed(level)
+        fixed(0)
+        return bare[level][0].content != bare[0][0].content or bare[level][1] != bare[0][1]
+
+    def built(level: int, kept: list[AnyMessage], room: int) -> FittedPrompt:
+        given = min(budget, room)
+        text = observe(given)
+        message = turn(text, level)
+        messages = [system, *kept, message]
+        sent = prompt_tokens(messages, bare[level][1])
+        if sent > hard:
+            raise _overflow(context_tokens, sent, hard)
+        return FittedPrompt(messages, message, kept, text, bare[level][1],
+                            left_out(level) or kept != options[0] or given < natural)
+
+    rest = fixed(0)
+    for kept in options:  # the observation as it is, the history folded as needed
+        if rest + sum(message_tokens(m) for m in kept) + natural <= soft:
+            return built(0, kept, budget)
+    folded = options[-2]
+    room = soft - rest - sum(message_tokens(m) for m in folded)
+    if room >= MIN_OBSERVATION_TOKENS:
+        return built(0, folded, room)
+    for level in range(levels + 1):
+        if soft - fixed(level) >= MIN_OBSERVATION_TOKENS:
+            return built(level, [], soft - fixed(level))
+    for level in range(levels + 1):
+        if hard - fixed(level) >= OBSERVATION_FLOOR:
+            return built(level, [], min(MIN_OBSERVATION_TOKENS, hard - fixed(level)))
+    raise _overflow(context_tokens, fixed(levels) + OBSERVATION_FLOOR, hard)
+
+
+def undocumented(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The tool schemas without their descriptions: names, parameters, types and enums (the system prompt names
+    every tool); for a window too short for the documented ones."""
+    def strip(node: Any) -> Any:
+        if isinstance(node, list):
+            return [strip(n) for n in node]
+        if isinstance(node, dict):
+            return {k: strip(v) for k, v in node.items() if not (k == "description" and isinstance(v, str))}
+        return node
+    return [strip(t) for t in tools]
+
+
+def _overflow(context_tokens: int, needed: int, hard: int) -> ContextOverflow:
+    return ContextOverflow(
+        f"context_tokens={context_tokens} is too small for this agent: the smallest prompt (system, offered tools, "
+        f"the abbreviated turn, a {OBSERVATION_FLOOR}-token observation) takes {needed} tokens of the {hard} it "
+        f"leaves ({TOKENIZER_MARGIN:.0%} of the window less {MIN_REPLY} for the reply); raise context_tokens")
+
+
+def _folded(groups: list[list[AnyMessage]], cut: int) -> list[AnyMessage]:
+    """The history with its first `cut` exchanges folded into the summary."""
+    summary = _summary(groups[:cut])
+    return ([summary] if summary else []) + [m for g in groups[cut:] for m in g]

@@ -115,7 +115,7 @@ def detail_list(listings: list[Listing], opened: Opened, *, latest_opened: bool 
 def _seen_before(listings: list[Listing], rows: list[dict[str, Any]]) -> list[Listing]:
     """The lists shown before the table's first read: a list seen only afterwards (a later search that happens
     to list a page read earlier) cannot be the one the agent went through."""
-    steps = [r["_step"] for r in rows if isinstance(r.get("_step"), int)]
+    steps = [r["provenance"]["step"] for r in rows]
     first = min(steps, default=None)
     return [item for item in listings if first is None or item["step"] <= first]
 
@@ -124,7 +124,8 @@ def read_pages(tables: dict[str, Any]) -> Opened:
     """The pages rows or facts were read on, into any evidence table: a result's page read into another table
     than its phase's (the planner's table names are blind) was still read. Rows discarded are gone from their
     table, so a discarded read opens nothing (the agent judged it wrong: a drifted state, a wrong page)."""
-    return Opened(r.get("_url") or "" for table in tables.values() if not table["derived"] for r in table["rows"])
+    return Opened(r["provenance"]["url"] or "" for table in tables.values() if not table["derived"]
+                  for r in table["rows"])
 
 
 def check_input_details(plan: Plan | None, tables: dict[str, Any], inputs: list[str],
@@ -140,7 +141,7 @@ def check_input_details(plan: Plan | None, tables: dict[str, Any], inputs: list[
         if name not in inputs:
             continue
         rows = tables[name]["rows"]
-        links = detail_list(_seen_before(listings, rows), Opened(r.get("_url") or "" for r in rows),
+        links = detail_list(_seen_before(listings, rows), Opened(r["provenance"]["url"] or "" for r in rows),
                             latest_opened=True)
         missing = [link for link in links if link not in anywhere]
         if missing:
@@ -175,7 +176,7 @@ def stand_ins(plan: Plan, phase: Phase, tables: dict[str, Any], listings: list[L
         table = tables[name]
         if name in named:
             continue
-        read = Opened(r.get("_url") or "" for r in table["rows"])
+        read = Opened(r["provenance"]["url"] or "" for r in table["rows"])
         if any(link in read for link in detail_list(listings, read, latest_opened=True)):
             found.append(name)
     return found
@@ -222,15 +223,15 @@ def dropped_links(tables: dict[str, Any], listings: list[Listing]) -> set[str]:
     kept_links: set[str] = set()
     dropped: set[str] = set()
     for name, table in tables.items():
-        if table["derived"] or not any(_norm(r.get("_url")) in list_pages for r in table["rows"]):
+        if table["derived"] or not any(_norm(r["provenance"]["url"]) in list_pages for r in table["rows"]):
             continue
         kept = kept_rows(sqls, name, table)
         if kept is None:
             continue
         for index, row in enumerate(table["rows"]):
-            if row.get("_empty"):
+            if row.get("empty"):
                 continue
-            values = {_norm(row.get(c)) for c in table["columns"]} & every_cell
+            values = {_norm(row["values"].get(c)) for c in table["columns"]} & every_cell
             matches = {link for link, row_cells in cells if values and values <= row_cells}
             if len(matches) != 1:
                 continue
@@ -268,11 +269,12 @@ def phase_progress(phase: Phase, tables: dict[str, Any], listings: list[Listing]
     if phase.detail_pages:
         names = [phase.into] if table else stand_ins(Plan(phases=[phase]), phase, tables, listings, answer_only=False)
         rows = [r for name in names for r in tables[name]["rows"]]
-        links = detail_list(listings, Opened(r.get("_url") or "" for r in rows), latest_opened=True) if rows else []
+        links = detail_list(listings, Opened(r["provenance"]["url"] or "" for r in rows),
+                            latest_opened=True) if rows else []
         if links:
             anywhere = read_pages(tables)  # as the check counts them: read into any table
             return f"{sum(link in anywhere for link in links)} of {len(links)} pages read"
-        return f"{len({r.get('_url') for r in rows})} pages read" if rows else ""
+        return f"{len({r['provenance']['url'] for r in rows})} pages read" if rows else ""
     if not table or not table["rows"]:
         return ""
     covered: dict[str, set[int]] = {}

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from graph.composer import dedupe, live_rows, order_rows, parse_order
+from graph.composer import compose
 from graph.extractor import ExtractionError, active_drift, extract
 from graph.facts import FactError, source_value
 from graph.gates import ReadCheck, check_read, read_drift, state_snapshot
@@ -16,20 +16,21 @@ from graph.state import DriftFlag, EvidenceRow, Plan, Provenance, ReadRecord, Re
 from graph.tools import Derive, DiscardRows, ExtractRows, ReadFacts
 from graph.tracker import result_set_key
 from graph.workspace import (
+    ANSWER,
     TableRecord,
     WorkspaceError,
     append_rows,
     cell_text,
     check_name,
+    derived_answer,
     derived_table,
-    evidence_rows,
-    new_table,
+    extracted_answer,
+    read_rows,
     run_query,
     schemas,
 )
 from tasks.spec import OutputSpec
 
-ANSWER = "answer"
 ECHO_CHARS = 900  # rows a reply shows: all of them up to about 220 tokens, kept whole in the 2 newest exchanges
 DERIVED_CHARS = 1600  # a derived result shown whole up to this, else its head and tail
 
@@ -88,7 +89,7 @@ def needs_page_facts(args: ExtractRows | ReadFacts) -> bool:
 
 @dataclass
 class Written:
-    """A tool's effect: answer rows (extract_rows into "answer"), tables written, the reply to the model."""
+    """A tool's effect: the tables written (whole), the rows just read, the reply to the model."""
 
     message: str
     rows: list[EvidenceRow]
@@ -103,7 +104,10 @@ def _with_notes(message: str, check: ReadCheck) -> str:
 
 def extract_into(args: ExtractRows, ctx: ReadContext, *, schema: tuple[str, ...], tables: dict[str, TableRecord],
                  page_facts: dict[str, Any] | None, echo_chars: int = ECHO_CHARS) -> Written:
-    into = check_name(args.into) if args.into != ANSWER else ANSWER
+    into = check_name(args.into)
+    if into == ANSWER and derived_answer(tables):
+        raise WorkspaceError("the answer table was derived by SQL: extract_rows into a named table (into=...) and "
+                             "derive the answer again")
     columns = schema if into == ANSWER else tuple(check_name(c) for c in args.columns)
     check = ctx.check(into)
     extraction = extract(args, columns=columns, observation=ctx.observation, last_read=ctx.last_read,
@@ -113,27 +117,24 @@ def extract_into(args: ExtractRows, ctx: ReadContext, *, schema: tuple[str, ...]
     record = extraction.record
     empty = "" if rows else f" (read, none: {record.get('url') or 'this page'} has no matching rows)"
     echo = show_rows(list(columns), [r["values"] for r in rows], budget=echo_chars) if rows else []
-    if into == ANSWER:
-        return Written(_with_notes("\n".join([f"extracted {len(rows)} row(s){empty}", *echo]), check), rows, {},
-                       record, check.mismatches)
-    stored = evidence_rows(rows) if rows else [empty_read_row(columns, extraction.shared, record, ctx, check)]
+    stored = rows or [empty_read_row(columns, extraction.shared, record, ctx, check)]
     table = append_rows(tables.get(into), into, list(columns), stored, record, ctx.step)
-    message = "\n".join([f"extracted {len(rows)} row(s) into {into}{empty} ({len(table['rows'])} now)", *echo])
-    return Written(_with_notes(message, check), [], {into: table}, record, check.mismatches)
+    first = (f"extracted {len(rows)} row(s){empty} ({len(read_rows(table))} collected)" if into == ANSWER else
+             f"extracted {len(rows)} row(s) into {into}{empty} ({len(table['rows'])} now)")
+    return Written(_with_notes("\n".join([first, *echo]), check), rows, {into: table}, record, check.mismatches)
 
 
 def empty_read_row(columns: tuple[str, ...], shared: dict[str, str | None], record: ReadRecord,
-                   ctx: ReadContext, check: ReadCheck | None = None) -> dict[str, Any]:
+                   ctx: ReadContext, check: ReadCheck | None = None) -> EvidenceRow:
     """The one row an empty read leaves in its table, so SQL tells "read, none" (a row with `_empty` true: its
     url:/fact:/re: columns filled, the others NULL) from "never read" (no row at all)."""
     url = record.get("url") or ctx.observation.get("url", "")
-    row = EvidenceRow(values={c: shared.get(c) for c in columns}, provenance=Provenance(
+    return EvidenceRow(values={c: shared.get(c) for c in columns}, empty=True, provenance=Provenance(
         url=url, state=record.get("state") if ctx.provenance else None,
         drift=active_drift(read_drift(ctx.drift_flags, check or ReadCheck()), url) if ctx.provenance else [],
         locator="empty read",
         result_set=record["result_set"], page=record["pages_covered"][0] if record["pages_covered"] else None,
         pages=record["pages"], step=ctx.step))
-    return {**evidence_rows([row])[0], "_empty": True}
 
 
 def read_facts_row(args: ReadFacts, ctx: ReadContext, *, tables: dict[str, TableRecord],
@@ -164,20 +165,10 @@ def read_facts_row(args: ReadFacts, ctx: ReadContext, *, tables: dict[str, Table
     record = ReadRecord(step=ctx.step, result_set=result_set_key(url), pages_covered=[1], pages=None,
                         site_total=None, rows=1, filtered=True, complete=True, url=url, columns=list(values),
                         state=snapshot if ctx.provenance else None)
-    table = append_rows(tables.get(into), into, list(values), evidence_rows([row]), record, ctx.step)
+    table = append_rows(tables.get(into), into, list(values), [row], record, ctx.step)
     shown = ", ".join(f"{k}={v!r}" for k, v in values.items())
     return Written(_with_notes(f"read 1 row into {into} ({len(table['rows'])} now): {shown}", check), [],
                    {into: table}, record, check.mismatches)
-
-
-def query_tables(tables: dict[str, TableRecord], answer_rows: list[EvidenceRow],
-                 schema: tuple[str, ...]) -> dict[str, TableRecord]:
-    """The tables a query may read: the workspace plus, unless derived, the rows extracted into `answer`."""
-    if ANSWER in tables or not answer_rows:
-        return dict(tables)
-    answer = new_table(ANSWER, list(schema))
-    answer["rows"] = evidence_rows(answer_rows)
-    return {**tables, ANSWER: answer}
 
 
 def derive(args: Derive, *, tables: dict[str, TableRecord], schema: tuple[str, ...], step: int) -> Written:
@@ -196,36 +187,53 @@ def derive(args: Derive, *, tables: dict[str, TableRecord], schema: tuple[str, .
 
 
 def discard_from(args: DiscardRows, table: TableRecord) -> tuple[TableRecord, int]:
-    """discard_rows on a workspace table (same rules as on the answer rows: where / from_step / all_rows)."""
-    def goes(row: dict[str, Any]) -> bool:
+    """discard_rows on a table: where (cell values) / from_step (an evidence row's read step) / all_rows."""
+    derived = table["derived"]
+
+    def goes(row: Any) -> bool:
         if args.all_rows:
             return True
         if args.from_step is None and not args.where:
             return False
-        if args.from_step is not None and row.get("_step") != args.from_step:
+        if args.from_step is not None and (None if derived else row["provenance"]["step"]) != args.from_step:
             return False
-        return all(cell_text(row.get(k)).casefold() == v.casefold() for k, v in args.where.items())
+        cells = row if derived else row["values"]
+        return all(cell_text(cells.get(k)).casefold() == v.casefold() for k, v in args.where.items())
 
     kept = [r for r in table["rows"] if not goes(r)]
-    steps = {r.get("_step") for r in kept}
+    steps = set() if derived else {r["provenance"]["step"] for r in kept}
     reads = [r for r in table["reads"] if r["step"] in steps]  # a read whose rows are all gone no longer counts
     return TableRecord(**{**table, "rows": kept, "reads": reads}), len(table["rows"]) - len(kept)
 
 
-def derived_answer(tables: dict[str, TableRecord] | None) -> TableRecord | None:
-    table = (tables or {}).get(ANSWER)
-    return table if table and table["derived"] else None
+def discard(args: DiscardRows, tables: dict[str, TableRecord]) -> Written:
+    """discard_rows: the rows of one table (the answer by default) go, and the reads left with no row."""
+    table = tables.get(args.table)
+    if table is None:
+        return Written(f"no table {args.table!r}", [], {})
+    kept, _ = discard_from(args, table)
+    if table["derived"]:
+        before, after = len(table["rows"]), len(kept["rows"])
+    else:  # the rows a read of 0 rows left are not counted: they hold no values
+        before, after = len(read_rows(table)), len(read_rows(kept))
+    where = "" if args.table == ANSWER else f" of {args.table}"
+    return Written(f"discarded {before - after} row(s){where}; {after} left", [], {args.table: kept})
+
+
+def compose_answer(tables: dict[str, TableRecord] | None, spec: OutputSpec, order_by: list[str]) -> tuple[str, int]:
+    """The answer text and its row count: the `answer` table, derived (in its SQL order) or extracted."""
+    derived = derived_answer(tables)
+    if derived is not None:
+        return compose_derived(derived, spec, order_by), len(derived["rows"])
+    rows = read_rows(extracted_answer(tables))
+    return compose([{c: r["values"].get(c) or "" for c in spec.columns} for r in rows], spec, order_by), len(rows)
 
 
 def compose_derived(table: TableRecord, spec: OutputSpec, order_by: list[str]) -> str:
     """A derived answer in the task's format: its SQL order, unless `finish` gave order_by."""
     lookup = {c.casefold(): c for c in table["columns"]}
-    values = [{c: cell_text(row.get(lookup.get(c.casefold(), c))) for c in spec.columns} for row in table["rows"]]
-    key = tuple(c for c in spec.dedup_key if c in spec.columns) if spec.dedup_key else None
-    values = dedupe(values, key or None)
-    if order_by:
-        values = order_rows(values, parse_order(order_by, spec.columns))
-    return spec.format([[v[c] for c in spec.columns] for v in values])
+    return compose([{c: cell_text(row.get(lookup.get(c.casefold(), c))) for c in spec.columns}
+                    for row in table["rows"]], spec, order_by)
 
 
 def error_text(exc: Exception, tables: dict[str, TableRecord]) -> str:
@@ -235,5 +243,6 @@ def error_text(exc: Exception, tables: dict[str, TableRecord]) -> str:
     return f"{text}\nTables:\n{schemas(tables)}"
 
 
-__all__ = ["ANSWER", "ReadContext", "Written", "compose_derived", "derive", "derived_answer", "discard_from",
-           "error_text", "extract_into", "live_rows", "needs_page_facts", "query_tables", "read_facts_row"]
+__all__ = ["ANSWER", "ReadContext", "Written", "compose_answer", "compose_derived", "derive", "derived_answer",
+           "discard", "discard_from", "error_text", "extract_into", "extracted_answer", "needs_page_facts",
+           "read_facts_row"]

@@ -10,7 +10,6 @@ and URL parameter). A gate that resolves to nothing is reported, never skipped; 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -143,20 +142,20 @@ def rejudged(plan: Plan | None, name: str, table: dict[str, Any], history: list[
     rows: list[dict[str, Any]] = []
     changed = False
     for row in table["rows"]:
-        if not row.get("_state"):
+        prov = row["provenance"]
+        if not prov["state"]:
             rows.append(row)
             continue
-        snapshot = json.loads(row["_state"])
-        step = row.get("_step") or 0
-        state = RetrievalState(url=row.get("_url") or "", path=urlsplit(row.get("_url") or "").path,
-                               values=with_shapes(snapshot, shapes), page=row.get("_page"), pages=row.get("_pages"),
+        step = prov["step"]
+        state = RetrievalState(url=prov["url"] or "", path=urlsplit(prov["url"] or "").path,
+                               values=with_shapes(prov["state"], shapes), page=prov["page"], pages=prov["pages"],
                                result_count=None, step=step)
         check = check_read(plan, name, state, step, [s for s in history if s["step"] <= step])
-        old = [f for f in str(row.get("_drift") or "").split(",") if f]
+        old = list(prov["drift"])
         drift = list(dict.fromkeys([*(f for f in old if f.split(":", 1)[0] not in PLAN_RULES),
                                     *(f"{f['rule']}:{f['gate']}" for f in check.mismatches)]))
         changed |= drift != old
-        rows.append({**row, "_drift": ",".join(drift)})
+        rows.append({**row, "provenance": {**prov, "drift": drift}})
     return {**table, "rows": rows} if changed else None
 
 

@@ -29,6 +29,7 @@ from graph.render import page_key, pending_gates
 from graph.state import AgentState, Plan
 from graph.tool_specs import TOOL_SPECS, Situation
 from graph.toolset import tool_schemas
+from graph.workspace import workspace_tables
 
 SPARSE_PAGE_TOKENS = 120  # an observation this short may be a page still loading
 
@@ -42,8 +43,8 @@ def situation(state: AgentState, *, ablated: frozenset[str]) -> Situation:
         left_out=reads_named(page),
         shown_before=page is not None and (state.get("seen_page") or {}).get("key") == page_key(observation),
         last_read=bool(state.get("last_read")),
-        evidence_tables=bool(state.get("tables")),
-        rows=bool(state.get("rows") or state.get("tables")),
+        evidence_tables=bool(workspace_tables(state.get("tables"))),
+        rows=bool(state.get("tables")),
         flagged=bool(state.get("drift_flags") or state.get("repair_goal")),
         facts_wanted=_facts_wanted(state),
         page_in_doubt=page is not None and _page_in_doubt(state, page),
@@ -55,7 +56,7 @@ def _facts_wanted(state: AgentState) -> bool:
     """read_facts (one row per page) serves chained answers: offered without a plan (nothing says the answer
     is one table), when the plan reads detail pages, phases or a derivation, or once evidence tables exist."""
     plan = state.get("plan")
-    if not plan or state.get("tables"):
+    if not plan or workspace_tables(state.get("tables")):
         return True
     return bool(plan.get("detail_pages") or plan.get("phases") or plan.get("derivation"))
 

@@ -16,13 +16,12 @@ from browser.delta import observation_text as browser_observation_text
 from browser.delta import page_key as browser_page_key
 from browser.delta import render_delta
 from browser.tokens import count_tokens, encoding
-from graph.composer import live_rows
 from graph.details import phase_progress
 from graph.judge import current_phase, gates_for, grounding_lines
 from graph.page_fence import inline_data, untrusted
-from graph.state import AgentState, Plan, TaskView
-from graph.tracker import ambiguous_gates, find_gate_value, plan_gates
-from graph.workspace import schemas
+from graph.state import AgentState, Gate, Plan, TaskView
+from graph.tracker import ambiguous_gates, find_gate_value, gate_key, plan_gates
+from graph.workspace import extracted_answer, read_rows, schemas, workspace_tables
 
 DEFAULT_PROMPT_DIR = Path(__file__).resolve().parent / "prompts"
 LAST_ROWS_SHOWN = 2
@@ -52,42 +51,76 @@ class Prompts:
     def turn_template(self) -> str:
         return self.env.loader.get_source(self.env, "actor_turn.md")[0]
 
-    def actor_turn(self, state: AgentState, *, observation_text: str, max_steps: int) -> str:
+    def actor_turn(self, state: AgentState, *, observation_text: str, max_steps: int, cut: int = 0) -> str:
+        """The turn; `cut` (0 to TURN_CUTS) abbreviates its state part for a short context window (`turn_cut`)."""
         plan = Plan.model_validate(state["plan"]) if state.get("plan") else None
         retrieval = state.get("retrieval")
-        rows = live_rows(state.get("rows") or [], state.get("discarded") or [])
         tables = state.get("tables") or {}
+        rows = read_rows(extracted_answer(tables))
+        named = workspace_tables(tables)
         columns = state["task"]["output_spec"]["columns"]
         state_values, not_in_plan = split_state_values(plan, retrieval, state.get("history") or [])
         listings = state.get("listings") or []
         phases = [(p, phase_progress(p, tables, listings)) for p in plan.phases] if plan else []
         reports = state.get("reports") or []
+        in_force = distinct_gates(gates_for(plan, current_phase(plan, tables)))
+        grounding = grounding_lines(in_force, retrieval, state.get("history") or [])
+        every_gate_grounded = bool(grounding) and len(grounding) == len(in_force)  # a line per gate, none left out
+        parts = turn_cut(cut, plan=plan, state_values=state_values, not_in_plan=not_in_plan, tables=named,
+                         last_rows=[[r["values"].get(c, "") for c in columns] for r in rows[-LAST_ROWS_SHOWN:]])
         return self.env.get_template("actor_turn.md").render(
-            task=state["task"], columns=columns, plan=plan, retrieval=retrieval,
-            pending_gates=pending_gates(plan, retrieval, state.get("history") or []),
-            grounding=grounding_lines(gates_for(plan, current_phase(plan, tables)), retrieval,
-                                     state.get("history") or []),
+            task=state["task"], columns=columns, plan=parts["plan"], retrieval=retrieval,
+            pending_gates=pending_gates(plan, retrieval, state.get("history") or [], ambiguous_only=bool(grounding)),
+            grounding=grounding, every_gate_grounded=every_gate_grounded,
             retrieval_url=_retrieval_url(retrieval, state.get("observation")),
-            state_values=state_values, not_in_plan=not_in_plan,
+            state_values=parts["state_values"], not_in_plan=parts["not_in_plan"],
             drift_flags=state.get("drift_flags") or [], repair_goal=state.get("repair_goal"),
             goal_step=reports[-1]["step"] if reports else None,
-            rows_collected=rows_collected(rows, tables),
-            last_rows=[[r["values"].get(c, "") for c in columns] for r in rows[-LAST_ROWS_SHOWN:]],
+            rows_collected=rows_collected(tables), last_rows=parts["last_rows"],
             step=state.get("step", 0), max_steps=max_steps, observation=untrusted(observation_text, self.turn_template),
-            tables=schemas(tables) if tables else "",
-            phases=phases, derivation=derivation_text(plan.derivation if plan else "", not any(d for _, d in phases)),
+            tables=schemas(named) if parts["tables"] else "", left_out=parts["left_out"],
+            phases=phases, derivation=derivation_text(plan.derivation if plan else "",
+                                                      not any(d for _, d in phases) and not cut),
         )
 
 
-def rows_collected(rows: list[Any], tables: dict[str, Any]) -> str:
-    """The live rows (discarded ones gone, a read of 0 rows not a row): the answer rows, then each table's."""
-    counts = [(name, sum(not r.get("_empty") for r in t["rows"])) for name, t in tables.items() if not t["derived"]]
+TURN_CUTS = 3  # 1: the bulk of the state part goes (rows, table schemas, untouched values); 2: the plan too;
+# 3: the tool schemas lose their descriptions too (graph.context.undocumented; the system prompt names each tool)
+
+
+def turn_cut(cut: int, *, plan: Plan | None, state_values: list[Any], not_in_plan: list[str],
+             tables: dict[str, Any], last_rows: list[Any]) -> dict[str, Any]:
+    """The turn's state part for a context window too short for all of it, by what the model needs to act:
+    the task, the plan on this page, gates not yet seen, drift flags, the repair goal and the step stay; the
+    last rows, the table schemas (`derive`'s error lists them) and values the CONTROLS show go first, then the
+    plan's lines and the tracked values. What went is counted in one line (`left_out`)."""
+    gone: list[str] = []
+    if cut >= 1:
+        gone += [f"{len(last_rows)} last row(s)"] if last_rows else []
+        gone += [f"{len(tables)} table schema(s)"] if tables else []
+        gone += [f"{len(not_in_plan)} value(s) as in CONTROLS"] if not_in_plan else []
+        last_rows, not_in_plan = [], []
+    if cut >= 2:
+        if plan is not None:
+            gone.append(f"the plan ({len(plan.gates)} gate(s), {len(plan.phases)} phase(s))")
+        gone += [f"{len(state_values)} tracked value(s)"] if state_values else []
+        plan, state_values = None, []
+    if cut >= 3:
+        gone.append("the tools' descriptions")
+    return {"plan": plan, "state_values": state_values, "not_in_plan": not_in_plan, "last_rows": last_rows,
+            "tables": cut < 1 and bool(tables), "left_out": "; ".join(gone)}
+
+
+def rows_collected(tables: dict[str, Any]) -> str:
+    """The rows held (discarded ones gone, a read of 0 rows not a row): the answer's, then each table's."""
+    answer = len(read_rows(extracted_answer(tables)))
+    counts = [(name, len(read_rows(t))) for name, t in workspace_tables(tables).items() if not t["derived"]]
     if not counts:
-        return str(len(rows))
-    return "; ".join([*([f"answer {len(rows)}"] if rows else []), *(f"{name} {n}" for name, n in counts)])
+        return str(answer)
+    return "; ".join([*([f"answer {answer}"] if answer else []), *(f"{name} {n}" for name, n in counts)])
 
 
-DERIVATION_PREVIEW_TOKENS = 30
+DERIVATION_PREVIEW_TOKENS = 15
 
 
 def derivation_text(derivation: str, nothing_read: bool) -> str:
@@ -136,13 +169,27 @@ def _retrieval_url(retrieval: Any, observation: dict[str, Any] | None) -> str:
     return "the page below" if observation and retrieval["url"] == observation.get("url") else retrieval["url"]
 
 
-def pending_gates(plan: Plan | None, retrieval: Any, history: list[Any] | None = None) -> list[str]:
+def distinct_gates(gates: list[Gate]) -> list[Gate]:
+    """A phase's gate that restates a plan gate (the same control and value) is shown once."""
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for gate in gates:
+        key = (gate_key(gate.name), gate.target.strip().casefold())
+        if key not in seen:
+            seen.add(key)
+            out.append(gate)
+    return out
+
+
+def pending_gates(plan: Plan | None, retrieval: Any, history: list[Any] | None = None, *,
+                  ambiguous_only: bool = False) -> list[str]:
     """Plan gates no control of the page names, and none of any page visited before: a gate seen on the search
-    page is not "not yet seen" on a result's own page, which never has it."""
+    page is not "not yet seen" on a result's own page, which never has it. `ambiguous_only`: the turn's PLAN ON
+    THIS PAGE already lists every plan gate (an unseen one as UNRESOLVED), so only the ambiguity notes are news."""
     if plan is None or not retrieval:
         return []
     return [f"{g.name}={g.target}" for g in plan.gates
-            if g.kind not in ("window", "search") and not find_gate_value(retrieval, g.name, g)
+            if not ambiguous_only and g.kind not in ("window", "search") and not find_gate_value(retrieval, g.name, g)
             and not any(find_gate_value(h, g.name, g) for h in history or [])] + [
         f"AMBIGUOUS {note}" for note in ambiguous_gates(plan, retrieval)]
 
@@ -158,6 +205,14 @@ def page_key(observation: dict[str, Any] | None) -> str:
 def observation_text(observation: dict[str, Any] | None, token_budget: int) -> str:
     """The browser's rendering of the observation, as it is (the browser renderer owns the one budget)."""
     return browser_observation_text(observation, token_budget)
+
+
+def observation_tokens(observation: dict[str, Any] | None, token_budget: int) -> int:
+    """What the observation takes at the worker's budget, without rendering it: the browser's rendering's
+    count (a delta of the page is shorter)."""
+    if observation and observation.get("text"):
+        return int(observation.get("tokens") or count_tokens(str(observation["text"])))
+    return count_tokens(observation_text(observation, token_budget))
 
 
 def turn_observation(state: AgentState, token_budget: int) -> tuple[str, dict[str, Any] | None]:

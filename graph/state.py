@@ -113,9 +113,20 @@ class RetrievalState(TypedDict):
     step: int
 
 
+class SnapshotValue(TypedDict):
+    """One value of the state a row was read in (graph.gates.state_snapshot): empty ones too."""
+
+    label: str
+    value: str
+    clamped: NotRequired[Clamp]
+
+
+Snapshot = dict[str, SnapshotValue]  # gate key -> the value it held when the row was read
+
+
 class Provenance(TypedDict):
     url: str
-    state: dict[str, str] | None  # retrieval-state snapshot (None when provenance is ablated)
+    state: Snapshot | None  # retrieval-state snapshot (None when provenance is ablated)
     drift: list[str]  # drift flags active when the row was read
     locator: str  # e.g. "table 0 row 3 (page 2 of 3)" or "pdf page 4"
     result_set: str  # path + non-page URL parameters: which result set the row belongs to
@@ -125,8 +136,12 @@ class Provenance(TypedDict):
 
 
 class EvidenceRow(TypedDict):
-    values: dict[str, str]
+    """A row of an evidence table: its cells as read and where, when and in which state they were read. The
+    provenance stays data here; only the query engine sees it as `_state`/`_drift` columns (graph/workspace)."""
+
+    values: dict[str, str | None]
     provenance: Provenance
+    empty: NotRequired[bool]  # the row a read of 0 rows leaves: "read, none" (its shared columns only)
 
 
 class ReadRecord(TypedDict):
@@ -230,11 +245,8 @@ class AgentState(TypedDict, total=False):
     last_action: dict[str, Any] | None  # the browser action just run
     last_result: dict[str, Any] | None  # its ActionResult dump, without the observation
     last_read: dict[str, Any] | None  # latest read_table/download/read_pdf payload, for the extractor
-    rows: Annotated[list[EvidenceRow], operator.add]
-    discarded: Annotated[list[EvidenceRow], operator.add]
-    tables: Annotated[dict[str, Any], merge_tables]  # evidence workspace: name -> graph.workspace.TableRecord
+    tables: Annotated[dict[str, Any], merge_tables]  # the one store: name -> graph.workspace.TableRecord (`answer` too)
     navigated_at: int | None  # step at which a workspace read opened a page (the state tracker runs next)
-    reads: Annotated[list[ReadRecord], operator.add]
     listings: Annotated[list[Listing], operator.add]
     visited: Annotated[list[str], operator.add]  # every URL the browser showed, in order
     drift_flags: list[DriftFlag]  # currently active

@@ -203,7 +203,7 @@ def track(
 
 def _in_phase(flag: DriftFlag, phase: Phase | None, plan: Plan) -> bool:
     gates = gates_for(plan, phase)
-    state = {flag["gate"]: flag["before"] or ""}
+    state = {flag["gate"]: {"label": flag["gate"], "value": flag["before"] or ""}}  # keyed as before
     return any(find_gate_value(state, g.name) or gate_key(g.name) == gate_key(flag["label"]) for g in gates)
 
 

@@ -50,15 +50,14 @@ def key_matches(key: str, label: str, names: set[str]) -> bool:
 
 
 def state_values(state: RetrievalState | dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """key -> {value, label, ...} of a retrieval state or of a row's snapshot (`graph.gates.state_snapshot`; an
-    older snapshot stored {key: value}, its key standing for its label)."""
+    """key -> {value, label, ...} of a retrieval state or of a row's snapshot (`graph.gates.state_snapshot`)."""
     values = state.get("values")
     if isinstance(values, dict) and all(isinstance(v, dict) for v in values.values()):
         return values  # a retrieval state (a snapshot's entry "values" would hold label and value strings)
-    return {k: v if isinstance(v, dict) else {"value": v, "label": k} for k, v in state.items()}
+    return dict(state)
 
 
-def gate_candidates(state: RetrievalState | dict[str, str], name: str, gate: Gate | None = None) -> list[tuple[str, str]]:
+def gate_candidates(state: RetrievalState | dict[str, Any], name: str, gate: Gate | None = None) -> list[tuple[str, str]]:
     """(key, value) of every state value a plan gate may name, by meaning, not substring: the same
     normalised key or label; else each label / key that contains ALL the gate's words as whole words
     ('Date' is not 'update_frequency'; 'Date' is both 'Date received' and 'Date closed': two candidates).
@@ -88,7 +87,7 @@ def _narrow(found: list[tuple[str, str]], values: dict, gate: Gate) -> list[tupl
     return by_kind or found
 
 
-def find_gate_value(state: RetrievalState | dict[str, str], name: str,
+def find_gate_value(state: RetrievalState | dict[str, Any], name: str,
                     gate: Gate | None = None) -> tuple[str, str] | None:
     """(key, value) of the state value a plan gate names, if exactly one does (ambiguity is never guessed)."""
     found = gate_candidates(state, name, gate)

@@ -7,14 +7,15 @@ sees when agents re-answer without new evidence.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
+from dataclasses import dataclass
 from typing import Any
 
 from graph.details import check_details, check_input_details, stand_ins
 from graph.judge import Verdict, gate_sets, judge, phase_names, settle, with_shapes
-from graph.state import EvidenceRow, Failure, Gate, Listing, Plan, Provenance, ReadRecord, VerifierReport
+from graph.state import EvidenceRow, Failure, Gate, Listing, Plan, ReadRecord, VerifierReport
 from graph.values import values_match
+from graph.workspace import ANSWER, TableRecord, derived_answer, read_rows
 
 # The verifier's choice: windows and searches are judged at the read (a window on the page read, both bounds in
 # view), and reach the verifier as the rows' `_drift`; a row's snapshot is judged here on the state gates.
@@ -79,13 +80,6 @@ def check_gates(plan: Plan | None, rows: list[EvidenceRow], notes: list[str] | N
     return failures
 
 
-def _empty_read_rows(reads: list[ReadRecord]) -> list[EvidenceRow]:
-    """Reads of 0 rows seen as rows (no values, their state): "read, none" must be read in the planned state."""
-    return [EvidenceRow(values={}, provenance=Provenance(
-        url=r.get("url") or "", state=r.get("state"), drift=[], locator="empty read", result_set=r["result_set"],
-        page=None, pages=r["pages"], step=r["step"])) for r in reads if r["rows"] == 0 and r.get("state") is not None]
-
-
 def check_pages(plan: Plan | None, reads: list[ReadRecord]) -> list[Failure]:
     """Pagination seen but not all pages read -> the rows are incomplete."""
     if plan is not None and not plan.all_pages:
@@ -147,28 +141,138 @@ def check_schema(columns: tuple[str, ...], rows: list[EvidenceRow], extracted: b
     return []
 
 
-def verify(*, plan: Plan | None, columns: tuple[str, ...], rows: list[EvidenceRow], reads: list[ReadRecord],
-           step: int, listings: list[Listing] | None = None, visited: list[str] | None = None,
+@dataclass
+class TableCheck:
+    """One evidence table as the verifier judges it. The extracted `answer` is one too, with three choices of its
+    own (kept from when it was a store apart): its failures name no table and say "extract again"; an empty
+    read's row is judged on its state only when nothing else was read, and never for drift; and only the reads
+    of a result set it still holds rows of (or of 0 rows) speak for it."""
+
+    name: str
+    table: TableRecord
+    answer: bool
+
+    @property
+    def rows(self) -> list[EvidenceRow]:
+        if not self.answer:
+            return self.table["rows"]
+        read = read_rows(self.table)
+        return read or [r for r in self.table["rows"] if r["provenance"]["state"] is not None]
+
+    @property
+    def reads(self) -> list[ReadRecord]:
+        if not self.answer:
+            return self.table["reads"]
+        kept_sets = {r["provenance"]["result_set"] for r in read_rows(self.table)}
+        return [r for r in self.table["reads"] if r["result_set"] in kept_sets or r["rows"] == 0]
+
+    def drift(self) -> list[Failure]:
+        if self.answer:
+            return check_gates(None, read_rows(self.table))
+        drifted = [r for r in self.rows if r["provenance"]["drift"]]
+        if not drifted:
+            return []
+        flags = sorted({f for r in drifted for f in r["provenance"]["drift"]})
+        return [Failure(check="drift", message=(
+            f"table {self.name}: {len(drifted)} row(s) were read while drift was active ({', '.join(flags)}) at "
+            f"step(s) {_steps(drifted)}: restore the gates, discard_rows (table={self.name!r}) those rows, read "
+            "them again and derive again"))]
+
+    def gates(self, plan: Plan | None, notes: list[str], shapes: dict[str, dict[str, Any]] | None) -> list[Failure]:
+        """The table read in its phase's state (unphased, or the answer: the plan's), its empty reads included."""
+        if plan is None:
+            return []
+        if self.answer:
+            return [f for f in check_gates(plan, self.rows, notes, shapes) if f["check"] == "gate"]
+        # a table several phases write: each row judged under the phase whose gates its snapshot holds (else the
+        # nearest), and a refusal names that phase
+        name, options = self.name, gate_sets(plan, self.name)
+        if plan.phases and options[0][0] is None:
+            return []
+        rows = [r for r in self.rows if r["provenance"]["state"]]
+        groups: dict[int, list[EvidenceRow]] = {}
+        for row in rows:
+            groups.setdefault(_held_under(options, row, shapes or {}), []).append(row)
+        failures: list[Failure] = []
+        for index, group in sorted(groups.items()) if len(options) > 1 else [(0, rows)]:
+            phase, gates = options[index]
+            where = f"table {name}" + (f" ({phase_names(plan, [phase])}, the nearest of "
+                                       f"{phase_names(plan, [p for p, _ in options])})" if len(options) > 1 else "")
+            table_notes: list[str] = []
+            failures += [Failure(check="gate", message=f"{where}: {f['message']} (discard_rows with table={name!r}, "
+                                                       "read again, derive again)")
+                         for f in check_gates(Plan(gates=gates), group, table_notes, shapes) if f["check"] == "gate"]
+            said = [note.replace("[gate] ", f"[gate] table {name}: ", 1) for note in table_notes]
+            notes += [note for note in said if note not in notes]
+        return failures
+
+    def pages(self, plan: Plan | None) -> list[Failure]:
+        failures = check_pages(plan, self.reads)
+        if self.answer:
+            return failures
+        return [Failure(check="pages", message=f"table {self.name}: {f['message']} (into {self.name!r})")
+                for f in failures]
+
+
+def verify(*, plan: Plan | None, columns: tuple[str, ...], tables: dict[str, TableRecord], step: int,
+           listings: list[Listing] | None = None, visited: list[str] | None = None,
            shapes: dict[str, dict[str, Any]] | None = None) -> VerifierReport:
-    extracted = bool(reads)
-    # reads whose rows were all discarded (a drifted state, a wrong page) no longer speak for the answer; a read
-    # of 0 rows does (page 2 of 2 read, none there), and with no rows left it is the answer's evidence (NONE)
-    kept_sets = {r["provenance"]["result_set"] for r in rows}
-    reads = [r for r in reads if r["result_set"] in kept_sets or r["rows"] == 0]
+    """The one verifier, over evidence tables: a derived answer stands on its lineage and every table a phase of
+    the plan read (`evidence_tables`), an extracted one on the `answer` table. Each evidence table is checked
+    the same way (no drift, its gates held, every page read), then the detail pages the plan needs, and the
+    answer's own rows; each failure becomes a repair goal."""
+    listings = listings or []
     notes: list[str] = []
-    failures = (
-        check_schema(columns, rows, extracted=extracted)
-        + ([Failure(check="schema", message=(
-            "every row read was discarded and nothing was read again: restore the state and extract_rows again "
-            "(a page with no results is read too: extract_rows there records 0 rows)"))]
-           if extracted and not rows and not reads else [])
-        + check_gates(plan, rows or _empty_read_rows(reads), notes, shapes)
-        + check_pages(plan, reads)
-        + check_details(plan, listings or [], visited or [])
-        + check_counts(rows, reads)
-        + check_criteria(plan, rows)
-    )
+    derived = derived_answer(tables)
+    if derived is not None:
+        names = evidence_tables(plan, tables)
+        failures = _derived_rows(derived, tables, input_tables(tables, ANSWER), notes)
+        failures += check_unread_phases(plan, tables, listings, notes)
+    else:
+        names = [ANSWER] if ANSWER in tables else []
+        failures = _extracted_rows(columns, tables.get(ANSWER))
+    evidence = [TableCheck(name, tables[name], answer=derived is None) for name in names]
+    failures += [f for e in evidence for f in e.drift()]
+    failures += [f for e in evidence for f in e.gates(plan, notes, shapes)]
+    failures += [f for e in evidence for f in e.pages(plan)]
+    if derived is not None:  # a listed page counts once read into the table standing for its phase
+        failures += check_input_details(plan, tables, names, listings)
+        return _report(step, failures, notes)
+    failures += check_details(plan, listings, visited or [])  # the answer's own: a listed page counts once opened
+    if evidence:
+        failures += check_counts(read_rows(evidence[0].table), evidence[0].reads)
+        failures += check_criteria(plan, read_rows(evidence[0].table))
     return _report(step, failures, notes)
+
+
+def _extracted_rows(columns: tuple[str, ...], answer: TableRecord | None) -> list[Failure]:
+    """The answer extract_rows collected: it was read, each row has every column, and not all of it discarded
+    with nothing read again (a read of 0 rows is the answer's evidence too: NONE)."""
+    rows = read_rows(answer)
+    failures = check_schema(columns, rows, extracted=answer is not None)
+    if answer is not None and not rows and not TableCheck(ANSWER, answer, answer=True).reads:
+        failures.append(Failure(check="schema", message=(
+            "every row read was discarded and nothing was read again: restore the state and extract_rows again "
+            "(a page with no results is read too: extract_rows there records 0 rows)")))
+    return failures
+
+
+def _derived_rows(answer: TableRecord, tables: dict[str, TableRecord], inputs: list[str],
+                  notes: list[str]) -> list[Failure]:
+    """A derived answer has rows (or an input holds a read of 0 rows: NONE), none of them all empty."""
+    failures: list[Failure] = []
+    read_none = [n for n in inputs if any(r.get("empty") for r in tables[n]["rows"])]
+    if not answer["rows"] and not read_none:
+        failures.append(Failure(check="schema", message=(
+            f"the derived answer has no rows: check the inputs ({answer['inputs']}) and the SQL")))
+    elif not answer["rows"]:
+        notes.append(f"the derived answer has no rows (NONE): {read_none} hold reads of 0 rows")
+    blank = [r for r in answer["rows"] if all(r.get(c) in (None, "") for c in answer["columns"])]
+    if blank:
+        failures.append(Failure(check="schema", message=(
+            f"{len(blank)} answer row(s) have every column empty (an empty read's row? those have _empty true: "
+            "filter them out in the SQL, then derive again)")))
+    return failures
 
 
 def _report(step: int, failures: list[Failure], notes: list[str]) -> VerifierReport:
@@ -194,77 +298,12 @@ def input_tables(tables: dict[str, Any], name: str) -> list[str]:
     return [n for n in seen if n in tables and not tables[n]["derived"]]
 
 
-def check_inputs_drift(tables: dict[str, Any], inputs: list[str]) -> list[Failure]:
-    failures: list[Failure] = []
-    for name in inputs:
-        drifted = [r for r in tables[name]["rows"] if r.get("_drift")]
-        if drifted:
-            flags = sorted({f for r in drifted for f in str(r["_drift"]).split(",") if f})
-            steps = sorted({r.get("_step") for r in drifted if r.get("_step") is not None})
-            failures.append(Failure(check="drift", message=(
-                f"table {name}: {len(drifted)} row(s) were read while drift was active ({', '.join(flags)}) at "
-                f"step(s) {steps}: restore the gates, discard_rows (table={name!r}) those rows, read them again "
-                "and derive again")))
-    return failures
-
-
-def _rows_as_evidence(table: dict[str, Any]) -> list[EvidenceRow]:
-    """Workspace rows seen as evidence rows (state snapshot back from `_state`), for the row-level checks."""
-    rows: list[EvidenceRow] = []
-    for row in table["rows"]:
-        state = json.loads(row["_state"]) if row.get("_state") else None
-        rows.append(EvidenceRow(values={c: str(row.get(c) or "") for c in table["columns"]}, provenance=Provenance(
-            url=row.get("_url") or "", state=state, drift=[f for f in str(row.get("_drift") or "").split(",") if f],
-            locator=row.get("_locator") or "", result_set="", page=row.get("_page"), pages=row.get("_pages"),
-            step=row.get("_step") or 0)))
-    return rows
-
-
-def check_input_gates(plan: Plan | None, tables: dict[str, Any], inputs: list[str],
-                      notes: list[str] | None = None, shapes: dict[str, dict[str, Any]] | None = None) -> list[Failure]:
-    """Each input table was read in its phase's state (or, unphased, the plan's), its empty reads included. A
-    table several phases write: each row is judged under the phase whose gates its snapshot holds (else the
-    nearest), and a refusal names that phase."""
-    if plan is None:
-        return []
-    failures: list[Failure] = []
-    for name in inputs:
-        options = gate_sets(plan, name)
-        if plan.phases and options[0][0] is None:
-            continue
-        rows = [r for r in _rows_as_evidence(tables[name]) if r["provenance"]["state"]]
-        groups: dict[int, list[EvidenceRow]] = {}
-        for row in rows:
-            groups.setdefault(_held_under(options, row, shapes or {}), []).append(row)
-        for index, group in sorted(groups.items()) if len(options) > 1 else [(0, rows)]:
-            phase, gates = options[index]
-            where = f"table {name}" + (f" ({phase_names(plan, [phase])}, the nearest of "
-                                       f"{phase_names(plan, [p for p, _ in options])})" if len(options) > 1 else "")
-            table_notes: list[str] = []
-            for failure in check_gates(Plan(gates=gates), group, table_notes, shapes):
-                if failure["check"] == "gate":
-                    failures.append(Failure(check="gate", message=f"{where}: {failure['message']} "
-                                                                  f"(discard_rows with table={name!r}, read again, derive again)"))
-            if notes is not None:
-                said = [note.replace("[gate] ", f"[gate] table {name}: ", 1) for note in table_notes]
-                notes += [note for note in said if note not in notes]
-    return failures
-
-
 def _held_under(options: list[tuple[Any, list[Gate]]], row: EvidenceRow, shapes: dict[str, dict[str, Any]]) -> int:
     """The gate set (of the phases writing one table) a row's snapshot holds; else the one it misses least."""
     state = with_shapes(row["provenance"]["state"] or {}, shapes)
     misses = [sum(v.status == "mismatch" for v in settle([judge(g, state) for g in gates if g.kind in STATE_GATES]))
               for _, gates in options]
     return misses.index(min(misses))
-
-
-def check_input_pages(plan: Plan | None, tables: dict[str, Any], inputs: list[str]) -> list[Failure]:
-    failures: list[Failure] = []
-    for name in inputs:
-        for failure in check_pages(plan, tables[name]["reads"]):
-            failures.append(Failure(check="pages", message=f"table {name}: {failure['message']} (into {name!r})"))
-    return failures
 
 
 def evidence_tables(plan: Plan | None, tables: dict[str, Any]) -> list[str]:
@@ -303,33 +342,3 @@ def check_unread_phases(plan: Plan | None, tables: dict[str, Any], listings: lis
         f"the plan's phase {p.read!r} reads into {p.into!r}, but nothing was read into {p.into!r}: "
         f"extract_rows (into={p.into!r}) where the plan says (a read of 0 rows counts), then derive again; "
         "or revise_plan if the answer does not need that phase")) for p in missing]
-
-
-def verify_derived(*, plan: Plan | None, tables: dict[str, Any], columns: tuple[str, ...], step: int,
-                   listings: list[Listing] | None = None,
-                   shapes: dict[str, dict[str, Any]] | None = None) -> VerifierReport:
-    """A derived answer: it has rows, and every evidence table it was computed from (its lineage) or a phase
-    of the plan read was read without drift, in its phase's state, from every page, and from every listed
-    detail page its phase needs."""
-    answer = tables["answer"]
-    inputs = input_tables(tables, "answer")
-    checked = evidence_tables(plan, tables)
-    failures: list[Failure] = []
-    notes: list[str] = []
-    read_none = [n for n in inputs if any(r.get("_empty") for r in tables[n]["rows"])]
-    if not answer["rows"] and not read_none:
-        failures.append(Failure(check="schema", message=(
-            f"the derived answer has no rows: check the inputs ({answer['inputs']}) and the SQL")))
-    elif not answer["rows"]:
-        notes.append(f"the derived answer has no rows (NONE): {read_none} hold reads of 0 rows")
-    blank = [r for r in answer["rows"] if all(r.get(c) in (None, "") for c in answer["columns"])]
-    if blank:
-        failures.append(Failure(check="schema", message=(
-            f"{len(blank)} answer row(s) have every column empty (an empty read's row? those have _empty true: "
-            "filter them out in the SQL, then derive again)")))
-    failures += check_unread_phases(plan, tables, listings, notes)
-    failures += check_inputs_drift(tables, checked)
-    failures += check_input_gates(plan, tables, checked, notes, shapes)
-    failures += check_input_pages(plan, tables, checked)
-    failures += check_input_details(plan, tables, checked, listings or [])
-    return _report(step, failures, notes)

@@ -21,6 +21,7 @@ from typing import Any, TypedDict
 from graph.sql_sandbox import memory_message, table_payload
 from graph.state import EvidenceRow, ReadRecord
 
+ANSWER = "answer"  # the table the answer is: extract_rows without `into` appends to it, derive may replace it
 TABLE_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 QUERY_SECONDS = 5.0
 MAX_RESULT_ROWS = 5000
@@ -31,12 +32,12 @@ _SANDBOX_ENV = {"LC_ALL": "C.UTF-8"}  # nothing of ours (no keys) reaches the en
 
 
 class TableRecord(TypedDict):
-    """One evidence or derived table. Evidence rows hold their value columns (text, as read) and the
-    provenance columns; a derived table holds its SQL, its inputs and its column types."""
+    """One evidence or derived table. An evidence table's rows are `EvidenceRow`s (cells as read, typed
+    provenance); a derived table's rows are the cells its SQL wrote, and it holds its SQL, inputs and types."""
 
     name: str
     columns: list[str]  # value columns (derived: every result column)
-    rows: list[dict[str, Any]]
+    rows: list[Any]  # EvidenceRow (evidence) | dict[str, Any] (derived)
     derived: bool
     sql: str | None
     inputs: list[str]
@@ -63,16 +64,42 @@ def check_name(name: str) -> str:
     return name
 
 
-def evidence_rows(rows: list[EvidenceRow]) -> list[dict[str, Any]]:
-    """Extracted rows (values + Provenance) as workspace rows with the provenance columns."""
-    out = []
-    for row in rows:
-        prov = row["provenance"]
-        out.append({**row["values"], "_url": prov["url"], "_step": prov["step"], "_page": prov["page"],
-                    "_pages": prov["pages"], "_locator": prov["locator"],
-                    "_state": json.dumps(prov["state"], sort_keys=True) if prov["state"] is not None else None,
-                    "_drift": ",".join(prov["drift"]), "_empty": False})
-    return out
+def engine_row(row: EvidenceRow) -> dict[str, Any]:
+    """An evidence row as the query engine loads it: its cells plus the provenance columns. The one place the
+    typed provenance becomes `_state` (JSON) and `_drift` (comma-joined) text, for SQL that filters on them."""
+    prov = row["provenance"]
+    return {**row["values"], "_url": prov["url"], "_step": prov["step"], "_page": prov["page"],
+            "_pages": prov["pages"], "_locator": prov["locator"],
+            "_state": json.dumps(prov["state"], sort_keys=True) if prov["state"] is not None else None,
+            "_drift": ",".join(prov["drift"]), "_empty": bool(row.get("empty"))}
+
+
+def engine_rows(table: TableRecord) -> list[dict[str, Any]]:
+    """A table's rows as the engine loads them (a derived table's are already plain cells)."""
+    return table["rows"] if table["derived"] else [engine_row(r) for r in table["rows"]]
+
+
+def read_rows(table: TableRecord | None) -> list[EvidenceRow]:
+    """An evidence table's rows that hold values: without the rows reads of 0 rows left."""
+    return [r for r in table["rows"] if not r.get("empty")] if table else []
+
+
+def derived_answer(tables: dict[str, TableRecord] | None) -> TableRecord | None:
+    """The `answer` table when `derive` wrote it (its SQL is the answer)."""
+    table = (tables or {}).get(ANSWER)
+    return table if table and table["derived"] else None
+
+
+def extracted_answer(tables: dict[str, TableRecord] | None) -> TableRecord | None:
+    """The `answer` table when extract_rows wrote it (its rows are the answer)."""
+    table = (tables or {}).get(ANSWER)
+    return table if table and not table["derived"] else None
+
+
+def workspace_tables(tables: dict[str, TableRecord] | None) -> dict[str, TableRecord]:
+    """The tables the agent built to derive from: all but the answer rows extract_rows collected (the turn shows
+    those as the answer's rows; `derive` is offered, and the tables listed, only for these)."""
+    return {name: t for name, t in (tables or {}).items() if name != ANSWER or t["derived"]}
 
 
 def new_table(name: str, columns: list[str]) -> TableRecord:
@@ -80,7 +107,7 @@ def new_table(name: str, columns: list[str]) -> TableRecord:
                        types=["VARCHAR"] * len(columns), reads=[], steps=[])
 
 
-def append_rows(table: TableRecord | None, name: str, columns: list[str], rows: list[dict[str, Any]],
+def append_rows(table: TableRecord | None, name: str, columns: list[str], rows: list[EvidenceRow],
                 record: ReadRecord | None, step: int) -> TableRecord:
     """Rows appended to an evidence table (a new one if absent or derived); new columns widen it."""
     base = new_table(name, []) if table is None or table["derived"] else table
@@ -108,7 +135,7 @@ def run_query(tables: dict[str, TableRecord], sql: str, *, seconds: float = QUER
     """Run one read-only query over the tables in the engine's own process (graph/sql_sandbox.py: memory
     ceiling, time limit, row and byte caps measured before anything is fetched); errors carry the engine's
     message and the schemas."""
-    payloads = {name: table_payload(table) for name, table in tables.items()}
+    payloads = {name: table_payload({**table, "rows": engine_rows(table)}) for name, table in tables.items()}
     request = json.dumps({"tables": payloads, "sql": sql, "seconds": seconds, "max_rows": max_rows,
                           "max_bytes": max_bytes})
     try:
@@ -149,20 +176,11 @@ def cell_text(value: Any) -> str:
     return str(value)
 
 
-def preview(table: TableRecord, limit: int = 5) -> str:
-    """The first rows of a table as ` | `-joined lines (value columns only)."""
-    lines = [" | ".join(table["columns"])]
-    lines += [" | ".join(cell_text(r.get(c)) for c in table["columns"]) for r in table["rows"][:limit]]
-    if len(table["rows"]) > limit:
-        lines.append(f"... {len(table['rows']) - limit} more")
-    return "\n".join(lines)
-
-
-def lineage(tables: dict[str, TableRecord], name: str = "answer") -> dict[str, Any] | None:
+def lineage(tables: dict[str, TableRecord], name: str = ANSWER, _seen: frozenset[str] = frozenset()) -> dict[str, Any] | None:
     """How a derived table came to be: its SQL and, for every table it read (followed back through derived
     ones), where, when and in which retrieval state those rows were read. None if `name` is not derived."""
     table = tables.get(name)
-    if table is None or not table["derived"]:
+    if table is None or not table["derived"] or name in _seen:  # `answer` derived from the rows it replaced
         return None
     inputs = []
     for source in table["inputs"]:
@@ -170,19 +188,19 @@ def lineage(tables: dict[str, TableRecord], name: str = "answer") -> dict[str, A
         if used is None:
             inputs.append({"table": source, "missing": True})
         elif used["derived"]:
-            inputs.append({"table": source, "derived": lineage(tables, source)})
+            inputs.append({"table": source, "derived": lineage(tables, source, _seen | {name})})
         else:
-            rows = used["rows"]
-            urls = list(dict.fromkeys(r.get("_url") or "" for r in rows))
-            states = list(dict.fromkeys(r.get("_state") or "null" for r in rows))
+            rows: list[EvidenceRow] = used["rows"]
+            urls = list(dict.fromkeys(r["provenance"]["url"] or "" for r in rows))
+            states = list(dict.fromkeys(json.dumps(r["provenance"]["state"], sort_keys=True) for r in rows))
             inputs.append({
                 "table": source, "rows": len(rows), "columns": used["columns"], "steps": used["steps"],
                 "urls": urls[:10], "url_count": len(urls),
                 "states": [_shown_state(json.loads(s)) for s in states[:5]], "state_count": len(states),
-                "clamps": _clamps(rows), "empty_reads": sum(1 for r in rows if r.get("_empty")),
+                "clamps": _clamps(rows), "empty_reads": sum(1 for r in rows if r.get("empty")),
                 "pages_read": [{"result_set": r["result_set"], "pages": r["pages"], "covered": r["pages_covered"],
                                 "complete": r["complete"]} for r in used["reads"]][:20],
-                "drifted_rows": sum(1 for r in rows if r.get("_drift")),
+                "drifted_rows": sum(1 for r in rows if r["provenance"]["drift"]),
             })
     return {"table": name, "sql": table["sql"], "rows": len(table["rows"]), "columns": table["columns"],
             "step": table["steps"][-1] if table["steps"] else None, "inputs": inputs}
@@ -200,11 +218,11 @@ def _shown_state(snapshot: dict[str, Any] | None) -> dict[str, str] | None:
     return shown
 
 
-def _clamps(rows: list[dict[str, Any]]) -> list[str]:
+def _clamps(rows: list[EvidenceRow]) -> list[str]:
     """Planned values the pages could not show, with the page's evidence, once each."""
     found: list[str] = []
     for row in rows:
-        for key, entry in (json.loads(row["_state"]) if row.get("_state") else {}).items():
+        for key, entry in (row["provenance"]["state"] or {}).items():
             if isinstance(entry, dict) and entry.get("clamped"):
                 clamp = entry["clamped"]
                 text = (f"{entry.get('label') or key} = {entry.get('value')!r} for the plan's {clamp['planned']!r}: "

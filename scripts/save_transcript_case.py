@@ -14,6 +14,8 @@ import json
 import re
 from pathlib import Path
 
+from graph.events import ActorEvent, read_events
+
 PLACEHOLDER = "http://sgr-offline.local"
 CASES = Path(__file__).resolve().parent.parent / "tests" / "data" / "transcripts"
 
@@ -21,10 +23,9 @@ CASES = Path(__file__).resolve().parent.parent / "tests" / "data" / "transcripts
 def actor_decisions(steps: Path) -> list[str]:
     """One entry per actor event: the tool run, 'invalid', or 'stop:<reason>'."""
     out = []
-    for event in map(json.loads, steps.read_text(encoding="utf-8").splitlines()):
-        if event.get("node") != "actor":
-            continue
-        out.append(event.get("tool") or ("invalid" if "invalid" in event else f"stop:{event.get('stop', 'error')}"))
+    for event in read_events(steps)[0]:
+        if isinstance(event, ActorEvent):
+            out.append(event.tool or ("invalid" if event.invalid is not None else f"stop:{event.stop or 'error'}"))
     return out
 
 

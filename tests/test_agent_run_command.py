@@ -51,8 +51,9 @@ def test_sgr_run_offline_task_with_an_ablation(tmp_path: Path):
     assert score["exact_match"] is True
     assert outcome["variant"] == "no-verifier" and "verifier" not in outcome["nodes_run"]
     assert (run_dir / "answer.txt").read_text() in result.output
-    for name in ("steps.jsonl", "retrieval_state.json", "checkpoints.sqlite"):
+    for name in ("steps.jsonl", "retrieval_state.json"):
         assert (run_dir / name).is_file()
+    assert not (run_dir / "checkpoints.sqlite").exists()  # the outcome stands: nothing resumes a finished run
     assert json.loads((run_dir / "retrieval_state.json").read_text())["final"]["url"].startswith("http://127.0.0.1:")
 
     browsed = (run_dir / "steps.jsonl").read_text().count('"node": "executor"')
@@ -60,3 +61,30 @@ def test_sgr_run_offline_task_with_an_ablation(tmp_path: Path):
                                      "--out", str(tmp_path)])
     assert again.exit_code == 0 and (run_dir / "answer.txt").read_text() in again.output
     assert (run_dir / "steps.jsonl").read_text().count('"node": "executor"') == browsed  # finished: re-reported
+    assert "re-reporting it, nothing runs again" in again.output
+
+
+@pytest.mark.slow
+def test_sgr_run_retries_an_infrastructure_error_as_a_bench_cell(tmp_path: Path):
+    """`sgr run` is a one-cell bench: an endpoint down (503 past the client's retries) is an infrastructure
+    error, and the cell runs again (`run.retries`) in the same folder, its thread restarted from a clean slate;
+    the next failure (a 400: a configuration error) is not retried."""
+    from agent.models.fake_server import FakeOpenAIServer
+
+    with FakeOpenAIServer([{"status": 503, "error": "endpoint down"}]) as fake:
+        config = tmp_path / "run.yaml"
+        config.write_text(f"models: [{{name: flaky, provider: openai, model: m, base_url: '{fake.base_url}', "
+                          "api_key_env: null, max_retries: 0}]\n"
+                          "run: {retries: 2, retry_backoff_seconds: 0}\nagent: {trace: false}\n", encoding="utf-8")
+        result = CliRunner().invoke(app, ["run", "--task", "offline_water_001", "--config", str(config),
+                                          "--ablate", "planner", "--out", str(tmp_path / "runs")])
+        calls = len(fake.requests)
+    assert result.exit_code == 1, result.output
+    assert "attempt 1 ended in an infrastructure error, retried" in result.output and "attempt 2" not in result.output
+    assert calls == 2  # the failed attempt's call, then the retry's
+    run_dir = tmp_path / "runs" / "offline_water_001" / "flaky" / "no-planner"
+    outcome = json.loads((run_dir / "outcome.json").read_text())
+    assert outcome["error_kind"] == "config" and outcome["restarts"][0]["reason"] == "infra"
+    events = [json.loads(line) for line in (run_dir / "steps.jsonl").read_text().splitlines()]
+    assert [e["event"] for e in events if e.get("node") == "run" and e.get("event") in ("start", "restart")] == \
+        ["start", "start", "restart"]

@@ -120,3 +120,18 @@ async def test_species_the_derivation_drops_by_catalogue_values_need_no_visit(of
     last = _turns(requests)[-1]
     assert "8 of 11 pages read" in last  # progress counts the whole list; the check asks only what the answer uses
     assert outcome.answer
+
+
+async def test_a_result_list_read_by_url_is_a_listing_the_detail_check_holds_to(offline_server, chromium_worker,
+                                                                               tmp_path):
+    """`extract_rows(url=...)` opens a result list itself: the list is recorded as one a `goto` would have shown,
+    so a plan needing each result's page refuses an answer read off the list alone (before, the read recorded
+    no list and the check passed with no detail page opened)."""
+    plan = {"source": "vulnerability search", "gates": [{"kind": "filter", "name": "Severity", "target": "HIGH"}],
+            "all_pages": False, "detail_pages": True}
+    read = {"tool": "extract_rows", "args": {"url": "{origin}/vulns/search?severity=HIGH",
+                                             "columns": {"id": "ID", "published": "Published", "score": "Score"}}}
+    _, events, _ = await _replay("offline_vulns_001", plan, [read], offline_server, chromium_worker,
+                                              tmp_path)
+    failures = _detail_failures(events)
+    assert failures and re.search(r"(\d+) of \1 listed result\(s\) were not opened: .*/vulns/detail/", failures[0])

@@ -15,8 +15,8 @@ from graph.phase import offered_tool_names
 from graph.state import EvidenceRow, Listing, Phase, Plan, Provenance, ReadRecord
 from graph.tools import Derive, DiscardRows
 from graph.toolset import tool_schemas
-from graph.verifier import verify_derived
-from graph.workspace import append_rows, evidence_rows
+from graph.verifier import verify
+from graph.workspace import append_rows
 
 LIST = "http://s/enforcement?status=Terminated"
 ACTIONS = {"acme-015": "2013-04-02", "bolt-018": "2013-09-10", "crest-047": "2014-05-30"}
@@ -35,7 +35,7 @@ def _rows(rows: list[tuple[dict[str, str], str]], step: int) -> list[EvidenceRow
 def _table(tables: dict, name: str, rows: list[tuple[dict[str, str], str]], step: int) -> None:
     read = ReadRecord(step=step, result_set=name, pages_covered=[1], pages=1, site_total=None, rows=len(rows),
                       filtered=False, complete=True)
-    tables[name] = append_rows(None, name, list(rows[0][0]), evidence_rows(_rows(rows, step)), read, step)
+    tables[name] = append_rows(None, name, list(rows[0][0]), _rows(rows, step), read, step)
 
 
 def _workspace(pages_read: list[str]) -> tuple[dict, list[Listing]]:
@@ -54,7 +54,7 @@ def _workspace(pages_read: list[str]) -> tuple[dict, list[Listing]]:
 
 
 def _details(tables: dict, listings: list[Listing]) -> list[str]:
-    report = verify_derived(plan=PLAN, tables=tables, columns=("docket", "filed", "penalty"), step=21,
+    report = verify(plan=PLAN, tables=tables, columns=("docket", "filed", "penalty"), step=21,
                             listings=listings)
     return [f["message"] for f in report["failures"] if f["check"] == "details"]
 

@@ -165,8 +165,8 @@ async def test_one_window_over_many_stations_clamps_without_drift(offline_server
     assert score_answer(outcome.answer, task.oracle_answer, task.output_spec).exact_match, outcome.answer
     assert "." in outcome.answer.splitlines()[0].split("|")[2]  # printf kept its decimal
     saved = _saved(tmp_path)
-    clamped = [json.loads(r["_state"])["to"] for r in saved["tables"]["flow"]["rows"]
-               if r["_url"].startswith(f"{offline_server.origin}/water/stations/{ending.id}/")]
+    clamped = [r["provenance"]["state"]["to"] for r in saved["tables"]["flow"]["rows"]
+               if r["provenance"]["url"].startswith(f"{offline_server.origin}/water/stations/{ending.id}/")]
     assert clamped and all(c["value"] == str(ending.last_year) and c["clamped"]["planned"] == str(WINDOW[1])
                            for c in clamped)
     (flow,) = saved["lineage"]["inputs"]
@@ -190,8 +190,8 @@ async def test_a_header_only_section_is_a_read_of_none_for_the_derivation(offlin
     assert [r["ok"] for r in outcome.verifier_reports] == [True], outcome.verifier_reports
     assert score_answer(outcome.answer, task.oracle_answer, task.output_spec).exact_match, outcome.answer
     saved = _saved(tmp_path)
-    empty = [r for r in saved["tables"]["flow"]["rows"] if r["_empty"]]
-    assert [(r["station_id"], r["yr"]) for r in empty] == [(ended.id, None)]
+    empty = [r for r in saved["tables"]["flow"]["rows"] if r.get("empty")]
+    assert [(r["values"]["station_id"], r["values"]["yr"]) for r in empty] == [(ended.id, None)]
     reads = saved["tables"]["flow"]["reads"]
     assert [r["rows"] for r in reads] == [len(_flow_years(flowing, LATE_WINDOW)), 0]
     assert reads[1]["columns"][0] == "Year" and reads[1]["state"]["to"]["value"] == str(LATE_WINDOW[1])

@@ -11,6 +11,7 @@ from agent.config import ModelConfig
 from agent.solve import initial_state
 from graph.nodes import Deps, make_actor
 from graph.state import EvidenceRow, Provenance
+from graph.workspace import append_rows
 from tasks.loaders import load_tasks
 
 TASK = load_tasks("offline", origin="http://127.0.0.1:9", task_ids=["offline_vulns_001"])[0]
@@ -34,7 +35,7 @@ def actor_for(*replies: AIMessage):
 
 
 def start_state() -> dict:
-    return dict(initial_state(TASK.solver_view(), time.time()), messages=[], rows=[], discarded=[])
+    return dict(initial_state(TASK.solver_view(), time.time()), messages=[])
 
 
 async def test_invalid_call_is_answered_with_the_validation_error_and_bounded():
@@ -78,12 +79,13 @@ async def test_discard_rows_and_revise_plan_change_only_the_agent_state():
     actor = actor_for(AIMessage("", tool_calls=[call("discard_rows", {"from_step": 3}, "d1")]),
                       AIMessage("", tool_calls=[call("discard_rows", {"where": {"id": "C"}}, "d2")]),
                       AIMessage("", tool_calls=[call("revise_plan", {"plan": new_plan, "reason": "site differs"}, "p1")]))
-    state = {**start_state(), "rows": rows}
+    state = {**start_state(), "tables": {"answer": append_rows(None, "answer", ["id", "published", "score"], rows,
+                                                                 None, 7)}}
     by_step = await actor(state)
-    assert [r["values"]["id"] for r in by_step["discarded"]] == ["a", "b"] and by_step["pending"] is None
+    assert [r["values"]["id"] for r in by_step["tables"]["answer"]["rows"]] == ["c"] and by_step["pending"] is None
     assert by_step["messages"][-1].content == "discarded 2 row(s); 1 left"
     by_value = await actor(state)
-    assert [r["values"]["id"] for r in by_value["discarded"]] == ["c"]
+    assert [r["values"]["id"] for r in by_value["tables"]["answer"]["rows"]] == ["a", "b"]
     revised = await actor(state)
     assert revised["plan"]["gates"][0]["target"] == "HIGH" and revised["plan"]["all_pages"] is False
     assert revised["messages"][-1].content == "plan revised: site differs"

@@ -5,14 +5,11 @@ from __future__ import annotations
 import pytest
 
 from graph.composer import compose, parse_order
-from graph.state import EvidenceRow, Provenance
 from tasks.spec import OutputSpec
 
 
-def rows(*values: tuple[str, str]) -> list[EvidenceRow]:
-    prov = Provenance(url="u", state={}, drift=[], locator="table 0", result_set="/r", page=1, pages=1, step=1)
-    return [EvidenceRow(values={"id": a, "year": b}, provenance={**prov, "locator": f"row {i}"})
-            for i, (a, b) in enumerate(values)]
+def rows(*values: tuple[str, str]) -> list[dict[str, str]]:
+    return [{"id": a, "year": b} for a, b in values]
 
 
 DATA = rows(("B-2", "2021"), ("A-1", "2019"), ("C-3", "2020"), ("A-1", "2019"))

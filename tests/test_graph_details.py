@@ -9,8 +9,8 @@ from graph.list_filters import list_filters
 from graph.render import pending_gates, rows_collected, split_state_values
 from graph.state import EvidenceRow, Gate, Listing, Phase, Plan, Provenance, ReadRecord
 from graph.tools import Derive
-from graph.verifier import verify_derived
-from graph.workspace import append_rows, evidence_rows
+from graph.verifier import verify
+from graph.workspace import append_rows
 
 LIST = "http://s/catalogue"
 SPECIES = {"A-1": ("Alpha major", "Beta major"), "A-2": ("Gamma minor", "Gamma minor"),
@@ -46,11 +46,11 @@ def _workspace(opened: list[str], sql: str = KEEP_SQL) -> tuple[dict, list[Listi
     read = ReadRecord(step=3, result_set="/catalogue", pages_covered=[1], pages=1, site_total=None, rows=4,
                       filtered=False, complete=True)
     catalogue = [_row({"id": i, "catalogued": a, "current": c}, LIST, 3) for i, (a, c) in SPECIES.items()]
-    tables = {"catalogue": append_rows(None, "catalogue", ["id", "catalogued", "current"], evidence_rows(catalogue),
+    tables = {"catalogue": append_rows(None, "catalogue", ["id", "catalogued", "current"], catalogue,
                                        read, 3)}
     pages = [_row({"species": SPECIES[i][1], "status": "holotype"}, f"http://s/sp/{i}?tab=types", 5 + n)
              for n, i in enumerate(opened)]
-    tables["pages"] = append_rows(None, "pages", ["species", "status"], evidence_rows(pages), None, 5)
+    tables["pages"] = append_rows(None, "pages", ["species", "status"], pages, None, 5)
     tables.update(derive(Derive(sql=sql), tables=tables, schema=("species", "status"), step=9).tables)
     return tables, [listing]
 
@@ -60,7 +60,7 @@ PLAN = Plan(phases=[Phase(read="catalogue", into="catalogue"), Phase(read="each 
 
 
 def _details(tables: dict, listings: list[Listing]) -> list[str]:
-    report = verify_derived(plan=PLAN, tables=tables, columns=("species", "status"), step=10, listings=listings)
+    report = verify(plan=PLAN, tables=tables, columns=("species", "status"), step=10, listings=listings)
     return [f["message"] for f in report["failures"] if f["check"] == "details"]
 
 
@@ -123,9 +123,11 @@ def test_phase_progress_counts_the_lists_results_read():
 
 def test_rows_collected_are_live_rows_per_table():
     tables, _ = _workspace(["A-1", "A-5"])
-    assert rows_collected([], tables) == "catalogue 5; pages 2"
-    assert rows_collected([_row({"id": "1"}, LIST, 3)], {}) == "1"
-    assert rows_collected([], {}) == "0"
+    assert rows_collected(tables) == "catalogue 5; pages 2"
+    answer = {"answer": append_rows(None, "answer", ["id"], [_row({"id": "1"}, LIST, 3)], None, 3)}
+    assert rows_collected(answer) == "1"
+    assert rows_collected({**tables, **answer}) == "answer 1; catalogue 5; pages 2"
+    assert rows_collected({}) == "0"
 
 
 def _value(value: str, step: int | None, evidence=("url", "control")) -> dict:
@@ -155,17 +157,17 @@ def test_a_detail_phase_read_under_other_names_is_read_and_checked_under_them():
     named_otherwise = Plan(phases=[PLAN.phases[0], Phase(read="each kept species page", into="species_pages",
                                                          detail_pages=True)])
     tables, listings = _workspace(["A-1", "A-3", "A-5"])  # the pages went into `pages`, no phase's name
-    report = verify_derived(plan=named_otherwise, tables=tables, columns=("species", "status"), step=10,
+    report = verify(plan=named_otherwise, tables=tables, columns=("species", "status"), step=10,
                             listings=listings)
     assert report["ok"], report["repair_goal"]
     assert phase_progress(named_otherwise.phases[1], tables, listings) == "3 of 5 pages read"
     short, _ = _workspace(["A-1", "A-5"])
-    report = verify_derived(plan=named_otherwise, tables=short, columns=("species", "status"), step=10,
+    report = verify(plan=named_otherwise, tables=short, columns=("species", "status"), step=10,
                             listings=listings)
     assert [f["check"] for f in report["failures"]] == ["details"] and "table pages: 1 of 5" in report["repair_goal"]
     del tables["pages"]  # nothing read on any result's page: the phase was never read
     tables.update(derive(Derive(sql="SELECT current AS species, '' AS status FROM catalogue"), tables=tables,
                          schema=("species", "status"), step=11).tables)
-    report = verify_derived(plan=named_otherwise, tables=tables, columns=("species", "status"), step=12,
+    report = verify(plan=named_otherwise, tables=tables, columns=("species", "status"), step=12,
                             listings=listings)
     assert "species_pages" in report["repair_goal"] and report["failures"][0]["check"] == "schema"

@@ -4,12 +4,15 @@ tests/test_judge_phases_e2e.py)."""
 
 from __future__ import annotations
 
-import json
-
 from graph.gates import check_read, rejudge_tables
 from graph.judge import gate_sets, judge, settle, verdicts
 from graph.state import Gate, Phase, Plan, RetrievalState
-from graph.verifier import check_input_gates
+from graph.verifier import TableCheck
+
+
+def check_input_gates(plan, tables, names):
+    """The verifier's gate check of each named evidence table."""
+    return [f for name in names for f in TableCheck(name, tables[name], answer=False).gates(plan, [], None)]
 
 GROUPS = ["All groups", "Inorganics", "Physical"]
 
@@ -76,9 +79,10 @@ def test_gates_held_on_the_list_are_not_said_unresolved_on_a_record_page():
 
 
 def _table(*groups_drift: tuple[str, str]) -> dict:
-    rows = [{"grp": g, "_url": f"/locations/L-1?group={g}", "_step": 2, "_page": None, "_pages": None,
-             "_state": json.dumps({"group": {"label": "Characteristic group", "value": g}}), "_drift": d,
-             "_empty": False} for g, d in groups_drift]
+    rows = [{"values": {"grp": g}, "provenance": {
+        "url": f"/locations/L-1?group={g}", "step": 2, "page": None, "pages": None, "locator": "", "result_set": "",
+        "state": {"group": {"label": "Characteristic group", "value": g}}, "drift": [f for f in d.split(",") if f]}}
+        for g, d in groups_drift]
     return {"name": "periods", "columns": ["grp"], "rows": rows, "derived": False, "sql": None, "inputs": [],
             "types": ["VARCHAR"], "reads": [], "steps": [2]}
 
@@ -88,9 +92,10 @@ def test_rows_are_judged_again_under_a_revised_plan_loss_flags_stay():
     table = _table(("Inorganics", ""), ("Physical", "gate_mismatch:group,navigation_reset:huc"),
                    ("All groups", "gate_mismatch:group"))
     changed = rejudge_tables(_plan("All groups"), {"periods": table}, history)["periods"]
-    assert [r["_drift"] for r in changed["rows"]] == ["", "navigation_reset:huc,gate_mismatch:group", ""]
+    assert [r["provenance"]["drift"] for r in changed["rows"]] == [[], ["navigation_reset:huc", "gate_mismatch:group"],
+                                                                   []]
     assert rejudge_tables(_plan("Physical", "All groups"), {"periods": changed}, history)["periods"]["rows"][1][
-        "_drift"] == "navigation_reset:huc"
+        "provenance"]["drift"] == ["navigation_reset:huc"]
     assert rejudge_tables(_plan("Physical", "All groups"), {"periods": _table(("Physical", ""))}, history) == {}
 
 

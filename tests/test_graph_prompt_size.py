@@ -167,18 +167,17 @@ def test_reads_of_left_out_content_are_offered_when_the_observation_names_them()
 def test_the_system_prompt_names_every_tool_and_when_it_is_offered():
     """A model planning ahead sees every tool by name, offered or not (one line says when each is offered), and
     is told to copy values as printed; tools of switched-off nodes are not named."""
-    from graph.nodes.deps import Deps
+    from types import SimpleNamespace
+
     from graph.phase import actor_system
 
     names = {t["function"]["name"] for t in tool_schemas(search=False)}
-    deps = Deps.__new__(Deps)
-    deps.prompts, deps.ablated = Prompts.load(), frozenset()
+    deps = SimpleNamespace(prompts=Prompts.load(), ablated=frozenset())  # the two fields actor_system reads
     full = actor_system(deps)
     offered_line = next(line for line in full.splitlines() if line.startswith("Offered when"))
     assert {n for n in names if not re.search(rf"\b{n}\b", offered_line)} == set()
     assert "Copy values as printed" in full and "unless the OUTPUT FORMAT says otherwise" in full
-    deps.ablated = frozenset({"planner"})
-    assert "revise_plan" not in actor_system(deps)
+    assert "revise_plan" not in actor_system(SimpleNamespace(prompts=deps.prompts, ablated=frozenset({"planner"})))
 
 
 def test_facts_scroll_and_wait_are_offered_when_they_can_help():

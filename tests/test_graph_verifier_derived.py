@@ -6,15 +6,15 @@ from __future__ import annotations
 from graph.evidence import derive
 from graph.state import EvidenceRow, Listing, Phase, Plan, Provenance, ReadRecord
 from graph.tools import Derive
-from graph.verifier import input_tables, verify_derived
-from graph.workspace import append_rows, evidence_rows
+from graph.verifier import input_tables, verify
+from graph.workspace import append_rows
 
 
 def _rows(values: list[dict[str, str]], *, state: dict[str, str], url: str = "http://s/list", drift=(),
-          step: int = 3) -> list[dict]:
-    return evidence_rows([EvidenceRow(values=v, provenance=Provenance(
+          step: int = 3) -> list[EvidenceRow]:
+    return [EvidenceRow(values=v, provenance=Provenance(
         url=url.format(**v), state=state, drift=list(drift), locator="t", result_set="/list", page=1, pages=None,
-        step=step)) for v in values])
+        step=step)) for v in values]
 
 
 def _read(pages: int | None, covered: list[int], step: int = 3) -> ReadRecord:
@@ -24,7 +24,7 @@ def _read(pages: int | None, covered: list[int], step: int = 3) -> ReadRecord:
 
 def _workspace(*, state=None, drift=(), read=None, detail_ids=("a", "b")):
     listed = [{"id": "a"}, {"id": "b"}]
-    tables = {"items": append_rows(None, "items", ["id"], _rows(listed, state=state or {"agency": "EPA"},
+    tables = {"items": append_rows(None, "items", ["id"], _rows(listed, state=state or {"agency": {"label": "Agency", "value": "EPA"}},
                                                                  drift=drift), read or _read(1, [1]), 3)}
     details = [{"id": i, "size": "1,200"} for i in detail_ids]
     tables["sizes"] = append_rows(None, "sizes", ["id", "size"],
@@ -40,7 +40,7 @@ LISTING = Listing(step=3, url="http://s/list", result_set="/list", row_links=["h
 
 
 def _verify(tables, plan=PLAN):
-    return verify_derived(plan=plan, tables=tables, columns=("id", "size"), step=8, listings=[LISTING])
+    return verify(plan=plan, tables=tables, columns=("id", "size"), step=8, listings=[LISTING])
 
 
 def test_a_clean_derivation_passes():
@@ -56,7 +56,7 @@ def test_drift_in_an_input_table_is_caught_by_name():
 
 
 def test_a_table_read_in_another_state_than_its_phase():
-    report = _verify(_workspace(state={"agency": "FDA"}))
+    report = _verify(_workspace(state={"agency": {"label": "Agency", "value": "FDA"}}))
     assert [f["check"] for f in report["failures"]] == ["gate"]
     assert "table items" in report["repair_goal"] and "'EPA'" in report["repair_goal"]
 
@@ -76,16 +76,17 @@ def test_a_listed_detail_page_not_read():
 
 def test_without_phases_the_plan_gates_apply_and_ablated_provenance_skips_them():
     plan = Plan(gates=[PLAN.phases[0].gate_list()[0]])
-    assert not _verify(_workspace(state={"agency": "FDA"}), plan)["ok"]
+    assert not _verify(_workspace(state={"agency": {"label": "Agency", "value": "FDA"}}), plan)["ok"]
     tables = _workspace()
     for row in tables["items"]["rows"]:
-        row["_state"] = None  # provenance ablated: no state to check, no crash
+        row["provenance"]["state"] = None  # provenance ablated: no state to check, no crash
     assert _verify(tables, plan)["ok"]
 
 
 def test_a_detail_page_read_with_no_rows_counts_as_read_and_an_empty_answer_needs_such_a_read():
     tables = _workspace(detail_ids=("a",))
-    marker = {**_rows([{"id": "b"}], state={}, url="http://s/item/{id}", step=6)[0], "size": None, "_empty": True}
+    read = _rows([{"id": "b"}], state={}, url="http://s/item/{id}", step=6)[0]
+    marker = EvidenceRow(values={**read["values"], "size": None}, provenance=read["provenance"], empty=True)
     tables["sizes"] = append_rows(tables["sizes"], "sizes", ["id", "size"], [marker], None, 6)
     assert _verify(tables)["ok"]  # b's page was read: it holds none
     none = derive(Derive(sql="SELECT i.id, num(s.size) AS size FROM items i JOIN sizes s USING (id) "

@@ -8,10 +8,10 @@ import json
 
 import pytest
 
-from graph.evidence import compose_derived, derive, discard_from, query_tables
+from graph.evidence import compose_derived, derive, discard_from
 from graph.state import EvidenceRow, Provenance
 from graph.tools import Derive, DiscardRows
-from graph.workspace import WorkspaceError, append_rows, cell_text, evidence_rows, run_query
+from graph.workspace import WorkspaceError, append_rows, cell_text, run_query
 from tasks.spec import OutputSpec
 
 
@@ -23,7 +23,7 @@ def _row(values: dict[str, str], *, step: int = 1, drift: list[str] | None = Non
 
 
 def _table(name: str, rows: list[dict[str, str]], **kw):
-    return append_rows(None, name, list(rows[0]), evidence_rows([_row(r, **kw) for r in rows]), None, 1)
+    return append_rows(None, name, list(rows[0]), [_row(r, **kw) for r in rows], None, 1)
 
 
 @pytest.fixture
@@ -155,11 +155,11 @@ def test_a_derived_table_feeds_another_query(tables):
 
 def test_discard_rows_from_a_table(tables):
     kept, gone = discard_from(DiscardRows(table="stations", where={"status": "historical"}), tables["stations"])
-    assert gone == 1 and [r["station_id"] for r in kept["rows"]] == ["A1", "C3"]
+    assert gone == 1 and [r["values"]["station_id"] for r in kept["rows"]] == ["A1", "C3"]
 
 
 def test_rows_extracted_into_the_answer_can_be_queried():
-    available = query_tables({}, [_row({"name": "x", "n": "2"})], ("name", "n"))
+    available = {"answer": _table("answer", [{"name": "x", "n": "2"}])}
     assert run_query(available, "SELECT name, num(n) * 2 AS twice FROM answer").rows == [{"name": "x", "twice": 4.0}]
 
 

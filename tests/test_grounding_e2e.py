@@ -150,7 +150,7 @@ async def test_read_facts_with_a_url_is_judged_on_the_page_it_read(offline_serve
     _, outcome, _ = await _solve("offline_stats_004", steps, plan, tmp_path, offline_server, chromium_worker)
     assert _plan_flags(outcome) == [], outcome.drift_flags
     rows = _saved(tmp_path)["tables"]["county_stats"]["rows"]
-    assert len(rows) == 1 and not rows[0]["_drift"] and "5-year" in rows[0]["product"], rows
+    assert len(rows) == 1 and not rows[0]["provenance"]["drift"] and "5-year" in rows[0]["values"]["product"], rows
 
 
 async def test_each_read_is_judged_against_its_own_phases_window(offline_server, chromium_worker, tmp_path):
@@ -173,5 +173,5 @@ async def test_each_read_is_judged_against_its_own_phases_window(offline_server,
     _, outcome, _ = await _solve("offline_vulns_003", steps, plan, tmp_path, offline_server, chromium_worker)
     assert _plan_flags(outcome) == [], outcome.drift_flags
     tables = _saved(tmp_path)["tables"]
-    assert all(not r["_drift"] for name in ("q1", "q2") for r in tables[name]["rows"]), tables
+    assert all(not r["provenance"]["drift"] for name in ("q1", "q2") for r in tables[name]["rows"]), tables
     assert tables["q1"]["rows"] and tables["q2"]["rows"]

@@ -29,13 +29,13 @@ OBSERVATION = {
 
 def actor_with(fake: FakeOpenAIServer, ablated: frozenset[str] = frozenset(), **model: object):
     config: ModelConfig = fake.model_config(**model)
-    deps = Deps(browser=None, model=make_chat_model(config, "t"), model_config=config, spec=TASK.output_spec)
-    deps.ablated = ablated
+    deps = Deps(browser=None, model=make_chat_model(config, "t"), model_config=config, spec=TASK.output_spec,
+                ablated=ablated)
     return make_actor(deps)
 
 
 def state(**extra: object) -> dict:
-    base = dict(initial_state(TASK.solver_view(), time.time()), messages=[], rows=[], discarded=[])
+    base = dict(initial_state(TASK.solver_view(), time.time()), messages=[])
     return {**base, **extra}
 
 
@@ -136,8 +136,8 @@ async def test_the_prompt_fits_the_context_window_and_older_steps_are_summarised
     assert counted <= 4096
     assert update["context_trims"] == 1 and update["pending"]["name"] == "goto"
     summary = next(m["content"] for m in sent["messages"] if str(m.get("content", "")).startswith("EARLIER STEPS"))
-    assert 'click({"target":{"text":"Row 3"}}) -> ok=True' in summary  # one line per step, the last 8 of them
-    assert "(3 earlier steps not shown)" in summary and "Row 0" not in summary
+    assert 'click({"target":{"text":"Row 7"}}) -> ok=True' in summary  # one line per step, the last 4 of them
+    assert "(7 earlier steps not shown)" in summary and "Row 6" not in summary
     assert sent["messages"][-1]["content"].startswith(("TODAY:", "TASK:"))  # the current turn is always sent whole
     with FakeOpenAIServer([goto()]) as fake:  # no context_tokens configured: nothing is trimmed
         update = await actor_with(fake)(state(observation=OBSERVATION, messages=history))

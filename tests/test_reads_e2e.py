@@ -22,6 +22,7 @@ from agent.config import AgentVariant, ModelConfig, ProtocolConfig
 from agent.models.scripted import ScriptedChatModel
 from agent.solve import solve_task
 from eval.score import score_answer
+from graph.workspace import engine_rows
 from tasks.loaders import load_tasks
 
 pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="session")]
@@ -55,7 +56,8 @@ async def _solve(task_id: str, server, worker, out: Path):
     assert outcome.error is None and outcome.stop_reason == "finished", (outcome.error, outcome.stop_reason)
     assert score_answer(outcome.answer, task.oracle_answer, task.output_spec).exact_match, outcome.answer
     saved = json.loads((out / "retrieval_state.json").read_text())
-    return outcome, chat.transcript, saved["tables"]
+    # the rows as the query engine sees them (cells and provenance columns side by side)
+    return outcome, chat.transcript, {name: {**t, "rows": engine_rows(t)} for name, t in saved["tables"].items()}
 
 
 def _reply(transcript: list[str], starts: str) -> str:

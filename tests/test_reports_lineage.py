@@ -12,7 +12,7 @@ from agent.rundir.cells import cell_dir
 from graph.evidence import derive
 from graph.state import EvidenceRow, Provenance
 from graph.tools import Derive
-from graph.workspace import append_rows, evidence_rows, lineage
+from graph.workspace import append_rows, lineage
 from tests.test_reports_summary import RECORDS, run_dir  # noqa: F401  (fixture)
 
 
@@ -21,7 +21,7 @@ def _tables():
         url=f"http://site/list?page={p}", state={"agency": "EPA"}, drift=[], locator=f"table 0 row {i}",
         result_set="/list", page=p, pages=2, step=3 + p)) for i, (n, c, p) in enumerate(
         [("a", "2", 1), ("b", "3", 2)])]
-    stations = append_rows(None, "stations", ["name", "n"], evidence_rows(rows), None, 4)
+    stations = append_rows(None, "stations", ["name", "n"], rows, None, 4)
     tables = {"stations": stations}
     tables.update(derive(Derive(sql="SELECT name, n || '/' || sum(num(n)) OVER () AS share FROM stations "
                                     "ORDER BY name"), tables=tables, schema=("name", "share"), step=9).tables)
@@ -52,8 +52,8 @@ def _clamped_tables():
     row = EvidenceRow(values={"yr": "1966"}, provenance=Provenance(
         url="http://site/st/1", state=state, drift=[], locator="table 0 row 1", result_set="/st/1", page=None,
         pages=None, step=3))
-    flow = append_rows(None, "flow", ["yr"], [*evidence_rows([row]), {**evidence_rows([row])[0], "yr": None,
-                                                                        "_empty": True}], None, 3)
+    flow = append_rows(None, "flow", ["yr"], [row, EvidenceRow(values={"yr": None}, provenance=row["provenance"],
+                                                                empty=True)], None, 3)
     tables = {"flow": flow}
     tables.update(derive(Derive(sql="SELECT count(yr) AS n FROM flow"), tables=tables, schema=("n",), step=5).tables)
     return tables

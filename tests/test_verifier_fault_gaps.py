@@ -24,8 +24,8 @@ from graph.evidence import derive
 from graph.settings import Budgets
 from graph.state import EvidenceRow, Listing, Phase, Plan, Provenance, ReadRecord
 from graph.tools import Derive
-from graph.verifier import evidence_tables, verify, verify_derived
-from graph.workspace import append_rows, evidence_rows
+from graph.verifier import evidence_tables, verify
+from graph.workspace import append_rows
 from tasks.loaders import load_tasks
 
 SEED = 20260521  # the seed of the suite's fault run (configs/ablation.yaml)
@@ -36,9 +36,9 @@ SEED = 20260521  # the seed of the suite's fault run (configs/ablation.yaml)
 
 def _table(tables: dict, name: str, values: list[dict[str, str]], *, pages: int | None, covered: list[int],
            url: str = "http://s/list?q=a", step: int = 3) -> None:
-    rows = evidence_rows([EvidenceRow(values=v, provenance=Provenance(
+    rows = [EvidenceRow(values=v, provenance=Provenance(
         url=url.format(**v), state={"q": {"label": "Query", "value": "a"}}, drift=[], locator="t",
-        result_set="/list?q=a", page=1, pages=pages, step=step)) for v in values])
+        result_set="/list?q=a", page=1, pages=pages, step=step)) for v in values]
     read = ReadRecord(step=step, result_set="/list?q=a", pages_covered=covered, pages=pages, site_total=None,
                       rows=len(values), filtered=False, complete=False)
     tables[name] = append_rows(tables.get(name), name, list(values[0]), rows, read, step)
@@ -63,14 +63,14 @@ PHASED = Plan(phases=[Phase(read="the list", into="candidates", gates={"Query": 
 def test_a_phase_table_the_sql_never_reads_is_checked_too():
     tables = _candidates_then_records([1])
     assert evidence_tables(PHASED, tables) == ["records", "candidates"]
-    report = verify_derived(plan=PHASED, tables=tables, columns=("id", "kind"), step=8)
+    report = verify(plan=PHASED, tables=tables, columns=("id", "kind"), step=8)
     assert [f["check"] for f in report["failures"]] == ["pages"]
     assert report["repair_goal"].startswith("[pages] table candidates:") and "page(s) [2]" in report["repair_goal"]
-    assert verify_derived(plan=PHASED, tables=_candidates_then_records([1, 2]), columns=("id", "kind"), step=8)["ok"]
+    assert verify(plan=PHASED, tables=_candidates_then_records([1, 2]), columns=("id", "kind"), step=8)["ok"]
     # a table no phase names and the SQL does not read is no evidence: not checked
     unphased = Plan(phases=[Phase(read="each record", into="records")])
     assert evidence_tables(unphased, tables) == ["records"]
-    assert verify_derived(plan=unphased, tables=tables, columns=("id", "kind"), step=8)["ok"]
+    assert verify(plan=unphased, tables=tables, columns=("id", "kind"), step=8)["ok"]
 
 
 def _links(step: int, url: str, links: list[str], kind: str = "links") -> Listing:
@@ -82,14 +82,14 @@ def test_a_table_of_item_links_is_the_detail_list_once_the_agent_goes_through_it
     genus = _links(2, "http://s/genus/g", ["http://s/sp/1", "http://s/sp/2", "http://s/sp/3"])
     related = _links(4, "http://s/sp/1", ["http://s/other/9", "http://s/other/8"])  # a table on an item's page
     visited = ["http://s/genus/g", "http://s/sp/1", "http://s/sp/3"]
-    report = verify(plan=plan, columns=("id",), rows=[_row()], reads=[_read()], step=9,
+    report = verify(plan=plan, columns=("id",), tables=_answer(), step=9,
                     listings=[genus, related], visited=visited)
     assert [f["check"] for f in report["failures"]] == ["details"]
     assert "1 of 3 listed result(s) were not opened: http://s/sp/2;" in report["repair_goal"]
-    assert verify(plan=plan, columns=("id",), rows=[_row()], reads=[_read()], step=9, listings=[genus, related],
+    assert verify(plan=plan, columns=("id",), tables=_answer(), step=9, listings=[genus, related],
                   visited=[*visited, "http://s/sp/2"])["ok"]
     # one item opened from such a table is a navigation, not a list gone through
-    assert verify(plan=plan, columns=("id",), rows=[_row()], reads=[_read()], step=9, listings=[genus],
+    assert verify(plan=plan, columns=("id",), tables=_answer(), step=9, listings=[genus],
                   visited=["http://s/genus/g", "http://s/sp/1"])["ok"]
 
 
@@ -105,6 +105,11 @@ def test_a_result_list_stays_the_detail_list_unless_a_table_of_links_had_more_it
 def _row() -> EvidenceRow:
     return EvidenceRow(values={"id": "1"}, provenance=Provenance(url="http://s/sp/1", state={}, drift=[], locator="t",
                                                                  result_set="/sp/1", page=None, pages=None, step=3))
+
+
+def _answer() -> dict:
+    table = append_rows(None, "answer", ["id"], [_row()], _read(), 3)
+    return {"answer": table}
 
 
 def _read() -> ReadRecord:
@@ -212,8 +217,8 @@ async def test_a_wrong_from_year_is_refused_not_taken_for_a_clamp(offline_server
 def test_a_phase_of_the_plan_never_read_is_refused_naming_it():
     tables = _candidates_then_records([1, 2])
     three = Plan(phases=[*PHASED.phases, Phase(read="each record's history", into="history")])
-    report = verify_derived(plan=three, tables=tables, columns=("id", "kind"), step=8)
+    report = verify(plan=three, tables=tables, columns=("id", "kind"), step=8)
     assert [f["check"] for f in report["failures"]] == ["schema"]
     assert "each record's history\" reads into 'history', but nothing was read into 'history'" in \
         report["failures"][0]["message"]
-    assert verify_derived(plan=PHASED, tables=tables, columns=("id", "kind"), step=8)["ok"]
+    assert verify(plan=PHASED, tables=tables, columns=("id", "kind"), step=8)["ok"]

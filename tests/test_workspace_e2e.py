@@ -137,15 +137,15 @@ async def test_graph_run_answers_with_derive_and_records_lineage(offline_server,
     assert sorted(answer["inputs"]) == ["flow", "records", "stations"]
     records = saved["tables"]["records"]["rows"]
     assert len(records) == len(_stations())
-    assert all(r["_url"].startswith(f"{offline_server.origin}/water/stations/") for r in records)
+    assert all(r["provenance"]["url"].startswith(f"{offline_server.origin}/water/stations/") for r in records)
     lin = saved["lineage"]
     assert lin["sql"] == answer["sql"] and {i["table"] for i in lin["inputs"]} == {"flow", "records", "stations"}
     listed = next(i for i in lin["inputs"] if i["table"] == "stations")
     assert listed["pages_read"][0]["complete"] and listed["drifted_rows"] == 0
     stations = saved["tables"]["stations"]["rows"]
-    assert all(json.loads(r["_state"])["status"]["value"].startswith("All stations") for r in stations), (
-        stations[0]["_state"])
-    assert all(json.loads(r["_state"])["status"]["label"] == "Station status" for r in stations)
+    assert all(r["provenance"]["state"]["status"]["value"].startswith("All stations") for r in stations), (
+        stations[0]["provenance"])
+    assert all(r["provenance"]["state"]["status"]["label"] == "Station status" for r in stations)
 
 
 def _drifted_derived_steps(origin: str) -> list[dict]:
@@ -190,7 +190,7 @@ async def test_a_derived_answer_read_in_a_drifted_state_is_caught_and_repaired(o
     assert tools.count("derive") == 2 and "discard_rows" in tools
     saved = json.loads((tmp_path / "retrieval_state.json").read_text())
     rows = saved["tables"]["complaints"]["rows"]
-    assert rows and not any(r["_drift"] for r in rows)  # only rows read in the restored state remain
+    assert rows and not any(r["provenance"]["drift"] for r in rows)  # only rows read in the restored state remain
 
 
 @pytest.mark.parametrize("ablate", [["verifier"], ["provenance"]])
@@ -201,7 +201,7 @@ async def test_derived_answers_survive_ablations(ablate, offline_server, chromiu
                            AgentVariant(name="no-" + ablate[0], ablate=ablate))
     assert score_answer(outcome.answer, task.oracle_answer, task.output_spec).exact_match, outcome.answer
     rows = json.loads((tmp_path / "retrieval_state.json").read_text())["tables"]["stations"]["rows"]
-    assert all((r["_state"] is None) == ("provenance" in ablate) for r in rows)
+    assert all((r["provenance"]["state"] is None) == ("provenance" in ablate) for r in rows)
 
 
 async def test_a_skipped_detail_page_of_a_phase_is_read_on_the_verifiers_request(offline_server, chromium_worker,

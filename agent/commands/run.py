@@ -1,11 +1,16 @@
 """`sgr run`: one task, one model, one agent variant; writes the answer, its score and the full trace.
 
+It is a one-cell bench: the cell runs on the bench runner's slot (agent/runner/local.py), with its hard limit
+beyond the agent's wall budget and its retry of infrastructure errors (`run:` of --config, else the defaults).
+
 For the offline suite the local sites are started on a free loopback port first. The run folder gets
 `answer.txt`, `score.json` (shared evaluator), `outcome.json`, `steps.jsonl`, `retrieval_state.json`,
-the browser trace, `checkpoints.sqlite` and `fingerprint.json` (the code that made it): rerunning the same
-command restarts an interrupted run from a clean slate (recorded in `outcome.json`, see agent/rundir/checkpoints.py)
-and re-reports a finished one, unless the code changed (then `--fresh` starts over, `--allow-mixed` goes on
-and records it). The folder's path is built from safe names and checked first (agent/rundir/paths.py).
+the browser trace and `fingerprint.json` (the code that made it), and while it runs `checkpoints.sqlite`:
+rerunning the same command restarts an interrupted run from a clean slate (recorded in `outcome.json`, see
+agent/rundir/checkpoints.py), runs again one that ended in an infrastructure error, and re-reports a finished
+one from its `outcome.json` and `score.json` (its checkpoint is deleted once the outcome stands), unless the
+code changed (then `--fresh` starts over, `--allow-mixed` goes on and records it). The folder's path is built
+from safe names and checked first (agent/rundir/paths.py).
 """
 
 from __future__ import annotations
@@ -15,10 +20,11 @@ import contextlib
 import difflib
 import json
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from urllib.parse import urlsplit
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -37,10 +43,10 @@ from agent.config import (
 )
 from agent.models.local_server import LocalModelError
 from agent.outcome import TaskOutcome
+from agent.rundir.checkpoints import prune
 from agent.rundir.manifest import SINGLE_RUN_FINGERPRINT, MixedCodeError, check_single_run_code
 from agent.rundir.paths import UnsafePath, run_path
 from agent.runner.bench import RunFolderBusy, run_lock
-from agent.runner.local import CANCEL_GRACE_SECONDS, CLOSE_TIMEOUT_SECONDS
 from agent.webenv.sites import DEFAULT_RELEASE
 
 _TASK = typer.Option(..., "--task", help="Task id, e.g. offline_vulns_001 or offline_vulns_001-g.")
@@ -147,24 +153,33 @@ def _webenv_mapping(bench: BenchConfig | None, pairs: list[str]) -> tuple[dict[s
     return mapping or None, datasets[0].webenv_release if datasets else DEFAULT_RELEASE
 
 
-def _origin(url: str | None) -> list[str]:
-    if not url:
-        return []
-    parts = urlsplit(url)
-    return [f"{parts.scheme}://{parts.netloc}"]
+@dataclass(frozen=True)
+class _TaskRoutes:
+    """The one task's environment routes, as the cell attempt asks for them (`routes_for(task)`)."""
+
+    routes: Any
+
+    def routes_for(self, task: Any) -> Any:
+        return self.routes
 
 
 async def run_one(*, task_id: str, source: str, model: ModelConfig, variant: AgentVariant, protocol: ProtocolConfig,
                   agent: AgentConfig, out_dir: Path, webenv: dict[str, str] | None = None,
-                  webenv_release: str = DEFAULT_RELEASE, hard_limit: float | None = None) -> tuple[TaskOutcome, dict]:
-    """`hard_limit`: the runner's stop beyond the agent's wall budget (as `sgr bench` has, agent/runner/local.py)."""
+                  webenv_release: str = DEFAULT_RELEASE, run: RunConfig | None = None,
+                  on_retry: Callable[[str], None] | None = None) -> tuple[TaskOutcome, dict]:
+    """One cell, run as `sgr bench` runs each (agent/runner/local.py): the hard limit beyond the agent's wall
+    budget (`run.hard_timeout_margin_seconds`) and infrastructure errors retried (`run.retries`), in `out_dir`
+    itself (no staging folder: its checkpoint restarts an interrupted thread). `on_retry` hears each retry."""
     from agent.models.local_server import serving
     from agent.models.play_server import playing
+    from agent.rundir.cells import CellKey, cell_task_id
     from agent.runner.bench import score_cell
+    from agent.runner.local import Cell, LocalSlot, chromium_worker_factory, run_attempts
     from agent.solve import solve_task
-    from browser.session import ChromiumWorker
+    from browser.trace import Redactor
     from tasks.loaders import load_tasks
 
+    run = run or RunConfig()
     with _suite_origin(source == "offline") as origin, serving(model, log_path=out_dir / "llama_server.log") as model, \
             playing(model, out_dir) as model:
         tasks = load_tasks(source, task_ids=[task_id], origin=origin)
@@ -176,40 +191,27 @@ async def run_one(*, task_id: str, source: str, model: ModelConfig, variant: Age
             site, status = routes_for_task(webenv, webenv_release, task)
             routes = site.routes
             (out_dir / "webenv.json").write_text(json.dumps(status.as_json(), indent=2), encoding="utf-8")
-        worker = ChromiumWorker(token_budget=agent.token_budget_per_observation)
+        config = BenchConfig(models=[model], protocol=protocol, agent=agent, run=run)
+        allowed = sorted(set(protocol.allowed_origins + ([origin] if origin else [])))
+        slot = LocalSlot(config, out_dir, allowed, solve=solve_task, worker_factory=chromium_worker_factory(config),
+                         webenv=_TaskRoutes(routes) if routes else None,
+                         checkpoint_db=lambda _key: out_dir / "checkpoints.sqlite")
+        cell = Cell(CellKey(model.name, variant.name, cell_task_id(task)), task, model, variant)
         try:
-            origins = sorted(set(protocol.allowed_origins + _origin(task.start_url) + ([origin] if origin else [])
-                                 + (list(routes.pairs) if routes else [])))
-            async with worker.task_browser(str(out_dir), origins, trace=agent.trace,
-                                           screenshots=agent.screenshots, routes=routes) as browser:
-                solving = asyncio.create_task(solve_task(
-                    task, browser=browser, model=model, variant=variant, protocol=protocol, out_dir=out_dir,
-                    checkpoint_db=out_dir / "checkpoints.sqlite", token_budget=agent.token_budget_per_observation))
-                outcome = await _within(solving, hard_limit, task_id, model, variant, out_dir, protocol)
+            last = await run_attempts(cell, slot, lambda: out_dir, run)
         finally:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(worker.close(), CLOSE_TIMEOUT_SECONDS)
+            await slot.close()
+    for attempt in last.retried:
+        if on_retry:
+            on_retry(f"attempt {attempt.number} ended in an infrastructure error, retried: {attempt.error}")
+    # the runner's own error texts (an exception, a timeout) are redacted as the solver's are
+    outcome = TaskOutcome.model_validate(Redactor.from_environment().json(last.outcome.model_dump(mode="json")))
     _, score = score_cell(task, outcome.answer, failure=outcome.failure())
     (out_dir / "score.json").write_text(json.dumps(score, indent=2, default=str), encoding="utf-8")
     (out_dir / "outcome.json").write_text(outcome.model_dump_json(indent=2), encoding="utf-8")
+    if outcome.error_kind != "infra":  # the outcome stands: nothing resumes this run (an infra error runs again)
+        prune(out_dir / "checkpoints.sqlite")
     return outcome, score
-
-
-async def _within(solving: asyncio.Task, hard_limit: float | None, task_id: str, model: ModelConfig,
-                  variant: AgentVariant, out_dir: Path, protocol: ProtocolConfig) -> TaskOutcome:
-    """The solver's outcome, or after `hard_limit` seconds the solver cancelled and a timeout outcome (the bench
-    runner's hard stop, for one run)."""
-    done, _ = await asyncio.wait({solving}, timeout=hard_limit)
-    if solving in done:
-        return solving.result()
-    solving.cancel()
-    await asyncio.wait({solving}, timeout=CANCEL_GRACE_SECONDS)
-    partial = out_dir / "answer.txt"
-    return TaskOutcome(task_id=task_id, model=model.name, variant=variant.name, ablated=list(variant.ablate),
-                       answer=partial.read_text(encoding="utf-8") if partial.is_file() else "",
-                       stop_reason="wall_time", error_kind="timeout",
-                       error=f"cancelled by the runner after {hard_limit:.0f} s (agent wall budget "
-                             f"{protocol.budgets.wall_seconds:.0f} s)")
 
 
 def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASKS, model: str | None = _MODEL,
@@ -265,10 +267,15 @@ def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASK
         if earlier and not fresh:
             console.print(f"[bold yellow]{escape(earlier)}[/]", highlight=False)
         try:
-            outcome, score = asyncio.run(run_one(task_id=task, source=tasks or "offline", model=chosen, variant=variant,
-                                                 protocol=protocol, agent=agent, out_dir=out_dir, webenv=mapping,
-                                                 webenv_release=release, hard_limit=protocol.budgets.wall_seconds
-                                                 + (bench.run if bench else RunConfig()).hard_timeout_margin_seconds))
+            finished = _finished(out_dir)
+        except ValueError as exc:
+            console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+            raise typer.Exit(2) from exc
+        try:
+            outcome, score = finished or asyncio.run(run_one(
+                task_id=task, source=tasks or "offline", model=chosen, variant=variant, protocol=protocol, agent=agent,
+                out_dir=out_dir, webenv=mapping, webenv_release=release, run=bench.run if bench else RunConfig(),
+                on_retry=lambda line: console.print(f"[bold yellow]{escape(line)}[/]", highlight=False)))
         except TaskSkipped as exc:  # the task's site has no environment: a listed skip, not a failure
             console.print(str(exc), highlight=False)
             if {p.name for p in out_dir.iterdir()} <= {SINGLE_RUN_FINGERPRINT, "run.lock"}:  # nothing ran: no folder
@@ -301,9 +308,28 @@ def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASK
             raise typer.Exit(1)
 
 
+def _finished(out_dir: Path) -> tuple[TaskOutcome, dict] | None:
+    """The outcome and score of a finished run, re-reported as they are (its checkpoint is gone: agent/README.md);
+    None when there is none, or when it ended in an infrastructure error (that run goes again, as a bench's
+    retry would). Raises ValueError, one line, for an outcome.json that is not one."""
+    done, scored = out_dir / "outcome.json", out_dir / "score.json"
+    if not (done.is_file() and scored.is_file()):
+        return None
+    try:
+        outcome = TaskOutcome.model_validate_json(done.read_text(encoding="utf-8"))
+        score = json.loads(scored.read_text(encoding="utf-8"))
+    except (ValueError, OSError) as exc:
+        raise ValueError(f"{out_dir}: the earlier run's outcome.json or score.json cannot be read "
+                         f"({type(exc).__name__}); --fresh runs the task again") from exc
+    return None if outcome.error_kind == "infra" else (outcome, score)
+
+
 def _earlier_run(out_dir: Path) -> str | None:
     """Said before a rerun, so an old result is never re-reported as if it had just been made."""
     done = out_dir / "outcome.json"
+    with contextlib.suppress(ValueError, OSError):
+        if TaskOutcome.model_validate_json(done.read_text(encoding="utf-8")).error_kind == "infra":
+            return f"{out_dir} holds a run of this task that ended in an infrastructure error: it runs again"
     if done.is_file():
         when = datetime.fromtimestamp(done.stat().st_mtime, UTC).strftime("%Y-%m-%d %H:%M UTC")
         return (f"{out_dir} holds a finished run of this task ({when}): re-reporting it, nothing runs again; "

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 from agent.models.play_server import PLAY_FILE
 from agent.models.transcript import TRANSCRIPT_FILE, read_transcript
 from agent.paths.path import ORIGIN, TARGET_KEYS, DecisionPath, PathStep
+from graph.events import ActorEvent, BrowserLine, RunEvent, StepEvent, read_events
 
 PLAN_TOOL = "Plan"
 # the browser's own message names the control it acted on (older runs log no `shown`)
@@ -62,16 +63,20 @@ def _answers(folder: Path) -> list[tuple[int, dict[str, Any]]]:
     return out
 
 
-def _steps_log(folder: Path) -> list[dict[str, Any]]:
+def _steps_log(folder: Path) -> list[StepEvent]:
     for candidate in (folder / "steps.jsonl", folder.parent / "steps.jsonl"):
         if candidate.exists():
-            return [json.loads(line) for line in candidate.read_text(encoding="utf-8").splitlines() if line.strip()]
+            events, problems = read_events(candidate)
+            if problems:
+                raise RunFolderError(f"{candidate}: {problems[0]}"
+                                     + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
+            return events
     raise RunFolderError(f"{folder}: no steps.jsonl here or one folder up (the run's own record)")
 
 
-def _origin(events: list[dict[str, Any]]) -> str | None:
+def _origin(events: list[StepEvent]) -> str | None:
     for event in events:
-        url = str(event.get("url") or "")
+        url = str(getattr(event, "url", None) or "")
         if url.startswith(("http://", "https://")):
             parts = urlsplit(url)
             return f"{parts.scheme}://{parts.netloc}"
@@ -82,12 +87,12 @@ def path_from_run(folder: Path, task: str | None = None) -> DecisionPath:
     folder = Path(folder)
     answers = _answers(folder)
     events = _steps_log(folder)
-    start = next((e for e in events if e.get("event") == "start"), {})
-    task_id = task or start.get("task_id")
+    start = next((e for e in events if isinstance(e, RunEvent) and e.event == "start"), None)
+    task_id = task or (start.task_id if start else None)
     if not task_id:
         raise RunFolderError(f"{folder}: the task id is not recorded; give it")
-    actor = [e for e in events if e.get("node") == "actor" and ("tool" in e or "invalid" in e)]
-    messages = {e["step"]: str(e.get("message") or "") for e in events if "action" in e and "time" in e}
+    actor = [e for e in events if isinstance(e, ActorEvent) and (e.tool is not None or e.invalid is not None)]
+    messages = {e.step: e.message or "" for e in events if isinstance(e, BrowserLine)}
     plan, steps, unmapped = None, [], []
     calls = iter(actor)
     for n, answer in answers:
@@ -104,7 +109,7 @@ def path_from_run(folder: Path, task: str | None = None) -> DecisionPath:
             target = args.get(key)
             if not (isinstance(target, dict) and target.get("ref")):
                 continue
-            shown = (event.get("shown") or {}).get(key) or _named(messages.get(event.get("step"), ""), key)
+            shown = (event.shown or {}).get(key) or _named(messages.get(event.step, ""), key)
             if shown:
                 args[key] = shown
             else:

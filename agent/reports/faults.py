@@ -20,6 +20,7 @@ from agent.models.fault_classes import FAULT_CLASSES, FAULT_DESCRIPTIONS, FAULT_
 from agent.reports.summary import render_csv
 from agent.rundir.atomic import write_json_atomic, write_text_atomic
 from agent.rundir.cells import CellRecord, cell_dir, load_records
+from graph.events import ActorEvent, read_events
 
 FAULT_LABEL = "FAULT-INJECTED REPLAYS"
 FAULT_HEADING = (f"{FAULT_LABEL}, NOT MODEL RESULTS: a scripted policy replays each task's known solution with one "
@@ -55,19 +56,12 @@ class FaultCell:
 
 
 def _actor_calls(folder: Path) -> list[tuple[int, str]]:
-    """(graph step, call id) of each actor tool call, in order."""
-    calls: list[tuple[int, str]] = []
+    """(graph step, call id) of each actor tool call, in order (unreadable lines skipped: the timeline lists them)."""
     path = folder / "steps.jsonl"
     if not path.is_file():
-        return calls
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        if entry.get("node") == "actor" and "tool" in entry:
-            calls.append((int(entry["step"]), str(entry.get("call_id") or "")))
-    return calls
+        return []
+    events, _ = read_events(path)
+    return [(int(e.step or 0), e.call_id or "") for e in events if isinstance(e, ActorEvent) and e.tool is not None]
 
 
 def injection_step(calls: list[tuple[int, str]], walkthrough_step: int, call: int) -> int:

@@ -1,6 +1,6 @@
 """A task's `steps.jsonl` as one row per step: what was done, to what, what it changed, and what was flagged.
 
-`steps.jsonl` logs each step several times (the actor's tool call, the browser's action with its read-back,
+`steps.jsonl` (typed by graph/events.py) logs each step several times (the actor's tool call, the browser's action with its read-back,
 the executor's result, the tracker's state, the extractor or workspace, the verifier). A reader wants one
 line per step, so the events of a step are folded into a `StepRow`: the action and its target once, the URL
 only when it changed, the effect (the page's own read-back of controls and URL, the retrieval state's delta,
@@ -14,6 +14,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+
+from graph.events import (
+    ActorEvent,
+    BrowserLine,
+    ComposerEvent,
+    ExecutorEvent,
+    ExtractorEvent,
+    PlannerEvent,
+    RunEvent,
+    StepEvent,
+    TrackerEvent,
+    VerifierEvent,
+    WorkspaceEvent,
+    read_events,
+)
 
 MAX_ROWS_PER_TASK = 300
 _TARGET_KEYS = ("target", "start_target", "end_target")
@@ -77,13 +92,13 @@ def _path(url: str) -> str:
     return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
 
 
-def _browser_effect(event: dict[str, Any]) -> list[str]:
+def _browser_effect(event: BrowserLine) -> list[str]:
     """The page's read-back: what the action changed (controls, URL parameters, result counts)."""
-    message = str(event.get("message") or "")
+    message = event.message or ""
     head, _, tail = message.partition("; ")
     tail = "" if tail.startswith("now at ") else tail
     effect = [tail] if tail else [head] if head and not head.startswith(("opened ", "clicked ")) else []
-    before, after = event.get("count_before"), event.get("count_after")
+    before, after = event.count_before, event.count_after
     if after is not None and before != after and not any("results" in e for e in effect):
         effect.append(f"results {before} → {after}")
     return [_short(e, 200) for e in effect]
@@ -117,11 +132,9 @@ class _Fold:
             self.last_url = str(url)
 
 
-def _fold(fold: _Fold, event: dict[str, Any], screenshots: dict[int, str]) -> None:
-    node = event.get("node")
-    step = event.get("step")
-    if node == "run":
-        kind = event.get("event", "")
+def _fold(fold: _Fold, event: StepEvent, screenshots: dict[int, str]) -> None:
+    if isinstance(event, RunEvent):
+        kind = event.event
         if kind in ("new_attempt", "restart"):
             fold.attempt += 1
             fold.state, fold.tables, fold.last_url = {}, {}, ""
@@ -129,86 +142,86 @@ def _fold(fold: _Fold, event: dict[str, Any], screenshots: dict[int, str]) -> No
             row = fold.row(f"run:{kind}")
             row.step, row.action = "run", {"new_attempt": "retry: the task runs again from a clean slate",
                                            "restart": "restart after an interruption"}.get(kind, kind)
-            if event.get("error"):
-                row.flags.append(Flag("error" if kind == "bug" else "note", _short(event["error"], 300)))
+            if event.error:
+                row.flags.append(Flag("error" if kind == "bug" else "note", _short(event.error, 300)))
         return
-    if node == "planner":
+    if isinstance(event, PlannerEvent):
         row = fold.row("plan")
-        if event.get("plan"):
-            gates = event["plan"].get("gates") or []
+        if event.plan:
+            gates = event.plan.get("gates") or []
             row.action = "plan"
             row.effect = ["gates: " + "; ".join(f"{g.get('name')} = {_short(g.get('target'), 60)}"
                                                 for g in gates if isinstance(g, dict))] if gates else []
-        elif event.get("invalid") or event.get("error"):
+        elif event.invalid or event.error:
             row.action = row.action or "plan (failed)"
-            row.flags.append(Flag("error" if event.get("error") else "invalid",
-                                  _short(event.get("invalid") or event.get("error"), 200)))
+            row.flags.append(Flag("error" if event.error else "invalid", _short(event.invalid or event.error, 200)))
         return
-    key = str(step) if step is not None else "end"
-    row = fold.row(key)
-    if node == "actor":
-        if "tool" in event and "args" in event:
-            row.action, row.target = describe_call(str(event["tool"]), event.get("args") or {})
-            call_id = str(event.get("call_id") or "")
+    step = event.step
+    row = fold.row(str(step) if step is not None else "end")
+    if isinstance(event, ActorEvent):
+        if event.is_call:
+            row.action, row.target = describe_call(str(event.tool), event.args or {})
+            call_id = event.call_id or ""
             if call_id.startswith("fx-"):
                 row.flags.append(Flag("fault", "injected fault"))
             elif call_id.startswith("rp-"):
                 row.flags.append(Flag("repair", "repair replay"))
-            if event.get("refused_calls"):
-                row.flags.append(Flag("invalid", f"{event['refused_calls']} extra call(s) refused"))
-        if event.get("invalid"):
-            row.flags.append(Flag("invalid", f"invalid call: {_short(event['invalid'], 200)}"))
-        if event.get("error"):
-            row.flags.append(Flag("error", _short(event["error"], 300)))
-        if event.get("stop"):
-            row.flags.append(Flag("note", f"stop: {event['stop']}"))
-    elif node is None and isinstance(event.get("action"), dict):  # the browser's own line
-        fold.url(row, event.get("url"))
+            if event.refused_calls:
+                row.flags.append(Flag("invalid", f"{event.refused_calls} extra call(s) refused"))
+        if event.invalid:
+            row.flags.append(Flag("invalid", f"invalid call: {_short(event.invalid, 200)}"))
+        if event.error:
+            row.flags.append(Flag("error", _short(event.error, 300)))
+        if event.stop:
+            row.flags.append(Flag("note", f"stop: {event.stop}"))
+    elif isinstance(event, BrowserLine):  # the browser's own line
+        fold.url(row, event.url)
         row.effect += _browser_effect(event)
-        if event.get("ok") is False:
-            row.flags.append(Flag("error", _short(event.get("error") or event.get("message"), 300)))
+        if event.ok is False:
+            row.flags.append(Flag("error", _short(event.error or event.message, 300)))
         if isinstance(step, int) and step in screenshots:
             row.screenshot = screenshots[step]
-    elif node == "executor":
+    elif isinstance(event, ExecutorEvent):
         if not row.action:
-            row.action = str(event.get("action") or "")
-        fold.url(row, event.get("url"))
-        if event.get("ok") is False and not any(f.kind == "error" for f in row.flags):
-            row.flags.append(Flag("error", _short(event.get("error") or event.get("message"), 300)))
-    elif node == "state_tracker":
-        fold.url(row, event.get("url"))
-        values = {k: v for k, v in (event.get("values") or {}).items()}
-        if event.get("pages"):
-            values["page"] = f"{event.get('page')}/{event.get('pages')}"
+            row.action = event.action or ""
+        fold.url(row, event.url)
+        if event.ok is False and not any(f.kind == "error" for f in row.flags):
+            row.flags.append(Flag("error", _short(event.error or event.message, 300)))
+    elif isinstance(event, TrackerEvent):
+        fold.url(row, event.url)
+        values = dict(event.values)
+        if event.pages:
+            values["page"] = f"{event.page}/{event.pages}"
         delta = _state_delta(fold.state, values)
         if delta:
             row.effect.append("state: " + "; ".join(delta))
         fold.state = values
-        row.flags += [Flag("drift", _short(d if isinstance(d, str) else _drift_text(d), 160))
-                      for d in event.get("drift") or []]
-    elif node in ("extractor", "workspace"):
-        if event.get("error"):
-            row.flags.append(Flag("error", f"{event.get('tool') or 'extract_rows'}: {_short(event['error'], 260)}"))
-        elif node == "extractor":
-            row.effect.append(f"read {event.get('rows') or 0} row(s) into {event.get('into') or 'answer'}")
+        row.flags += [Flag("drift", _short(d if isinstance(d, str) else _drift_text(d), 160)) for d in event.drift]
+    elif isinstance(event, ExtractorEvent):
+        if event.error:
+            row.flags.append(Flag("error", f"extract_rows: {_short(event.error, 260)}"))
         else:
-            tables = event.get("tables") or {}
-            grown = [f"{k} {fold.tables.get(k, 0)} → {n}" for k, n in tables.items() if fold.tables.get(k) != n]
-            fold.tables.update(tables)
+            row.effect.append(f"read {event.rows or 0} row(s) into {event.into or 'answer'}")
+    elif isinstance(event, WorkspaceEvent):
+        if event.error:
+            row.flags.append(Flag("error", f"{event.tool or 'extract_rows'}: {_short(event.error, 260)}"))
+        else:
+            grown = [f"{k} {fold.tables.get(k, 0)} → {n}" for k, n in event.tables.items() if fold.tables.get(k) != n]
+            fold.tables.update(event.tables)
             if grown:
                 row.effect.append("rows: " + ", ".join(grown))
-            if event.get("sql"):
-                row.effect.append(f"derive: {_short(' '.join(str(event['sql']).split()), 160)}")
-    elif node == "verifier":
-        if event.get("ok"):
+            if event.sql:
+                row.effect.append(f"derive: {_short(' '.join(event.sql.split()), 160)}")
+    elif isinstance(event, VerifierEvent):
+        if event.ok:
             row.effect.append("verified")
-        for failure in event.get("failures") or []:
+        for failure in event.failures:
             text = f"[{failure.get('check')}] {failure.get('message')}" if isinstance(failure, dict) else failure
             row.flags.append(Flag("verify", _short(text, 300)))
-    elif node == "composer":
+    elif isinstance(event, ComposerEvent):
         row.action = row.action or "compose"
-        row.effect.append(f"answer: {event.get('rows')} row(s){' (derived)' if event.get('derived') else ''}, "
-                          f"stop {event.get('stop_reason')}")
+        row.effect.append(f"answer: {event.rows} row(s){' (derived)' if event.derived else ''}, "
+                          f"stop {event.stop_reason}")
 
 
 def _drift_text(flag: Any) -> str:
@@ -222,17 +235,10 @@ def step_rows(steps_path: Path, screenshots: dict[int, str] | None = None) -> tu
     so a report on a killed run's partial file still renders and says what is missing."""
     if not steps_path.is_file():
         return [], [f"{steps_path.name} missing"]
-    fold, problems = _Fold(), []
-    for number, line in enumerate(steps_path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            event = json.loads(line)
-        except ValueError as exc:
-            problems.append(f"line {number}: not JSON ({exc})")
-            continue
-        if isinstance(event, dict):
-            _fold(fold, event, screenshots or {})
+    fold = _Fold()
+    events, problems = read_events(steps_path)
+    for event in events:
+        _fold(fold, event, screenshots or {})
         if len(fold.order) > MAX_ROWS_PER_TASK:
             problems.append(f"more than {MAX_ROWS_PER_TASK} steps; the rest is in steps.jsonl")
             break

@@ -17,6 +17,10 @@ needs: a finished thread is re-reported from its last state, an interrupted one 
 so keeping them all grew the file with the square of the steps (issue 29: 210 MB for 20 steps with 50 KB
 URLs); the file is compacted when the task ends.
 
+Finished: once a run's outcome stands (a bench cell's `cell.json` is in place; `sgr run`'s `outcome.json` is
+written and not an infrastructure failure) its checkpoint is deleted (`prune`): results are read from the
+outcome, never from the checkpoint, so it is resume machinery for unfinished threads only (agent/README.md).
+
 Infrastructure failure: a thread the graph ended because the browser crashed or the model endpoint failed
 (an `infra` error) is finished, but the runner retries such a cell. Reporting that thread again would make
 every retry a no-op, so it is restarted the same way (`reason: infra`, the error kept); a thread that ended
@@ -150,3 +154,10 @@ def restarts_of(snapshot: Any) -> list[dict[str, Any]]:
     except ValueError:
         return []
     return restarts if isinstance(restarts, list) else []
+
+
+def prune(checkpoint_db: Path) -> None:
+    """Delete a finished run's checkpoint database (and sqlite's side files): nothing resumes a finished run."""
+    for path in (checkpoint_db, checkpoint_db.with_name(checkpoint_db.name + "-wal"),
+                 checkpoint_db.with_name(checkpoint_db.name + "-shm"), checkpoint_db.with_name(checkpoint_db.name + "-journal")):
+        path.unlink(missing_ok=True)

@@ -42,6 +42,7 @@ from agent.rundir.cells import (
     is_finished,
     slug,
 )
+from agent.rundir.checkpoints import prune
 from agent.rundir.manifest import (
     MANIFEST_FILE,
     MIXED_CODE_HINT,
@@ -66,8 +67,10 @@ from agent.runner.local import (
     Slot,
     SolveFn,
     WorkerFactory,
+    checkpoint_path,
     chromium_worker_factory,
     describe_error,
+    run_attempts,
 )
 from agent.runner.progress import BenchProgress
 from agent.runner.tasks import load_bench_tasks
@@ -194,19 +197,8 @@ class BenchRunner:
 
     async def run_cell(self, cell: Cell, slot: Slot) -> CellRecord:
         started_at = now_iso()
-        attempts: list[Attempt] = []
-        for number in range(1, self.config.run.retries + 2):
-            staging = fresh_staging_dir(self.run_dir, cell.key)
-            t0 = time.monotonic()
-            outcome, timed_out = await slot.attempt(cell, staging)
-            outcome.wall_seconds = outcome.wall_seconds or round(time.monotonic() - t0, 3)
-            retryable = outcome.error_kind == "infra" and number <= self.config.run.retries
-            if not retryable:
-                return self._finish(cell, staging, outcome, attempts, timed_out, started_at)
-            attempts.append(Attempt(number=number, error=outcome.error or "", error_kind="infra",
-                                    seconds=round(time.monotonic() - t0, 3)))
-            await asyncio.sleep(self.config.run.retry_backoff_seconds * 2 ** (number - 1))
-        raise AssertionError("unreachable: the last attempt always finishes the cell")
+        last = await run_attempts(cell, slot, lambda: fresh_staging_dir(self.run_dir, cell.key), self.config.run)
+        return self._finish(cell, last.staging, last.outcome, last.retried, last.timed_out, started_at)
 
     def _finish(self, cell: Cell, staging: Path, outcome: TaskOutcome, attempts: list[Attempt],
                 timed_out: bool, started_at: str) -> CellRecord:
@@ -238,6 +230,7 @@ class BenchRunner:
         _fsync_tree(staging)
         write_json_atomic(staging / "cell.json", record.model_dump(mode="json"))
         replace_dir_atomic(staging, cell_dir(self.run_dir, cell.key))
+        prune(checkpoint_path(self.run_dir, cell.key))  # a finished cell never runs again: its cell.json stands
         return record
 
 

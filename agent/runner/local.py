@@ -1,9 +1,10 @@
 """The local executor and what every executor shares: one cell attempt on one browser worker.
 
 `LocalSlot` is the attempt (a fresh browser context, the solver, the hard limit beyond the agent's wall
-budget, a browser restart after a crash or an abandoned task); `LocalExecutor` is today's pool of
-`run.concurrency` such slots in this process. The Ray executor (agent/runner/ray_pool.py) runs `LocalSlot`
-inside its actors, so both executors share one definition of a cell attempt.
+budget, a browser restart after a crash or an abandoned task); `run_attempts` the attempts of one cell (an
+infrastructure error retried with backoff); `LocalExecutor` is today's pool of `run.concurrency` such slots in
+this process. The Ray executor (agent/runner/ray_pool.py) runs `LocalSlot` inside its actors, and `sgr run`
+runs one cell on one `LocalSlot` (agent/commands/run.py), so all share one definition of a cell attempt.
 """
 
 from __future__ import annotations
@@ -13,15 +14,16 @@ import contextlib
 import os
 import platform
 import tempfile
+import time
 import traceback
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from agent.config import AgentVariant, BenchConfig, ModelConfig
+from agent.config import AgentVariant, BenchConfig, ModelConfig, RunConfig
 from agent.outcome import TaskOutcome
-from agent.rundir.cells import CellKey, cell_dir
+from agent.rundir.cells import Attempt, CellKey, cell_dir
 from agent.runner.errors import classify_exception
 from tasks.models import Task
 
@@ -94,14 +96,17 @@ class LocalSlot:
 
     The hard limit is enforced here (a hung task is cancelled and its browser restarted); the Ray executor
     runs this same class inside each of its actors, so both executors share one definition of an attempt.
-    `run_dir` holds the checkpoints (`checkpoints/<cell>.sqlite`), outside the staging folder: a finished
-    thread is re-reported, an interrupted one restarted from a clean slate (agent/rundir/checkpoints.py).
+    `run_dir` holds the checkpoints (`checkpoints/<cell>.sqlite`, or where `checkpoint_db` says: `sgr run`
+    keeps its one in the run folder), outside the staging folder: a finished thread is re-reported, an
+    interrupted one restarted from a clean slate (agent/rundir/checkpoints.py).
     """
 
     def __init__(self, config: BenchConfig, run_dir: Path, allowed_origins: list[str], *,
-                 solve: SolveFn, worker_factory: WorkerFactory, webenv: Any = None):
+                 solve: SolveFn, worker_factory: WorkerFactory, webenv: Any = None,
+                 checkpoint_db: Callable[[CellKey], Path] | None = None):
         self.config = config
         self.run_dir = run_dir
+        self.checkpoint_db = checkpoint_db or (lambda key: checkpoint_path(run_dir, key))
         self.allowed_origins = allowed_origins
         self.solve = solve
         self.worker = WorkerSlot(worker_factory)
@@ -159,8 +164,37 @@ class LocalSlot:
                 cell.task, browser=browser, model=cell.model, variant=cell.variant,
                 protocol=self.config.protocol, out_dir=staging,
                 token_budget=self.config.agent.token_budget_per_observation,
-                checkpoint_db=checkpoint_path(self.run_dir, cell.key),
+                checkpoint_db=self.checkpoint_db(cell.key),
             )
+
+
+@dataclass
+class Attempted:
+    """A cell's last attempt (its outcome and the folder it wrote) and the infrastructure failures retried
+    before it."""
+
+    outcome: TaskOutcome
+    timed_out: bool
+    staging: Path
+    retried: list[Attempt]
+
+
+async def run_attempts(cell: Cell, slot: Slot, new_staging: Callable[[], Path], run: RunConfig) -> Attempted:
+    """Attempt `cell` on `slot` until it ends other than by an infrastructure error, at most `run.retries`
+    extra times, waiting `run.retry_backoff_seconds` (doubled per retry) between attempts; each attempt
+    writes into the folder `new_staging` gives it."""
+    retried: list[Attempt] = []
+    for number in range(1, run.retries + 2):
+        staging = new_staging()
+        t0 = time.monotonic()
+        outcome, timed_out = await slot.attempt(cell, staging)
+        outcome.wall_seconds = outcome.wall_seconds or round(time.monotonic() - t0, 3)
+        if outcome.error_kind != "infra" or number > run.retries:
+            return Attempted(outcome, timed_out, staging, retried)
+        retried.append(Attempt(number=number, error=outcome.error or "", error_kind="infra",
+                               seconds=round(time.monotonic() - t0, 3)))
+        await asyncio.sleep(run.retry_backoff_seconds * 2 ** (number - 1))
+    raise AssertionError("unreachable: the last attempt always returns")
 
 
 def hard_limit(config: BenchConfig) -> float:

@@ -9,13 +9,12 @@ from typing import Any
 from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage, ToolMessage
 from pydantic import BaseModel
 
-from browser.tokens import count_tokens
 from browser.types import Observation
 from graph.caps import bound_reply
-from graph.composer import live_rows, parse_order
-from graph.context import TOKENIZER_MARGIN, fit_window, prompt_parts
+from graph.composer import parse_order
+from graph.context import ContextOverflow, fit_prompt, prompt_parts, undocumented
 from graph.details import switch_off_refusal
-from graph.evidence import ANSWER, derived_answer, discard_from
+from graph.evidence import discard
 from graph.gates import rejudge_tables
 from graph.nodes.common import (
     MAX_INVALID_STREAK,
@@ -32,7 +31,7 @@ from graph.nodes.tracking import recheck_flags
 from graph.nodes.verification import recheck_goal
 from graph.page_fence import untrusted
 from graph.phase import actor_system, actor_tools
-from graph.render import page_key, turn_observation
+from graph.render import TURN_CUTS, observation_tokens, page_key, turn_observation
 from graph.robust import (
     PROSE_FEEDBACK,
     REPEAT_STOP,
@@ -49,8 +48,6 @@ from graph.tools import DiscardRows, Finish, RevisePlan
 from graph.toolset import ToolCallError, parse_tool_call
 from graph.tracker import MAX_OPTIONS_KEPT, gate_key, read_values
 
-MIN_OBSERVATION_TOKENS = 300
-FIT_MARGIN = 8  # tokens: a text counted whole and counted in its parts differ by a few at the seams
 HISTORY_WHOLE = 2  # the newest exchanges sent whole; older ones (up to HISTORY_TURNS) as one line each
 
 
@@ -62,7 +59,12 @@ def make_actor(deps: Deps):
             return {"stop_reason": stop, "pending": None, "nodes_run": ["actor"]}
         step = state.get("step", 0) + 1
         tools = actor_tools(deps, state)
-        prompt, trimmed, seen_page, parts = _prompt(deps, state, tools)
+        try:
+            prompt, tools, trimmed, seen_page, parts = _prompt(deps, state, tools)
+        except ContextOverflow as exc:
+            deps.log.write({"node": "actor", "step": step, "error": str(exc), "kind": "config"})
+            return {"stop_reason": "error", "pending": None, "nodes_run": ["actor"], "step": step,
+                    "errors": [error_record(state, "actor", "config", "context_overflow", str(exc))]}
         try:
             ai, llm_ms = await call_model(deps.model.bind_tools(tools, tool_choice="auto"), prompt,
                                         call_deadline(deps, state))
@@ -149,39 +151,33 @@ def _page_controls(observation: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def _prompt(deps: Deps, state: AgentState, tools: list[dict[str, Any]]
-            ) -> tuple[list[AnyMessage], bool, dict[str, Any] | None, dict[str, int]]:
-    """System prompt, the earlier exchanges that fit the model's context window, and the current turn; also
-    whether anything was cut to fit (the context trim), the page record to keep and the prompt's parts in tokens.
+            ) -> tuple[list[AnyMessage], list[dict[str, Any]], bool, dict[str, Any] | None, dict[str, int]]:
+    """System prompt, the earlier exchanges that fit the model's context window, and the current turn; the tool
+    schemas to bind (undocumented in the shortest windows); whether anything was cut to fit (the context trim);
+    the page record to keep and the prompt's parts in tokens.
 
-    The observation is rendered for the room the prompt has left: the worker's budget when the prompt fits the
-    window with it (older exchanges folded first), else what is left of the window after the system prompt,
-    the tools, the turn and the history - the renderer lays the page out again within that and notes what it
-    left out, so the prompt stays within `context_tokens` unless the rest of the turn (its state part) alone
-    fills it: that part is not cut yet (a known gap, tests/test_graph_context_window.py). Below
-    MIN_OBSERVATION_TOKENS it is cut only into the completion reserve's room. A trim is counted only when something sent differs
-    from what the whole budget would have sent."""
+    The observation is rendered once, within the room `graph.context.fit_prompt` leaves it after the system
+    prompt, the tools, the history and the turn's state part (abbreviated too when the window is short), so the
+    prompt never exceeds `context_tokens` (`ContextOverflow` when even the smallest prompt cannot fit)."""
     system = SystemMessage(actor_system(deps, state))
-    context = deps.model_config.context_tokens
-    budget = deps.token_budget
-    whole: str | None = None
-    while True:
-        seen, seen_page = turn_observation(state, budget)
-        whole = seen if whole is None else whole
-        turn = HumanMessage(deps.prompts.actor_turn(state, observation_text=seen, max_steps=deps.budgets.max_steps),
+    history = [_page_data(m, deps) for m in history_window(state.get("messages") or [])]
+    seen_page: list[dict[str, Any] | None] = [None]
+
+    def observe(budget: int) -> str:
+        text, seen_page[0] = turn_observation(state, budget)
+        return text
+
+    def turn(observation: str, cut: int) -> HumanMessage:
+        return HumanMessage(deps.prompts.actor_turn(state, observation_text=observation,
+                                                    max_steps=deps.budgets.max_steps, cut=cut),
                             additional_kwargs={"sgr_state": _structured(state)})
-        history = [_page_data(m, deps) for m in history_window(state.get("messages") or [])]
-        window = fit_window(history, head=[system], turn=turn, tools=tools,
-                            context_tokens=context, whole=HISTORY_WHOLE)
-        if context is None or window.limit is None or window.tokens <= window.limit:
-            break
-        rest = window.tokens - count_tokens(seen)  # everything but the observation, history folded
-        floor = max(1, min(MIN_OBSERVATION_TOKENS, int(context * TOKENIZER_MARGIN) - rest - FIT_MARGIN))
-        wanted = max(floor, window.limit - rest - FIT_MARGIN)
-        if wanted >= budget:  # nothing left to cut
-            break
-        budget = wanted
-    return [system, *window.messages, turn], window.trimmed > 0 or seen != whole, seen_page, prompt_parts(
-        system, window.messages, turn, seen, tools)
+
+    fitted = fit_prompt(system=system, history=history, context_tokens=deps.model_config.context_tokens,
+                        budget=deps.token_budget, whole=HISTORY_WHOLE, levels=TURN_CUTS, turn=turn, observe=observe,
+                        tools=lambda level: tools if level < TURN_CUTS else undocumented(tools),
+                        observation_tokens=observation_tokens(state.get("observation"), deps.token_budget))
+    return fitted.messages, fitted.tools, fitted.trimmed, seen_page[0], prompt_parts(
+        system, fitted.history, fitted.turn, fitted.observation, fitted.tools)
 
 
 def _page_data(message: AnyMessage, deps: Deps) -> AnyMessage:
@@ -210,8 +206,6 @@ def recheck(deps: Deps, state: AgentState, update: dict[str, Any]) -> dict[str, 
     """Flags and the repair goal judged again right after `revise_plan` / `discard_rows`, so the next turn
     shows only what is still true (the plan revised, the rows gone)."""
     after: dict[str, Any] = {**state, **update}
-    if "discarded" in update:
-        after["discarded"] = [*(state.get("discarded") or []), *update["discarded"]]
     if "tables" in update:
         after["tables"] = merge_tables(state.get("tables"), update["tables"])
     rejudged: dict[str, Any] = {}
@@ -221,7 +215,7 @@ def recheck(deps: Deps, state: AgentState, update: dict[str, Any]) -> dict[str, 
         after["tables"] = merge_tables(after.get("tables"), rejudged)
         if rejudged:
             deps.log.write({"node": "actor", "step": update.get("step"), "rejudged": {
-                name: sum(1 for r in t["rows"] if r.get("_drift")) for name, t in rejudged.items()}})
+                name: sum(1 for r in t["rows"] if r["provenance"]["drift"]) for name, t in rejudged.items()}})
     flags = recheck_flags(deps, after)
     return {**({"tables": rejudged} if rejudged else {}), **flags, **recheck_goal(deps, {**after, **flags})}
 
@@ -236,17 +230,6 @@ def _bookkeeping(state: AgentState, tool: BaseModel, call_id: str) -> dict[str, 
             return {"messages": [ToolMessage(refused, tool_call_id=call_id)]}
         return {"plan": tool.plan.model_dump(), "messages": [ToolMessage(f"plan revised: {tool.reason}", tool_call_id=call_id)]}
     assert isinstance(tool, DiscardRows)
-    if tool.table != ANSWER or derived_answer(state.get("tables")):
-        table = (state.get("tables") or {}).get(tool.table)
-        if table is None:
-            return {"messages": [ToolMessage(f"no table {tool.table!r}", tool_call_id=call_id)]}
-        kept, gone_count = discard_from(tool, table)
-        text = f"discarded {gone_count} row(s) of {tool.table}; {len(kept['rows'])} left"
-        return {"tables": {tool.table: kept}, "messages": [ToolMessage(text, tool_call_id=call_id)]}
-    rows = live_rows(state.get("rows") or [], state.get("discarded") or [])
-    gone = [r for r in rows if tool.all_rows
-            or ((tool.from_step is None or r["provenance"]["step"] == tool.from_step)
-                and (tool.where or tool.from_step is not None)
-                and all(r["values"].get(k, "").casefold() == v.casefold() for k, v in tool.where.items()))]
-    text = f"discarded {len(gone)} row(s); {len(rows) - len(gone)} left"
-    return {"discarded": gone, "messages": [ToolMessage(text, tool_call_id=call_id)]}
+    written = discard(tool, state.get("tables") or {})
+    return {**({"tables": written.tables} if written.tables else {}),
+            "messages": [ToolMessage(written.message, tool_call_id=call_id)]}

@@ -4,30 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from graph.composer import compose, live_rows
-from graph.evidence import compose_derived, derived_answer
+from graph.evidence import compose_answer, derived_answer
 from graph.nodes.common import error_record
 from graph.nodes.deps import Deps
 from graph.state import AgentState, ErrorRecord
-
-
-def _write(deps: Deps, state: AgentState, order_by: list[str]) -> tuple[str, int]:
-    """The answer text and its row count: the `answer` table made by `derive` (in its SQL order) if there is
-    one, else the rows extracted into the answer."""
-    derived = derived_answer(state.get("tables"))
-    if derived is not None:
-        return compose_derived(derived, deps.spec, order_by), len(derived["rows"])
-    rows = live_rows(state.get("rows") or [], state.get("discarded") or [])
-    return compose(rows, deps.spec, order_by), len(rows)
 
 
 def make_composer(deps: Deps):
     async def composer(state: AgentState) -> dict[str, Any]:
         errors: list[ErrorRecord] = []
         try:
-            answer, rows = _write(deps, state, state.get("order_by") or [])
+            answer, rows = compose_answer(state.get("tables"), deps.spec, state.get("order_by") or [])
         except ValueError as exc:  # ordering keys that no longer fit: keep the rows, say why
-            answer, rows = _write(deps, state, [])
+            answer, rows = compose_answer(state.get("tables"), deps.spec, [])
             errors.append(error_record(state, "composer", "agent", "order_by", str(exc)))
         stop = state.get("stop_reason") or "finished"
         deps.log.write({"node": "composer", "step": state.get("step", 0), "rows": rows,

@@ -2,43 +2,27 @@
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
 from browser.interface import Browser
-from browser.trace import Redactor
+from graph.events import StepLog
 from graph.render import Prompts
 from graph.settings import Budgets, ModelConfig
-from graph.toolset import plan_tool, tool_schemas
+from graph.toolset import plan_tool
 from tasks.spec import OutputSpec
 
 
-class StepLog:
-    """steps.jsonl, appended and flushed per event so an interrupted run keeps its trace. The browser's
-    tracer writes its action lines to the same file (they have no `node`), giving one timeline; both redact
-    secrets with the same `Redactor`."""
-
-    def __init__(self, path: Path | None = None):
-        self.path = path
-        self.events: list[dict[str, Any]] = []
-        self.redactor = Redactor.from_environment()
-
-    def write(self, event: dict[str, Any]) -> None:
-        event = self.redactor.json({"t": round(time.time(), 3), **event})
-        self.events.append(event)
-        if self.path is not None:
-            with open(self.path, "a", encoding="utf-8") as fh:
-                fh.write(json.dumps(event, default=str) + "\n")
-
-
-@dataclass
+@dataclass(frozen=True)
 class Deps:
+    """Fixed for a run: `build_graph` gives its nodes a copy with `ablated` set (`dataclasses.replace`), never
+    changes the one it is given. A frozen object rather than LangGraph's `Runtime` context: the nodes are
+    closures made once per graph, so the context would only move the same fields behind `runtime.context`."""
+
     browser: Browser
     model: BaseChatModel
     model_config: ModelConfig
@@ -52,6 +36,7 @@ class Deps:
     clock: Callable[[], float] = time.time
     ablated: frozenset[str] = frozenset()  # nodes switched off: their prompt parts and tools go too (build_graph)
 
+    planner_model: Any = field(init=False, repr=False, compare=False)  # the model bound to the plan tool
+
     def __post_init__(self) -> None:
-        self.actor_model = self.model.bind_tools(tool_schemas(search=self.search_enabled))
-        self.planner_model = self.model.bind_tools([plan_tool()], tool_choice="Plan")
+        object.__setattr__(self, "planner_model", self.model.bind_tools([plan_tool()], tool_choice="Plan"))

@@ -3,27 +3,19 @@
 from __future__ import annotations
 
 import time
-from typing import Any, Literal
-from urllib.parse import urljoin
+from typing import Any
 
 from langchain_core.messages import ToolMessage
 from pydantic import TypeAdapter
 
 from browser.interface import BrowserError
-from browser.types import (
-    CHANGING_KINDS,
-    PASSIVE_KINDS,
-    ActionResult,
-    BrowserAction,
-    Observation,
-    TableData,
-)
+from browser.types import CHANGING_KINDS, PASSIVE_KINDS, ActionResult, BrowserAction, Observation
+from graph.listings import listing_of
 from graph.nodes.common import error_record, summarize_result
 from graph.nodes.deps import Deps
 from graph.robust import NO_CHANGE
-from graph.state import AgentState, Listing, PendingCall
+from graph.state import AgentState, PendingCall
 from graph.tools import WebSearch
-from graph.tracker import result_set_key
 
 # Passive actions (browser.types.ACTION_SPECS) do not invalidate what was just read. An action meant to change
 # the page that leaves it exactly as it was is said to be a no-op, so that repeating it counts as a failing
@@ -61,7 +53,7 @@ def make_executor(deps: Deps):
             "nodes_run": ["executor"],
         }
         update["visited"] = [observation.url]
-        listing = _listing(observation, result, step)
+        listing = listing_of(observation, result, step)
         if listing and listing["url"] not in {item["url"] for item in state.get("listings") or []}:
             update["listings"] = [listing]
         if result.table is not None:
@@ -108,34 +100,6 @@ async def _search(deps: Deps, state: AgentState, pending: PendingCall) -> dict[s
     deps.log.write({"node": "executor", "step": state.get("step", 0), "action": "web_search", "query": query,
                     "browser_ms": (time.perf_counter() - started) * 1000})
     return {"messages": [ToolMessage(text, tool_call_id=pending["id"])], "pending": None, "nodes_run": ["executor"]}
-
-
-def _listing(observation: Observation, result: ActionResult, step: int) -> Listing | None:
-    """A result list on screen (or read whole by read_table): the link of each row, for the detail check. A
-    main-content table whose every row links somewhere, on a page with no result count or pager (a page
-    listing its items: a category's members), is kept as a list of `links`: the detail check uses it only once
-    the agent has opened several of its items (`graph.details.detail_list`)."""
-    kind: Literal["results", "links"] = "results"
-    if result.table is not None and result.action.get("kind") == "read_table" and any(result.table.row_links):
-        table = result.table
-        url = observation.url + ("#all-pages" if result.action.get("all_pages") else "")
-    elif observation.result_count is not None or observation.pagination is not None:
-        table = next((t for t in observation.tables if any(t.row_links)), None)
-        url = observation.url
-    else:
-        table, kind, url = next((t for t in observation.tables if _lists_items(t)), None), "links", observation.url
-    if table is None:
-        return None
-    linked = [(urljoin(observation.url, links[0]), cells)
-              for links, cells in zip(table.row_links, table.rows, strict=False) if links]
-    return Listing(step=step, url=url, result_set=result_set_key(observation.url), row_links=[li for li, _ in linked],
-                   row_cells=[cells for _, cells in linked], kind=kind)
-
-
-def _lists_items(table: TableData) -> bool:
-    """A main-content table of items: two rows or more, each with a link of its own."""
-    links = [row[0] for row in table.row_links if row]
-    return table.rank == 0 and len(table.rows) >= 2 and len(links) == len(table.rows) == len(set(links))
 
 
 def _reply(state: AgentState, kind: str, result: ActionResult, observation: Observation) -> str:

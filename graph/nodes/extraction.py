@@ -1,5 +1,5 @@
-"""Extractor node: `extract_rows` through the deterministic extractor, rows with provenance, into the answer
-rows or a named evidence table. With `url` the node opens the page first (each of several in turn), tracks its
+"""Extractor node: `extract_rows` through the deterministic extractor, rows with provenance, into the `answer`
+table or a named evidence table. With `url` the node opens the page first (each of several in turn), tracks its
 state and reads it in the same call: one step per detail page, its gates judged on the page it read."""
 
 from __future__ import annotations
@@ -8,8 +8,7 @@ from typing import Any
 
 from langchain_core.messages import ToolMessage
 
-from graph.composer import live_rows
-from graph.evidence import ANSWER, error_text, extract_into, needs_page_facts
+from graph.evidence import error_text, extract_into, needs_page_facts
 from graph.extractor import ExtractionError
 from graph.facts import FactError
 from graph.nodes.common import error_record
@@ -85,16 +84,7 @@ def make_extractor(deps: Deps, *, provenance: bool = True):
                                page_facts=facts.model_dump() if facts is not None else None, echo_chars=echo_chars)
         rows = written.rows
         text = written.message
-        if args.into == ANSWER:
-            collected = live_rows(view.get("rows") or [], view.get("discarded") or []) + rows
-            first, *rest = text.split("\n")
-            text = "\n".join([f"{first} ({len(collected)} collected)", *rest])
-            view.state = {**view.state, "rows": [*(view.get("rows") or []), *rows]}
-            view.update["rows"] = [*view.update.get("rows", []), *rows]
-            if written.record:
-                view.update["reads"] = [*view.update.get("reads", []), written.record]
-        else:
-            view.tables_written(written.tables)
+        view.tables_written(written.tables)
         add_flags(view, written.flags)
         deps.log.write({"node": "extractor", "step": step, "into": args.into, "url": url, "rows": len(rows) or None,
                         "record": written.record, "provenance": [r["provenance"] for r in rows[:3]]})

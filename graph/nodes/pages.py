@@ -1,6 +1,7 @@
 """Pages a read opens itself (`extract_rows` / `read_facts` with `url`, one URL or several in turn): each page is
-opened through the browser and its retrieval state tracked as the state tracker tracks a navigation, before the
-read is judged, so the read's gates are checked on the page it read (not on the page the call was made from).
+opened through the browser and its retrieval state tracked as the state tracker tracks a navigation (a result list
+it shows is recorded for the detail check, as after a `goto`), before the read is judged, so the read's gates
+are checked on the page it read (not on the page the call was made from).
 
 `PageView` is the graph state as the read sees it, advanced page by page; `update` is what the node returns
 (the last page's observation and state, every page visited, every new state in the history)."""
@@ -14,6 +15,7 @@ from urllib.parse import urljoin, urlsplit
 from browser.interface import BrowserError
 from browser.types import ActionResult, ReadPageFacts, ReadPdf
 from graph.evidence import ECHO_CHARS
+from graph.listings import listing_of
 from graph.nodes.deps import Deps
 from graph.nodes.tracking import current_phase
 from graph.state import AgentState, DriftFlag, Plan
@@ -77,6 +79,10 @@ class PageView:
                 self.state = {**self.state, "history": [*(self.state.get("history") or []), retrieval]}
         self.state = {**self.state, **changes}
         self.update.update(changes, visited=visited, **({"history": history} if history else {}))
+        listing = listing_of(result.observation, result, step)
+        if listing and listing["url"] not in {item["url"] for item in self.state.get("listings") or []}:
+            self.state["listings"] = [*(self.state.get("listings") or []), listing]  # recorded once per URL
+            self.update["listings"] = [*self.update.get("listings", []), listing]
         return result
 
     def tables_written(self, tables: dict[str, Any]) -> None:

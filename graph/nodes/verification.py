@@ -7,25 +7,17 @@ from typing import Any
 
 from langchain_core.messages import ToolMessage
 
-from graph.composer import live_rows
-from graph.evidence import derived_answer
 from graph.judge import site_shapes
 from graph.nodes.deps import Deps
 from graph.state import AgentState, Plan, VerifierReport
-from graph.verifier import verify, verify_derived
+from graph.verifier import verify
 
 
 def check(deps: Deps, state: AgentState) -> VerifierReport:
-    """The verifier's report on the evidence as it stands (a derived answer's lineage, else the answer rows)."""
-    plan = Plan.model_validate(state["plan"]) if state.get("plan") else None
-    shapes = site_shapes(state.get("history") or [])
-    if derived_answer(state.get("tables")) is not None:
-        return verify_derived(plan=plan, tables=state.get("tables") or {}, columns=deps.spec.columns,
-                              step=state.get("step", 0), listings=state.get("listings") or [], shapes=shapes)
-    rows = live_rows(state.get("rows") or [], state.get("discarded") or [])
-    return verify(plan=plan, columns=deps.spec.columns, rows=rows, reads=state.get("reads") or [],
-                  step=state.get("step", 0), listings=state.get("listings") or [],
-                  visited=state.get("visited") or [], shapes=shapes)
+    """The verifier's report on the evidence as it stands (a derived answer's lineage, else the `answer` table)."""
+    return verify(plan=Plan.model_validate(state["plan"]) if state.get("plan") else None, columns=deps.spec.columns,
+                  tables=state.get("tables") or {}, step=state.get("step", 0), listings=state.get("listings") or [],
+                  visited=state.get("visited") or [], shapes=site_shapes(state.get("history") or []))
 
 
 def repair_goal(report: VerifierReport, refused: int, max_repairs: int) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 
 from langchain_core.messages import ToolMessage
 
-from graph.evidence import ReadContext, derive, error_text, query_tables, read_facts_row
+from graph.evidence import ReadContext, derive, error_text, read_facts_row
 from graph.facts import FactError
 from graph.nodes.common import error_record, summarize_result
 from graph.nodes.deps import Deps
@@ -47,9 +47,8 @@ def make_workspace(deps: Deps, *, provenance: bool = True):
         try:
             if pending["name"] == "derive":
                 args = Derive.model_validate(pending["args"])
-                available = query_tables(tables, state.get("rows") or [], deps.spec.columns)
                 # the engine runs in its own process; waiting for it must not block the event loop
-                written = await asyncio.to_thread(derive, args, tables=available, schema=deps.spec.columns,
+                written = await asyncio.to_thread(derive, args, tables=tables, schema=deps.spec.columns,
                                                   step=step)
                 log: dict[str, Any] = {"sql": args.sql, "inputs": written.tables[args.into]["inputs"]}
             else:

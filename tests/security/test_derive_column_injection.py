@@ -21,8 +21,9 @@ from agent.solve import initial_state
 from graph.evidence import derive
 from graph.nodes import Deps
 from graph.nodes.workspace import make_workspace
+from graph.state import EvidenceRow, Provenance
 from graph.tools import Derive
-from graph.workspace import QUERY_SECONDS, WorkspaceError, derived_table, run_query
+from graph.workspace import QUERY_SECONDS, WorkspaceError, append_rows, derived_table, run_query
 from tasks.loaders import load_tasks
 
 # What the attack looked like: close the quoted name, finish the DDL, run a statement, comment out the rest.
@@ -87,8 +88,9 @@ def test_derived_tables_round_trip_through_the_next_derive():
 
 def test_table_loading_counts_against_the_time_limit():
     """Loading the tables happens inside the time limit: a huge table with a tiny limit is stopped."""
-    rows = [{"a": str(i), "b": "x" * 40} for i in range(150_000)]
-    table = {**_derived("big", ["a", "b"], rows), "derived": False}
+    prov = Provenance(url="", state=None, drift=[], locator="", result_set="", page=None, pages=None, step=1)
+    rows = [EvidenceRow(values={"a": str(i), "b": "x" * 40}, provenance=prov) for i in range(150_000)]
+    table = append_rows(None, "big", ["a", "b"], rows, None, 1)
     with pytest.raises(WorkspaceError, match="longer than 0.01s"):
         run_query({"big": table}, "SELECT count(*) AS n FROM big", seconds=0.01)
 
@@ -101,7 +103,7 @@ async def test_a_runaway_derive_is_stopped_and_never_blocks_the_event_loop():
         config = fake.model_config()
         deps = Deps(browser=None, model=make_chat_model(config, "t"), model_config=config, spec=task.output_spec)
     runaway = "SELECT count(*) AS n FROM range(1000000000000) t WHERE hash(t.range) = 0"
-    state = {**initial_state(task.solver_view(), time.time()), "messages": [], "rows": [], "tables": {},
+    state = {**initial_state(task.solver_view(), time.time()), "messages": [], "tables": {},
              "pending": {"name": "derive", "id": "c1", "args": {"sql": runaway, "into": "t"}}}
     ticks = 0
 

@@ -56,7 +56,7 @@ async def _wire(observation: dict, **extra) -> list[dict]:
     with FakeOpenAIServer([{"tool_calls": [{"name": "scroll", "arguments": {}}]}]) as fake:
         config: ModelConfig = fake.model_config()
         deps = Deps(browser=None, model=make_chat_model(config, "t"), model_config=config, spec=TASK.output_spec)
-        state = {**initial_state(TASK.solver_view(), time.time()), "messages": [], "rows": [], "discarded": [],
+        state = {**initial_state(TASK.solver_view(), time.time()), "messages": [],
                  "observation": observation, **extra}
         await make_actor(deps)(state)
     return fake.requests[0]["messages"]

@@ -78,7 +78,8 @@ def test_reply_caps_in_a_real_run(tmp_path: Path):
     run_dir = tmp_path / "runs" / "offline_stats_001" / "capped" / "no-planner-verifier"
     steps = (run_dir / "steps.jsonl").read_text()
     assert steps.count('"reply_cut"') == 3
-    assert (run_dir / "checkpoints.sqlite").stat().st_size < 2_000_000
+    assert not (run_dir / "checkpoints.sqlite").exists()  # deleted once the outcome stands (its size while the
+    # run goes: tests/security/test_checkpoint_size.py)
     assert json.loads((run_dir / "outcome.json").read_text())["stop_reason"] == "finished"
 
 

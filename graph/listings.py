@@ -1,0 +1,39 @@
+"""Result lists on screen, kept as `Listing`s for the detail check (graph/details.py): recorded wherever a page is
+observed, by the executor after an action and by a read that opens its page itself (graph/nodes/pages.py)."""
+
+from __future__ import annotations
+
+from typing import Literal
+from urllib.parse import urljoin
+
+from browser.types import ActionResult, Observation, TableData
+from graph.state import Listing
+from graph.tracker import result_set_key
+
+
+def listing_of(observation: Observation, result: ActionResult, step: int) -> Listing | None:
+    """A result list on screen (or read whole by read_table): the link of each row, for the detail check. A
+    main-content table whose every row links somewhere, on a page with no result count or pager (a page
+    listing its items: a category's members), is kept as a list of `links`: the detail check uses it only once
+    the agent has opened several of its items (`graph.details.detail_list`)."""
+    kind: Literal["results", "links"] = "results"
+    if result.table is not None and result.action.get("kind") == "read_table" and any(result.table.row_links):
+        table = result.table
+        url = observation.url + ("#all-pages" if result.action.get("all_pages") else "")
+    elif observation.result_count is not None or observation.pagination is not None:
+        table = next((t for t in observation.tables if any(t.row_links)), None)
+        url = observation.url
+    else:
+        table, kind, url = next((t for t in observation.tables if _lists_items(t)), None), "links", observation.url
+    if table is None:
+        return None
+    linked = [(urljoin(observation.url, links[0]), cells)
+              for links, cells in zip(table.row_links, table.rows, strict=False) if links]
+    return Listing(step=step, url=url, result_set=result_set_key(observation.url), row_links=[li for li, _ in linked],
+                   row_cells=[cells for _, cells in linked], kind=kind)
+
+
+def _lists_items(table: TableData) -> bool:
+    """A main-content table of items: two rows or more, each with a link of its own."""
+    links = [row[0] for row in table.row_links if row]
+    return table.rank == 0 and len(table.rows) >= 2 and len(links) == len(table.rows) == len(set(links))
