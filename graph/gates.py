@@ -92,7 +92,7 @@ def _check(gates: list[Gate], retrieval: RetrievalState, step: int, history: lis
     check = ReadCheck()
     windows = [g for g in gates if g.kind == "window"]
     gates = [g for g in gates if g.kind != "window"]
-    here = verdicts(gates, retrieval)
+    here = verdicts(gates, retrieval, applied=True)  # the state the page applied (graph/README)
     judged: list[tuple[Verdict, str]] = []
     if any(v.grounded for v in here):
         judged = [(v, "") for v in here
@@ -102,8 +102,8 @@ def _check(gates: list[Gate], retrieval: RetrievalState, step: int, history: lis
                        and any(v.grounded for v in verdicts(gates, s))), None)
         if source is not None:
             reached = f" on {source['path']}, the list this page was reached from,"
-            judged = [(v, reached) for v in verdicts(gates, source)]
-    for verdict in verdicts(windows, retrieval):  # on the page read (a window is the read page's own)
+            judged = [(v, reached) for v in verdicts(gates, source, applied=True)]
+    for verdict in verdicts(windows, retrieval, applied=True):  # on the page read (a window is its own)
         if verdict.status == "mismatch":
             flag = plan_flag(verdict, retrieval, step)
             check.mismatches.append(DriftFlag(**{**flag, "node": "extractor", "message": (
@@ -127,7 +127,8 @@ def _check(gates: list[Gate], retrieval: RetrievalState, step: int, history: lis
                 rule="gate_mismatch", gate=verdict.key or gate_key(gate.name), label=verdict.label, before=gate.target,
                 after=verdict.value, step=step, path=retrieval["path"], node="extractor",
                 message=f"{verdict.label} holds {verdict.value!r}{kept}{where} but the plan needs "
-                        f"{verdict.needs_text()}: set it, discard_rows these rows and read again"))
+                        f"{verdict.needs_text()}{f' ({verdict.evidence})' if verdict.evidence else ''}: set it"
+                        f"{' and apply it' if verdict.evidence else ''}, discard_rows these rows and read again"))
     return check
 
 

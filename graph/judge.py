@@ -21,6 +21,7 @@ from typing import Any, Literal
 from graph.state import Gate, Phase, Plan
 from graph.values import (
     WINDOW_END_WORDS,
+    WINDOW_KINDS,
     WINDOW_START_WORDS,
     gate_candidates,
     gate_key,
@@ -39,8 +40,13 @@ TRUE_WORDS = frozenset({"on", "yes", "true", "ticked", "checked", "tick", "check
 FALSE_WORDS = frozenset({"off", "no", "false", "unticked", "unchecked", "untick", "uncheck", "cleared", "disabled",
                          "0", "excluded", "exclude", "hidden", "hide", "none"})
 BOX_KINDS = frozenset({"checkbox", "toggle"})
+# a free-text target that describes its value ('the oldest name', 'each code') instead of giving it
+DESCRIBING_HEADS = frozenset({"the", "each", "every", "any", "a", "an", "its", "their", "this", "that", "per"})
+PLACEHOLDER_NOUNS = frozenset({"name", "names", "value", "values", "term", "terms", "id", "ids", "code", "codes",
+                               "number", "numbers", "title", "titles", "keyword", "keywords", "query", "identifier"})
 # a planner's aside inside a target: '(one at a time)', '(state)', '[code]' is a value form, kept
 _ASIDE = re.compile(r"\s*\((?:[^()]*)\)\s*")
+_LIST_HEAD = re.compile(r"^(?:each|every|one|any|all|either|both)\s+(?:of\s+)?(?:the\s+)?", re.IGNORECASE)
 _ALTERNATIVES = re.compile(r"\s*(?:,|;|/|\bor\b|\bthen\b)\s*", re.IGNORECASE)
 _DATE_FORMATS = ("%Y-%m-%d", "%Y/%m/%d", "%d %B %Y", "%d %b %Y", "%B %d, %Y", "%b %d, %Y", "%B %d %Y", "%b %d %Y",
                  "%d.%m.%Y", "%B %Y", "%b %Y", "%Y-%m")
@@ -117,12 +123,15 @@ def _alternatives(target: str) -> tuple[list[str], list[str]]:
     ('A, B (one at a time)' -> A, B; 'x or y' -> x, y)."""
     bare = _ASIDE.sub(" ", target).strip()
     whole = list(dict.fromkeys(t for t in (target, bare) if t))
-    parts = [p.strip() for p in _ALTERNATIVES.split(bare) if p and p.strip()]
+    parts = [p.strip() for p in _ALTERNATIVES.split(_LIST_HEAD.sub("", bare)) if p and p.strip()]
+    if len(parts) < 2:  # 'each of A, B' lists A and B; 'All stations' is one value, its head kept
+        parts = [p.strip() for p in _ALTERNATIVES.split(bare) if p and p.strip()]
     return whole, [p for p in dict.fromkeys(parts) if p not in whole]
 
 
 def _box_state(target: str) -> str | None:
-    words = _words(target)
+    """on / off for a yes/no word, the planner's aside left out ('ticked (for the back-search)')."""
+    words = _words(_ASIDE.sub(" ", target)) or _words(target)
     if words and words <= TRUE_WORDS:
         return "on"
     if words and words <= FALSE_WORDS:
@@ -153,14 +162,34 @@ def ground_target(target: str, held: dict[str, Any]) -> list[str] | None:
     options = held.get("options") or []
     whole, parts = _alternatives(target)
     if options:
-        found = [o for alt in whole if (o := _option_for(alt, options)) is not None]
-        found = found or [o for alt in parts if (o := _option_for(alt, options)) is not None]
+        by_part = [o for alt in parts if (o := _option_for(alt, options)) is not None]
+        # the whole target names one option only when that option is not one of the listed values: a list
+        # ('A, B, C (each separately)') matches its first item as a whole too, and stands for every item
+        found = [o for alt in whole if (o := _option_for(alt, options)) is not None and o not in by_part]
+        found = found or by_part
         if found:
             return list(dict.fromkeys(found))
         if kind in ("text", "search", "date", "number", "range"):  # free input with suggestions
             return [*whole, *parts]
         return None
+    if len(parts) < 2 and describes(target):  # a list names values; one described value is none
+        return None
     return [*whole, *parts]
+
+
+def describes(target: str) -> bool:
+    """A free-text target that describes the value rather than giving it ('the oldest other-genus name',
+    'each candidate's code', '<name>'): the judge cannot tell which value it stands for, so it is unresolved.
+    Told by a leading determiner or quantifier, or lowercase words ending in a placeholder noun."""
+    text = _ASIDE.sub(" ", target).strip()
+    if re.search(r"[<{]", text):
+        return True
+    words = text.split()
+    if len(words) < 2:
+        return False
+    if words[0].casefold() in DESCRIBING_HEADS:
+        return True
+    return text == text.casefold() and not re.search(r"\d", text) and words[-1].casefold() in PLACEHOLDER_NOUNS
 
 
 def _same(value: str, wanted: str) -> bool:
@@ -204,6 +233,7 @@ class Verdict:
     candidates: tuple[str, ...] = ()  # the labels of every control the gate names, when several do
     set_by_agent: bool = False  # the grounded control(s) hold a value the agent set (not the site's default)
     bounds: tuple[str, str] = field(default=("", ""))  # a window: the (start, end) keys it grounds on
+    wider: bool = False  # a window mismatch that lets in more than the plan's window (not narrower)
 
     @property
     def grounded(self) -> bool:
@@ -214,9 +244,25 @@ class Verdict:
         return " or ".join(repr(n) for n in self.needs) or repr(self.gate.target)
 
 
-def judge(gate: Gate, state: dict[str, Any]) -> Verdict:
-    """The gate on a state's values (a retrieval state, or a row's snapshot: `graph.values.state_values`)."""
+def judge(gate: Gate, state: dict[str, Any], *, applied: bool = False) -> Verdict:
+    """The gate on a state's values (a retrieval state, or a row's snapshot: `graph.values.state_values`).
+    `applied` judges the state the page applied where it differs from a control (the URL's value of a form
+    changed and not submitted: the rows shown are the URL's), as a read must."""
     values = state_values(state)
+    if applied and any(v.get("applied") for v in values.values()):
+        values = {k: {**v, "value": v["applied"], "pending": v["value"]} if v.get("applied") else v
+                  for k, v in values.items()}
+        verdict = _judge_values(gate, values)
+        pending = [values[k]["pending"] for k in (verdict.key, *verdict.bounds) if k in values
+                   and values[k].get("pending")]
+        if pending and verdict.status == "mismatch":
+            note = f"the form holds {pending[0]!r}, not applied: the page shows {verdict.value!r}"
+            return Verdict(**{**verdict.__dict__, "evidence": note})
+        return verdict
+    return _judge_values(gate, values)
+
+
+def _judge_values(gate: Gate, values: dict[str, Any]) -> Verdict:
     if gate.kind == "window":
         return _judge_window(gate, values)
     found = gate_candidates(values, gate.name, gate)
@@ -233,6 +279,9 @@ def judge(gate: Gate, state: dict[str, Any]) -> Verdict:
     needs = ground_target(gate.target, held)
     if needs is None and is_clamped(held, gate.target):  # the page offered no such value: its clamp says so
         return Verdict(gate, "clamped", needs=(gate.target,), evidence=held["clamped"]["evidence"], **base)
+    if needs is None and not held.get("options") and held.get("kind") not in BOX_KINDS and describes(gate.target):
+        return Verdict(gate, "unresolved", **base,
+                       evidence=f"{gate.target!r} describes the value of {label!r}, it does not give it: not checked")
     if needs is None:
         options = held.get("options") or (["on", "off"] if held.get("kind") in BOX_KINDS else [])
         shown = f"; it offers {', '.join(map(repr, options[:8]))}{' …' if len(options) > 8 else ''}" if options else ""
@@ -273,9 +322,26 @@ def window_bounds(name: str, values: dict[str, Any]) -> tuple[str | None, str | 
     return start, end
 
 
+def _open_end(values: dict[str, Any], name: str, words: tuple[str, ...]) -> str | None:
+    """A window bound control left empty (no limit: the window is open on that side), named as the pair is."""
+    def stems(text: str) -> set[str]:
+        return {w.rstrip("s") for w in gate_key(text).split("_") if w}
+
+    name_words = stems(name) - set(WINDOW_START_WORDS) - set(WINDOW_END_WORDS)
+    for key, value in values.items():
+        keys = stems(key) | stems(value.get("label") or "")
+        if keys & set(words) and keys & name_words and not (value.get("value") or "").strip() \
+                and value.get("kind") in (*WINDOW_KINDS, "select", "text", None):
+            return key
+    return None
+
+
 def _judge_window(gate: Gate, values: dict[str, Any]) -> Verdict:
-    """Only a window *narrower* than the plan's is a mismatch (rows outside it are dropped by the derivation);
-    a bound the page clamps is clamped; no parseable target or no dated control is unresolved."""
+    """A window narrower than the plan's drops rows the answer needs; a wider one (a bound left at a default
+    outside the plan, or empty) lets in rows the answer must not have: both are a mismatch (`wider` tells them
+    apart: the tracker flags a wider window between reads only once a read was made in it, since a From set
+    before its To is a window being set). A bound the page clamps is clamped; no parseable target or no dated
+    control is unresolved."""
     bounds = split_window(gate.target)
     if not bounds:
         return Verdict(gate, "unresolved", evidence=f"{gate.target!r} is not a window START..END")
@@ -285,8 +351,12 @@ def _judge_window(gate: Gate, values: dict[str, Any]) -> Verdict:
     want_start, want_end = parse_date(bounds[0]), parse_date(bounds[1], end=True)
     got_start = parse_date(values[start]["value"]) if start else None
     got_end = parse_date(values[end]["value"], end=True) if end else None
-    narrow_start = bool(want_start and got_start and got_start > want_start)
-    narrow_end = bool(want_end and got_end and got_end < want_end)
+    open_start = _open_end(values, gate.name, WINDOW_START_WORDS) if start is None or start == end else None
+    open_end = _open_end(values, gate.name, WINDOW_END_WORDS) if end is None or start == end else None
+    narrow_start = bool(want_start and got_start and got_start > want_start and not open_start)
+    narrow_end = bool(want_end and got_end and got_end < want_end and not open_end)
+    wide_start = bool(want_start and ((got_start and got_start < want_start) or open_start))
+    wide_end = bool(want_end and ((got_end and got_end > want_end) or open_end))
     clamps = []
     if narrow_start and start and is_clamped(values[start], bounds[0]):
         narrow_start = False
@@ -294,13 +364,24 @@ def _judge_window(gate: Gate, values: dict[str, Any]) -> Verdict:
     if narrow_end and end and is_clamped(values[end], bounds[1]):
         narrow_end = False
         clamps.append(values[end]["clamped"]["evidence"])
-    shown = f"{values[start]['value'] if start else '?'}..{values[end]['value'] if end else '?'}"
-    label = " / ".join(dict.fromkeys(values[k].get("label") or k for k in (start, end) if k))
-    set_by_agent = any(k and values[k].get("set_at_step") is not None for k in (start, end))
+    if wide_start and start and is_clamped(values[start], bounds[0]):
+        wide_start = False
+        clamps.append(values[start]["clamped"]["evidence"])
+    if wide_end and end and is_clamped(values[end], bounds[1]):
+        wide_end = False
+        clamps.append(values[end]["clamped"]["evidence"])
+    start_shown = "" if open_start else values[start]["value"] if start else "?"
+    end_shown = "" if open_end else values[end]["value"] if end else "?"
+    shown = f"{start_shown}..{end_shown}"
+    keys = [k for k in (open_start or start, open_end or end) if k]
+    label = " / ".join(dict.fromkeys(values[k].get("label") or k for k in keys))
+    set_by_agent = any(values[k].get("set_at_step") is not None for k in keys)
     base = dict(key=gate_key(gate.name), label=label, value=shown, needs=(gate.target,), set_by_agent=set_by_agent,
                 bounds=(start or "", end or ""))
     if narrow_start or narrow_end:
         return Verdict(gate, "mismatch", **base)
+    if wide_start or wide_end:
+        return Verdict(gate, "mismatch", wider=True, **base)
     if clamps:
         return Verdict(gate, "clamped", evidence="; ".join(clamps), **base)
     return Verdict(gate, "held", **base)
@@ -325,8 +406,8 @@ def with_shapes(snapshot: dict[str, Any], shapes: dict[str, dict[str, Any]]) -> 
     return {k: {**shapes.get(k, {}), **v} for k, v in values.items()}
 
 
-def verdicts(gates: list[Gate], state: dict[str, Any] | None) -> list[Verdict]:
-    return [judge(g, state) for g in gates] if state else []
+def verdicts(gates: list[Gate], state: dict[str, Any] | None, *, applied: bool = False) -> list[Verdict]:
+    return [judge(g, state, applied=applied) for g in gates] if state else []
 
 
 def settle(judged: list[Verdict]) -> list[Verdict]:
@@ -373,5 +454,6 @@ def grounding_lines(gates: list[Gate], state: dict[str, Any] | None,
         elif v.status == "clamped":
             lines.append(f"{head} -> {v.label!r} holds {v.value!r}: clamped by the page ({v.evidence})")
         else:
-            lines.append(f"{head} -> {v.label!r} needs {v.needs_text()}, holds {v.value!r}: NOT HELD")
+            wider = " (wider than the plan's window)" if v.wider else ""
+            lines.append(f"{head} -> {v.label!r} needs {v.needs_text()}, holds {v.value!r}: NOT HELD{wider}")
     return lines

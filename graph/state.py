@@ -101,6 +101,7 @@ class StateValue(TypedDict):
     kind: NotRequired[str]  # the control's kind (select, date, ...) when a control shows it
     options: NotRequired[list[str]]  # its option labels (at most MAX_OPTIONS_KEPT), to tell look-alike gates apart
     clamped: NotRequired[Clamp]  # the plan's value cannot be had on this page (it shows why)
+    applied: NotRequired[str]  # the URL's value where the control holds another (changed, not applied)
 
 
 class RetrievalState(TypedDict):
@@ -173,7 +174,8 @@ class Listing(TypedDict):
 
 
 class DriftFlag(TypedDict):
-    rule: Literal["gate_lost", "navigation_reset", "cascade_reset", "gate_mismatch", "window_narrower"]
+    rule: Literal["gate_lost", "navigation_reset", "cascade_reset", "gate_mismatch", "window_narrower",
+                  "window_wider"]
     gate: str
     label: str  # the control label as shown (the gate key may be a URL parameter name)
     before: str | None

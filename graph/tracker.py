@@ -34,6 +34,7 @@ STATE_CONTROL_KINDS = frozenset(
     {"select", "custom_select", "radio_group", "checkbox", "toggle", "text", "search", "date", "number",
      "range", "page_size", "tab"}
 )
+PLAN_RULES = ("gate_mismatch", "window_narrower", "window_wider")
 NAVIGATIONS = frozenset({"goto", "page_facts"})  # opening a URL on purpose (read_facts with url is one per page)
 
 
@@ -94,6 +95,32 @@ def read_values(obs: Observation, result: ActionResult | None = None) -> dict[st
     return found
 
 
+def applied_values(obs: Observation) -> dict[str, str]:
+    """key -> the URL's value, where a control of the same key holds another value: the form was changed and not
+    applied, so the results shown are the URL's state, not the control's (boxes are left out: a ticked box's
+    URL value is the site's own word, '1', 'true', 'on')."""
+    url = {gate_key(p): ",".join(v for v in vs if v) for p, vs in obs.query_state.items()
+           if p.casefold() not in PAGE_PARAMS}
+    applied: dict[str, str] = {}
+    for control in obs.controls:
+        if control.kind not in STATE_CONTROL_KINDS or control.kind in ("checkbox", "toggle", "tab") or control.disabled:
+            continue
+        key = next((k for k in (gate_key(n) for n in (control.name, control.label) if n) if k in url), None)
+        if key is None or not url[key]:
+            continue
+        value = _control_value(control)
+        if value and not _agree(value, url[key]):
+            applied[key] = url[key]
+    return applied
+
+
+def _agree(value: str, url_value: str) -> bool:
+    if values_match(value, url_value):
+        return True
+    a, b = parse_date(value.split(" [", 1)[0].strip()), parse_date(url_value.strip())
+    return a is not None and a == b
+
+
 def _action_targets(action: dict | None) -> set[str]:
     """Gate keys an action deliberately addresses (so their change is intended, not drift)."""
     if not action:
@@ -146,6 +173,9 @@ def track(
             values[key] = StateValue(value=value, label=label, evidence=evidence, set_at_step=None, set_by=None)
         if key in shapes:
             values[key]["kind"], values[key]["options"] = shapes[key]
+    for key, url_value in applied_values(obs).items():
+        if key in values:
+            values[key]["applied"] = url_value
 
     pagination = obs.pagination
     state = RetrievalState(
@@ -166,7 +196,7 @@ def track(
     if plan is not None and plan.phases:
         flags = [f for f in flags if _in_phase(f, phase, plan)]
     if plan is not None:
-        held = {f["gate"] for f in active_flags if f["rule"] in ("gate_mismatch", "window_narrower")}
+        held = {f["gate"] for f in active_flags if f["rule"] in PLAN_RULES}
         flags += _plan_flags(plan, state, step, held)
     return state, flags
 
@@ -185,7 +215,7 @@ def _carry_flags(flags: list[DriftFlag], state: RetrievalState, kind: str | None
     """A loss flag stays active until the value is restored, deliberately changed, or a goto resets the path."""
     kept: list[DriftFlag] = []
     for flag in flags:
-        if flag["rule"] in ("gate_mismatch", "window_narrower"):
+        if flag["rule"] in PLAN_RULES:
             continue  # recomputed every step
         if flag.get("path") != state["path"]:
             kept.append(flag)
@@ -260,7 +290,6 @@ def plan_gates(plan: Plan) -> list[Gate]:
     return gates_for(plan, every_phase=True)
 
 
-PLAN_RULES = ("gate_mismatch", "window_narrower")
 
 
 def _plan_flags(plan: Plan, state: RetrievalState, step: int, held: set[str] | frozenset[str] = frozenset()
@@ -279,6 +308,8 @@ def _plan_flags(plan: Plan, state: RetrievalState, step: int, held: set[str] | f
             continue
         verdict = group[0]
         flag = plan_flag(verdict, state, step)
+        if verdict.wider and flag["gate"] not in held:
+            continue  # a window being set (From before To); a read made in it is flagged by the read check
         if verdict.set_by_agent or flag["gate"] in held:
             flags.append(flag)
     return flags
@@ -286,7 +317,19 @@ def _plan_flags(plan: Plan, state: RetrievalState, step: int, held: set[str] | f
 
 def plan_flag(verdict: Verdict, state: RetrievalState, step: int) -> DriftFlag:
     """The drift flag a mismatch verdict raises (the tracker's wording; the read check adds what to do)."""
+    flag = _plan_flag(verdict, state, step)
+    if verdict.evidence:  # the form was changed and not applied
+        flag["message"] += f" ({verdict.evidence}; apply the form)"
+    return flag
+
+
+def _plan_flag(verdict: Verdict, state: RetrievalState, step: int) -> DriftFlag:
     gate = verdict.gate
+    if gate.kind == "window" and verdict.wider:
+        return DriftFlag(rule="window_wider", gate=gate_key(gate.name), label=gate.name, before=gate.target,
+                         after=verdict.value, step=step, path=state["path"],
+                         message=f"the time window shown ({verdict.value}) is wider than the plan's {gate.target}: "
+                                 "rows outside the plan's window are read as in it; set both bounds")
     if gate.kind == "window":
         return DriftFlag(rule="window_narrower", gate=gate_key(gate.name), label=gate.name, before=gate.target,
                          after=verdict.value, step=step, path=state["path"],

@@ -42,6 +42,61 @@ def test_a_list_read_one_at_a_time_holds_while_the_control_holds_any_of_it():
         "mismatch"
 
 
+def test_a_list_of_options_stands_for_each_of_them_not_its_first():
+    groups = ["All groups", "Inorganics", "Microbiological", "Nutrient", "Physical"]
+    for target in ("Inorganics, Microbiological, Nutrient, Physical (each separately)",
+                   "each of Inorganics, Microbiological, Nutrient, Physical"):
+        gate = Gate(kind="filter", name="Characteristic group", target=target)
+        for held in groups[1:]:
+            state = _state(group={"value": held, "label": "Characteristic group", "kind": "select", "options": groups})
+            assert judge(gate, state).status == "held", (target, held)
+        state = _state(group={"value": "All groups", "label": "Characteristic group", "kind": "select",
+                              "options": groups})
+        assert judge(gate, state).status == "mismatch"
+
+
+def test_a_free_text_target_that_describes_its_value_is_unresolved_and_an_aside_is_no_value():
+    name = _state(name={"value": "Astcalphis gracilis", "label": "Name contains", "kind": "text"})
+    for target in ("the oldest other-genus name", "oldest other-genus name", "each candidate's code", "<name>"):
+        verdict = judge(Gate(kind="filter", name="Name", target=target), name)
+        assert verdict.status == "unresolved" and "describes the value" in verdict.evidence, target
+    assert judge(Gate(kind="filter", name="Name", target="Saugonach striatus"), name).status == "mismatch"
+    assert judge(Gate(kind="filter", name="Name", target="Astcalphis gracilis"), name).status == "held"
+    off = _state(synonyms={"value": "off", "label": "Include synonyms (old names)", "kind": "checkbox"})
+    for target in ("ticked (for the back-search)", "ticked (re-tick on every fresh form)"):
+        assert judge(Gate(kind="scope", name="Include synonyms", target=target), off).status == "mismatch"
+        assert judge(Gate(kind="scope", name="Include synonyms", target=target), SYNONYMS).status == "held"
+
+
+def test_a_window_open_or_wider_on_either_side_is_a_wider_mismatch():
+    years = [str(y) for y in range(2016, 2024)]
+
+    def pair(start: str, end: str) -> dict:
+        return _state(year_from={"value": start, "label": "From year", "kind": "select", "options": years},
+                      year_to={"value": end, "label": "To year", "kind": "select", "options": years})
+
+    gate = Gate(kind="window", name="Year", target="2018..2021")
+    assert judge(gate, pair("2018", "2021")).status == "held"
+    for start, end in (("2018", "2023"), ("2016", "2021")):
+        verdict = judge(gate, pair(start, end))
+        assert (verdict.status, verdict.wider) == ("mismatch", True), (start, end)
+    narrow = judge(gate, pair("2019", "2021"))
+    assert (narrow.status, narrow.wider) == ("mismatch", False)
+    dates = _state(date_from={"value": "2018-01-01", "label": "Date from", "kind": "date"},
+                   date_to={"value": "", "label": "Date to", "kind": "date"})
+    verdict = judge(Gate(kind="window", name="Date", target="2018..2021"), dates)
+    assert (verdict.status, verdict.wider, verdict.value) == ("mismatch", True, "2018-01-01..")  # To left open
+
+
+def test_a_read_judges_the_state_the_page_applied():
+    state = _state(category={"value": "cs.CL (Computation and Language)", "label": "Category", "kind": "select",
+                             "applied": "cs.LG", "options": ["cs.CL (Computation and Language)", "cs.LG"]})
+    gate = Gate(kind="filter", name="Category", target="cs.CL")
+    assert judge(gate, state).status == "held"  # the form holds it (between reads)
+    verdict = judge(gate, state, applied=True)  # the rows shown are the URL's
+    assert verdict.status == "mismatch" and "not applied" in verdict.evidence
+
+
 def test_dates_in_any_common_spelling_are_one_value_and_a_window_grounds_on_a_from_to_pair():
     date = _state(date={"value": "2021-03-04", "label": "Date", "kind": "date"})
     for target in ("2021-03-04", "4 March 2021", "March 4, 2021", "4 Mar 2021", "2021/03/04"):
@@ -52,7 +107,9 @@ def test_dates_in_any_common_spelling_are_one_value_and_a_window_grounds_on_a_fr
     assert (narrow.status, narrow.bounds, narrow.value) == ("mismatch", ("filed_from", "filed_to"),
                                                            "2013-01-01..2014-06-30")
     assert judge(Gate(kind="window", name="Filed", target="2013..2014"), pair).status == "mismatch"
-    assert judge(Gate(kind="window", name="Filed", target="2013-06-01..2014-01-01"), pair).status == "held"
+    wider = judge(Gate(kind="window", name="Filed", target="2013-06-01..2014-01-01"), pair)
+    assert (wider.status, wider.wider) == ("mismatch", True)  # a wider window lets in rows the plan excludes
+    assert judge(Gate(kind="window", name="Filed", target="2013-01-01..2014-06-30"), pair).status == "held"
     assert judge(Gate(kind="window", name="Filed", target="recent years"), pair).status == "unresolved"
 
 

@@ -27,6 +27,7 @@ from graph.policy import CALL_NOTE, PolicyUnavailable, TurnState
 from graph.settings import PlanSource
 from graph.state import Gate, Phase, Plan
 from graph.tracker import PAGE_PARAMS, gate_key
+from graph.values import values_match
 from tasks.offline.registry import PLACEHOLDER_ORIGIN, Step
 
 WALKTHROUGH_DIR = Path(__file__).resolve().parents[2] / "tasks" / "offline" / "data" / "walkthroughs"
@@ -212,6 +213,22 @@ def _step_sets(step: Step, gate: str) -> bool:
     return any(k == gate or (len(k) >= 3 and (k in gate or gate in k)) for k in keys)
 
 
+def revise_target(plan: dict[str, Any], flag: dict[str, Any], value: str) -> dict[str, Any] | None:
+    """The plan with the flagged gate's target (the plan's or a phase's, named as the flag names it) set to
+    `value`; None when no gate of the plan is that one."""
+    revised = copy.deepcopy(plan)
+    names = {gate_key(flag["label"]), flag["gate"]}
+    found = False
+    for gate in revised.get("gates") or []:
+        if gate_key(gate["name"]) in names and gate.get("target") == flag["before"]:
+            gate["target"], found = value, True
+    for phase in revised.get("phases") or []:
+        for name, target in (phase.get("gates") or {}).items():
+            if gate_key(name) in names and target == flag["before"]:
+                phase["gates"][name], found = value, True
+    return revised if found else None
+
+
 def is_apply(step: Step) -> bool:
     """A step that applies what the form holds (submit, Enter, a Search/Apply/Show button)."""
     if step["tool"] in ("submit", "press"):
@@ -371,6 +388,8 @@ class ScriptedPolicy(BaseModel):
             self._verifier_rounds = state.repairs
             self._plan_verifier_repair(state.failures)
         if not self._queue and not self.ignore_drift:
+            self._plan_correction(state.drift_flags)
+        if not self._queue and not self.ignore_drift:
             self._plan_drift_repair(state.drift_flags)
         if self._queue:
             return self._queue.pop(0)
@@ -396,6 +415,30 @@ class ScriptedPolicy(BaseModel):
         self._repairs += 1
         self._queue = [(self._noted(f"rp-{self._repairs}-{j}", {"kind": "repair", "round": self._repairs}), s)
                        for j, s in enumerate(steps)]
+
+    def _plan_correction(self, flags: list[Any]) -> None:
+        """A plan/action disagreement on a value the walkthrough itself chose is the plan's mistake, not the
+        page's: answer it as a model would, with `revise_plan` naming the value set (a value the policy got
+        wrong, an injected mistake, is no choice of the walkthrough and is left to be repaired)."""
+        if self.plan_args is None:
+            return
+        done = self.steps[: self._cursor]
+        for flag in flags:
+            if flag["rule"] != "gate_mismatch" or ("plan", flag["gate"], str(flag["after"])) in self._handled:
+                continue
+            chosen = next((g for step in reversed(done) if _step_sets(step, flag["gate"])
+                           for g in _step_gates(step)), None)
+            if chosen is None or not values_match(flag["after"], chosen.target):
+                continue
+            revised = revise_target(self.plan_args, flag, chosen.target)
+            if revised is None:
+                continue
+            self._handled.add(("plan", flag["gate"], str(flag["after"])))
+            self.plan_args = revised
+            self._enqueue([{"tool": "revise_plan", "args": {
+                "plan": revised, "reason": f"the site's {flag['label']!r} is {chosen.target!r} for what the plan "
+                                           f"called {flag['before']!r}"}}])
+            return
 
     def _plan_drift_repair(self, flags: list[Any]) -> None:
         fresh = [f for f in flags if f["rule"] in LOSS_RULES and (f["gate"], str(f["before"])) not in self._handled]
