@@ -130,6 +130,13 @@ def read_pages(tables: dict[str, Any]) -> Opened:
                   for r in table["rows"])
 
 
+def counted_reads(links: list[str], own: Opened, anywhere: Opened) -> Opened:
+    """Which reads open a detail phase's results: its own table's once it read some of them (so a result one
+    phase read does not cover the same result another phase skipped), else reads into any table (the phase's
+    pages read under another table's name: the planner's table names are blind)."""
+    return own if any(link in own for link in links) else anywhere
+
+
 def check_input_details(plan: Plan | None, tables: dict[str, Any], inputs: list[str],
                         listings: list[Listing]) -> list[Failure]:
     """A phase that reads each listed result's own page: every row link of that list the answer uses was read,
@@ -143,9 +150,10 @@ def check_input_details(plan: Plan | None, tables: dict[str, Any], inputs: list[
         if name not in inputs:
             continue
         rows = tables[name]["rows"]
-        links = detail_list(_seen_before(listings, rows), Opened(r["provenance"]["url"] or "" for r in rows),
-                            latest_opened=True)
-        missing = [link for link in links if link not in anywhere]
+        own = Opened(r["provenance"]["url"] or "" for r in rows)
+        links = detail_list(_seen_before(listings, rows), own, latest_opened=True)
+        seen = counted_reads(links, own, anywhere)
+        missing = [link for link in links if link not in seen]
         if missing:
             dropped = dropped_links(tables, listings)
             missing = [link for link in missing if link not in dropped]
@@ -274,8 +282,8 @@ def phase_progress(phase: Phase, tables: dict[str, Any], listings: list[Listing]
         links = detail_list(listings, Opened(r["provenance"]["url"] or "" for r in rows),
                             latest_opened=True) if rows else []
         if links:
-            anywhere = read_pages(tables)  # as the check counts them: read into any table
-            return f"{sum(link in anywhere for link in links)} of {len(links)} pages read"
+            seen = counted_reads(links, Opened(r["provenance"]["url"] or "" for r in rows), read_pages(tables))
+            return f"{sum(link in seen for link in links)} of {len(links)} pages read"  # as the check counts them
         return f"{len({r['provenance']['url'] for r in rows})} pages read" if rows else ""
     if not table or not table["rows"]:
         return ""
