@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from agent.config import AgentVariant, ModelConfig, ProtocolConfig
-from agent.models.scripted import ScriptedChatModel, load_walkthrough, policy_plan
+from agent.models.scripted import ScriptedPolicy, load_walkthrough, policy_plan
 from agent.solve import solve_task
 from eval.score import score_answer
 from graph.judge import judge
@@ -31,11 +31,11 @@ PLAN_FLAGS = ("gate_mismatch", "window_narrower", "window_wider")
 
 async def _solve(task_id: str, steps: list[dict], plan: dict | None, out: Path, server, worker):
     task = load_tasks("offline", origin=server.origin, task_ids=[task_id])[0]
-    model = ScriptedChatModel(steps=steps, plan=plan)
+    model = ScriptedPolicy(steps=steps, plan_args=plan)
     async with worker.task_browser(str(out), [server.origin]) as browser:
         outcome = await solve_task(task, browser=browser, model=ModelConfig(name="scripted", provider="scripted"),
                                    variant=AgentVariant(name="full"), protocol=ProtocolConfig(), out_dir=out,
-                                   chat_model=model)
+                                   policy=model)
     return task, outcome, model
 
 
