@@ -124,7 +124,7 @@ def _alternatives(target: str) -> tuple[list[str], list[str]]:
     bare = _ASIDE.sub(" ", target).strip()
     whole = list(dict.fromkeys(t for t in (target, bare) if t))
     parts = [p.strip() for p in _ALTERNATIVES.split(_LIST_HEAD.sub("", bare)) if p and p.strip()]
-    if len(parts) < 2:  # 'each of A, B' lists A and B; 'All stations' is one value, its head kept
+    if len(parts) < 2:  # 'each of A, B' lists A and B; 'All records' is one value, its head kept
         parts = [p.strip() for p in _ALTERNATIVES.split(bare) if p and p.strip()]
     return whole, [p for p in dict.fromkeys(parts) if p not in whole]
 
