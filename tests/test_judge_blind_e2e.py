@@ -21,6 +21,7 @@ from agent.config import AgentVariant, ModelConfig, ProtocolConfig
 from agent.models.scripted import ScriptedPolicy, load_walkthrough, policy_plan
 from agent.solve import solve_task
 from eval.score import score_answer
+from graph.events import ExtractorEvent, read_events
 from graph.judge import judge
 from graph.state import Gate
 from tasks.loaders import load_tasks
@@ -49,10 +50,14 @@ def _plan_flags(outcome) -> list[dict]:
 
 
 def _rows(out: Path, *, discarded: bool = False) -> list[dict]:
-    """Every row read (named tables and the answer's), with the discarded ones when asked."""
+    """Every row the store holds (the answer table and the named ones); with `discarded`, also every read as the
+    step log recorded it (its first rows' provenance): the one store keeps no discarded rows, the log does."""
     saved = json.loads((out / "retrieval_state.json").read_text())
-    rows = [r for table in saved["tables"].values() for r in table["rows"]] + list(saved["rows"])
-    return rows + list(saved["discarded"]) if discarded else rows
+    rows = [r for table in saved["tables"].values() for r in table["rows"] if not r.get("empty")]
+    if discarded:
+        events, _ = read_events(out / "steps.jsonl")
+        rows += [{"provenance": p} for e in events if isinstance(e, ExtractorEvent) for p in e.provenance or []]
+    return rows
 
 
 def _drift(row: dict) -> list[str]:
