@@ -7,11 +7,13 @@ offline task can run through the real client, retries and tool-call parsing.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +31,7 @@ from agent.models.policies import needs_key
 from agent.models.scripted import ScriptedPolicy, load_walkthrough
 from agent.solve import solve_task
 from eval.score import score_answer
+from graph.policy import TurnState
 from graph.toolset import plan_tool, tool_schemas
 from tasks.loaders import load_tasks
 
@@ -181,8 +184,13 @@ class PolicyServer:
             self.turns += 1
             if self.turns == self.invalid_on_turn:
                 return 200, completion("select", {"target": {"label": "Vendor"}}, call_id=f"bad-{self.turns}")
-        result = self.policy._generate(messages, tools=body.get("tools"), tool_choice="Plan" if planner else None)
-        call = result.generations[0].message.tool_calls[0]
+        tools = body.get("tools") or []
+        # the server's handler runs inside its own event loop, so the policy's coroutine runs on a thread of its
+        # own; over the wire the policy sees no typed state, which a walkthrough without repairs does not need
+        decision = self.policy.plan(messages, tools[0]) if planner else self.policy.act(messages, tools, TurnState())
+        with ThreadPoolExecutor(1) as pool:
+            decided = pool.submit(asyncio.run, decision).result()
+        call = decided.tool_calls[0]
         return 200, completion(call["name"], call["args"], call_id=call["id"])
 
 
