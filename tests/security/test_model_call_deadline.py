@@ -36,8 +36,10 @@ def _model(endpoint: TrickleEndpoint) -> str:
 def test_model_call_deadline_sgr_run_ends_within_its_wall_budget(tmp_path: Path):
     with TrickleEndpoint(interval=3.0) as endpoint:
         config = tmp_path / "run.yaml"
+        # `sgr run` is one bench cell: an infra error is retried as `run.retries` says; none here, so the one
+        # attempt's deadline is what is measured
         config.write_text(_model(endpoint) + f"protocol: {{budgets: {{wall_seconds: {WALL}}}}}\n"
-                          "agent: {trace: false}\n", encoding="utf-8")
+                          "agent: {trace: false}\nrun: {retries: 0}\n", encoding="utf-8")
         done = sgr("run", "--task", "offline_stats_001", "--config", str(config), "--out", str(tmp_path / "runs"),
                    timeout=WALL + 240)  # the process also starts Python, the offline sites and Chromium
         assert endpoint.requests >= 1
