@@ -357,19 +357,17 @@ def _judge_window(gate: Gate, values: dict[str, Any]) -> Verdict:
     narrow_end = bool(want_end and got_end and got_end < want_end and not open_end)
     wide_start = bool(want_start and ((got_start and got_start < want_start) or open_start))
     wide_end = bool(want_end and ((got_end and got_end > want_end) or open_end))
-    clamps = []
-    if narrow_start and start and is_clamped(values[start], bounds[0]):
-        narrow_start = False
-        clamps.append(values[start]["clamped"]["evidence"])
-    if narrow_end and end and is_clamped(values[end], bounds[1]):
-        narrow_end = False
-        clamps.append(values[end]["clamped"]["evidence"])
-    if wide_start and start and is_clamped(values[start], bounds[0]):
-        wide_start = False
-        clamps.append(values[start]["clamped"]["evidence"])
-    if wide_end and end and is_clamped(values[end], bounds[1]):
-        wide_end = False
-        clamps.append(values[end]["clamped"]["evidence"])
+    clamps: list[Any] = []
+
+    def unclamped(off: bool, key: str | None, bound: Any) -> bool:
+        """A bound off the plan's stays off unless the page clamped it there (then its evidence is kept)."""
+        if off and key and is_clamped(values[key], bound):
+            clamps.append(values[key]["clamped"]["evidence"])
+            return False
+        return off
+
+    narrow_start, narrow_end = unclamped(narrow_start, start, bounds[0]), unclamped(narrow_end, end, bounds[1])
+    wide_start, wide_end = unclamped(wide_start, start, bounds[0]), unclamped(wide_end, end, bounds[1])
     start_shown = "" if open_start else values[start]["value"] if start else "?"
     end_shown = "" if open_end else values[end]["value"] if end else "?"
     shown = f"{start_shown}..{end_shown}"
