@@ -33,11 +33,11 @@ from agent.rundir.checkpoints import (
 from browser.interface import Browser
 from browser.trace import Redactor
 from graph.build import build_graph
-from graph.evidence import compose_answer
+from graph.evidence_tables import ANSWER, extracted_answer, lineage, read_rows
 from graph.nodes import Deps, StepLog
 from graph.policy import Policy, PolicyUnavailable
 from graph.state import AgentState, TaskView, new_usage
-from graph.workspace import ANSWER, extracted_answer, lineage, read_rows
+from graph.workspace_tools import compose_answer
 
 if TYPE_CHECKING:
     from tasks.models import Task

@@ -25,9 +25,9 @@ BOUND_MB = 256 + 100
 
 MEASURE = """
 import json, resource, sys, time
-from graph.evidence import derive
-from graph.tools import Derive
-from graph.workspace import WorkspaceError, append_rows
+from graph.workspace_tools import derive
+from graph.agent_tools import Derive
+from graph.evidence_tables import WorkspaceError, append_rows
 prov = {"url": "", "state": None, "drift": [], "locator": "", "result_set": "", "page": None, "pages": None, "step": 1}
 rows = [{"values": {"id": str(i), "name": "row %d of an evidence table" % i}, "provenance": prov}
         for i in range(int(sys.argv[2]))]

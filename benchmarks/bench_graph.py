@@ -193,7 +193,7 @@ def local_table(rows: list[TaskRow], server_cpu_s: float | None = None) -> str:
 def schema_table(top: int = 8) -> str:
     """Tokens the actor's tool schemas add to every call (cl100k), total and the largest tools."""
     from browser.tokens import count_tokens
-    from graph.toolset import tool_schemas
+    from graph.tool_schemas import tool_schemas
 
     tools = tool_schemas(search=False)
     sizes = sorted(((t["function"]["name"], count_tokens(json.dumps(t))) for t in tools), key=lambda x: -x[1])

@@ -20,7 +20,7 @@ from graph.nodes import (
     make_executor,
     make_extractor,
     make_planner,
-    make_tracker,
+    make_state_tracker,
     make_verifier,
     make_workspace,
 )
@@ -30,7 +30,7 @@ from graph.tool_specs import TOOL_SPECS
 
 def build_graph(ablate: list[str] | frozenset[str], deps: Deps, *, checkpointer: Any = None) -> CompiledStateGraph:
     ablated = frozenset(ablate)
-    deps = replace(deps, ablated=ablated)  # the actor's prompt and tools follow the nodes that run (graph/phase.py)
+    deps = replace(deps, ablated=ablated)  # the actor's prompt and tools follow the nodes that run (graph/offers.py)
     use_planner, use_tracker, use_verifier = (node not in ablated for node in ("planner", "state_tracker", "verifier"))
 
     graph = StateGraph(AgentState)
@@ -42,7 +42,7 @@ def build_graph(ablate: list[str] | frozenset[str], deps: Deps, *, checkpointer:
     graph.add_node("workspace", make_workspace(deps, provenance="provenance" not in ablated))
     graph.add_node("composer", make_composer(deps))
     if use_tracker:
-        graph.add_node("state_tracker", make_tracker(deps))
+        graph.add_node("state_tracker", make_state_tracker(deps))
     if use_verifier:
         graph.add_node("verifier", make_verifier(deps))
 

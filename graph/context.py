@@ -8,7 +8,7 @@ Other tokenizers count differently, so `TOKENIZER_MARGIN` leaves headroom.
 
 With a short window `fit_prompt` decides what the observation may take before it is rendered (once): the
 history is folded, then the observation is laid out within the room left, then the turn's state part is
-abbreviated (graph/render.py `turn_cut`) and at last the tool schemas lose their descriptions (`undocumented`),
+abbreviated (graph/prompting.py `turn_cut`) and at last the tool schemas lose their descriptions (`undocumented`),
 then the observation may take part of the completion reserve; a window too short even for that is a one-line
 `ContextOverflow`, never a prompt over `context_tokens`.
 """

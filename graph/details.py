@@ -20,7 +20,7 @@ from graph.failures import Failure, failure
 from graph.list_filters import kept_rows
 from graph.state import Listing, Phase, Plan
 
-# The repair, in tools offered where it happens (graph/phase.py): read_facts whenever a plan reads results' pages
+# The repair, in tools offered where it happens (graph/offers.py): read_facts whenever a plan reads results' pages
 # (it opens each URL itself, on any page); read_table / read_pdf on a page with a table / a PDF, and extract_rows
 # after such a read. Not extract_rows alone: a result's page without a table (a PDF, a profile) does not offer it.
 HOW_TO_OPEN = ("open each and read it: read_facts(url=[these links], into=a table) opens each page in turn; on a "

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from graph.drift import PLAN_RULES
 from graph.judge import (
     Verdict,
     gate_sets,
@@ -24,8 +25,8 @@ from graph.judge import (
     verdicts,
     with_shapes,
 )
+from graph.plan_flags import plan_flag
 from graph.state import DriftFlag, Gate, Plan, RetrievalState
-from graph.tracker import PLAN_RULES, plan_flag
 from graph.values import gate_key
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import duckdb
 
-from graph.workspace import TableRecord, WorkspaceError, run_query
+from graph.evidence_tables import TableRecord, WorkspaceError, run_query
 
 CHECK_SECONDS = 30.0  # the check at finish waits longer than a derive: a filter that did not run keeps every row
 

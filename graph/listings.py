@@ -8,7 +8,7 @@ from urllib.parse import urljoin
 
 from browser.types import ActionResult, Observation, TableData
 from graph.state import Listing
-from graph.tracker import result_set_key
+from graph.state_reading import result_set_key
 
 
 def listing_of(observation: Observation, result: ActionResult, step: int) -> Listing | None:

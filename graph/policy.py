@@ -19,7 +19,8 @@ from langchain_core.messages import AIMessage, AnyMessage
 from browser.types import Observation
 from graph.failures import Failure
 from graph.state import AgentState, DriftFlag
-from graph.tracker import MAX_OPTIONS_KEPT, gate_key, read_values
+from graph.state_reading import MAX_OPTIONS_KEPT, read_values
+from graph.values import gate_key
 
 CALL_NOTE = "call_note"  # AIMessage.response_metadata key: what a policy says a call is (the actor logs it as `note`)
 

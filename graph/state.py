@@ -237,11 +237,11 @@ class AgentState(TypedDict, total=False):
     retrieval: RetrievalState | None
     history: Annotated[list[RetrievalState], operator.add]  # distinct retrieval states visited
     observation: dict[str, Any] | None  # latest browser.types.Observation dump
-    seen_page: dict[str, Any] | None  # {key, step}: the page last shown to the actor whole (graph.render)
+    seen_page: dict[str, Any] | None  # {key, step}: the page last shown to the actor whole (graph.prompting)
     last_action: dict[str, Any] | None  # the browser action just run
     last_result: dict[str, Any] | None  # its ActionResult dump, without the observation
     last_read: dict[str, Any] | None  # latest read_table/download/read_pdf payload, for the extractor
-    tables: Annotated[dict[str, Any], merge_tables]  # the one store: name -> graph.workspace.TableRecord (`answer` too)
+    tables: Annotated[dict[str, Any], merge_tables]  # the one store: name -> graph.evidence_tables.TableRecord (`answer` too)
     navigated_at: int | None  # step at which a workspace read opened a page (the state tracker runs next)
     listings: Annotated[list[Listing], operator.add]
     visited: Annotated[list[str], operator.add]  # every URL the browser showed, in order

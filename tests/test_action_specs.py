@@ -27,9 +27,9 @@ from browser.types import (
 )
 from graph.build import build_graph
 from graph.nodes import Deps
-from graph.phase import offered_tool_names
+from graph.offers import offered_tool_names
+from graph.tool_schemas import parse_tool_call, tool_schemas
 from graph.tool_specs import TOOL_SPECS, Situation
-from graph.toolset import parse_tool_call, tool_schemas
 from tasks.spec import OutputSpec
 
 GRAPH_NODES = {"executor", "extractor", "workspace", "finish", "actor"}

@@ -14,7 +14,7 @@ from agent.models.scripted import ScriptedPolicy, load_walkthrough, reread_steps
 from agent.reports.faults import FAULT_LABEL, CleanRow, FaultCell, fault_rows, render_fault_markdown
 from graph.failures import failure
 from graph.policy import TurnState
-from graph.toolset import tool_schemas
+from graph.tool_schemas import tool_schemas
 from tasks.offline.registry import PLACEHOLDER_ORIGIN
 
 STEPS = [

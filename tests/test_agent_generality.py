@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from graph.toolset import tool_schemas
+from graph.tool_schemas import tool_schemas
 from tasks.offline.suite import build_records, build_walkthroughs, task_sites
 
 ROOT = Path(__file__).resolve().parents[1]

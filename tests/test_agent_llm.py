@@ -32,7 +32,7 @@ from agent.models.scripted import ScriptedPolicy, load_walkthrough
 from agent.solve import solve_task
 from eval.score import score_answer
 from graph.policy import TurnState
-from graph.toolset import plan_tool, tool_schemas
+from graph.tool_schemas import plan_tool, tool_schemas
 from tasks.loaders import load_tasks
 
 KEY_ENV = "SGR_TEST_LLM_KEY"

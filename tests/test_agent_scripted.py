@@ -14,7 +14,7 @@ from agent.models.scripted import (
 )
 from graph.failures import failure
 from graph.policy import TurnState
-from graph.toolset import plan_tool, tool_schemas
+from graph.tool_schemas import plan_tool, tool_schemas
 from tasks.offline.registry import PLACEHOLDER_ORIGIN
 
 STEPS = [

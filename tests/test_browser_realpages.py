@@ -10,7 +10,7 @@ from playwright.async_api import async_playwright
 from browser.launch import launch_chromium
 from browser.policy import OriginPolicy
 from browser.types import Goto, ListLinks, ListOptions, ReadSection, Target
-from graph.render import observation_text
+from graph.prompting import observation_text
 from tests.fixtures.realpages import CorpusServer, load_corpus, measure_corpus_page, offline_route
 
 pytestmark = pytest.mark.slow

@@ -9,10 +9,10 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from agent.config import ModelConfig
 from agent.solve import initial_state
+from graph.evidence_tables import append_rows
 from graph.nodes import Deps, make_actor
 from graph.policy import ChatPolicy
 from graph.state import EvidenceRow, Provenance
-from graph.workspace import append_rows
 from tasks.loaders import load_tasks
 
 TASK = load_tasks("offline", origin="http://127.0.0.1:9", task_ids=["offline_vulns_001"])[0]

@@ -130,7 +130,7 @@ async def test_every_tool_and_every_kind_of_reply_keeps_the_history_valid(offlin
     from agent.paths.path import DecisionPath
     from agent.paths.replay import PathPolicy, replay_protocol
     from agent.solve import solve_task
-    from graph.toolset import tool_schemas
+    from graph.tool_schemas import tool_schemas
     from tasks.loaders import load_tasks
 
     path = DecisionPath(task="offline_vulns_003", plan=PLAN,

@@ -23,9 +23,9 @@ from agent.solve import initial_state, solve_task
 from browser.render import render_into
 from browser.tokens import count_tokens
 from browser.types import CellLink, Control, Observation, Option, TableData
+from graph.evidence_tables import ANSWER, new_table
 from graph.nodes import Deps, make_actor
 from graph.policy import ChatPolicy
-from graph.workspace import ANSWER, new_table
 from tasks.loaders import load_tasks
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")

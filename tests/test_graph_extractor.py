@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from graph.extractor import ExtractionError, extract
+from graph.agent_tools import ExtractRows
+from graph.row_extraction import ExtractionError, extract
 from graph.state import RetrievalState, StateValue
-from graph.tools import ExtractRows
 
 URL = "http://x/results?agency=epa&page=2"
 OBSERVATION = {

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from agent.models.scripted import plan_from_walkthrough
 from browser.types import Control, Observation, Option
+from graph.plan_flags import ambiguous_gates
 from graph.state import Gate, Phase, Plan
-from graph.tracker import ambiguous_gates, track
+from graph.tracker import track
 from graph.values import find_gate_value, gate_candidates
 from tests.test_graph_tracker import obs, step
 

@@ -4,10 +4,10 @@ tests/test_judge_phases_e2e.py)."""
 
 from __future__ import annotations
 
+from graph.finish_checks import TableCheck
 from graph.gates import check_read, rejudge_tables
 from graph.judge import gate_sets, judge, settle, verdicts
 from graph.state import Gate, Phase, Plan, RetrievalState
-from graph.verifier import TableCheck
 
 
 def check_input_gates(plan, tables, names):

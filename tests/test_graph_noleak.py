@@ -8,7 +8,7 @@ import time
 import pytest
 
 from agent.solve import initial_state
-from graph.render import Prompts, observation_text
+from graph.prompting import Prompts, observation_text
 from tasks.loaders import load_tasks
 
 TASKS = load_tasks("offline", origin="http://127.0.0.1:9")

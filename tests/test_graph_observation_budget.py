@@ -19,7 +19,7 @@ from agent.config import AgentVariant, ModelConfig, ProtocolConfig
 from agent.models.scripted import ScriptedPolicy
 from agent.solve import solve_task
 from browser.tokens import count_tokens
-from graph.render import observation_text
+from graph.prompting import observation_text
 from tasks.models import Task
 
 pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="session")]

@@ -21,9 +21,9 @@ from browser.render import render_into, render_unchanged
 from browser.types import Control, Link, Observation, Option, Pagination, TableData
 from eval.score import score_answer
 from graph.context import fit_window
-from graph.phase import offered_tool_names
-from graph.render import DELTA_SPAN, Prompts, page_key, turn_observation
-from graph.toolset import ToolCallError, parse_tool_call, tool_schemas
+from graph.offers import offered_tool_names
+from graph.prompting import DELTA_SPAN, Prompts, page_key, turn_observation
+from graph.tool_schemas import ToolCallError, parse_tool_call, tool_schemas
 from tasks.loaders import load_tasks
 
 TASK = load_tasks("offline", origin="http://127.0.0.1:9", task_ids=["offline_vulns_001"])[0]
@@ -169,7 +169,7 @@ def test_the_system_prompt_names_every_tool_and_when_it_is_offered():
     is told to copy values as printed; tools of switched-off nodes are not named."""
     from types import SimpleNamespace
 
-    from graph.phase import actor_system
+    from graph.offers import actor_system
 
     names = {t["function"]["name"] for t in tool_schemas(search=False)}
     deps = SimpleNamespace(prompts=Prompts.load(), ablated=frozenset())  # the two fields actor_system reads

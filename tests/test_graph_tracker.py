@@ -8,7 +8,9 @@ import pytest
 
 from browser.types import ActionResult, Control, Observation, Option, Pagination
 from graph.state import Gate, Plan
-from graph.tracker import gate_key, result_set_key, track, values_match
+from graph.state_reading import result_set_key
+from graph.tracker import track
+from graph.values import gate_key, values_match
 
 ORIGIN = "http://127.0.0.1:9"
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from graph import verifier
+from graph.evidence_tables import TableRecord, new_table
 from graph.state import EvidenceRow, Gate, Listing, Plan, Provenance, ReadRecord
-from graph.workspace import TableRecord, new_table
 
 COLUMNS = ("id", "agency")
 PLAN = Plan(gates=[Gate(kind="filter", name="Agency", target="EPA")], row_criteria={"agency": "EPA"})

@@ -3,11 +3,11 @@ gates, every page, every listed detail page; each failure names the table."""
 
 from __future__ import annotations
 
-from graph.evidence import derive
+from graph.agent_tools import Derive
+from graph.evidence_tables import append_rows
+from graph.finish_checks import input_tables, verify
 from graph.state import EvidenceRow, Listing, Phase, Plan, Provenance, ReadRecord
-from graph.tools import Derive
-from graph.verifier import input_tables, verify
-from graph.workspace import append_rows
+from graph.workspace_tools import derive
 
 
 def _rows(values: list[dict[str, str]], *, state: dict[str, str], url: str = "http://s/list", drift=(),

@@ -8,10 +8,10 @@ import json
 
 import pytest
 
-from graph.evidence import compose_derived, derive, discard_from
+from graph.agent_tools import Derive, DiscardRows
+from graph.evidence_tables import WorkspaceError, append_rows, cell_text, run_query
 from graph.state import EvidenceRow, Provenance
-from graph.tools import Derive, DiscardRows
-from graph.workspace import WorkspaceError, append_rows, cell_text, run_query
+from graph.workspace_tools import compose_derived, derive, discard_from
 from tasks.spec import OutputSpec
 
 

@@ -156,7 +156,7 @@ async def test_an_ablated_node_takes_its_prompt_parts_and_tools_with_it(ablated,
     current = state(observation=OBSERVATION, rows=rows, last_read={"table": {}},  # a plan gate not found yet:
                     plan={"source": "s", "gates": [{"kind": "filter", "name": "Severity", "target": "High"}],
                           "read": {}, "row_criteria": {}, "all_pages": True, "detail_pages": False,
-                          "stopping_rule": "done"},  # revise_plan is offered (graph/phase.py)
+                          "stopping_rule": "done"},  # revise_plan is offered (graph/offers.py)
                     retrieval={"url": OBSERVATION["url"], "path": "/vulns/search", "values": {}, "page": None,
                                "pages": None, "result_count": None, "step": 1})
     with FakeOpenAIServer([goto(), goto()]) as fake:

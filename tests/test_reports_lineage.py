@@ -9,10 +9,10 @@ from pathlib import Path
 from agent.reports.write import write_run_reports
 from agent.rundir.atomic import write_json_atomic
 from agent.rundir.cells import cell_dir
-from graph.evidence import derive
+from graph.agent_tools import Derive
+from graph.evidence_tables import append_rows, lineage
 from graph.state import EvidenceRow, Provenance
-from graph.tools import Derive
-from graph.workspace import append_rows, lineage
+from graph.workspace_tools import derive
 from tests.test_reports_summary import RECORDS, run_dir  # noqa: F401  (fixture)
 
 

@@ -16,7 +16,7 @@ from graph.nodes.common import summarize_result
 from graph.policy import TurnState
 from graph.robust import call_signature, failed_repeats, tool_reply
 from graph.state import Listing, Plan
-from graph.toolset import tool_schemas
+from graph.tool_schemas import tool_schemas
 
 ARGS = {"target": {"text": "Apply"}}
 

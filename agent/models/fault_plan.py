@@ -24,8 +24,10 @@ from agent.models.scripted import (
     plan_from_walkthrough,
     target_name,
 )
+from graph.plan_flags import plan_gates
 from graph.state import Plan
-from graph.tracker import PAGE_PARAMS, gate_key, plan_gates
+from graph.state_reading import PAGE_PARAMS
+from graph.values import gate_key
 from tasks.offline.registry import Step
 
 PAGE_SIZE = re.compile(r"per_page|page_size|rows_per|results_per|^size$")

@@ -26,8 +26,8 @@ from graph.failures import Failure
 from graph.policy import CALL_NOTE, PolicyUnavailable, TurnState
 from graph.settings import PlanSource
 from graph.state import Gate, Phase, Plan
-from graph.tracker import PAGE_PARAMS, gate_key
-from graph.values import values_match
+from graph.state_reading import PAGE_PARAMS
+from graph.values import gate_key, values_match
 from tasks.offline.registry import PLACEHOLDER_ORIGIN, Step
 
 WALKTHROUGH_DIR = Path(__file__).resolve().parents[2] / "tasks" / "offline" / "data" / "walkthroughs"

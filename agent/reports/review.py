@@ -17,7 +17,7 @@ import yaml
 
 from agent.rundir.atomic import write_text_atomic
 from eval.review import init_reviews
-from graph.tracker import gate_key, values_match
+from graph.values import gate_key, values_match
 
 MAX_LINES = 12
 

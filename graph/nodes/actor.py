@@ -9,11 +9,11 @@ from typing import Any
 from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage, ToolMessage
 from pydantic import BaseModel
 
+from graph.agent_tools import DiscardRows, Finish, RevisePlan
+from graph.answer_format import parse_order
 from graph.caps import bound_reply
-from graph.composer import parse_order
 from graph.context import ContextOverflow, fit_prompt, prompt_parts, undocumented
 from graph.details import switch_off_refusal
-from graph.evidence import discard
 from graph.gates import rejudge_tables
 from graph.nodes.common import (
     MAX_INVALID_STREAK,
@@ -26,12 +26,12 @@ from graph.nodes.common import (
     usage_after,
 )
 from graph.nodes.deps import Deps
-from graph.nodes.tracking import recheck_flags
-from graph.nodes.verification import recheck_goal
+from graph.nodes.state_tracker import recheck_flags
+from graph.nodes.verifier import recheck_goal
+from graph.offers import actor_system, actor_tools
 from graph.page_fence import untrusted
-from graph.phase import actor_system, actor_tools
 from graph.policy import CALL_NOTE, turn_state
-from graph.render import TURN_CUTS, observation_tokens, page_key, turn_observation
+from graph.prompting import TURN_CUTS, observation_tokens, page_key, turn_observation
 from graph.robust import (
     INVALID,
     PROSE_FEEDBACK,
@@ -46,8 +46,8 @@ from graph.robust import (
     unknown_ref_message,
 )
 from graph.state import AgentState, PendingCall, Plan, merge_tables
-from graph.tools import DiscardRows, Finish, RevisePlan
-from graph.toolset import ToolCallError, parse_tool_call
+from graph.tool_schemas import ToolCallError, parse_tool_call
+from graph.workspace_tools import discard
 
 HISTORY_WHOLE = 2  # the newest exchanges sent whole; older ones (up to HISTORY_TURNS) as one line each
 

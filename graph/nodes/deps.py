@@ -10,7 +10,7 @@ from typing import Any
 from browser.interface import Browser
 from graph.events import StepLog
 from graph.policy import Policy
-from graph.render import Prompts
+from graph.prompting import Prompts
 from graph.settings import Budgets, ModelConfig
 from tasks.spec import OutputSpec
 

@@ -10,12 +10,12 @@ from pydantic import TypeAdapter
 
 from browser.interface import BrowserError
 from browser.types import CHANGING_KINDS, PASSIVE_KINDS, ActionResult, BrowserAction, Observation
+from graph.agent_tools import WebSearch
 from graph.listings import listing_of
 from graph.nodes.common import error_record, summarize_result
 from graph.nodes.deps import Deps
 from graph.robust import NO_CHANGE, tool_reply
 from graph.state import AgentState, PendingCall
-from graph.tools import WebSearch
 
 # Passive actions (browser.types.ACTION_SPECS) do not invalidate what was just read. An action meant to change
 # the page that leaves it exactly as it was is said to be a no-op, so that repeating it counts as a failing

@@ -14,12 +14,12 @@ from urllib.parse import urljoin, urlsplit
 
 from browser.interface import BrowserError
 from browser.types import ActionResult, ReadPageFacts, ReadPdf
-from graph.evidence import ECHO_CHARS
 from graph.listings import listing_of
 from graph.nodes.deps import Deps
-from graph.nodes.tracking import current_phase
+from graph.nodes.state_tracker import current_phase
 from graph.state import AgentState, DriftFlag, Plan
 from graph.tracker import track
+from graph.workspace_tools import ECHO_CHARS
 
 
 class PageReadError(ValueError):

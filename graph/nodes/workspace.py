@@ -10,14 +10,14 @@ from typing import Any
 
 from langchain_core.messages import ToolMessage
 
-from graph.evidence import ReadContext, derive, error_text, read_facts_row
-from graph.facts import FactError
+from graph.agent_tools import Derive, ReadFacts
+from graph.evidence_tables import WorkspaceError
+from graph.fact_match import FactError
 from graph.nodes.common import error_record, result_lines
 from graph.nodes.deps import Deps
 from graph.nodes.pages import PageReadError, add_flags, join_replies, page_label, read_facts_of, view_of
 from graph.state import AgentState, DriftFlag, Plan
-from graph.tools import Derive, ReadFacts
-from graph.workspace import WorkspaceError
+from graph.workspace_tools import ReadContext, derive, error_text, read_facts_row
 
 
 def read_context(state: AgentState, *, provenance: bool, observation: dict[str, Any] | None = None) -> ReadContext:

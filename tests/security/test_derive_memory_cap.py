@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from graph.workspace import MAX_RESULT_BYTES, WorkspaceError, run_query
+from graph.evidence_tables import MAX_RESULT_BYTES, WorkspaceError, run_query
 
 ROOT = Path(__file__).resolve().parents[2]
 CAP_MB = 256
@@ -25,9 +25,9 @@ BOUND_KB = (CAP_MB + 100) * 1024
 
 _MEASURE = """
 import json, resource, sys
-from graph.evidence import derive
-from graph.tools import Derive
-from graph.workspace import WorkspaceError
+from graph.workspace_tools import derive
+from graph.agent_tools import Derive
+from graph.evidence_tables import WorkspaceError
 def peak_kb():  # VmHWM starts afresh at exec; ru_maxrss would carry the launching process's size over
     return int(next(l for l in open("/proc/self/status") if l.startswith("VmHWM:")).split()[1])
 before = peak_kb()

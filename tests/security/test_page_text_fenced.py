@@ -23,7 +23,7 @@ from browser.types import Control, Observation, Option, TableData
 from graph.nodes import Deps, make_actor
 from graph.page_fence import PAGE_LINE_MARK, untrusted
 from graph.policy import ChatPolicy
-from graph.render import Prompts
+from graph.prompting import Prompts
 from tasks.loaders import load_tasks
 
 TASK = load_tasks("offline", origin="http://127.0.0.1:9", task_ids=["offline_vulns_001"])[0]

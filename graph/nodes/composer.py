@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from graph.evidence import compose_answer, derived_answer
 from graph.nodes.common import error_record
 from graph.nodes.deps import Deps
 from graph.state import AgentState, ErrorRecord
+from graph.workspace_tools import compose_answer, derived_answer
 
 
 def make_composer(deps: Deps):

@@ -8,9 +8,9 @@ from typing import Any
 
 from langchain_core.messages import ToolMessage
 
-from graph.evidence import error_text, extract_into, needs_page_facts
-from graph.extractor import ExtractionError
-from graph.facts import FactError
+from graph.agent_tools import ExtractRows
+from graph.evidence_tables import WorkspaceError
+from graph.fact_match import FactError
 from graph.nodes.common import error_record
 from graph.nodes.deps import Deps
 from graph.nodes.pages import (
@@ -25,9 +25,9 @@ from graph.nodes.pages import (
     view_of,
 )
 from graph.nodes.workspace import read_context
+from graph.row_extraction import ExtractionError
 from graph.state import AgentState
-from graph.tools import ExtractRows
-from graph.workspace import WorkspaceError
+from graph.workspace_tools import error_text, extract_into, needs_page_facts
 
 FAILURES = (ExtractionError, FactError, WorkspaceError, PageReadError)
 

@@ -7,8 +7,9 @@ from typing import Any
 from browser.types import ActionResult, Observation
 from graph.judge import current_phase
 from graph.nodes.deps import Deps
+from graph.plan_flags import refresh_flags
 from graph.state import AgentState, Plan, RetrievalState
-from graph.tracker import refresh_flags, track
+from graph.tracker import track
 
 
 def tracked(state: AgentState) -> dict[str, Any]:
@@ -33,7 +34,7 @@ def tracked(state: AgentState) -> dict[str, Any]:
     return update
 
 
-def make_tracker(deps: Deps):
+def make_state_tracker(deps: Deps):
     async def state_tracker(state: AgentState) -> dict[str, Any]:
         if not state.get("observation"):
             return {"nodes_run": ["state_tracker"]}

@@ -8,14 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from graph.composer import compose
-from graph.extractor import ExtractionError, active_drift, extract
-from graph.facts import FactError, source_value
-from graph.gates import ReadCheck, check_read, read_drift, state_snapshot
-from graph.state import DriftFlag, EvidenceRow, Plan, Provenance, ReadRecord, RetrievalState
-from graph.tools import Derive, DiscardRows, ExtractRows, ReadFacts
-from graph.tracker import result_set_key
-from graph.workspace import (
+from graph.agent_tools import Derive, DiscardRows, ExtractRows, ReadFacts
+from graph.answer_format import compose
+from graph.evidence_tables import (
     ANSWER,
     TableRecord,
     WorkspaceError,
@@ -29,6 +24,11 @@ from graph.workspace import (
     run_query,
     schemas,
 )
+from graph.fact_match import FactError, source_value
+from graph.gates import ReadCheck, check_read, read_drift, state_snapshot
+from graph.row_extraction import ExtractionError, active_drift, extract
+from graph.state import DriftFlag, EvidenceRow, Plan, Provenance, ReadRecord, RetrievalState
+from graph.state_reading import result_set_key
 from tasks.spec import OutputSpec
 
 ECHO_CHARS = 900  # rows a reply shows: all of them up to about 220 tokens, kept whole in the 2 newest exchanges

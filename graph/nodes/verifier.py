@@ -7,10 +7,10 @@ from typing import Any
 
 from langchain_core.messages import ToolMessage
 
+from graph.finish_checks import verify
 from graph.judge import site_shapes
 from graph.nodes.deps import Deps
 from graph.state import AgentState, Plan, VerifierReport
-from graph.verifier import verify
 
 
 def check(deps: Deps, state: AgentState) -> VerifierReport:

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from graph.details import check_details, check_input_details, stand_ins
+from graph.evidence_tables import ANSWER, TableRecord, derived_answer, read_rows
 from graph.failures import Failure, failure, in_table, render_goal
 from graph.judge import Verdict, gate_sets, judge, phase_names, settle, with_shapes
 from graph.state import EvidenceRow, Gate, Listing, Plan, ReadRecord, VerifierReport
 from graph.values import values_match
-from graph.workspace import ANSWER, TableRecord, derived_answer, read_rows
 
 # The verifier's choice: windows and searches are judged at the read (a window on the page read, both bounds in
 # view), and reach the verifier as the rows' `_drift`; a row's snapshot is judged here on the state gates.

@@ -23,13 +23,13 @@ from typing import Any
 
 from browser.delta import as_observation, reads_named
 from browser.types import Observation
+from graph.evidence_tables import workspace_tables
 from graph.judge import gates_for, verdicts
 from graph.nodes.deps import Deps
-from graph.render import page_key, pending_gates
+from graph.prompting import page_key, pending_gates
 from graph.state import AgentState, Plan
+from graph.tool_schemas import tool_schemas
 from graph.tool_specs import TOOL_SPECS, Situation
-from graph.toolset import tool_schemas
-from graph.workspace import workspace_tables
 
 SPARSE_PAGE_TOKENS = 120  # an observation this short may be a page still loading
 

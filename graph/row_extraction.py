@@ -1,6 +1,6 @@
 """Deterministic extraction: a table, PDF text or page text -> schema rows, each with its provenance.
 
-The LLM only says where each column comes from (`graph.tools.ExtractRows`); reading the cells is code,
+The LLM only says where each column comes from (`graph.agent_tools.ExtractRows`); reading the cells is code,
 so in-page misreading cannot happen here, and every row carries the URL and retrieval state it was read in.
 """
 
@@ -11,11 +11,12 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, urljoin, urlsplit
 
-from graph.facts import FactError, find_fact, path_segment, section_table
+from graph.agent_tools import ExtractRows
+from graph.fact_match import FactError, find_fact, path_segment, section_table
 from graph.gates import state_snapshot
 from graph.state import DriftFlag, EvidenceRow, Provenance, ReadRecord, RetrievalState
-from graph.tools import ExtractRows
-from graph.tracker import gate_key, norm_value, result_set_key
+from graph.state_reading import result_set_key
+from graph.values import gate_key, norm_value
 
 
 class ExtractionError(ValueError):

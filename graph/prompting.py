@@ -17,11 +17,12 @@ from browser.delta import page_key as browser_page_key
 from browser.delta import render_delta
 from browser.tokens import count_tokens, encoding
 from graph.details import phase_progress
+from graph.evidence_tables import extracted_answer, read_rows, schemas, workspace_tables
 from graph.judge import current_phase, gates_for, grounding_lines
 from graph.page_fence import inline_data, untrusted
+from graph.plan_flags import ambiguous_gates, plan_gates
 from graph.state import AgentState, Gate, Plan, TaskView
-from graph.tracker import ambiguous_gates, find_gate_value, gate_key, plan_gates
-from graph.workspace import extracted_answer, read_rows, schemas, workspace_tables
+from graph.values import find_gate_value, gate_key
 
 DEFAULT_PROMPT_DIR = Path(__file__).resolve().parent / "prompts"
 LAST_ROWS_SHOWN = 2

@@ -1,0 +1,90 @@
+"""The tracker's policy over the gate judge's verdicts between reads: which planned gates are flagged, and the
+flags judged again when the plan changes.
+"""
+
+from __future__ import annotations
+
+from graph.drift import PLAN_RULES, dedupe_flags
+from graph.judge import Verdict, gates_for, verdicts
+from graph.state import DriftFlag, Gate, Phase, Plan, RetrievalState
+from graph.values import find_gate_value, gate_key
+
+
+def in_phase(flag: DriftFlag, phase: Phase | None, plan: Plan) -> bool:
+    gates = gates_for(plan, phase)
+    state = {flag["gate"]: {"label": flag["gate"], "value": flag["before"] or ""}}  # keyed as before
+    return any(find_gate_value(state, g.name) or gate_key(g.name) == gate_key(flag["label"]) for g in gates)
+
+
+def ambiguous_gates(plan: Plan | None, state: RetrievalState | None) -> list[str]:
+    """Plan gates that name several controls, for the actor to disambiguate (revise_plan with a full label); a
+    window names a From/To pair, never "several controls"."""
+    if plan is None or not state:
+        return []
+    return [f"{v.gate.name} matches {len(v.candidates)} controls {list(v.candidates)}"
+            for v in verdicts(plan_gates(plan), state) if v.candidates]
+
+
+def plan_gates(plan: Plan) -> list[Gate]:
+    """The plan's gates and every phase's (a chained task reads under several states)."""
+    return gates_for(plan, every_phase=True)
+
+
+def plan_flags(plan: Plan, state: RetrievalState, step: int, held: set[str] | frozenset[str] = frozenset()
+                ) -> list[DriftFlag]:
+    """The tracker's policy over the judge's verdicts, between reads: a planned gate whose control the agent set
+    to another value, or one flagged when rows were read (`held`: the read check judges a kept default too) and
+    still wrong. Any phase's value is accepted (a phase not yet read may need it), so a control (or a From/To
+    pair) is flagged only when every gate naming it is a mismatch; unresolved and clamped verdicts never flag."""
+    groups: dict[str, list[Verdict]] = {}
+    for verdict in verdicts(plan_gates(plan), state):
+        if verdict.grounded:
+            groups.setdefault(str(verdict.bounds) if verdict.gate.kind == "window" else verdict.key, []).append(verdict)
+    flags: list[DriftFlag] = []
+    for group in groups.values():
+        if any(v.status != "mismatch" for v in group):
+            continue
+        verdict = group[0]
+        flag = plan_flag(verdict, state, step)
+        if verdict.wider and flag["gate"] not in held:
+            continue  # a window being set (From before To); a read made in it is flagged by the read check
+        if verdict.set_by_agent or flag["gate"] in held:
+            flags.append(flag)
+    return flags
+
+
+def plan_flag(verdict: Verdict, state: RetrievalState, step: int) -> DriftFlag:
+    """The drift flag a mismatch verdict raises (the tracker's wording; the read check adds what to do)."""
+    flag = _plan_flag(verdict, state, step)
+    if verdict.evidence:  # the form was changed and not applied
+        flag["message"] += f" ({verdict.evidence}; apply the form)"
+    return flag
+
+
+def _plan_flag(verdict: Verdict, state: RetrievalState, step: int) -> DriftFlag:
+    gate = verdict.gate
+    if gate.kind == "window" and verdict.wider:
+        return DriftFlag(rule="window_wider", gate=gate_key(gate.name), label=gate.name, before=gate.target,
+                         after=verdict.value, step=step, path=state["path"],
+                         message=f"the time window shown ({verdict.value}) is wider than the plan's {gate.target}: "
+                                 "rows outside the plan's window are read as in it; set both bounds")
+    if gate.kind == "window":
+        return DriftFlag(rule="window_narrower", gate=gate_key(gate.name), label=gate.name, before=gate.target,
+                         after=verdict.value, step=step, path=state["path"],
+                         message=f"the time window shown ({verdict.value}) is narrower than the plan's {gate.target}; "
+                                 "widen it")
+    return DriftFlag(rule="gate_mismatch", gate=verdict.key or gate_key(gate.name), label=gate.name,
+                     before=gate.target, after=verdict.value, step=step, path=state["path"],
+                     message=f"{gate.name} is {verdict.value!r} but the plan needs {verdict.needs_text()}")
+
+
+def refresh_flags(plan: Plan | None, state: RetrievalState | None, flags: list[DriftFlag], step: int,
+                  phase: Phase | None = None) -> list[DriftFlag]:
+    """The active flags judged again on the same state under the plan as it is now (after `revise_plan` or
+    `discard_rows`: no page action, so the tracker did not run): loss flags stay (a reset value is still
+    lost), the plan's flags are recomputed, a flag raised at a read kept only while still a mismatch."""
+    if plan is None or not state:
+        return [f for f in flags if f["rule"] not in PLAN_RULES]
+    kept = [f for f in flags if f["rule"] not in PLAN_RULES and (not plan.phases or in_phase(f, phase, plan))]
+    held = {f["gate"] for f in flags if f["rule"] in PLAN_RULES}
+    return dedupe_flags([*kept, *plan_flags(plan, state, step, held)])
