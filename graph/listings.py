@@ -11,11 +11,11 @@ from graph.state import Listing
 from graph.state_reading import result_set_key
 
 
-def listing_of(observation: Observation, result: ActionResult, step: int) -> Listing | None:
-    """A result list on screen (or read whole by read_table): the link of each row, for the detail check. A
-    main-content table whose every row links somewhere, on a page with no result count or pager (a page
-    listing its items: a category's members), is kept as a list of `links`: the detail check uses it only once
-    the agent has opened several of its items (`graph.details.detail_list`)."""
+def listing_of(observation: Observation, result: ActionResult, step: int, recorded: list[Listing]) -> Listing | None:
+    """A result list on screen (or read whole by read_table), unless a list of its URL is `recorded` already:
+    the link of each row, for the detail check. A main-content table whose every row links somewhere, on a page
+    with no result count or pager (a page listing its items: a category's members), is kept as a list of `links`:
+    the detail check uses it only once the agent has opened several of its items (`graph.details.detail_list`)."""
     kind: Literal["results", "links"] = "results"
     if result.table is not None and result.action.get("kind") == "read_table" and any(result.table.row_links):
         table = result.table
@@ -25,7 +25,7 @@ def listing_of(observation: Observation, result: ActionResult, step: int) -> Lis
         url = observation.url
     else:
         table, kind, url = next((t for t in observation.tables if _lists_items(t)), None), "links", observation.url
-    if table is None:
+    if table is None or url in {item["url"] for item in recorded}:
         return None
     linked = [(urljoin(observation.url, links[0]), cells)
               for links, cells in zip(table.row_links, table.rows, strict=False) if links]

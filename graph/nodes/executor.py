@@ -53,8 +53,8 @@ def make_executor(deps: Deps):
             "nodes_run": ["executor"],
         }
         update["visited"] = [observation.url]
-        listing = listing_of(observation, result, step)
-        if listing and listing["url"] not in {item["url"] for item in state.get("listings") or []}:
+        listing = listing_of(observation, result, step, state.get("listings") or [])
+        if listing:
             update["listings"] = [listing]
         if result.table is not None:
             downloaded = action.kind == "download"  # an export holds the whole result set, not one page

@@ -6,30 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.messages import ToolMessage
-
 from graph.agent_tools import ExtractRows
-from graph.evidence_tables import WorkspaceError
-from graph.fact_match import FactError
-from graph.nodes.common import error_record
 from graph.nodes.deps import Deps
-from graph.nodes.pages import (
-    PageReadError,
-    PageView,
-    add_flags,
-    echo_budget,
-    join_replies,
-    open_pdf,
-    page_label,
-    read_facts_of,
-    view_of,
-)
-from graph.nodes.workspace import read_context
-from graph.row_extraction import ExtractionError
+from graph.nodes.pages import PageView, add_flags, echo_budget, open_pdf, read_each, read_facts_of
 from graph.state import AgentState
-from graph.workspace_tools import error_text, extract_into, needs_page_facts
-
-FAILURES = (ExtractionError, FactError, WorkspaceError, PageReadError)
+from graph.workspace_tools import extract_into, needs_page_facts
 
 
 def make_extractor(deps: Deps, *, provenance: bool = True):
@@ -39,55 +20,35 @@ def make_extractor(deps: Deps, *, provenance: bool = True):
         pending = state["pending"]
         assert pending is not None
         args = ExtractRows.model_validate(pending["args"])
-        step = state.get("step", 0)
-        view = view_of(state)
-        replies: list[str] = []
-        failed: list[str] = []
-        read_any = False
         urls = args.urls()
-        for url in urls:
-            try:
-                reply = await _read_one(deps, view, args, url, provenance=provenance,
-                                        echo_chars=echo_budget(len(urls)))
-            except FAILURES as exc:
-                message = error_text(exc, view.get("tables") or {})
-                check = read_context(view.state, provenance=provenance).check(args.into)
-                deps.log.write({"node": "extractor", "step": step, "url": url, "error": message})
-                add_flags(view, check.mismatches)
-                failed.append("\n".join([f"extract_rows failed{f' on {url}' if url else ''}: {message}",
-                                         *check.notes()]))
-                continue
-            read_any = True
-            replies.append(reply)
-        update: dict[str, Any] = {"pending": None, "nodes_run": ["extractor"], **view.update,
-                                  "messages": [ToolMessage(join_replies([*replies, *failed]),
-                                                           tool_call_id=pending["id"])]}
-        if failed:
-            update["errors"] = [error_record(state, "extractor", "agent", "extraction", f) for f in failed]
-        if read_any:
-            update["usage"] = {**state["usage"], "last_progress_at": deps.clock()}
-        return update
 
-    async def _read_one(deps: Deps, view: PageView, args: ExtractRows, url: str | None, *,
-                        provenance: bool, echo_chars: int) -> str:
-        step = view.get("step", 0)
-        facts = None
-        if url is not None and args.source == "pdf":
-            await open_pdf(deps, view, url)
-        elif url is not None:
-            facts = (await view.open(deps, url)).facts
-        elif needs_page_facts(args):
-            facts = (await read_facts_of(deps, None)).facts
-        tables = view.get("tables") or {}
-        ctx = read_context(view.state, provenance=provenance)
-        written = extract_into(args, ctx, schema=deps.spec.columns, tables=tables,
-                               page_facts=facts.model_dump() if facts is not None else None, echo_chars=echo_chars)
-        rows = written.rows
-        text = written.message
-        view.tables_written(written.tables)
-        add_flags(view, written.flags)
-        deps.log.write({"node": "extractor", "step": step, "into": args.into, "url": url, "rows": len(rows) or None,
-                        "record": written.record, "provenance": [r["provenance"] for r in rows[:3]]})
-        return f"{page_label(url)}: {text}" if url is not None and len(args.urls()) > 1 else text
+        async def read(view: PageView, url: str | None) -> str:
+            facts = None
+            if url is not None and args.source == "pdf":
+                await open_pdf(deps, view, url)
+            elif url is not None:
+                facts = (await view.open(deps, url)).facts
+            elif needs_page_facts(args):
+                facts = (await read_facts_of(deps, None)).facts
+            written = extract_into(args, view.context(provenance=provenance), schema=deps.spec.columns,
+                                   tables=view.get("tables") or {},
+                                   page_facts=facts.model_dump() if facts is not None else None,
+                                   echo_chars=echo_budget(len(urls)))
+            view.tables_written(written.tables)
+            add_flags(view, written.flags)
+            deps.log.write({"node": "extractor", "step": view.get("step", 0), "into": args.into, "url": url,
+                            "rows": len(written.rows) or None, "record": written.record,
+                            "provenance": [r["provenance"] for r in written.rows[:3]]})
+            return written.message
+
+        def failure_notes(view: PageView) -> list[str]:
+            """The read's gates judged on the page it failed on: a mismatch is flagged even so."""
+            check = view.context(provenance=provenance).check(args.into)
+            add_flags(view, check.mismatches)
+            return check.notes()
+
+        return await read_each(deps, state, urls, read, tool="extract_rows", error_class="extraction",
+                               event={"node": "extractor", "step": state.get("step", 0)},
+                               failure_notes=failure_notes)
 
     return extractor

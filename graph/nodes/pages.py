@@ -8,31 +8,45 @@ are checked on the page it read (not on the page the call was made from).
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
+from langchain_core.messages import ToolMessage
+
 from browser.interface import BrowserError
-from browser.types import ActionResult, ReadPageFacts, ReadPdf
+from browser.types import ActionResult, BrowserAction, ReadPageFacts, ReadPdf
+from graph.evidence_tables import WorkspaceError
+from graph.fact_match import FactError
 from graph.listings import listing_of
+from graph.nodes.common import error_record
 from graph.nodes.deps import Deps
 from graph.nodes.state_tracker import current_phase
+from graph.row_extraction import ExtractionError
 from graph.state import AgentState, DriftFlag, Plan
 from graph.tracker import track
-from graph.workspace_tools import ECHO_CHARS
+from graph.workspace_tools import ECHO_CHARS, ReadContext, error_text
 
 
 class PageReadError(ValueError):
     """The page could not be opened or read (policy, not found, timeout)."""
 
 
-async def read_facts_of(deps: Deps, url: str | None) -> ActionResult:
-    """The page's labelled values and tables (`url`: opened first, policy applies)."""
+async def _act(deps: Deps, action: BrowserAction) -> ActionResult:
     try:
-        result = await deps.browser.act(ReadPageFacts(url=url))
+        result = await deps.browser.act(action)
     except BrowserError as exc:
         raise PageReadError(f"{exc.error_class}: {exc}") from exc
-    if not result.ok or result.facts is None:
+    if not result.ok:
+        raise PageReadError(f"{result.error}: {result.message}")
+    return result
+
+
+async def read_facts_of(deps: Deps, url: str | None) -> ActionResult:
+    """The page's labelled values and tables (`url`: opened first, policy applies)."""
+    result = await _act(deps, ReadPageFacts(url=url))
+    if result.facts is None:
         raise PageReadError(f"{result.error}: {result.message}")
     return result
 
@@ -46,6 +60,14 @@ class PageView:
 
     def get(self, key: str, default: Any = None) -> Any:
         return self.state.get(key, default)
+
+    def context(self, *, provenance: bool) -> ReadContext:
+        """What the read has in front of it on the page it is on."""
+        return ReadContext(observation=self.get("observation") or {}, last_read=self.get("last_read"),
+                           retrieval=self.get("retrieval"), drift_flags=self.get("drift_flags") or [],
+                           provenance=provenance, step=self.get("step", 0),
+                           plan=Plan.model_validate(self.state["plan"]) if self.get("plan") else None,
+                           history=self.get("history") or [])
 
     async def open(self, deps: Deps, url: str) -> ActionResult:
         """Open `url` for a read: the page's facts, its observation and retrieval state, drift flags as the
@@ -69,8 +91,7 @@ class PageView:
                                      history=self.state.get("history") or [],
                                      active_flags=self.state.get("drift_flags") or [], plan=plan,
                                      phase=current_phase(plan, self.state.get("tables") or {}))
-            known = {(f["rule"], f["gate"], f["path"]) for f in self.state.get("drift_flags") or []}
-            new = [f for f in flags if (f["rule"], f["gate"], f["path"]) not in known]
+            new = _new_flags(flags, self.state.get("drift_flags") or [])
             changes.update(retrieval=retrieval, drift_flags=flags)
             if new:
                 self.update["drift_log"] = [*self.update.get("drift_log", []), *new]
@@ -79,9 +100,9 @@ class PageView:
                 self.state = {**self.state, "history": [*(self.state.get("history") or []), retrieval]}
         self.state = {**self.state, **changes}
         self.update.update(changes, visited=visited, **({"history": history} if history else {}))
-        listing = listing_of(result.observation, result, step)
-        if listing and listing["url"] not in {item["url"] for item in self.state.get("listings") or []}:
-            self.state["listings"] = [*(self.state.get("listings") or []), listing]  # recorded once per URL
+        listing = listing_of(result.observation, result, step, self.state.get("listings") or [])
+        if listing:
+            self.state["listings"] = [*(self.state.get("listings") or []), listing]
             self.update["listings"] = [*self.update.get("listings", []), listing]
         return result
 
@@ -93,12 +114,7 @@ class PageView:
 async def open_pdf(deps: Deps, view: PageView, url: str) -> None:
     """A PDF read for extract_rows(source=pdf, url=...): fetched (the page stays where it is) and held as the
     last read, its URL the rows' `_url`."""
-    try:
-        result = await deps.browser.act(ReadPdf(url=url))
-    except BrowserError as exc:
-        raise PageReadError(f"{exc.error_class}: {exc}") from exc
-    if not result.ok:
-        raise PageReadError(f"{result.error}: {result.message}")
+    result = await _act(deps, ReadPdf(url=url))
     page_url = (view.get("observation") or {}).get("url", "")
     last_read = {"pdf_pages": [p.model_dump() for p in result.pdf_pages], "url": page_url,
                  "pdf_url": urljoin(page_url, url)}
@@ -110,12 +126,49 @@ def add_flags(view: PageView, flags: list[DriftFlag]) -> None:
     """Planned gates a read found at another value: active from now on (the tracker keeps them while the value
     stays wrong) and logged once, like the tracker's own flags."""
     active = view.get("drift_flags") or []
-    known = {(f["rule"], f["gate"], f["path"]) for f in active}
-    new = [f for f in flags if (f["rule"], f["gate"], f["path"]) not in known]
+    new = _new_flags(flags, active)
     if new:
         view.state = {**view.state, "drift_flags": [*active, *new]}
         view.update["drift_flags"] = view.state["drift_flags"]
         view.update["drift_log"] = [*view.update.get("drift_log", []), *new]
+
+
+def _new_flags(flags: list[DriftFlag], active: list[DriftFlag]) -> list[DriftFlag]:
+    known = {(f["rule"], f["gate"], f["path"]) for f in active}
+    return [f for f in flags if (f["rule"], f["gate"], f["path"]) not in known]
+
+
+READ_FAILURES = (ExtractionError, FactError, WorkspaceError, PageReadError)
+
+
+async def read_each(deps: Deps, state: AgentState, urls: list[str | None],
+                    read: Callable[[PageView, str | None], Awaitable[str]], *, tool: str, event: dict[str, Any],
+                    error_class: str, failure_notes: Callable[[PageView], list[str]] | None = None) -> dict[str, Any]:
+    """A read on the current page (`None`) or on each page of `urls` in turn: a page that fails is said (with
+    `failure_notes`, what the read's check found there) and the others kept, so one bad link does not lose the
+    rest; the replies are one tool message. `event` is the node's log event a failure is logged under."""
+    view = view_of(state)
+    replies: list[str] = []
+    failed: list[str] = []
+    for url in urls:
+        try:
+            text = await read(view, url)
+        except READ_FAILURES as exc:
+            message = error_text(exc, view.get("tables") or {})
+            deps.log.write({**event, "url": url, "error": message})
+            notes = failure_notes(view) if failure_notes else []
+            failed.append("\n".join([f"{tool} failed{f' on {url}' if url else ''}: {message}", *notes]))
+            continue
+        replies.append(f"{page_label(url)}: {text}" if url is not None and len(urls) > 1 else text)
+    node = event["node"]
+    update: dict[str, Any] = {"pending": None, "nodes_run": [node], **view.update,
+                              "messages": [ToolMessage(join_replies([*replies, *failed]),
+                                                       tool_call_id=state["pending"]["id"])]}
+    if failed:
+        update["errors"] = [error_record(state, node, "agent", error_class, f) for f in failed]
+    if replies:
+        update["usage"] = {**state["usage"], "last_progress_at": deps.clock()}
+    return update
 
 
 def echo_budget(pages: int) -> int:
