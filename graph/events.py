@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Tag, TypeAdapter, ValidationError
 
@@ -25,7 +25,6 @@ from browser.trace import Redactor
 
 class _Event(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
-    KIND: ClassVar[str]
 
 
 class _NodeEvent(_Event):
@@ -42,11 +41,20 @@ class _Spent(BaseModel):
     cost_usd: float | None = None
 
 
+class _Outcome(BaseModel):
+    """What a browser action came to, as the executor logs it and the browser's tracer writes it."""
+
+    ok: bool | None = None
+    error: str | None = None
+    message: str | None = None
+    url: str | None = None
+    observation_tokens: int | None = None
+
+
 class RunEvent(_NodeEvent):
     """The run's own milestones: start, a restart of an interrupted or infra-ended thread, a retry's new attempt
     (agent/rundir/cells.py), a step interrupted past the wall budget, a bug."""
 
-    KIND: ClassVar[str] = "run"
     node: Literal["run"] = "run"
     event: Literal["start", "restart", "new_attempt", "interrupted", "bug"]
     task_id: str | None = None
@@ -70,7 +78,6 @@ class RunEvent(_NodeEvent):
 class PlannerEvent(_NodeEvent, _Spent):
     """A plan made, a reply that was no valid plan (`invalid`, with its `attempt`), or a failed call (`error`)."""
 
-    KIND: ClassVar[str] = "planner"
     node: Literal["planner"] = "planner"
     plan: dict[str, Any] | None = None
     attempt: int | None = None
@@ -83,7 +90,6 @@ class ActorEvent(_NodeEvent, _Spent):
     a reply cut to its caps (`reply_cut`), a stop (`stop`: a budget before the step, or a repeated failure), the
     tables' rows judged again under a revised plan (`rejudged`)."""
 
-    KIND: ClassVar[str] = "actor"
     node: Literal["actor"] = "actor"
     tool: str | None = None
     call_id: str | None = None
@@ -109,25 +115,18 @@ class ActorEvent(_NodeEvent, _Spent):
         return self.tool is not None and self.args is not None
 
 
-class ExecutorEvent(_NodeEvent):
+class ExecutorEvent(_NodeEvent, _Outcome):
     """A browser action done (`ok`, the page's `url`), refused or failed (`error`), or a web search (`query`)."""
 
-    KIND: ClassVar[str] = "executor"
     node: Literal["executor"] = "executor"
     action: str | None = None
-    ok: bool | None = None
-    error: str | None = None
-    message: str | None = None
-    url: str | None = None
     browser_ms: float | None = None
-    observation_tokens: int | None = None
     query: str | None = None
 
 
 class TrackerEvent(_NodeEvent):
     """The retrieval state after a step: set values, page of pages, drift flags as `rule:gate`."""
 
-    KIND: ClassVar[str] = "state_tracker"
     node: Literal["state_tracker"] = "state_tracker"
     url: str | None = None
     values: dict[str, Any] = {}
@@ -139,7 +138,6 @@ class TrackerEvent(_NodeEvent):
 class ExtractorEvent(_NodeEvent):
     """Rows read from a page (`rows`, `into`), or why they were not (`error`)."""
 
-    KIND: ClassVar[str] = "extractor"
     node: Literal["extractor"] = "extractor"
     url: str | None = None
     into: str | None = None
@@ -152,7 +150,6 @@ class ExtractorEvent(_NodeEvent):
 class WorkspaceEvent(_NodeEvent):
     """A workspace tool (read_facts, derive): the tables' row counts after it, or its `error`."""
 
-    KIND: ClassVar[str] = "workspace"
     node: Literal["workspace"] = "workspace"
     tool: str | None = None
     url: str | None = None
@@ -166,7 +163,6 @@ class WorkspaceEvent(_NodeEvent):
 class VerifierEvent(_NodeEvent):
     """A verification: passed, or its failures (sent back to the actor, or not)."""
 
-    KIND: ClassVar[str] = "verifier"
     node: Literal["verifier"] = "verifier"
     ok: bool
     failures: list[Any] = []
@@ -177,7 +173,6 @@ class VerifierEvent(_NodeEvent):
 class ComposerEvent(_NodeEvent):
     """The answer composed: its rows, whether derived, why the run stopped."""
 
-    KIND: ClassVar[str] = "composer"
     node: Literal["composer"] = "composer"
     rows: int | None = None
     derived: bool | None = None
@@ -185,19 +180,14 @@ class ComposerEvent(_NodeEvent):
     answer_lines: int | None = None
 
 
-class BrowserLine(_Event):
+class BrowserLine(_Event, _Outcome):
     """The browser tracer's line per action (browser/trace.py `StepTracer.record`): the action, the page's
     read-back and what changed. `step` is the tracer's own count of actions."""
 
-    KIND: ClassVar[str] = "browser"
     time: float | None = None
     step: int | None = None
     action: dict[str, Any]
-    ok: bool | None = None
-    error: str | None = None
-    message: str | None = None
     readback: str | None = None
-    url: str | None = None
     query_state: dict[str, Any] = {}
     params_added: dict[str, Any] | list[Any] = {}
     params_removed: dict[str, Any] | list[Any] = {}
@@ -205,7 +195,6 @@ class BrowserLine(_Event):
     controls_changed: list[Any] | dict[str, Any] = []
     count_before: int | None = None
     count_after: int | None = None
-    observation_tokens: int | None = None
     elapsed_ms: float | None = None
     blocked_requests: list[str] = []
     screenshot: str | None = None
@@ -213,13 +202,14 @@ class BrowserLine(_Event):
 
 NODE_EVENTS: tuple[type[_Event], ...] = (RunEvent, PlannerEvent, ActorEvent, ExecutorEvent, TrackerEvent,
                                          ExtractorEvent, WorkspaceEvent, VerifierEvent, ComposerEvent)
-_BY_KIND: dict[str, type[_Event]] = {m.KIND: m for m in (*NODE_EVENTS, BrowserLine)}
+_BY_KIND: dict[str, type[_Event]] = {**{m.model_fields["node"].default: m for m in NODE_EVENTS},
+                                     "browser": BrowserLine}
 
 
 def event_kind(value: Any) -> str | None:
     """The kind of a line (its `node`, or `browser` for the tracer's action line); None: no event."""
     if isinstance(value, _Event):
-        return value.KIND
+        return getattr(value, "node", "browser")
     if not isinstance(value, dict):
         return None
     if "node" in value:
