@@ -47,7 +47,7 @@ class Opened:
     query names the item (`/item?id=7`: every item has the same path) is opened only by a read holding that query
     too (any more parameters allowed)."""
 
-    def __init__(self, urls: Iterable[str]) -> None:
+    def __init__(self, urls: Iterable[str | None]) -> None:
         self.pages: dict[tuple[str, str], list[set[tuple[str, str]]]] = {}
         self.tokens: set[tuple[str, str]] = set()
         for url in urls:
@@ -58,6 +58,11 @@ class Opened:
             self.pages.setdefault((parts.netloc, parts.path.rstrip("/")), []).append(set(query))
             self.tokens |= {(parts.netloc, unquote(s).casefold()) for s in parts.path.split("/") if s}
             self.tokens |= {(parts.netloc, v.strip().casefold()) for _, v in query}
+
+    @classmethod
+    def read_on(cls, rows: Iterable[dict[str, Any]]) -> Opened:
+        """The pages evidence `rows` were read on."""
+        return cls(r["provenance"]["url"] for r in rows)
 
     def __contains__(self, link: object) -> bool:
         if not isinstance(link, str):
@@ -126,8 +131,7 @@ def read_pages(tables: dict[str, Any]) -> Opened:
     """The pages rows or facts were read on, into any evidence table: a result's page read into another table
     than its phase's (the planner's table names are blind) was still read. Rows discarded are gone from their
     table, so a discarded read opens nothing (the agent judged it wrong: a drifted state, a wrong page)."""
-    return Opened(r["provenance"]["url"] or "" for table in tables.values() if not table["derived"]
-                  for r in table["rows"])
+    return Opened.read_on(r for table in tables.values() if not table["derived"] for r in table["rows"])
 
 
 def counted_reads(links: list[str], own: Opened, anywhere: Opened) -> Opened:
@@ -150,7 +154,7 @@ def check_input_details(plan: Plan | None, tables: dict[str, Any], inputs: list[
         if name not in inputs:
             continue
         rows = tables[name]["rows"]
-        own = Opened(r["provenance"]["url"] or "" for r in rows)
+        own = Opened.read_on(rows)
         links = detail_list(_seen_before(listings, rows), own, latest_opened=True)
         seen = counted_reads(links, own, anywhere)
         missing = [link for link in links if link not in seen]
@@ -186,7 +190,7 @@ def stand_ins(plan: Plan, phase: Phase, tables: dict[str, Any], listings: list[L
         table = tables[name]
         if name in named:
             continue
-        read = Opened(r["provenance"]["url"] or "" for r in table["rows"])
+        read = Opened.read_on(table["rows"])
         if any(link in read for link in detail_list(listings, read, latest_opened=True)):
             found.append(name)
     return found
@@ -279,10 +283,10 @@ def phase_progress(phase: Phase, tables: dict[str, Any], listings: list[Listing]
     if phase.detail_pages:
         names = [phase.into] if table else stand_ins(Plan(phases=[phase]), phase, tables, listings, answer_only=False)
         rows = [r for name in names for r in tables[name]["rows"]]
-        links = detail_list(listings, Opened(r["provenance"]["url"] or "" for r in rows),
-                            latest_opened=True) if rows else []
+        own = Opened.read_on(rows)
+        links = detail_list(listings, own, latest_opened=True) if rows else []
         if links:
-            seen = counted_reads(links, Opened(r["provenance"]["url"] or "" for r in rows), read_pages(tables))
+            seen = counted_reads(links, own, read_pages(tables))
             return f"{sum(link in seen for link in links)} of {len(links)} pages read"  # as the check counts them
         return f"{len({r['provenance']['url'] for r in rows})} pages read" if rows else ""
     if not table or not table["rows"]:

@@ -27,6 +27,16 @@ def _steps(rows: list[EvidenceRow]) -> list[int]:
     return sorted({r["provenance"]["step"] for r in rows})
 
 
+def _drifted(rows: list[EvidenceRow], repair: str, table: str | None = None) -> list[Failure]:
+    """The rows read while drift was active, as one `[drift]` failure whose repair is `repair`."""
+    drifted = [r for r in rows if r["provenance"]["drift"]]
+    if not drifted:
+        return []
+    flags = sorted({f for r in drifted for f in r["provenance"]["drift"]})
+    return [failure("drift", (f"{len(drifted)} row(s) were read while drift was active ({', '.join(flags)}) at "
+                              f"step(s) {_steps(drifted)}: {repair}"), table=table)]
+
+
 def check_gates(plan: Plan | None, rows: list[EvidenceRow], notes: list[str] | None = None,
                 shapes: dict[str, dict[str, Any]] | None = None) -> list[Failure]:
     """The verifier's policy over the judge's verdicts: every row was read with no drift, and each required
@@ -34,13 +44,7 @@ def check_gates(plan: Plan | None, rows: list[EvidenceRow], notes: list[str] | N
     controls as the site showed them (kind, options: `graph.judge.site_shapes`), so a target is grounded on the
     snapshot as it was on the page. A clamp is accepted and noted; a gate no snapshot grounds, or a target
     no value of its control answers, is noted as unresolved, never refused."""
-    failures: list[Failure] = []
-    drifted = [r for r in rows if r["provenance"]["drift"]]
-    if drifted:
-        flags = sorted({f for r in drifted for f in r["provenance"]["drift"]})
-        failures.append(failure("drift", (
-            f"{len(drifted)} row(s) were read while drift was active ({', '.join(flags)}) at step(s) "
-            f"{_steps(drifted)}: restore the gates, discard_rows read in the drifted state, and extract them again")))
+    failures = _drifted(rows, "restore the gates, discard_rows read in the drifted state, and extract them again")
     if plan is None:
         return failures
     judged_rows = [r for r in rows if r["provenance"]["state"] is not None]
@@ -171,14 +175,8 @@ class TableCheck:
     def drift(self) -> list[Failure]:
         if self.answer:
             return check_gates(None, read_rows(self.table))
-        drifted = [r for r in self.rows if r["provenance"]["drift"]]
-        if not drifted:
-            return []
-        flags = sorted({f for r in drifted for f in r["provenance"]["drift"]})
-        return [failure("drift", (
-            f"{len(drifted)} row(s) were read while drift was active ({', '.join(flags)}) at "
-            f"step(s) {_steps(drifted)}: restore the gates, discard_rows (table={self.name!r}) those rows, read "
-            "them again and derive again"), table=self.name)]
+        return _drifted(self.rows, f"restore the gates, discard_rows (table={self.name!r}) those rows, read them "
+                        "again and derive again", table=self.name)
 
     def gates(self, plan: Plan | None, notes: list[str], shapes: dict[str, dict[str, Any]] | None) -> list[Failure]:
         """The table read in its phase's state (unphased, or the answer: the plan's), its empty reads included."""
