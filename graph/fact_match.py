@@ -35,14 +35,20 @@ def in_section(section: list[str], wanted: str | None) -> bool:
     return False
 
 
+def _named(pool: list[dict[str, Any]], key: str, text: str) -> list[dict[str, Any]]:
+    """The items whose `key` is `text` (normalised), else those whose `key` holds each of its words."""
+    wanted = _norm(text)
+    found = [item for item in pool if _norm(item[key]) == wanted]
+    if not found:
+        words = set(_words(text))
+        found = [item for item in pool if words and words <= set(_words(item[key]))]
+    return found
+
+
 def find_fact(facts: dict[str, Any], label: str, *, section: str | None = None) -> tuple[str, str]:
     """(value, locator) of `label` in a PageFacts dump; FactError when missing or ambiguous."""
     pool = [f for f in facts.get("facts") or [] if in_section(f["section"], section)]
-    wanted = _norm(label)
-    exact = [f for f in pool if _norm(f["label"]) == wanted]
-    if not exact:
-        words = set(_words(label))
-        exact = [f for f in pool if words and (words <= set(_words(f["label"])))]
+    exact = _named(pool, "label", label)
     values = list(dict.fromkeys(f["value"] for f in exact))
     if len(values) == 1:
         fact = exact[0]
@@ -70,11 +76,7 @@ def find_link(facts: dict[str, Any], text: str, *, section: str | None = None) -
     """(URL, locator) of the link whose text is `text` (else the one link containing its words); FactError when
     none or several different URLs match."""
     pool = [link for link in facts.get("links") or [] if in_section(link["section"], section)]
-    wanted = _norm(text)
-    found = [link for link in pool if _norm(link["text"]) == wanted]
-    if not found:
-        words = set(_words(text))
-        found = [link for link in pool if words and words <= set(_words(link["text"]))]
+    found = _named(pool, "text", text)
     hrefs = list(dict.fromkeys(link["href"] for link in found))
     if len(hrefs) == 1:
         return hrefs[0], f"link {found[0]['text']!r}"

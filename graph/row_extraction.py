@@ -9,10 +9,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qs, urljoin, urlsplit
+from urllib.parse import urljoin, urlsplit
 
 from graph.agent_tools import ExtractRows
-from graph.fact_match import FactError, find_fact, path_segment, section_table
+from graph.fact_match import FactError, section_table, source_value
 from graph.gates import state_snapshot
 from graph.state import DriftFlag, EvidenceRow, Provenance, ReadRecord, RetrievalState
 from graph.state_reading import result_set_key
@@ -46,29 +46,21 @@ LINK = "link:"
 
 
 def _shared_value(source: str, page_text: str, url: str, page_facts: dict[str, Any] | None) -> str | None:
-    """'re:<regex>', 'url:<param>', 'path:<n>' and 'fact:<label>' sources: one value for every row, or None if
-    not such a source."""
-    if source.startswith("fact:"):
-        if page_facts is None:
-            raise ExtractionError("fact: sources need the page's labelled values (none were read)")
-        try:
-            return find_fact(page_facts, source[5:])[0]
-        except FactError as exc:
-            raise ExtractionError(str(exc)) from exc
-    if source.startswith("url:"):
-        values = parse_qs(urlsplit(url).query).get(source[4:], [])
-        return ",".join(values)
-    if source.startswith("path:"):
-        try:
-            return path_segment(url, source)
-        except FactError as exc:
-            raise ExtractionError(str(exc)) from exc
+    """'re:<regex>', 'url:<param>', 'path:<n>' and 'fact:<label>' sources: one value for every row, read as
+    read_facts reads them (`graph.fact_match.source_value`), or None if not such a source."""
+    if not source.startswith(SHARED_PREFIXES):
+        return None
+    if source.startswith("fact:") and page_facts is None:
+        raise ExtractionError("fact: sources need the page's labelled values (none were read)")
     if source.startswith("re:"):
         match = re.search(source[3:], page_text)
         if not match:
             raise ExtractionError(f"regex {source[3:]!r} found nothing in the page text")
         return (match.group(1) if match.groups() else match.group(0)).strip()
-    return None
+    try:
+        return source_value(source, page_facts, url=url, page_text=page_text)[0]
+    except FactError as exc:
+        raise ExtractionError(str(exc)) from exc
 
 
 def _keep(values: dict[str, str], raw: dict[str, str], where: dict[str, str]) -> bool:
@@ -113,6 +105,7 @@ def extract(
     pdf_page: list[int | None] = []  # per record: the PDF page it was read on
     pages_covered = [page or 1]
     complete = False
+    sources = {col: args.columns.get(col, col) for col in columns}
     if args.source == "table":
         table = (last_read or {}).get("table")
         table_name = f"table {wanted}"
@@ -137,7 +130,6 @@ def extract(
         records = [({norm_value(h): cell for h, cell in zip(headers, row, strict=False)},
                     f"{table_name} row {i + 1}") for i, row in enumerate(table["rows"])]
         links = _cell_links(table, url)
-        sources = {col: args.columns.get(col, col) for col in columns}
         indexes: dict[str, int] = {}
         for col, source in sources.items():
             if source.startswith(SHARED_PREFIXES) or not (headers or table["rows"]):
@@ -169,7 +161,6 @@ def extract(
                  for text, loc, number in chunks for m in regex.finditer(text)]
         records = [(raw, loc) for raw, loc, _ in found]
         pdf_page = [number for *_, number in found]
-        sources = {col: args.columns.get(col, col) for col in columns}
         header_for = {col: src for col, src in sources.items() if not src.startswith(SHARED_PREFIXES)}
         read_columns = list(regex.groupindex)
 

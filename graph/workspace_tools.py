@@ -81,9 +81,7 @@ class ReadContext:
         return check_read(self.plan, into, self.retrieval, self.step, self.history)
 
 
-def needs_page_facts(args: ExtractRows | ReadFacts) -> bool:
-    if isinstance(args, ReadFacts):
-        return True
+def needs_page_facts(args: ExtractRows) -> bool:
     return bool(args.section) or any(s.startswith("fact:") for s in args.columns.values())
 
 
@@ -125,13 +123,13 @@ def extract_into(args: ExtractRows, ctx: ReadContext, *, schema: tuple[str, ...]
 
 
 def empty_read_row(columns: tuple[str, ...], shared: dict[str, str | None], record: ReadRecord,
-                   ctx: ReadContext, check: ReadCheck | None = None) -> EvidenceRow:
+                   ctx: ReadContext, check: ReadCheck) -> EvidenceRow:
     """The one row an empty read leaves in its table, so SQL tells "read, none" (a row with `_empty` true: its
     url:/fact:/re: columns filled, the others NULL) from "never read" (no row at all)."""
     url = record.get("url") or ctx.observation.get("url", "")
     return EvidenceRow(values={c: shared.get(c) for c in columns}, empty=True, provenance=Provenance(
         url=url, state=record.get("state") if ctx.provenance else None,
-        drift=active_drift(read_drift(ctx.drift_flags, check or ReadCheck()), url) if ctx.provenance else [],
+        drift=active_drift(read_drift(ctx.drift_flags, check), url) if ctx.provenance else [],
         locator="empty read",
         result_set=record["result_set"], page=record["pages_covered"][0] if record["pages_covered"] else None,
         pages=record["pages"], step=ctx.step))
