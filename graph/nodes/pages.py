@@ -22,10 +22,9 @@ from graph.fact_match import FactError
 from graph.listings import listing_of
 from graph.nodes.common import error_record
 from graph.nodes.deps import Deps
-from graph.nodes.state_tracker import current_phase
+from graph.nodes.state_tracker import tracked
 from graph.row_extraction import ExtractionError
 from graph.state import AgentState, DriftFlag, Plan
-from graph.tracker import track
 from graph.workspace_tools import ECHO_CHARS, ReadContext, error_text
 
 
@@ -71,33 +70,26 @@ class PageView:
 
     async def open(self, deps: Deps, url: str) -> ActionResult:
         """Open `url` for a read: the page's facts, its observation and retrieval state, drift flags as the
-        tracker raises them on arrival."""
+        tracker raises them on arrival (`graph.nodes.state_tracker.tracked`)."""
         result = await read_facts_of(deps, url)
         if result.observation is None:
             return result
         step = self.state.get("step", 0)
-        action = ReadPageFacts(url=url).model_dump()
-        plan = Plan.model_validate(self.state["plan"]) if self.state.get("plan") else None
         observation = result.observation.model_dump()
-        changes: dict[str, Any] = {"observation": observation, "last_read": None, "last_action": action,
+        changes: dict[str, Any] = {"observation": observation, "last_read": None,
+                                   "last_action": ReadPageFacts(url=url).model_dump(),
                                    "last_result": result.model_dump(exclude={"observation", "facts"}),
                                    "navigated_at": step}
         visited = [*self.update.get("visited", []), observation["url"]]
         history = list(self.update.get("history", []))
         if "state_tracker" not in deps.ablated:
-            previous = self.state.get("retrieval")
-            retrieval, flags = track(obs=result.observation, step=step, action=action,
-                                     result=ActionResult.model_validate(changes["last_result"]), previous=previous,
-                                     history=self.state.get("history") or [],
-                                     active_flags=self.state.get("drift_flags") or [], plan=plan,
-                                     phase=current_phase(plan, self.state.get("tables") or {}))
-            new = _new_flags(flags, self.state.get("drift_flags") or [])
-            changes.update(retrieval=retrieval, drift_flags=flags)
-            if new:
-                self.update["drift_log"] = [*self.update.get("drift_log", []), *new]
-            if previous is None or _key(previous) != _key(retrieval):
-                history.append(retrieval)
-                self.state = {**self.state, "history": [*(self.state.get("history") or []), retrieval]}
+            found = tracked({**self.state, **changes})
+            changes.update(retrieval=found["retrieval"], drift_flags=found["drift_flags"])
+            if found.get("drift_log"):
+                self.update["drift_log"] = [*self.update.get("drift_log", []), *found["drift_log"]]
+            if found.get("history"):
+                history += found["history"]
+                self.state = {**self.state, "history": [*(self.state.get("history") or []), *found["history"]]}
         self.state = {**self.state, **changes}
         self.update.update(changes, visited=visited, **({"history": history} if history else {}))
         listing = listing_of(result.observation, result, step, self.state.get("listings") or [])
@@ -126,16 +118,12 @@ def add_flags(view: PageView, flags: list[DriftFlag]) -> None:
     """Planned gates a read found at another value: active from now on (the tracker keeps them while the value
     stays wrong) and logged once, like the tracker's own flags."""
     active = view.get("drift_flags") or []
-    new = _new_flags(flags, active)
+    known = {(f["rule"], f["gate"], f["path"]) for f in active}
+    new = [f for f in flags if (f["rule"], f["gate"], f["path"]) not in known]
     if new:
         view.state = {**view.state, "drift_flags": [*active, *new]}
         view.update["drift_flags"] = view.state["drift_flags"]
         view.update["drift_log"] = [*view.update.get("drift_log", []), *new]
-
-
-def _new_flags(flags: list[DriftFlag], active: list[DriftFlag]) -> list[DriftFlag]:
-    known = {(f["rule"], f["gate"], f["path"]) for f in active}
-    return [f for f in flags if (f["rule"], f["gate"], f["path"]) not in known]
 
 
 READ_FAILURES = (ExtractionError, FactError, WorkspaceError, PageReadError)
@@ -194,10 +182,6 @@ def join_replies(replies: list[str]) -> str:
 def page_label(url: str) -> str:
     parts = urlsplit(url)
     return parts.path + (f"?{parts.query}" if parts.query else "")
-
-
-def _key(state: Any) -> tuple:
-    return state["url"], state["page"], tuple(sorted((k, v["value"]) for k, v in state["values"].items()))
 
 
 def view_of(state: AgentState) -> PageView:
