@@ -3,9 +3,8 @@ over them in a locked-down DuckDB, run in its own short-lived process (graph/sql
 
 Tables live in the graph state as plain JSON (so a checkpointed run resumes); each `derive` loads them into
 a fresh in-memory database, runs ONE `SELECT`/`WITH` statement with a time limit, a memory ceiling and caps
-on the result's rows and bytes, and stores
-the result as a new table that remembers its SQL and its input tables (the lineage the verifier and the
-reports follow back to the page state each input was read in).
+on the result's rows and bytes, and stores the result as a new table that remembers its SQL and its input
+tables (the lineage the verifier and the reports follow back to the page state each input was read in).
 """
 
 from __future__ import annotations

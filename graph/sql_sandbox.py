@@ -7,9 +7,9 @@ the only real bound is the operating system's, on a process that holds nothing e
 process also dies whole when it overruns, and the caller can kill it after its time limit.
 
 Protocol: a JSON request on stdin (`tables`: name -> `table_payload`, `sql`, `seconds`, `max_rows`,
-`max_bytes`), one JSON reply on stdout: `{"columns", "types", "rows", "inputs"}` or `{"error", "kind"}`.
-Runs as a plain script
-(`python -I graph/sql_sandbox.py`): it imports only the standard library and duckdb, never the project.
+`max_bytes`), one JSON reply on stdout: `{"columns", "types", "rows", "inputs"}` or `{"error", "kind"}`. Runs as
+a plain script (`python -I graph/sql_sandbox.py`): it imports only the standard library and duckdb, never the
+project.
 """
 
 from __future__ import annotations

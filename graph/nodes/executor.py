@@ -51,8 +51,8 @@ def make_executor(deps: Deps):
             "messages": [_reply(state, action.kind, result, observation, pending["id"])],
             "pending": None,
             "nodes_run": ["executor"],
+            "visited": [observation.url],
         }
-        update["visited"] = [observation.url]
         listing = listing_of(observation, result, step, state.get("listings") or [])
         if listing:
             update["listings"] = [listing]

@@ -1,10 +1,7 @@
 """Pages a read opens itself (`extract_rows` / `read_facts` with `url`, one URL or several in turn): each page is
 opened through the browser and its retrieval state tracked as the state tracker tracks a navigation (a result list
 it shows is recorded for the detail check, as after a `goto`), before the read is judged, so the read's gates
-are checked on the page it read (not on the page the call was made from).
-
-`PageView` is the graph state as the read sees it, advanced page by page; `update` is what the node returns
-(the last page's observation and state, every page visited, every new state in the history)."""
+are checked on the page it read (not on the page the call was made from)."""
 
 from __future__ import annotations
 
@@ -52,7 +49,8 @@ async def read_facts_of(deps: Deps, url: str | None) -> ActionResult:
 
 @dataclass
 class PageView:
-    """The state a read sees, page after page; `update` collects what the node returns."""
+    """The graph state as a read sees it, advanced page by page; `update` collects what the node returns (the
+    last page's observation and state, every page visited, every new state in the history)."""
 
     state: dict[str, Any]
     update: dict[str, Any] = field(default_factory=dict)
