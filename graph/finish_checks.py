@@ -37,16 +37,14 @@ def _drifted(rows: list[EvidenceRow], repair: str, table: str | None = None) -> 
                               f"step(s) {_steps(drifted)}: {repair}"), table=table)]
 
 
-def check_gates(plan: Plan | None, rows: list[EvidenceRow], notes: list[str] | None = None,
-                shapes: dict[str, dict[str, Any]] | None = None) -> list[Failure]:
-    """The verifier's policy over the judge's verdicts: every row was read with no drift, and each required
-    state gate is held on its snapshot (whoever set it: a default kept is the commonest miss). `shapes` are the
-    controls as the site showed them (kind, options: `graph.judge.site_shapes`), so a target is grounded on the
-    snapshot as it was on the page. A clamp is accepted and noted; a gate no snapshot grounds, or a target
-    no value of its control answers, is noted as unresolved, never refused."""
-    failures = _drifted(rows, "restore the gates, discard_rows read in the drifted state, and extract them again")
-    if plan is None:
-        return failures
+def check_gates(plan: Plan, rows: list[EvidenceRow], notes: list[str],
+                shapes: dict[str, dict[str, Any]] | None) -> list[Failure]:
+    """The verifier's policy over the judge's verdicts: each required state gate is held on every row's snapshot
+    (whoever set it: a default kept is the commonest miss). `shapes` are the controls as the site showed them
+    (kind, options: `graph.judge.site_shapes`), so a target is grounded on the snapshot as it was on the page. A
+    clamp is accepted and noted; a gate no snapshot grounds, or a target no value of its control answers, is
+    noted as unresolved, never refused."""
+    failures: list[Failure] = []
     judged_rows = [r for r in rows if r["provenance"]["state"] is not None]
     if not judged_rows:
         return failures
@@ -75,11 +73,11 @@ def check_gates(plan: Plan | None, rows: list[EvidenceRow], notes: list[str] | N
                 f"{len(wrong)} row(s) were read with {label} = {', '.join(map(repr, seen))}, but the plan needs "
                 f"{gate.name} = {gate.target!r} (read at step(s) {_steps([r for r, _ in wrong])}): set {label} to "
                 f"{needs}, discard_rows the wrong ones and extract again")))
-        if notes is not None and clamped:
+        if clamped:
             notes.append(f"[gate] clamped, accepted: {gate.name} = {gate.target!r}: {'; '.join(sorted(clamped))}")
-        if notes is not None and unresolved:
+        if unresolved:
             notes.append(f"[gate] unresolved: {gate.name}={gate.target}: {'; '.join(sorted(unresolved))} (not checked)")
-        elif notes is not None and not grounded:
+        elif not grounded:
             notes.append(f"[gate] unresolved: {gate.name}={gate.target} names no control or URL parameter of the "
                          "state any row was read in (not checked)")
     return failures
@@ -174,7 +172,8 @@ class TableCheck:
 
     def drift(self) -> list[Failure]:
         if self.answer:
-            return check_gates(None, read_rows(self.table))
+            return _drifted(read_rows(self.table), "restore the gates, discard_rows read in the drifted state, and "
+                            "extract them again")
         return _drifted(self.rows, f"restore the gates, discard_rows (table={self.name!r}) those rows, read them "
                         "again and derive again", table=self.name)
 
@@ -183,7 +182,7 @@ class TableCheck:
         if plan is None:
             return []
         if self.answer:
-            return [f for f in check_gates(plan, self.rows, notes, shapes) if f["check"] == "gate"]
+            return check_gates(plan, self.rows, notes, shapes)
         # a table several phases write: each row judged under the phase whose gates its snapshot holds (else the
         # nearest), and a refusal names that phase
         name, options = self.name, gate_sets(plan, self.name)
@@ -201,7 +200,7 @@ class TableCheck:
             table_notes: list[str] = []
             failures += [in_table(f, name, f" (discard_rows with table={name!r}, read again, derive again)",
                                   qualifier=which)
-                         for f in check_gates(Plan(gates=gates), group, table_notes, shapes) if f["check"] == "gate"]
+                         for f in check_gates(Plan(gates=gates), group, table_notes, shapes)]
             said = [note.replace("[gate] ", f"[gate] table {name}: ", 1) for note in table_notes]
             notes += [note for note in said if note not in notes]
         return failures
