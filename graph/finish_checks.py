@@ -316,8 +316,8 @@ def evidence_tables(plan: Plan | None, tables: dict[str, Any]) -> list[str]:
     return names
 
 
-def check_unread_phases(plan: Plan | None, tables: dict[str, Any], listings: list[Listing] | None = None,
-                        notes: list[str] | None = None) -> list[Failure]:
+def check_unread_phases(plan: Plan | None, tables: dict[str, Any], listings: list[Listing],
+                        notes: list[str]) -> list[Failure]:
     """A phase of the plan whose table was never read (not even a read of 0 rows): the answer was computed
     without one of the reads the plan says it needs, which no check of the tables that exist can see. A phase
     that reads each listed result's page is read when the answer's tables were read on those pages under other
@@ -327,14 +327,13 @@ def check_unread_phases(plan: Plan | None, tables: dict[str, Any], listings: lis
     names as there are phases still without a table, those are taken as the phases' reads under the model's own
     names and the gap is noted (revise_plan to name them), not refused."""
     missing = [p for p in (plan.phases if plan is not None else []) if p.into not in tables
-               and not stand_ins(plan, p, tables, listings or [])]
+               and not stand_ins(plan, p, tables, listings)]
     named = {p.into for p in plan.phases} if plan is not None else set()
     unnamed = [n for n in input_tables(tables, "answer") if n not in named]
     if missing and len(unnamed) >= len(missing):
-        if notes is not None:
-            notes += [f"[schema] the plan's phase {p.read!r} reads into {p.into!r}, which was never read; the answer "
-                      f"reads tables no phase names ({', '.join(unnamed)}): revise_plan to name the phase's table"
-                      for p in missing]
+        notes += [f"[schema] the plan's phase {p.read!r} reads into {p.into!r}, which was never read; the answer "
+                  f"reads tables no phase names ({', '.join(unnamed)}): revise_plan to name the phase's table"
+                  for p in missing]
         return []
     return [failure("schema", (
         f"the plan's phase {p.read!r} reads into {p.into!r}, but nothing was read into {p.into!r}: "
