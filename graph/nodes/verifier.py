@@ -42,11 +42,9 @@ def make_verifier(deps: Deps):
                         "failures": report["failures"], "notes": report.get("notes") or [],
                         "send_back": send_back})
         notes = "".join(f"\nnote: {n}" for n in report.get("notes") or [])
-        reply = ("verified: composing the answer" + notes if report["ok"] else
+        reply = ("verified: composing the answer" if report["ok"] else
                  f"VERIFICATION FAILED, REPAIR GOAL: {report['repair_goal']}" if send_back else
-                 f"verification failed but the repair budget is spent; composing: {report['repair_goal']}")
-        if notes and not report["ok"]:
-            reply += notes
+                 f"verification failed but the repair budget is spent; composing: {report['repair_goal']}") + notes
         update: dict[str, Any] = {"reports": [report], "nodes_run": ["verifier"],
                                   "messages": [ToolMessage(reply, tool_call_id=pending["id"])]}
         if send_back:
