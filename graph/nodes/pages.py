@@ -124,7 +124,7 @@ def add_flags(view: PageView, flags: list[DriftFlag]) -> None:
         view.update["drift_log"] = [*view.update.get("drift_log", []), *new]
 
 
-READ_FAILURES = (ExtractionError, FactError, WorkspaceError, PageReadError)
+_READ_FAILURES = (ExtractionError, FactError, WorkspaceError, PageReadError)
 
 
 async def read_each(deps: Deps, state: AgentState, urls: list[str | None],
@@ -133,13 +133,13 @@ async def read_each(deps: Deps, state: AgentState, urls: list[str | None],
     """A read on the current page (`None`) or on each page of `urls` in turn: a page that fails is said (with
     `failure_notes`, what the read's check found there) and the others kept, so one bad link does not lose the
     rest; the replies are one tool message. `event` is the node's log event a failure is logged under."""
-    view = view_of(state)
+    view = PageView(state=dict(state))
     replies: list[str] = []
     failed: list[str] = []
     for url in urls:
         try:
             text = await read(view, url)
-        except READ_FAILURES as exc:
+        except _READ_FAILURES as exc:
             message = error_text(exc, view.get("tables") or {})
             deps.log.write({**event, "url": url, "error": message})
             notes = failure_notes(view) if failure_notes else []
@@ -180,7 +180,3 @@ def join_replies(replies: list[str]) -> str:
 def page_label(url: str) -> str:
     parts = urlsplit(url)
     return parts.path + (f"?{parts.query}" if parts.query else "")
-
-
-def view_of(state: AgentState) -> PageView:
-    return PageView(state=dict(state))
