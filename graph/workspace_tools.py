@@ -240,7 +240,3 @@ def error_text(exc: Exception, tables: dict[str, TableRecord]) -> str:
         return text
     return f"{text}\nTables:\n{schemas(tables)}"
 
-
-__all__ = ["ANSWER", "ReadContext", "Written", "compose_answer", "compose_derived", "derive", "derived_answer",
-           "discard", "discard_from", "error_text", "extract_into", "extracted_answer", "needs_page_facts",
-           "read_facts_row"]
