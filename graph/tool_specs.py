@@ -20,6 +20,9 @@ from graph.agent_tools import Derive, DiscardRows, ExtractRows, Finish, ReadFact
 # executor: the browser (or the search backend); extractor / workspace: rows into tables; finish: the verifier
 # (or the composer when it is off); actor: answered by the actor itself (bookkeeping, no other node)
 Node = Literal["executor", "extractor", "workspace", "finish", "actor"]
+# "source": reads what rows are extracted from (a table, a file, a PDF: the executor's `last_read`);
+# "rows": puts rows into a named table (`into`)
+Evidence = Literal["source", "rows"]
 DOWNLOADABLE = (".csv", ".tsv", ".xlsx", ".xls", ".json", "download", "export", "format=")
 
 
@@ -49,6 +52,7 @@ class ToolSpec:
     doc: str = ""  # the model's line; "" for the model's own docstring
     model: type[BaseModel] | None = None  # an agent tool's; a browser action's model is the browser's
     search_only: bool = False  # a tool only when the protocol enables search
+    evidence: Evidence | None = None  # what the call brings to the answer's evidence
 
 
 def always(_: Situation) -> bool:
@@ -99,12 +103,12 @@ TOOL_SPECS: dict[str, ToolSpec] = {
     "back": ToolSpec("executor", on_page, "Go back in history (may reset filters)."),
     "wait_for": ToolSpec("executor", _when(lambda s: s.page_in_doubt), "Wait for text, a CSS selector or network idle."),
     "read_table": ToolSpec("executor", _when(lambda s: s.page.tables or s.page.pagination),
-                           "Read table N whole; all_pages=true follows its pagination."),
+                           "Read table N whole; all_pages=true follows its pagination.", evidence="source"),
     "read_pdf": ToolSpec("executor", _when(lambda s: s.page.url.lower().endswith(".pdf")
                                            or any(".pdf" in h for h in _hrefs(s))),
-                         "Read a PDF (its link as target, or url): its text by page."),
+                         "Read a PDF (its link as target, or url): its text by page.", evidence="source"),
     "download": ToolSpec("executor", _when(lambda s: any(m in h for h in _hrefs(s) for m in DOWNLOADABLE)),
-                         "Download a file (CSV is parsed into rows)."),
+                         "Download a file (CSV is parsed into rows).", evidence="source"),
     "set_url_params": ToolSpec("executor", _when(lambda s: "?" in s.page.url or s.page.query_state),
                                "Open the current URL with query parameters changed or removed."),
     "page_facts": ToolSpec(None, never),  # the workspace's page reads (read_facts, section extraction)
@@ -118,14 +122,18 @@ TOOL_SPECS: dict[str, ToolSpec] = {
     "read_section": ToolSpec("executor", lambda s: _named("read_section")(s) or _when(
                                  lambda t: t.shown_before and t.page.outline)(s),
                              "The whole text of a page section: by heading, or target = the ref of a shortened line."),
-    "extract_rows": ToolSpec("extractor", _when(lambda s: s.last_read or s.page.tables), model=ExtractRows),
-    "read_facts": ToolSpec("workspace", _when(lambda s: s.facts_wanted), model=ReadFacts),
+    "extract_rows": ToolSpec("extractor", _when(lambda s: s.last_read or s.page.tables), model=ExtractRows,
+                             evidence="rows"),
+    "read_facts": ToolSpec("workspace", _when(lambda s: s.facts_wanted), model=ReadFacts, evidence="rows"),
     "derive": ToolSpec("workspace", _when(lambda s: s.evidence_tables), model=Derive),
     "discard_rows": ToolSpec("actor", _when(lambda s: s.rows and s.flagged), model=DiscardRows),
     "revise_plan": ToolSpec("actor", lambda s: s.plan_in_question, model=RevisePlan),
     "finish": ToolSpec("finish", on_page, model=Finish),
     "web_search": ToolSpec("executor", always, model=WebSearch, search_only=True),
 }
+
+SOURCE_READS = frozenset(k for k, spec in TOOL_SPECS.items() if spec.evidence == "source")
+ROW_WRITERS = frozenset(k for k, spec in TOOL_SPECS.items() if spec.evidence == "rows")
 
 
 def tool_model(kind: str) -> type[BaseModel]:

@@ -27,13 +27,14 @@ from graph.policy import CALL_NOTE, PolicyUnavailable, TurnState
 from graph.settings import PlanSource
 from graph.state import Gate, Phase, Plan
 from graph.state_reading import PAGE_PARAMS
+from graph.tool_specs import ROW_WRITERS, SOURCE_READS
 from graph.values import gate_key, values_match
 from tasks.offline.registry import PLACEHOLDER_ORIGIN, Step
 
 WALKTHROUGH_DIR = Path(__file__).resolve().parents[2] / "tasks" / "offline" / "data" / "walkthroughs"
 SETTERS = SETTER_KINDS  # the steps that set a state value (browser.types.ACTION_SPECS)
-EXTRACT_TOOLS = frozenset({"extract_rows", "read_facts"})  # the calls that put rows into a table (`into`)
-READ_TOOLS = frozenset({"read_table", "download", "read_pdf", *EXTRACT_TOOLS})
+EXTRACT_TOOLS = ROW_WRITERS  # the calls that put rows into a table (`into`): graph/tool_specs.py
+READ_TOOLS = SOURCE_READS | ROW_WRITERS  # every call that brings evidence in
 APPLY_WORDS = re.compile(r"search|apply|filter|update|submit|go\b|show|refresh", re.IGNORECASE)
 LOSS_RULES = ("navigation_reset", "gate_lost", "cascade_reset")
 TABLE_CHECKS = frozenset({"drift", "gate", "pages", "details"})  # failures repaired by reading a table again
