@@ -238,7 +238,7 @@ def compose_derived(table: TableRecord, spec: OutputSpec, order_by: list[str]) -
 
 def error_text(exc: Exception, tables: dict[str, TableRecord]) -> str:
     text = str(exc)
-    if isinstance(exc, ExtractionError | FactError) or "Tables:" in text:
+    if isinstance(exc, ExtractionError | FactError) or (isinstance(exc, WorkspaceError) and exc.schemas_shown):
         return text
     return f"{text}\nTables:\n{schemas(tables)}"
 

@@ -12,12 +12,14 @@ from agent.models.scripted import ScriptedPolicy
 from browser.types import ActionResult, StateDelta
 from graph.context import fit_window
 from graph.details import check_details
+from graph.evidence_tables import WorkspaceError, new_table
 from graph.failures import failure, render_goal
 from graph.nodes.common import result_lines
 from graph.policy import TurnState
 from graph.robust import call_signature, failed_repeats, tool_reply
 from graph.state import Listing, Plan
 from graph.tool_schemas import tool_schemas
+from graph.workspace_tools import error_text
 
 ARGS = {"target": {"text": "Apply"}}
 
@@ -72,6 +74,14 @@ def test_the_history_fold_reads_the_status_and_the_gist_not_the_text():
     results = [line.split(" -> ", 1)[1] for line in lines]
     assert results == ["failed: not_found: no option 'EPA'", "no change: filled 'Year'", "clicked 'Apply'", "ok=True"]
     assert _folded(tool_reply("", "e"))[0].endswith("-> ok")  # nothing to say: the outcome alone
+
+
+def test_a_workspace_error_says_as_data_whether_it_lists_the_schemas():
+    tables = {"t": new_table("t", ["a"])}
+    quoting = error_text(WorkspaceError("no table 'Tables:' here"), tables)  # words alone: the schemas are added
+    assert quoting.endswith("Tables:\nt(a): 0 row(s)")
+    shown = error_text(WorkspaceError("bad column\nTables:\nt(a): 0 row(s)", schemas_shown=True), tables)
+    assert shown.count("Tables:") == 1
 
 
 def test_a_failure_carries_its_facts_as_fields_and_the_goal_is_rendered_from_them():
