@@ -15,6 +15,7 @@ from graph.details import check_details
 from graph.evidence_tables import WorkspaceError, new_table
 from graph.failures import failure, render_goal
 from graph.nodes.common import result_lines
+from graph.nodes.pages import PageReply, join_replies
 from graph.policy import TurnState
 from graph.robust import call_signature, failed_repeats, tool_reply
 from graph.state import Listing, Plan
@@ -82,6 +83,13 @@ def test_a_workspace_error_says_as_data_whether_it_lists_the_schemas():
     assert quoting.endswith("Tables:\nt(a): 0 row(s)")
     shown = error_text(WorkspaceError("bad column\nTables:\nt(a): 0 row(s)", schemas_shown=True), tables)
     assert shown.count("Tables:") == 1
+
+
+def test_a_read_over_pages_says_each_note_once_from_the_notes_not_from_bracketed_lines():
+    note = "[gate] Agency holds 'EPA' but the plan needs 'FDA'"
+    pages = [PageReply(f"/r?p={n}: extracted 1 row(s) into t\n[draft] | 2020", [note]) for n in (1, 2)]
+    assert join_replies(pages).splitlines() == ["/r?p=1: extracted 1 row(s) into t", "[draft] | 2020", note,
+                                                "/r?p=2: extracted 1 row(s) into t", "[draft] | 2020"]
 
 
 def test_a_failure_carries_its_facts_as_fields_and_the_goal_is_rendered_from_them():
