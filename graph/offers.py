@@ -94,7 +94,7 @@ def offering_line(*, ablated: frozenset[str], search: bool) -> str:
     for name, spec in TOOL_SPECS.items():
         if spec.node and (search or not spec.search_only) and spec.ablated_with not in ablated:
             groups.setdefault(spec.offered.says, []).append(name)
-    return "Offered when they can act: " + "; ".join(f"{' '.join(names)}: {says}" for says, names in groups.items())
+    return "Offered when: " + "; ".join(f"{' '.join(names)}: {says}" for says, names in groups.items())
 
 
 def actor_tools(deps: Deps, state: AgentState) -> list[dict[str, Any]]:

@@ -91,12 +91,12 @@ def _when(flag: Callable[[Situation], object], says: str) -> Offer:
 def _left_out(read: str, or_when: Callable[[Situation], object]) -> Offer:
     """A read of what the observation left out: when its notes name the read, or `or_when` (a delta leaves out
     option lists and the outline's text)."""
-    return Offer(lambda s: s.page is not None and (read in s.left_out or bool(or_when(s))), "left out of the observation")
+    return Offer(lambda s: s.page is not None and (read in s.left_out or bool(or_when(s))), "named in notes")
 
 
 in_doubt = _when(lambda s: s.page_in_doubt, "page in doubt")
 a_table = _when(lambda s: s.page.tables or s.page.pagination, "a table")
-file_links = "such links"  # a link to the kind of file the tool reads
+file_links = "file links"  # a link to the kind of file the tool reads
 
 TOOL_SPECS: dict[str, ToolSpec] = {
     "goto": ToolSpec("executor", always, "Open a URL."),
@@ -135,7 +135,7 @@ TOOL_SPECS: dict[str, ToolSpec] = {
     "read_facts": ToolSpec("workspace", _when(lambda s: s.facts_wanted, "chained tasks"), model=ReadFacts,
                            evidence="rows"),
     "derive": ToolSpec("workspace", _when(lambda s: s.evidence_tables, "tables"), model=Derive),
-    "discard_rows": ToolSpec("actor", _when(lambda s: s.rows and s.flagged, "drift, repair goal"), model=DiscardRows),
+    "discard_rows": ToolSpec("actor", _when(lambda s: s.rows and s.flagged, "drift or goal"), model=DiscardRows),
     "revise_plan": ToolSpec("actor", Offer(lambda s: s.plan_in_question, "plan in question"), model=RevisePlan,
                             ablated_with="planner"),
     "finish": ToolSpec("finish", on_page, model=Finish),
