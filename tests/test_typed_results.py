@@ -140,3 +140,10 @@ def test_the_readers_hold_no_rendered_markers():
     assert ".content" not in inspect.getsource(robust.failed_repeats) + inspect.getsource(robust.call_failed)
     assert " in said" not in inspect.getsource(common.result_lines)
     assert "ok=" not in inspect.getsource(context) and "startswith" not in inspect.getsource(context)
+    from agent.reports import timeline
+    from graph import workspace_tools
+    from graph.nodes import pages
+
+    readers = [workspace_tools.error_text, pages.join_replies, timeline._browser_effect]
+    assert not [f.__name__ for f in readers if any(m in inspect.getsource(f) for m in ('Tables:" in', "startswith",
+                                                                                      "partition", '"["'))]
