@@ -11,7 +11,7 @@ import pytest
 
 from agent.config import ModelConfig
 from agent.models import fault_plan
-from agent.models.scripted import EXTRACT_TOOLS, READ_TOOLS, SETTERS, ScriptedPolicy
+from agent.models.scripted import EXTRACT_TOOLS, LEAVES_PAGE, READ_TOOLS, SETTERS, ScriptedPolicy
 from browser.actions import _HANDLERS
 from browser.render import left_out_reads, render_into
 from browser.types import (
@@ -70,6 +70,7 @@ def test_the_kind_lists_of_the_graph_and_the_policies_are_read_from_the_tables()
     assert EXTRACT_TOOLS is ROW_WRITERS == {"extract_rows", "read_facts"}
     assert READ_TOOLS == SOURCE_READS | ROW_WRITERS and fault_plan.READ_TOOLS is READ_TOOLS
     assert all(TOOL_SPECS[k].node in ("extractor", "workspace") for k in ROW_WRITERS)
+    assert {"goto", "back", "finish"} == LEAVES_PAGE  # the policies' "the page was left": the actor's navigation
 
 
 def test_the_graph_table_covers_exactly_the_browser_kinds_and_the_agent_tools() -> None:
