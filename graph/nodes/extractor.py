@@ -8,7 +8,7 @@ from typing import Any
 
 from graph.agent_tools import ExtractRows
 from graph.nodes.deps import Deps
-from graph.nodes.pages import PageView, add_flags, echo_budget, open_pdf, read_each, read_facts_of
+from graph.nodes.pages import PageReply, PageView, add_flags, echo_budget, open_pdf, read_each, read_facts_of
 from graph.state import AgentState
 from graph.workspace_tools import extract_into, needs_page_facts
 
@@ -22,7 +22,7 @@ def make_extractor(deps: Deps, *, provenance: bool = True):
         args = ExtractRows.model_validate(pending["args"])
         urls = args.urls()
 
-        async def read(view: PageView, url: str | None) -> str:
+        async def read(view: PageView, url: str | None) -> PageReply:
             facts = None
             if url is not None and args.source == "pdf":
                 await open_pdf(deps, view, url)
@@ -39,7 +39,7 @@ def make_extractor(deps: Deps, *, provenance: bool = True):
             deps.log.write({"node": "extractor", "step": view.get("step", 0), "into": args.into, "url": url,
                             "rows": len(written.rows) or None, "record": written.record,
                             "provenance": [r["provenance"] for r in written.rows[:3]]})
-            return written.message
+            return PageReply(written.message, written.notes)
 
         def failure_notes(view: PageView) -> list[str]:
             """The read's gates judged on the page it failed on: a mismatch is flagged even so."""

@@ -128,30 +128,32 @@ _READ_FAILURES = (ExtractionError, FactError, WorkspaceError, PageReadError)
 
 
 async def read_each(deps: Deps, state: AgentState, urls: list[str | None],
-                    read: Callable[[PageView, str | None], Awaitable[str]], *, tool: str, event: dict[str, Any],
+                    read: Callable[[PageView, str | None], Awaitable[PageReply]], *, tool: str, event: dict[str, Any],
                     error_class: str, failure_notes: Callable[[PageView], list[str]] | None = None) -> dict[str, Any]:
     """A read on the current page (`None`) or on each page of `urls` in turn: a page that fails is said (with
     `failure_notes`, what the read's check found there) and the others kept, so one bad link does not lose the
     rest; the replies are one tool message. `event` is the node's log event a failure is logged under."""
     view = PageView(state=dict(state))
-    replies: list[str] = []
-    failed: list[str] = []
+    replies: list[PageReply] = []
+    failed: list[PageReply] = []
     for url in urls:
         try:
-            text = await read(view, url)
+            reply = await read(view, url)
         except _READ_FAILURES as exc:
             message = error_text(exc, view.get("tables") or {})
             deps.log.write({**event, "url": url, "error": message})
             notes = failure_notes(view) if failure_notes else []
-            failed.append("\n".join([f"{tool} failed{f' on {url}' if url else ''}: {message}", *notes]))
+            failed.append(PageReply(f"{tool} failed{f' on {url}' if url else ''}: {message}", notes))
             continue
-        replies.append(f"{page_label(url)}: {text}" if url is not None and len(urls) > 1 else text)
+        if url is not None and len(urls) > 1:
+            reply.text = f"{page_label(url)}: {reply.text}"
+        replies.append(reply)
     node = event["node"]
     update: dict[str, Any] = {"pending": None, "nodes_run": [node], **view.update,
                               "messages": [ToolMessage(join_replies([*replies, *failed]),
                                                        tool_call_id=state["pending"]["id"])]}
     if failed:
-        update["errors"] = [error_record(state, node, "agent", error_class, f) for f in failed]
+        update["errors"] = [error_record(state, node, "agent", error_class, join_replies([f])) for f in failed]
     if replies:
         update["usage"] = {**state["usage"], "last_progress_at": deps.clock()}
     return update
@@ -163,17 +165,23 @@ def echo_budget(pages: int) -> int:
     return ECHO_CHARS if pages <= 1 else max(ECHO_CHARS * 2 // pages, 160)
 
 
-def join_replies(replies: list[str]) -> str:
-    """The replies of a read over several pages as one: a note the same on every page (`[gate] ...`) is said
-    once, each page's row line starts with the page it was read on (path and query: the origin is the same)."""
+@dataclass
+class PageReply:
+    """One page's part of a read's reply: its text, and the read check's notes (`[gate] ...`), which a read over
+    several pages says once: the same note on every page is the same fact."""
+
+    text: str
+    notes: list[str] = field(default_factory=list)
+
+
+def join_replies(replies: list[PageReply]) -> str:
+    """The replies of a read over several pages as one: each page's text (its row line starts with the page it
+    was read on, path and query: the origin is the same), a note the same on every page said once."""
     seen: set[str] = set()
     lines: list[str] = []
     for reply in replies:
-        for line in reply.splitlines():
-            if line.startswith("[") and line in seen:
-                continue
-            seen.add(line)
-            lines.append(line)
+        lines.append(reply.text)
+        lines += [note for note in reply.notes if not (note in seen or seen.add(note))]
     return "\n".join(lines)
 
 

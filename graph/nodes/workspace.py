@@ -14,7 +14,7 @@ from graph.agent_tools import Derive, ReadFacts
 from graph.evidence_tables import WorkspaceError
 from graph.nodes.common import error_record, result_lines
 from graph.nodes.deps import Deps
-from graph.nodes.pages import PageView, add_flags, read_each, read_facts_of
+from graph.nodes.pages import PageReply, PageView, add_flags, read_each, read_facts_of
 from graph.state import AgentState
 from graph.workspace_tools import derive, error_text, read_facts_row
 
@@ -52,7 +52,7 @@ async def _read_facts(deps: Deps, state: AgentState, args: ReadFacts, *, provena
     page's gates are judged on that page): one row per page."""
     urls = args.urls()
 
-    async def read(view: PageView, url: str | None) -> str:
+    async def read(view: PageView, url: str | None) -> PageReply:
         result = await view.open(deps, url) if url is not None else await read_facts_of(deps, None)
         assert result.facts is not None
         written = read_facts_row(args, view.context(provenance=provenance), tables=view.get("tables") or {},
@@ -63,8 +63,8 @@ async def _read_facts(deps: Deps, state: AgentState, args: ReadFacts, *, provena
                         "url": view.get("observation", {}).get("url"), "into": args.into,
                         "tables": {k: len(v["rows"]) for k, v in written.tables.items() if v}})
         if url is not None and len(urls) == 1 and not result.delta.empty:
-            return f"{result_lines(result)[-1]}\n{written.message}"
-        return written.message
+            return PageReply(f"{result_lines(result)[-1]}\n{written.message}", written.notes)
+        return PageReply(written.message, written.notes)
 
     return await read_each(deps, state, urls, read, tool="read_facts", error_class="read_facts",
                            event={"node": "workspace", "step": state.get("step", 0), "tool": "read_facts"})
