@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from graph import verifier
+from graph import finish_checks as verifier
 from graph.evidence_tables import TableRecord, new_table
 from graph.state import EvidenceRow, Gate, Listing, Plan, Provenance, ReadRecord
 
