@@ -46,36 +46,26 @@ def plan_flags(plan: Plan, state: RetrievalState, step: int, held: set[str] | fr
             continue
         verdict = group[0]
         flag = plan_flag(verdict, state, step)
-        if verdict.wider and flag["gate"] not in held:
-            continue  # a window being set (From before To); a read made in it is flagged by the read check
-        if verdict.set_by_agent or flag["gate"] in held:
+        # a wider window not flagged at a read is one being set (From before To): a read made in it is flagged there
+        if flag["gate"] in held or (verdict.set_by_agent and not verdict.wider):
             flags.append(flag)
     return flags
 
 
 def plan_flag(verdict: Verdict, state: RetrievalState, step: int) -> DriftFlag:
     """The drift flag a mismatch verdict raises (the tracker's wording; the read check adds what to do)."""
-    flag = _plan_flag(verdict, state, step)
+    gate, shown = verdict.gate, f"the time window shown ({verdict.value}) is"
+    if gate.kind != "window":
+        rule, message = "gate_mismatch", f"{gate.name} is {verdict.value!r} but the plan needs {verdict.needs_text()}"
+    elif verdict.wider:
+        rule, message = "window_wider", (f"{shown} wider than the plan's {gate.target}: rows outside the plan's window "
+                                         "are read as in it; set both bounds")
+    else:
+        rule, message = "window_narrower", f"{shown} narrower than the plan's {gate.target}; widen it"
     if verdict.evidence:  # the form was changed and not applied
-        flag["message"] += f" ({verdict.evidence}; apply the form)"
-    return flag
-
-
-def _plan_flag(verdict: Verdict, state: RetrievalState, step: int) -> DriftFlag:
-    gate = verdict.gate
-    if gate.kind == "window" and verdict.wider:
-        return DriftFlag(rule="window_wider", gate=gate_key(gate.name), label=gate.name, before=gate.target,
-                         after=verdict.value, step=step, path=state["path"],
-                         message=f"the time window shown ({verdict.value}) is wider than the plan's {gate.target}: "
-                                 "rows outside the plan's window are read as in it; set both bounds")
-    if gate.kind == "window":
-        return DriftFlag(rule="window_narrower", gate=gate_key(gate.name), label=gate.name, before=gate.target,
-                         after=verdict.value, step=step, path=state["path"],
-                         message=f"the time window shown ({verdict.value}) is narrower than the plan's {gate.target}; "
-                                 "widen it")
-    return DriftFlag(rule="gate_mismatch", gate=verdict.key or gate_key(gate.name), label=gate.name,
-                     before=gate.target, after=verdict.value, step=step, path=state["path"],
-                     message=f"{gate.name} is {verdict.value!r} but the plan needs {verdict.needs_text()}")
+        message += f" ({verdict.evidence}; apply the form)"
+    return DriftFlag(rule=rule, gate=verdict.key or gate_key(gate.name), label=gate.name, before=gate.target,
+                     after=verdict.value, step=step, path=state["path"], message=message)
 
 
 def refresh_flags(plan: Plan | None, state: RetrievalState | None, flags: list[DriftFlag], step: int,

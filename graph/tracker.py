@@ -41,17 +41,18 @@ def track(
     shapes = control_shapes(obs)
     for key, (value, label, evidence) in read_values(obs, result).items():
         before = same_path_before["values"].get(key) if same_path_before else None
-        if before is not None and before["value"] == value:
-            values[key] = StateValue(value=value, label=label, evidence=evidence, set_at_step=before["set_at_step"],
-                                     set_by=before["set_by"])
-            if "clamped" in before:  # the page's limit still holds while the value is the one it clamped to
-                values[key]["clamped"] = before["clamped"]
+        unchanged = before is not None and before["value"] == value
+        if unchanged:
+            set_at, set_by = before["set_at_step"], before["set_by"]
         elif value and ("url" in evidence or key_matches(key, label, targets)):
             # set by the agent: a control it addressed, or URL state chosen by the navigation it triggered;
             # a control that changed as a side effect (a reset to its default) is not a gate the agent set
-            values[key] = StateValue(value=value, label=label, evidence=evidence, set_at_step=step, set_by=kind)
+            set_at, set_by = step, kind
         else:
-            values[key] = StateValue(value=value, label=label, evidence=evidence, set_at_step=None, set_by=None)
+            set_at, set_by = None, None
+        values[key] = StateValue(value=value, label=label, evidence=evidence, set_at_step=set_at, set_by=set_by)
+        if unchanged and "clamped" in before:  # the page's limit still holds while the value is the one it clamped to
+            values[key]["clamped"] = before["clamped"]
         if key in shapes:
             values[key]["kind"], values[key]["options"] = shapes[key]
     for key, url_value in applied_values(obs).items():
