@@ -61,14 +61,8 @@ def gates_for(plan: Plan | None, where: str | Phase | None = None, *, every_phas
     `every_phase` adds every phase's gates (the tracker, between reads, accepts any phase's value)."""
     if plan is None:
         return []
-    if every_phase:
-        phases = list(plan.phases)
-    elif isinstance(where, Phase):
-        phases = [where]
-    elif isinstance(where, str) and plan.phases:
-        phases = [p for p in [plan.phase_for(where)] if p is not None]
-    else:
-        phases = []
+    phase = plan.phase_for(where) if isinstance(where, str) else where
+    phases = list(plan.phases) if every_phase else [phase] if phase is not None else []
     gates = [*plan.gates, *(g for p in phases for g in p.gate_list())]
     return [g for g in gates if g.required] if required else gates
 
@@ -77,10 +71,10 @@ def gate_sets(plan: Plan | None, table: str, *, required: bool = False) -> list[
     """The gates a read into `table` may be held under: one set per phase writing it (the plan's gates and that
     phase's), or the plan's gates alone when no phase names it. Several phases may share one table (one per
     value of a control, all read into one table): a read is held when it holds the gates of one of them."""
-    phases = [p for p in plan.phases if p.into == table] if plan is not None else []
-    if not phases:
-        return [(None, gates_for(plan, table, required=required))] if plan is not None else []
-    return [(p, gates_for(plan, p, required=required)) for p in phases]
+    if plan is None:
+        return []
+    return ([(p, gates_for(plan, p, required=required)) for p in plan.phases if p.into == table]
+            or [(None, gates_for(plan, None, required=required))])
 
 
 def phase_names(plan: Plan, phases: list[Phase | None]) -> str:
