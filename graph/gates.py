@@ -25,7 +25,6 @@ from graph.judge import (
 )
 from graph.plan_flags import plan_flag
 from graph.state import DriftFlag, Gate, Plan, RetrievalState
-from graph.values import gate_key
 
 
 def state_snapshot(retrieval: RetrievalState | None) -> dict[str, dict[str, Any]]:
@@ -100,19 +99,18 @@ def _check(gates: list[Gate], retrieval: RetrievalState, step: int, history: lis
         elif verdict.status == "clamped":
             check.clamps.append(f"{verdict.label} = {verdict.value!r}, not the plan's {gate.target!r}: "
                                 f"{verdict.evidence}")
-        elif verdict.status == "mismatch" and gate.kind == "window":
-            flag = plan_flag(verdict, retrieval, step)
-            check.mismatches.append(DriftFlag(**{**flag, "node": "extractor", "message": (
-                f"{flag['message']} (read so: discard_rows these rows and read again)")}))
         elif verdict.status == "mismatch":
-            kept = "" if verdict.set_by_agent or _ever_set(history, verdict.key or "") \
-                else " (its default: never set)"
-            check.mismatches.append(DriftFlag(
-                rule="gate_mismatch", gate=verdict.key or gate_key(gate.name), label=verdict.label, before=gate.target,
-                after=verdict.value, step=step, path=retrieval["path"], node="extractor",
-                message=f"{verdict.label} holds {verdict.value!r}{kept}{where} but the plan needs "
-                        f"{verdict.needs_text()}{f' ({verdict.evidence})' if verdict.evidence else ''}: set it"
-                        f"{' and apply it' if verdict.evidence else ''}, discard_rows these rows and read again"))
+            flag = DriftFlag(**plan_flag(verdict, retrieval, step), node="extractor")
+            if gate.kind == "window":
+                flag["message"] += " (read so: discard_rows these rows and read again)"
+            else:  # said by the control's label, with where it was read and whether the agent ever set it
+                kept = "" if verdict.set_by_agent or _ever_set(history, verdict.key or "") \
+                    else " (its default: never set)"
+                flag["label"], flag["message"] = verdict.label, (
+                    f"{verdict.label} holds {verdict.value!r}{kept}{where} but the plan needs "
+                    f"{verdict.needs_text()}{f' ({verdict.evidence})' if verdict.evidence else ''}: set it"
+                    f"{' and apply it' if verdict.evidence else ''}, discard_rows these rows and read again")
+            check.mismatches.append(flag)
     return check
 
 
