@@ -11,6 +11,9 @@ from graph.values import find_gate_value, gate_key
 
 
 def in_phase(flag: DriftFlag, phase: Phase | None, plan: Plan) -> bool:
+    """A loss flag on a control only other phases name is no drift: the plan changes it between phases."""
+    if not plan.phases:
+        return True
     gates = gates_for(plan, phase)
     state = {flag["gate"]: {"label": flag["gate"], "value": flag["before"] or ""}}  # keyed as before
     return any(find_gate_value(state, g.name) or gate_key(g.name) == gate_key(flag["label"]) for g in gates)
@@ -30,12 +33,12 @@ def plan_gates(plan: Plan) -> list[Gate]:
     return gates_for(plan, every_phase=True)
 
 
-def plan_flags(plan: Plan, state: RetrievalState, step: int, held: set[str] | frozenset[str] = frozenset()
-                ) -> list[DriftFlag]:
+def plan_flags(plan: Plan, state: RetrievalState, step: int, active: list[DriftFlag]) -> list[DriftFlag]:
     """The tracker's policy over the judge's verdicts, between reads: a planned gate whose control the agent set
-    to another value, or one flagged when rows were read (`held`: the read check judges a kept default too) and
-    still wrong. Any phase's value is accepted (a phase not yet read may need it), so a control (or a From/To
+    to another value, or one already flagged (`active`: the read check judges a kept default too) and still
+    wrong. Any phase's value is accepted (a phase not yet read may need it), so a control (or a From/To
     pair) is flagged only when every gate naming it is a mismatch; unresolved and clamped verdicts never flag."""
+    held = {f["gate"] for f in active if f["rule"] in PLAN_RULES}
     groups: dict[str, list[Verdict]] = {}
     for verdict in verdicts(plan_gates(plan), state):
         if verdict.grounded:
@@ -75,6 +78,5 @@ def refresh_flags(plan: Plan | None, state: RetrievalState | None, flags: list[D
     lost), the plan's flags are recomputed, a flag raised at a read kept only while still a mismatch."""
     if plan is None or not state:
         return [f for f in flags if f["rule"] not in PLAN_RULES]
-    kept = [f for f in flags if f["rule"] not in PLAN_RULES and (not plan.phases or in_phase(f, phase, plan))]
-    held = {f["gate"] for f in flags if f["rule"] in PLAN_RULES}
-    return dedupe_flags([*kept, *plan_flags(plan, state, step, held)])
+    kept = [f for f in flags if f["rule"] not in PLAN_RULES and in_phase(f, phase, plan)]
+    return dedupe_flags([*kept, *plan_flags(plan, state, step, flags)])

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 from browser.types import ActionResult, Observation
 from graph.clamps import mark_clamps, requested_values
-from graph.drift import NAVIGATIONS, PLAN_RULES, carry_flags, dedupe_flags, last_on_path, lost_gates
+from graph.drift import NAVIGATIONS, carry_flags, dedupe_flags, last_on_path, lost_gates
 from graph.plan_flags import in_phase, plan_flags
 from graph.state import DriftFlag, Phase, Plan, RetrievalState, StateValue
 from graph.state_reading import action_targets, applied_values, control_shapes, read_values
@@ -75,9 +75,6 @@ def track(
         flags += lost_gates(same_path_before, state, kind, targets, moved=previous is None or previous["path"] != path,
                              step=step)
     flags = dedupe_flags(flags)
-    if plan is not None and plan.phases:
-        flags = [f for f in flags if in_phase(f, phase, plan)]
     if plan is not None:
-        held = {f["gate"] for f in active_flags if f["rule"] in PLAN_RULES}
-        flags += plan_flags(plan, state, step, held)
+        flags = [*(f for f in flags if in_phase(f, phase, plan)), *plan_flags(plan, state, step, active_flags)]
     return state, flags
