@@ -61,11 +61,9 @@ def read_values(obs: Observation, result: ActionResult | None = None) -> dict[st
         key = next((k for k in keys if k in found), keys[0] if keys else None)
         if not key or (control.kind == "tab" and not value):
             continue
-        if key in found:
-            old_value, _, evidence = found[key]
-            found[key] = (value or old_value, control.label, [*evidence, "control"])
-        else:
-            found[key] = (value, control.label, ["control"])
+        # a URL parameter (or control) of the same key: its evidence kept, and its value if this one is empty
+        old_value, _, evidence = found.get(key, ("", "", []))
+        found[key] = (value or old_value, control.label, [*evidence, "control"])
     chips = [norm_value(c) for c in obs.chips]
     for key, (value, label, evidence) in found.items():
         shown = {norm_value(value), norm_value(value.split(" [", 1)[0])} - {""}  # 'EPA [epa]' shows as 'EPA'
