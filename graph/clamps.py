@@ -78,9 +78,7 @@ def mark_clamps(plan: Plan, state: RetrievalState, page_lines: list[str], reques
             wanted.append((found[0], gate.target))
         for key, target in wanted:
             value = state["values"][key]
-            if values_match(value["value"], target):
-                continue
-            if is_clamped(value, target):
+            if values_match(value["value"], target) or is_clamped(value, target):
                 continue
             asked = value.get("set_at_step") == state["step"] and any(values_match(r, target) for r in requested)
             if evidence := clamp_evidence(value, target, page_lines, asked_for_target=asked):

@@ -1,11 +1,10 @@
 """Plan gates checked on the actual values of the state rows are read in, whoever set them.
 
 The commonest real failure is a gate *kept* at its default: the agent never touched the control, so no
-setter-based rule sees it. Here the plan's gates are resolved (by key or label, whole words:
-`graph.tracker.gate_candidates`) against the values the page holds when rows are read (`check_read`), and
-the verifier checks the same on each row's snapshot (`state_snapshot`: key, label and value of every control
-and URL parameter). A gate that resolves to nothing is reported, never skipped; a value the page clamps
-(`graph.tracker.clamp_evidence`) is accepted and said so.
+setter-based rule sees it. Here the judge's verdicts (`graph.judge`) on the values the page holds when rows are
+read become the read check (`check_read`), and the verifier judges the same on each row's snapshot
+(`state_snapshot`: key, label and value of every control and URL parameter). A gate that resolves to nothing is
+reported, never skipped; a value the page clamps (`graph.clamps`) is accepted and said so.
 """
 
 from __future__ import annotations
@@ -16,9 +15,8 @@ from urllib.parse import urlsplit
 
 from graph.drift import PLAN_RULES
 from graph.judge import (
-    Verdict,
     gate_sets,
-    held_before,
+    judged_here,
     phase_names,
     settle,
     site_shapes,
@@ -27,21 +25,14 @@ from graph.judge import (
 )
 from graph.plan_flags import plan_flag
 from graph.state import DriftFlag, Gate, Plan, RetrievalState
-from graph.values import gate_key
 
 
 def state_snapshot(retrieval: RetrievalState | None) -> dict[str, dict[str, Any]]:
     """What a row's provenance records of the state it was read in: every value (empty ones too: a control
     left empty is evidence) with the label the page shows and, where the page clamps a planned value, why."""
-    if not retrieval:
-        return {}
-    snapshot: dict[str, dict[str, Any]] = {}
-    for key, value in retrieval.get("values", {}).items():
-        entry: dict[str, Any] = {"label": value.get("label") or key, "value": value.get("value") or ""}
-        if value.get("clamped"):
-            entry["clamped"] = dict(value["clamped"])
-        snapshot[key] = entry
-    return snapshot
+    return {key: {"label": value.get("label") or key, "value": value.get("value") or "",
+                  **({"clamped": dict(value["clamped"])} if value.get("clamped") else {})}
+            for key, value in (retrieval or {}).get("values", {}).items()}
 
 
 @dataclass
@@ -86,50 +77,40 @@ def check_read(plan: Plan | None, into: str, retrieval: RetrievalState | None, s
 def _check(gates: list[Gate], retrieval: RetrievalState, step: int, history: list[RetrievalState]) -> ReadCheck:
     """One set of gates at a read. On a page that grounds none of them (a record's own page) they are judged on
     the latest visited state that grounds some (the list the page was reached from: a list read in the wrong state
-    lists the wrong records). On a page that grounds some, a gate naming no control here is said unresolved,
-    unless the latest page visited that names it held it (a record's page under a list never has the list's
-    controls). Gates naming one control are alternatives (`graph.judge.settle`). "Its default: never set" is said
-    only when no state visited shows the agent setting that control."""
-    check = ReadCheck()
+    lists the wrong records); on a page that grounds some, as `graph.judge.judged_here` says. A window is judged on
+    the page read (it is its own). Gates naming one control are alternatives (`graph.judge.settle`). "Its default:
+    never set" is said only when no state visited shows the agent setting that control."""
     windows = [g for g in gates if g.kind == "window"]
     gates = [g for g in gates if g.kind != "window"]
-    here = verdicts(gates, retrieval, applied=True)  # the state the page applied (graph/README)
-    judged: list[tuple[Verdict, str]] = []
-    if any(v.grounded for v in here):
-        judged = [(v, "") for v in here
-                  if v.grounded or v.candidates or not held_before(v.gate, gates, retrieval, history)]
-    elif gates:
+    judged = [(v, "") for v in judged_here(gates, retrieval, history, applied=True)]  # as applied: graph/README
+    if not judged and gates:
         source = next((s for s in reversed(history) if s is not retrieval and s["url"] != retrieval["url"]
                        and any(v.grounded for v in verdicts(gates, s))), None)
         if source is not None:
             reached = f" on {source['path']}, the list this page was reached from,"
             judged = [(v, reached) for v in verdicts(gates, source, applied=True)]
-    for verdict in verdicts(windows, retrieval, applied=True):  # on the page read (a window is its own)
-        if verdict.status == "mismatch":
-            flag = plan_flag(verdict, retrieval, step)
-            check.mismatches.append(DriftFlag(**{**flag, "node": "extractor", "message": (
-                f"{flag['message']} (read so: discard_rows these rows and read again)")}))
-        elif verdict.status == "clamped":
-            check.clamps.append(f"{verdict.label} = {verdict.value!r}, not the plan's {verdict.gate.target!r}: "
-                                f"{verdict.evidence}")
-    settled = settle([v for v, _ in judged])
-    for verdict, (_, where) in zip(settled, judged, strict=True):
+    windows_here = [(v, "") for v in verdicts(windows, retrieval, applied=True)]  # on the page read: its own
+    check = ReadCheck()
+    for verdict, where in [*windows_here, *zip(settle([v for v, _ in judged]), [w for _, w in judged], strict=True)]:
         gate = verdict.gate
         if verdict.status == "unresolved":
-            if not where or verdict.grounded:
+            if gate.kind != "window" and (not where or verdict.grounded):
                 check.unresolved.append(f"{gate.name}={gate.target} ({verdict.evidence})")
         elif verdict.status == "clamped":
             check.clamps.append(f"{verdict.label} = {verdict.value!r}, not the plan's {gate.target!r}: "
                                 f"{verdict.evidence}")
         elif verdict.status == "mismatch":
-            kept = "" if verdict.set_by_agent or _ever_set(history, verdict.key or "") \
-                else " (its default: never set)"
-            check.mismatches.append(DriftFlag(
-                rule="gate_mismatch", gate=verdict.key or gate_key(gate.name), label=verdict.label, before=gate.target,
-                after=verdict.value, step=step, path=retrieval["path"], node="extractor",
-                message=f"{verdict.label} holds {verdict.value!r}{kept}{where} but the plan needs "
-                        f"{verdict.needs_text()}{f' ({verdict.evidence})' if verdict.evidence else ''}: set it"
-                        f"{' and apply it' if verdict.evidence else ''}, discard_rows these rows and read again"))
+            flag = DriftFlag(**plan_flag(verdict, retrieval, step), node="extractor")
+            if gate.kind == "window":
+                flag["message"] += " (read so: discard_rows these rows and read again)"
+            else:  # said by the control's label, with where it was read and whether the agent ever set it
+                kept = "" if verdict.set_by_agent or _ever_set(history, verdict.key or "") \
+                    else " (its default: never set)"
+                flag["label"], flag["message"] = verdict.label, (
+                    f"{verdict.label} holds {verdict.value!r}{kept}{where} but the plan needs "
+                    f"{verdict.needs_text()}{f' ({verdict.evidence})' if verdict.evidence else ''}: set it"
+                    f"{' and apply it' if verdict.evidence else ''}, discard_rows these rows and read again")
+            check.mismatches.append(flag)
     return check
 
 

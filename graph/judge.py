@@ -61,14 +61,8 @@ def gates_for(plan: Plan | None, where: str | Phase | None = None, *, every_phas
     `every_phase` adds every phase's gates (the tracker, between reads, accepts any phase's value)."""
     if plan is None:
         return []
-    if every_phase:
-        phases = list(plan.phases)
-    elif isinstance(where, Phase):
-        phases = [where]
-    elif isinstance(where, str) and plan.phases:
-        phases = [p for p in [plan.phase_for(where)] if p is not None]
-    else:
-        phases = []
+    phase = plan.phase_for(where) if isinstance(where, str) else where
+    phases = list(plan.phases) if every_phase else [phase] if phase is not None else []
     gates = [*plan.gates, *(g for p in phases for g in p.gate_list())]
     return [g for g in gates if g.required] if required else gates
 
@@ -77,10 +71,10 @@ def gate_sets(plan: Plan | None, table: str, *, required: bool = False) -> list[
     """The gates a read into `table` may be held under: one set per phase writing it (the plan's gates and that
     phase's), or the plan's gates alone when no phase names it. Several phases may share one table (one per
     value of a control, all read into one table): a read is held when it holds the gates of one of them."""
-    phases = [p for p in plan.phases if p.into == table] if plan is not None else []
-    if not phases:
-        return [(None, gates_for(plan, table, required=required))] if plan is not None else []
-    return [(p, gates_for(plan, p, required=required)) for p in phases]
+    if plan is None:
+        return []
+    return ([(p, gates_for(plan, p, required=required)) for p in plan.phases if p.into == table]
+            or [(None, gates_for(plan, None, required=required))])
 
 
 def phase_names(plan: Plan, phases: list[Phase | None]) -> str:
@@ -249,17 +243,14 @@ def judge(gate: Gate, state: dict[str, Any], *, applied: bool = False) -> Verdic
     `applied` judges the state the page applied where it differs from a control (the URL's value of a form
     changed and not submitted: the rows shown are the URL's), as a read must."""
     values = state_values(state)
-    if applied and any(v.get("applied") for v in values.values()):
+    if applied:
         values = {k: {**v, "value": v["applied"], "pending": v["value"]} if v.get("applied") else v
                   for k, v in values.items()}
-        verdict = _judge_values(gate, values)
-        pending = [values[k]["pending"] for k in (verdict.key, *verdict.bounds) if k in values
-                   and values[k].get("pending")]
-        if pending and verdict.status == "mismatch":
-            note = f"the form holds {pending[0]!r}, not applied: the page shows {verdict.value!r}"
-            return Verdict(**{**verdict.__dict__, "evidence": note})
-        return verdict
-    return _judge_values(gate, values)
+    verdict = _judge_values(gate, values)
+    pending = [values[k]["pending"] for k in (verdict.key, *verdict.bounds) if k in values and values[k].get("pending")]
+    if pending and verdict.status == "mismatch":
+        return replace(verdict, evidence=f"the form holds {pending[0]!r}, not applied: the page shows {verdict.value!r}")
+    return verdict
 
 
 def _judge_values(gate: Gate, values: dict[str, Any]) -> Verdict:
@@ -277,8 +268,11 @@ def _judge_values(gate: Gate, values: dict[str, Any]) -> Verdict:
     label = held.get("label") or key
     base = dict(key=key, label=label, value=value, set_by_agent=held.get("set_at_step") is not None)
     needs = ground_target(gate.target, held)
-    if needs is None and is_clamped(held, gate.target):  # the page offered no such value: its clamp says so
-        return Verdict(gate, "clamped", needs=(gate.target,), evidence=held["clamped"]["evidence"], **base)
+    if needs is not None and (any(_same(value, n) for n in needs) or _same_list(value, gate.target)):
+        return Verdict(gate, "held", needs=tuple(needs), **base)
+    if is_clamped(held, gate.target):  # the page offers no such value (or cannot hold it): its clamp says so
+        return Verdict(gate, "clamped", needs=(gate.target,) if needs is None else tuple(needs),
+                       evidence=held["clamped"]["evidence"], **base)
     if needs is None and not held.get("options") and held.get("kind") not in BOX_KINDS and describes(gate.target):
         return Verdict(gate, "unresolved", **base,
                        evidence=f"{gate.target!r} describes the value of {label!r}, it does not give it: not checked")
@@ -287,10 +281,6 @@ def _judge_values(gate: Gate, values: dict[str, Any]) -> Verdict:
         shown = f"; it offers {', '.join(map(repr, options[:8]))}{' …' if len(options) > 8 else ''}" if options else ""
         return Verdict(gate, "unresolved", **base,
                        evidence=f"{gate.target!r} names no value of {label!r}{shown}: revise_plan with the value meant")
-    if any(_same(value, n) for n in needs) or _same_list(value, gate.target):
-        return Verdict(gate, "held", needs=tuple(needs), **base)
-    if is_clamped(held, gate.target):
-        return Verdict(gate, "clamped", needs=tuple(needs), evidence=held["clamped"]["evidence"], **base)
     return Verdict(gate, "mismatch", needs=tuple(needs), **base)
 
 
@@ -431,18 +421,22 @@ def held_before(gate: Gate, gates: list[Gate], state: dict[str, Any] | None,
     return False
 
 
-def grounding_lines(gates: list[Gate], state: dict[str, Any] | None,
-                    history: list[dict[str, Any]] | None = None) -> list[str]:
-    """What the turn shows of the grounding: each plan gate, the control it grounds on, the value it needs and
-    whether it is held. Said only on a page where some gate grounds (a record's own page holds none); a gate
-    naming no control here that the latest page naming it held is left out (its page judged it)."""
-    judged = verdicts(gates, state)
+def judged_here(gates: list[Gate], state: dict[str, Any] | None, history: list[dict[str, Any]] | None, *,
+                applied: bool = False) -> list[Verdict]:
+    """The verdicts a page answers for: none on a page where no gate grounds (a record's own page holds none); a
+    gate naming no control here that the latest page naming it held is left out (its page judged it)."""
+    judged = verdicts(gates, state, applied=applied)
     if not any(v.grounded for v in judged):
         return []
+    return [v for v in judged if v.grounded or v.candidates or not held_before(v.gate, gates, state, history)]
+
+
+def grounding_lines(gates: list[Gate], state: dict[str, Any] | None,
+                    history: list[dict[str, Any]] | None = None) -> list[str]:
+    """What the turn shows of the grounding (`judged_here`): each plan gate, the control it grounds on, the value
+    it needs and whether it is held."""
     lines = []
-    for v in judged:
-        if not v.grounded and not v.candidates and held_before(v.gate, gates, state, history):
-            continue
+    for v in judged_here(gates, state, history):
         head = f"{v.gate.kind} {v.gate.name} = {v.gate.target}"
         if v.status == "unresolved":
             where = f" -> {v.label!r}" if v.grounded else ""

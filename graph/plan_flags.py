@@ -11,6 +11,9 @@ from graph.values import find_gate_value, gate_key
 
 
 def in_phase(flag: DriftFlag, phase: Phase | None, plan: Plan) -> bool:
+    """A loss flag on a control only other phases name is no drift: the plan changes it between phases."""
+    if not plan.phases:
+        return True
     gates = gates_for(plan, phase)
     state = {flag["gate"]: {"label": flag["gate"], "value": flag["before"] or ""}}  # keyed as before
     return any(find_gate_value(state, g.name) or gate_key(g.name) == gate_key(flag["label"]) for g in gates)
@@ -30,12 +33,12 @@ def plan_gates(plan: Plan) -> list[Gate]:
     return gates_for(plan, every_phase=True)
 
 
-def plan_flags(plan: Plan, state: RetrievalState, step: int, held: set[str] | frozenset[str] = frozenset()
-                ) -> list[DriftFlag]:
+def plan_flags(plan: Plan, state: RetrievalState, step: int, active: list[DriftFlag]) -> list[DriftFlag]:
     """The tracker's policy over the judge's verdicts, between reads: a planned gate whose control the agent set
-    to another value, or one flagged when rows were read (`held`: the read check judges a kept default too) and
-    still wrong. Any phase's value is accepted (a phase not yet read may need it), so a control (or a From/To
+    to another value, or one already flagged (`active`: the read check judges a kept default too) and still
+    wrong. Any phase's value is accepted (a phase not yet read may need it), so a control (or a From/To
     pair) is flagged only when every gate naming it is a mismatch; unresolved and clamped verdicts never flag."""
+    held = {f["gate"] for f in active if f["rule"] in PLAN_RULES}
     groups: dict[str, list[Verdict]] = {}
     for verdict in verdicts(plan_gates(plan), state):
         if verdict.grounded:
@@ -46,36 +49,26 @@ def plan_flags(plan: Plan, state: RetrievalState, step: int, held: set[str] | fr
             continue
         verdict = group[0]
         flag = plan_flag(verdict, state, step)
-        if verdict.wider and flag["gate"] not in held:
-            continue  # a window being set (From before To); a read made in it is flagged by the read check
-        if verdict.set_by_agent or flag["gate"] in held:
+        # a wider window not flagged at a read is one being set (From before To): a read made in it is flagged there
+        if flag["gate"] in held or (verdict.set_by_agent and not verdict.wider):
             flags.append(flag)
     return flags
 
 
 def plan_flag(verdict: Verdict, state: RetrievalState, step: int) -> DriftFlag:
     """The drift flag a mismatch verdict raises (the tracker's wording; the read check adds what to do)."""
-    flag = _plan_flag(verdict, state, step)
+    gate, shown = verdict.gate, f"the time window shown ({verdict.value}) is"
+    if gate.kind != "window":
+        rule, message = "gate_mismatch", f"{gate.name} is {verdict.value!r} but the plan needs {verdict.needs_text()}"
+    elif verdict.wider:
+        rule, message = "window_wider", (f"{shown} wider than the plan's {gate.target}: rows outside the plan's window "
+                                         "are read as in it; set both bounds")
+    else:
+        rule, message = "window_narrower", f"{shown} narrower than the plan's {gate.target}; widen it"
     if verdict.evidence:  # the form was changed and not applied
-        flag["message"] += f" ({verdict.evidence}; apply the form)"
-    return flag
-
-
-def _plan_flag(verdict: Verdict, state: RetrievalState, step: int) -> DriftFlag:
-    gate = verdict.gate
-    if gate.kind == "window" and verdict.wider:
-        return DriftFlag(rule="window_wider", gate=gate_key(gate.name), label=gate.name, before=gate.target,
-                         after=verdict.value, step=step, path=state["path"],
-                         message=f"the time window shown ({verdict.value}) is wider than the plan's {gate.target}: "
-                                 "rows outside the plan's window are read as in it; set both bounds")
-    if gate.kind == "window":
-        return DriftFlag(rule="window_narrower", gate=gate_key(gate.name), label=gate.name, before=gate.target,
-                         after=verdict.value, step=step, path=state["path"],
-                         message=f"the time window shown ({verdict.value}) is narrower than the plan's {gate.target}; "
-                                 "widen it")
-    return DriftFlag(rule="gate_mismatch", gate=verdict.key or gate_key(gate.name), label=gate.name,
-                     before=gate.target, after=verdict.value, step=step, path=state["path"],
-                     message=f"{gate.name} is {verdict.value!r} but the plan needs {verdict.needs_text()}")
+        message += f" ({verdict.evidence}; apply the form)"
+    return DriftFlag(rule=rule, gate=verdict.key or gate_key(gate.name), label=gate.name, before=gate.target,
+                     after=verdict.value, step=step, path=state["path"], message=message)
 
 
 def refresh_flags(plan: Plan | None, state: RetrievalState | None, flags: list[DriftFlag], step: int,
@@ -85,6 +78,5 @@ def refresh_flags(plan: Plan | None, state: RetrievalState | None, flags: list[D
     lost), the plan's flags are recomputed, a flag raised at a read kept only while still a mismatch."""
     if plan is None or not state:
         return [f for f in flags if f["rule"] not in PLAN_RULES]
-    kept = [f for f in flags if f["rule"] not in PLAN_RULES and (not plan.phases or in_phase(f, phase, plan))]
-    held = {f["gate"] for f in flags if f["rule"] in PLAN_RULES}
-    return dedupe_flags([*kept, *plan_flags(plan, state, step, held)])
+    kept = [f for f in flags if f["rule"] not in PLAN_RULES and in_phase(f, phase, plan)]
+    return dedupe_flags([*kept, *plan_flags(plan, state, step, flags)])

@@ -40,26 +40,30 @@ def _control_value(control) -> str:
     return value
 
 
+def _url_values(obs: Observation) -> dict[str, tuple[str, str]]:
+    """key -> (parameter, value) of the URL's state (its page parameters are no gate)."""
+    return {gate_key(p): (p, ",".join(v for v in vs if v)) for p, vs in obs.query_state.items()
+            if p.casefold() not in PAGE_PARAMS}
+
+
+def _keys(control) -> list[str]:
+    return [gate_key(n) for n in (control.name, control.label) if n]
+
+
 def read_values(obs: Observation, result: ActionResult | None = None) -> dict[str, tuple[str, str, list]]:
     """key -> (value, label, evidence) from URL parameters, control values, chips and read-back."""
-    found: dict[str, tuple[str, str, list]] = {}
-    for param, values in obs.query_state.items():
-        if param.casefold() in PAGE_PARAMS:
-            continue
-        found[gate_key(param)] = (",".join(v for v in values if v), param, ["url"])
+    found = {key: (value, param, ["url"]) for key, (param, value) in _url_values(obs).items()}
     for control in obs.controls:
         if control.kind not in STATE_CONTROL_KINDS or control.disabled:
             continue
         value = _control_value(control)
-        keys = [gate_key(k) for k in (control.name, control.label) if k]
+        keys = _keys(control)
         key = next((k for k in keys if k in found), keys[0] if keys else None)
         if not key or (control.kind == "tab" and not value):
             continue
-        if key in found:
-            old_value, _, evidence = found[key]
-            found[key] = (value or old_value, control.label, [*evidence, "control"])
-        else:
-            found[key] = (value, control.label, ["control"])
+        # a URL parameter (or control) of the same key: its evidence kept, and its value if this one is empty
+        old_value, _, evidence = found.get(key, ("", "", []))
+        found[key] = (value or old_value, control.label, [*evidence, "control"])
     chips = [norm_value(c) for c in obs.chips]
     for key, (value, label, evidence) in found.items():
         shown = {norm_value(value), norm_value(value.split(" [", 1)[0])} - {""}  # 'EPA [epa]' shows as 'EPA'
@@ -76,13 +80,12 @@ def applied_values(obs: Observation) -> dict[str, str]:
     """key -> the URL's value, where a control of the same key holds another value: the form was changed and not
     applied, so the results shown are the URL's state, not the control's (boxes are left out: a ticked box's
     URL value is the site's own word, '1', 'true', 'on')."""
-    url = {gate_key(p): ",".join(v for v in vs if v) for p, vs in obs.query_state.items()
-           if p.casefold() not in PAGE_PARAMS}
+    url = {key: value for key, (_, value) in _url_values(obs).items()}
     applied: dict[str, str] = {}
     for control in obs.controls:
         if control.kind not in STATE_CONTROL_KINDS or control.kind in ("checkbox", "toggle", "tab") or control.disabled:
             continue
-        key = next((k for k in (gate_key(n) for n in (control.name, control.label) if n) if k in url), None)
+        key = next((k for k in _keys(control) if k in url), None)
         if key is None or not url[key]:
             continue
         value = _control_value(control)
@@ -118,7 +121,6 @@ def control_shapes(obs: Observation) -> dict[str, tuple[str, list[str]]]:
         if control.kind not in STATE_CONTROL_KINDS:
             continue
         options = [o.label for o in control.options][:MAX_OPTIONS_KEPT]
-        for name in (control.name, control.label):
-            if name:
-                shapes.setdefault(gate_key(name), (control.kind, options))
+        for key in _keys(control):
+            shapes.setdefault(key, (control.kind, options))
     return shapes

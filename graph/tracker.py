@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 from browser.types import ActionResult, Observation
 from graph.clamps import mark_clamps, requested_values
-from graph.drift import NAVIGATIONS, PLAN_RULES, carry_flags, dedupe_flags, last_on_path, lost_gates
+from graph.drift import NAVIGATIONS, carry_flags, dedupe_flags, last_on_path, lost_gates
 from graph.plan_flags import in_phase, plan_flags
 from graph.state import DriftFlag, Phase, Plan, RetrievalState, StateValue
 from graph.state_reading import action_targets, applied_values, control_shapes, read_values
@@ -41,17 +41,18 @@ def track(
     shapes = control_shapes(obs)
     for key, (value, label, evidence) in read_values(obs, result).items():
         before = same_path_before["values"].get(key) if same_path_before else None
-        if before is not None and before["value"] == value:
-            values[key] = StateValue(value=value, label=label, evidence=evidence, set_at_step=before["set_at_step"],
-                                     set_by=before["set_by"])
-            if "clamped" in before:  # the page's limit still holds while the value is the one it clamped to
-                values[key]["clamped"] = before["clamped"]
+        unchanged = before is not None and before["value"] == value
+        if unchanged:
+            set_at, set_by = before["set_at_step"], before["set_by"]
         elif value and ("url" in evidence or key_matches(key, label, targets)):
             # set by the agent: a control it addressed, or URL state chosen by the navigation it triggered;
             # a control that changed as a side effect (a reset to its default) is not a gate the agent set
-            values[key] = StateValue(value=value, label=label, evidence=evidence, set_at_step=step, set_by=kind)
+            set_at, set_by = step, kind
         else:
-            values[key] = StateValue(value=value, label=label, evidence=evidence, set_at_step=None, set_by=None)
+            set_at, set_by = None, None
+        values[key] = StateValue(value=value, label=label, evidence=evidence, set_at_step=set_at, set_by=set_by)
+        if unchanged and "clamped" in before:  # the page's limit still holds while the value is the one it clamped to
+            values[key]["clamped"] = before["clamped"]
         if key in shapes:
             values[key]["kind"], values[key]["options"] = shapes[key]
     for key, url_value in applied_values(obs).items():
@@ -74,9 +75,6 @@ def track(
         flags += lost_gates(same_path_before, state, kind, targets, moved=previous is None or previous["path"] != path,
                              step=step)
     flags = dedupe_flags(flags)
-    if plan is not None and plan.phases:
-        flags = [f for f in flags if in_phase(f, phase, plan)]
     if plan is not None:
-        held = {f["gate"] for f in active_flags if f["rule"] in PLAN_RULES}
-        flags += plan_flags(plan, state, step, held)
+        flags = [*(f for f in flags if in_phase(f, phase, plan)), *plan_flags(plan, state, step, active_flags)]
     return state, flags

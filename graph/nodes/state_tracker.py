@@ -50,8 +50,7 @@ def make_state_tracker(deps: Deps):
 
 
 def recheck_flags(deps: Deps, state: AgentState) -> dict[str, Any]:
-    """After `revise_plan` or `discard_rows` (no page action, so the tracker does not run): the active flags
-    judged again on the same state under the plan as it now is, so what the next turn shows is true."""
+    """`refresh_flags` after `revise_plan` or `discard_rows`, so what the next turn shows is true."""
     if "state_tracker" in deps.ablated or not state.get("retrieval"):
         return {}
     plan = Plan.model_validate(state["plan"]) if state.get("plan") else None
