@@ -219,9 +219,8 @@ def turn_observation(state: AgentState, token_budget: int) -> tuple[Rendering, d
     key = page_key(observation)
     step = state.get("step", 0) + 1
     seen = state.get("seen_page") or {}
-    since = int(seen["step"]) if key and seen.get("key") == key and step - int(seen.get("step", 0)) <= DELTA_SPAN \
-        else None
-    rendering = render_observation(observation, token_budget, since_step=since)
+    recent = bool(key) and seen.get("key") == key and step - int(seen.get("step", 0)) <= DELTA_SPAN
+    rendering = render_observation(observation, token_budget, since_step=int(seen["step"]) if recent else None)
     if not key:
         return rendering, None
     if rendering.unchanged_since is not None:
