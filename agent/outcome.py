@@ -28,7 +28,6 @@ class TaskOutcome(BaseModel):
     cost_usd: float = 0.0
     wall_seconds: float = 0.0
     nodes_run: list[str] = Field(default_factory=list)
-    final_retrieval_state: dict[str, Any] = Field(default_factory=dict)
     drift_flags: list[dict[str, Any]] = Field(default_factory=list)
     verifier_reports: list[dict[str, Any]] = Field(default_factory=list)
     invalid_calls: int = Field(0, description="Model replies the actor could not execute (no/bad tool call).")

@@ -1,7 +1,8 @@
 """Run one task through the graph and write its artefacts; agent failures become outcome fields, never raises.
 
 Artefacts in `out_dir`: `steps.jsonl` (one line per node event, written as it happens), `answer.txt`,
-`retrieval_state.json` (final state, states visited, rows with provenance, drift flags, verifier reports).
+`retrieval_state.json` (`agent.rundir.evidence.RunEvidence`: what the answer stands on; how the run ended,
+with its drift flags and verifier reports, is the returned outcome's).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from agent.rundir.checkpoints import (
     restart_metadata,
     restarts_of,
 )
+from agent.rundir.evidence import RunEvidence, write_evidence
 from browser.interface import Browser
 from browser.trace import Redactor
 from graph.build import build_graph
@@ -174,7 +176,6 @@ def _finish(outcome: TaskOutcome, out_dir: Path, state: dict[str, Any] | None, s
         steps=state.get("step", 0), prompt_tokens=usage.get("prompt_tokens", 0),
         completion_tokens=usage.get("completion_tokens", 0), cost_usd=usage.get("cost_usd", 0.0),
         wall_seconds=round(time.monotonic() - started, 3), nodes_run=nodes_run,
-        final_retrieval_state=dict(state.get("retrieval") or {}),
         drift_flags=list(state.get("drift_log") or []), verifier_reports=list(state.get("reports") or []),
         traceback=trace_text,
         invalid_calls=int(state.get("invalid_calls") or 0), repairs=int(state.get("repairs") or 0),
@@ -183,15 +184,13 @@ def _finish(outcome: TaskOutcome, out_dir: Path, state: dict[str, Any] | None, s
     # before anything is written or returned (an error text can quote a key: a 401 body echoing it)
     outcome = TaskOutcome.model_validate(Redactor.from_environment().json(outcome.model_dump(mode="json")))
     (out_dir / "answer.txt").write_text(outcome.answer, encoding="utf-8")
-    retrieval = {
+    evidence = {
         "final": state.get("retrieval"), "visited": state.get("history") or [], "plan": state.get("plan"),
         "rows": read_rows(extracted_answer(state.get("tables"))),
         "reads": ((state.get("tables") or {}).get(ANSWER) or {}).get("reads") or [],
-        "listings": state.get("listings") or [], "urls_opened": state.get("visited") or [],
-        "drift_flags": state.get("drift_log") or [], "verifier_reports": state.get("reports") or [],
-        "errors": errors, "nodes_run": nodes_run, "stop_reason": stop_reason,
+        "listings": state.get("listings") or [], "urls_opened": state.get("visited") or [], "errors": errors,
         "tables": state.get("tables") or {}, "lineage": lineage(state.get("tables") or {}),
     }
-    retrieval = Redactor.from_environment().json(json.loads(json.dumps(retrieval, default=str)))
-    (out_dir / "retrieval_state.json").write_text(json.dumps(retrieval, indent=2), encoding="utf-8")
+    redacted = Redactor.from_environment().json(json.loads(json.dumps(evidence, default=str)))
+    write_evidence(out_dir, RunEvidence.model_validate(redacted))
     return outcome

@@ -38,14 +38,13 @@ from browser.observe import observe_page
 from browser.render import LONG_OPTION_LIST, render
 from browser.session import ChromiumWorker
 from browser.tokens import count_tokens
-from browser.types import ACTION_SPECS, Observation
+from browser.types import ACTION_SPECS, CHANGING_KINDS, Observation
 from tasks.offline.app import DEFAULT_SEED, discover_sites, site_data
 from tasks.offline.registry import PLACEHOLDER_ORIGIN
 from tasks.offline.server import OfflineServer
 
 BROWSER_KINDS = set(ACTION_SPECS)
-PAGE_CHANGING = {"goto", "click", "fill", "select", "check", "set_range", "submit", "press", "back",
-                 "set_url_params", "wait_for"}
+PAGE_CHANGING = CHANGING_KINDS | {"wait_for"}  # the browser's changing kinds (ACTION_SPECS), and a wait: timed
 
 # Every element that sets state, found independently of observe-*.js; `data-sgr-*` tell whether it was seen.
 GROUND_TRUTH_JS = """() => {

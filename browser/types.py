@@ -205,11 +205,13 @@ class ActionSpec:
     """What one kind of action is to the browser's callers. `effect`: "change" is meant to change the page (one
     that leaves it exactly as it was did nothing); "read" returns what the page holds and changes nothing on
     purpose; "passive" waits or moves the viewport, so what was just read stays valid. `sets`: the action sets
-    a state value, one control's (read back after acting) or the URL's query parameters."""
+    a state value, one control's (read back after acting) or the URL's query parameters. `navigates`: it opens
+    a URL the call names (its `url` field), leaving the page it was on by choice."""
 
     model: type[_Action]
     effect: ActionEffect
     sets: Literal["control", "url"] | None = None
+    navigates: bool = False
 
     @property
     def kind(self) -> str:
@@ -217,7 +219,7 @@ class ActionSpec:
 
 
 ACTION_SPECS: dict[str, ActionSpec] = {spec.kind: spec for spec in (
-    ActionSpec(Goto, "change"),
+    ActionSpec(Goto, "change", navigates=True),
     ActionSpec(Click, "change"),
     ActionSpec(Fill, "change", sets="control"),
     ActionSpec(Select, "change", sets="control"),
@@ -232,7 +234,7 @@ ACTION_SPECS: dict[str, ActionSpec] = {spec.kind: spec for spec in (
     ActionSpec(ReadPdf, "read"),
     ActionSpec(Download, "read"),
     ActionSpec(SetUrlParams, "change", sets="url"),
-    ActionSpec(ReadPageFacts, "read"),
+    ActionSpec(ReadPageFacts, "read", navigates=True),  # with `url`: one page each
     ActionSpec(ListOptions, "read"),
     ActionSpec(ListLinks, "read"),
     ActionSpec(ReadSection, "read"),
@@ -244,6 +246,7 @@ CHANGING_KINDS = frozenset(k for k, spec in ACTION_SPECS.items() if spec.effect 
 PASSIVE_KINDS = frozenset(k for k, spec in ACTION_SPECS.items() if spec.effect == "passive")
 SETTER_KINDS = frozenset(k for k, spec in ACTION_SPECS.items() if spec.sets)  # set a state value
 TARGETED_SETTERS = frozenset(k for k, spec in ACTION_SPECS.items() if spec.sets == "control")  # one control's
+NAVIGATING_KINDS = frozenset(k for k, spec in ACTION_SPECS.items() if spec.navigates)  # open a URL on purpose
 
 
 # ---------------------------------------------------------------- observation

@@ -25,6 +25,7 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMes
 
 from browser.render import Rendering
 from browser.tokens import count_tokens
+from graph.robust import call_outcome, reply_gist
 
 COMPLETION_RESERVE = 512
 TOKENIZER_MARGIN = 0.85  # cl100k counts ~10-15% fewer tokens than small models' own tokenizers
@@ -82,7 +83,7 @@ def _summary_line(group: list[AnyMessage]) -> str:
     calls = getattr(ai, "tool_calls", None) or []
     did = "; ".join(f"{c['name']}({json.dumps(_short(c.get('args') or {}), separators=(',', ':'))})" for c in calls)
     did = did or f"replied without a tool call: {str(ai.content)[:60]!r}"
-    result = " / ".join(_first_line(str(m.content)) for m in group[1:] if isinstance(m, ToolMessage | HumanMessage))
+    result = " / ".join(_result(m) for m in group[1:] if isinstance(m, ToolMessage | HumanMessage))
     return f"- {did} -> {_ORIGIN.sub('', result)}"[:SUMMARY_LINE_CHARS]
 
 
@@ -104,12 +105,18 @@ def _short(value: Any, top: bool = True) -> Any:
     return value
 
 
-def _first_line(text: str) -> str:
-    """A result's first line; a bare `ok=True` with what follows it (the line that says what happened)."""
-    lines = text.splitlines() or [""]
-    if lines[0].startswith("ok=") and len(lines) > 1:
-        return f"{lines[0]}; {lines[1]}"
-    return lines[0]
+OUTCOME_WORDS = {"failed": "failed: ", "unchanged": "no change: ", "ok": ""}
+
+
+def _result(message: AnyMessage) -> str:
+    """What a step's reply says happened: the outcome its status and artifact carry (graph/robust.py) and the
+    gist its producer gave, else the first line of its text; never a reading of how the text is worded."""
+    first = (str(message.content or "").splitlines() or [""])[0]
+    if not isinstance(message, ToolMessage):
+        return first
+    outcome = call_outcome(message)
+    gist = reply_gist(message)
+    return OUTCOME_WORDS[outcome] + (first if gist is None else gist) or outcome
 
 
 @dataclass

@@ -6,12 +6,12 @@ on purpose, or a navigation to a URL resets the path.
 
 from __future__ import annotations
 
-from browser.types import SETTER_KINDS
+from browser.types import NAVIGATING_KINDS, SETTER_KINDS
 from graph.state import DriftFlag, RetrievalState
 from graph.values import key_matches, values_match
 
 PLAN_RULES = ("gate_mismatch", "window_narrower", "window_wider")
-NAVIGATIONS = frozenset({"goto", "page_facts"})  # opening a URL on purpose (read_facts with url is one per page)
+NAVIGATIONS = NAVIGATING_KINDS  # opening a URL on purpose (browser.types.ACTION_SPECS; read_facts with url: one per page)
 
 
 def last_on_path(history: list[RetrievalState], path: str) -> RetrievalState | None:

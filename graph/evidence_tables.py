@@ -47,7 +47,12 @@ class TableRecord(TypedDict):
 
 
 class WorkspaceError(ValueError):
-    """A bad table name or query; the message (with the tables' schemas) goes back to the model."""
+    """A bad table name or query; the message (with the tables' schemas) goes back to the model.
+    `schemas_shown`: the message already lists them (an engine error), so no reader looks for them in it."""
+
+    def __init__(self, message: str, *, schemas_shown: bool = False) -> None:
+        super().__init__(message)
+        self.schemas_shown = schemas_shown
 
 
 @dataclass
@@ -154,7 +159,7 @@ def run_query(tables: dict[str, TableRecord], sql: str, *, seconds: float = QUER
         raise WorkspaceError(f"the query engine failed (exit status {done.returncode}): {last}")
     if "error" in reply:
         tail = f"\nTables:\n{schemas(tables)}" if reply.get("kind") == "engine" else ""
-        raise WorkspaceError(f"{reply['error']}{tail}")
+        raise WorkspaceError(f"{reply['error']}{tail}", schemas_shown=bool(tail))
     return QueryResult(columns=reply["columns"], types=reply["types"], rows=reply["rows"], inputs=reply["inputs"])
 
 

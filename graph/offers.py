@@ -93,7 +93,17 @@ def _plan_in_question(state: AgentState) -> bool:
 def offered_tool_names(state: AgentState, *, ablated: frozenset[str], all_names: set[str],
                        shown: Rendering | bool = False) -> set[str]:
     now = situation(state, ablated=ablated, shown=shown)
-    return {name for name in all_names if TOOL_SPECS[name].offered(now)}
+    return {name for name in all_names if TOOL_SPECS[name].ablated_with not in ablated and TOOL_SPECS[name].offered(now)}
+
+
+def offering_line(*, ablated: frozenset[str], search: bool) -> str:
+    """The system prompt's line on when each tool is offered, from each tool's rule (`Offer.says`): the actor's
+    tools of the nodes that run, those sharing words named together, in the table's order."""
+    groups: dict[str, list[str]] = {}
+    for name, spec in TOOL_SPECS.items():
+        if spec.node and (search or not spec.search_only) and spec.ablated_with not in ablated:
+            groups.setdefault(spec.offered.says, []).append(name)
+    return "Offered when: " + "; ".join(f"{' '.join(names)}: {says}" for says, names in groups.items())
 
 
 def actor_tools(deps: Deps, state: AgentState, shown: Rendering | bool = False) -> list[dict[str, Any]]:
@@ -107,5 +117,6 @@ def actor_tools(deps: Deps, state: AgentState, shown: Rendering | bool = False) 
 def actor_system(deps: Deps, state: AgentState | None = None) -> str:
     """actor.md with the parts of switched-off nodes left out."""
     return deps.prompts.env.from_string(deps.prompts.actor_system).render(
+        offering=offering_line(ablated=deps.ablated, search=deps.search_enabled),
         planner="planner" not in deps.ablated, tracker="state_tracker" not in deps.ablated,
         verifier="verifier" not in deps.ablated, provenance="provenance" not in deps.ablated).strip()

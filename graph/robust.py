@@ -19,7 +19,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from typing import Any, TypedDict
+from typing import Any, Literal, TypedDict
 
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 
@@ -91,25 +91,47 @@ def shown_targets(args: dict[str, Any], observation: dict[str, Any] | None) -> d
     return shown
 
 
-class CallEffect(TypedDict):
+class CallEffect(TypedDict, total=False):
     """A tool reply's effect, as data next to its text (`ToolMessage.artifact`)."""
 
     changed: bool  # False: the action ran and left the page exactly as it was
+    gist: str  # what happened, in one line: all the history's summary keeps of the step (graph/context.py)
 
 
-def tool_reply(text: str, call_id: str, *, failed: bool = False, unchanged: bool = False) -> ToolMessage:
+Outcome = Literal["failed", "unchanged", "ok"]
+
+
+def tool_reply(text: str, call_id: str, *, failed: bool = False, unchanged: bool = False,
+               gist: str | None = None) -> ToolMessage:
     """A tool reply: `failed` for a call refused or failed (status "error"), `unchanged` for an action that ran and
-    changed nothing."""
-    return ToolMessage(text, tool_call_id=call_id, status="error" if failed else "success",
-                       artifact=CallEffect(changed=False) if unchanged else None)
+    changed nothing, `gist` for the line a folded history keeps (else the text's first line)."""
+    effect = CallEffect()
+    if unchanged:
+        effect["changed"] = False
+    if gist is not None:
+        effect["gist"] = gist
+    return ToolMessage(text, tool_call_id=call_id, status="error" if failed else "success", artifact=effect or None)
+
+
+def _effect(reply: ToolMessage) -> CallEffect:
+    return reply.artifact if isinstance(reply.artifact, dict) else CallEffect()
+
+
+def call_outcome(reply: ToolMessage) -> Outcome:
+    """Refused or failed, ran and changed nothing, or done: from the reply's status and artifact."""
+    if reply.status == "error":
+        return "failed"
+    return "unchanged" if _effect(reply).get("changed") is False else "ok"
+
+
+def reply_gist(reply: ToolMessage) -> str | None:
+    """The line its producer gave for a folded history, if any."""
+    return _effect(reply).get("gist")
 
 
 def call_failed(reply: ToolMessage | None) -> bool:
     """The reply says the call failed, was refused, or changed nothing (a reply not there yet: not failed)."""
-    if reply is None:
-        return False
-    effect = reply.artifact if isinstance(reply.artifact, dict) else {}
-    return reply.status == "error" or effect.get("changed") is False
+    return reply is not None and call_outcome(reply) != "ok"
 
 
 def call_signature(name: str, args: dict[str, Any]) -> str:

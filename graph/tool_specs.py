@@ -20,6 +20,9 @@ from graph.agent_tools import Derive, DiscardRows, ExtractRows, Finish, ReadFact
 # executor: the browser (or the search backend); extractor / workspace: rows into tables; finish: the verifier
 # (or the composer when it is off); actor: answered by the actor itself (bookkeeping, no other node)
 Node = Literal["executor", "extractor", "workspace", "finish", "actor"]
+# "source": reads what rows are extracted from (a table, a file, a PDF: the executor's `last_read`);
+# "rows": puts rows into a named table (`into`)
+Evidence = Literal["source", "rows"]
 DOWNLOADABLE = (".csv", ".tsv", ".xlsx", ".xls", ".json", "download", "export", "format=")
 
 
@@ -39,36 +42,41 @@ class Situation:
     plan_in_question: bool = False  # (never with the planner off)
 
 
-Rule = Callable[[Situation], bool]
+@dataclass(frozen=True)
+class Offer:
+    """An offering rule and its words in the system prompt's "Offered when" line (graph/offers.py renders the
+    line from the table), so the line says what the rule does; tools sharing words share the rule's meaning."""
+
+    test: Callable[[Situation], bool]
+    says: str
+
+    def __call__(self, situation: Situation) -> bool:
+        return self.test(situation)
 
 
 @dataclass(frozen=True)
 class ToolSpec:
     node: Node | None  # None: not a tool of the actor (graph nodes call it themselves)
-    offered: Rule
+    offered: Offer
     doc: str = ""  # the model's line; "" for the model's own docstring
     model: type[BaseModel] | None = None  # an agent tool's; a browser action's model is the browser's
     search_only: bool = False  # a tool only when the protocol enables search
+    evidence: Evidence | None = None  # what the call brings to the answer's evidence
+    ablated_with: str | None = None  # the node whose ablation removes the tool (its prompt line too)
 
 
-def always(_: Situation) -> bool:
-    return True
+always = Offer(lambda _: True, "always")
+never = Offer(lambda _: False, "")
+on_page = Offer(lambda s: s.page is not None, "a page")
+SUCH_CONTROLS = "such controls"  # a control of the kinds the tool acts on
 
 
-def never(_: Situation) -> bool:
-    return False
-
-
-def on_page(s: Situation) -> bool:
-    return s.page is not None
-
-
-def _controls(*kinds: str) -> Rule:
+def _controls(*kinds: str) -> Offer:
     """Offered when the page has a control of one of these kinds."""
-    return lambda s: s.page is not None and any(c.kind in kinds for c in s.page.controls)
+    return Offer(lambda s: s.page is not None and any(c.kind in kinds for c in s.page.controls), SUCH_CONTROLS)
 
 
-def _choices(s: Situation) -> bool:
+def _has_choices(s: Situation) -> bool:
     return s.page is not None and any(c.options for c in s.page.controls)
 
 
@@ -76,56 +84,66 @@ def _hrefs(s: Situation) -> list[str]:
     return [link.href.lower() for link in s.page.links] if s.page else []
 
 
-def _named(read: str) -> Rule:
-    return lambda s: s.page is not None and read in s.left_out
+def _when(flag: Callable[[Situation], object], says: str) -> Offer:
+    return Offer(lambda s: s.page is not None and bool(flag(s)), says)
 
 
-def _when(flag: Callable[[Situation], object]) -> Rule:
-    return lambda s: s.page is not None and bool(flag(s))
+def _left_out(read: str, or_when: Callable[[Situation], object]) -> Offer:
+    """A read of what the observation left out: when its notes name the read, or `or_when` (a delta leaves out
+    option lists and the outline's text)."""
+    return Offer(lambda s: s.page is not None and (read in s.left_out or bool(or_when(s))), "named in notes")
 
+
+in_doubt = _when(lambda s: s.page_in_doubt, "page in doubt")
+a_table = _when(lambda s: s.page.tables or s.page.pagination, "a table")
+file_links = "file links"  # a link to the kind of file the tool reads
 
 TOOL_SPECS: dict[str, ToolSpec] = {
     "goto": ToolSpec("executor", always, "Open a URL."),
     "click": ToolSpec("executor", on_page, "Click a link, button, tab or option."),
     "fill": ToolSpec("executor", _controls("text", "search", "date", "number", "textarea"),
                      "Type a value into a text, search, date or number field."),
-    "select": ToolSpec("executor", _choices, "Choose an option (its label or value) of a dropdown or radio group."),
+    "select": ToolSpec("executor", Offer(_has_choices, SUCH_CONTROLS),
+                       "Choose an option (its label or value) of a dropdown or radio group."),
     "check": ToolSpec("executor", _controls("checkbox", "toggle"), "Tick a checkbox or toggle (checked=false unticks)."),
     "set_range": ToolSpec("executor", _controls("range"), "Set a date/number range: the start and end fields."),
     "submit": ToolSpec("executor", _controls("submit", "button", "text", "search", "date", "number", "select"),
                        "Submit a form (apply the filters); target: its button or any of its fields."),
     "press": ToolSpec("executor", _controls("text", "search", "textarea"), "Press a key, e.g. Enter in a search field."),
-    "scroll": ToolSpec("executor", _when(lambda s: s.page_in_doubt), "Scroll the page."),
+    "scroll": ToolSpec("executor", in_doubt, "Scroll the page."),
     "back": ToolSpec("executor", on_page, "Go back in history (may reset filters)."),
-    "wait_for": ToolSpec("executor", _when(lambda s: s.page_in_doubt), "Wait for text, a CSS selector or network idle."),
-    "read_table": ToolSpec("executor", _when(lambda s: s.page.tables or s.page.pagination),
-                           "Read table N whole; all_pages=true follows its pagination."),
+    "wait_for": ToolSpec("executor", in_doubt, "Wait for text, a CSS selector or network idle."),
+    "read_table": ToolSpec("executor", a_table, "Read table N whole; all_pages=true follows its pagination.",
+                           evidence="source"),
     "read_pdf": ToolSpec("executor", _when(lambda s: s.page.url.lower().endswith(".pdf")
-                                           or any(".pdf" in h for h in _hrefs(s))),
-                         "Read a PDF (its link as target, or url): its text by page."),
-    "download": ToolSpec("executor", _when(lambda s: any(m in h for h in _hrefs(s) for m in DOWNLOADABLE)),
-                         "Download a file (CSV is parsed into rows)."),
-    "set_url_params": ToolSpec("executor", _when(lambda s: "?" in s.page.url or s.page.query_state),
+                                           or any(".pdf" in h for h in _hrefs(s)), file_links),
+                         "Read a PDF (its link as target, or url): its text by page.", evidence="source"),
+    "download": ToolSpec("executor", _when(lambda s: any(m in h for h in _hrefs(s) for m in DOWNLOADABLE), file_links),
+                         "Download a file (CSV is parsed into rows).", evidence="source"),
+    "set_url_params": ToolSpec("executor", _when(lambda s: "?" in s.page.url or s.page.query_state, "a query"),
                                "Open the current URL with query parameters changed or removed."),
     "page_facts": ToolSpec(None, never),  # the workspace's page reads (read_facts, section extraction)
-    # the reads of what the observation left out: when its notes name them; a delta leaves out option lists and
-    # the outline's text
-    "list_options": ToolSpec("executor", lambda s: _named("list_options")(s) or (_choices(s) and s.shown_before),
+    "list_options": ToolSpec("executor", _left_out("list_options", lambda s: _has_choices(s) and s.shown_before),
                              "All options of a shortened dropdown, radio group or link list; on a panel line, "
                              "its controls."),
-    "list_links": ToolSpec("executor", _named("list_links"),
+    "list_links": ToolSpec("executor", _left_out("list_links", lambda _: False),
                            "All plain links of the page, optionally only those containing a string."),
-    "read_section": ToolSpec("executor", lambda s: _named("read_section")(s) or _when(
-                                 lambda t: t.shown_before and t.page.outline)(s),
+    "read_section": ToolSpec("executor", _left_out("read_section", lambda s: s.shown_before and s.page.outline),
                              "The whole text of a page section: by heading, or target = the ref of a shortened line."),
-    "extract_rows": ToolSpec("extractor", _when(lambda s: s.last_read or s.page.tables), model=ExtractRows),
-    "read_facts": ToolSpec("workspace", _when(lambda s: s.facts_wanted), model=ReadFacts),
-    "derive": ToolSpec("workspace", _when(lambda s: s.evidence_tables), model=Derive),
-    "discard_rows": ToolSpec("actor", _when(lambda s: s.rows and s.flagged), model=DiscardRows),
-    "revise_plan": ToolSpec("actor", lambda s: s.plan_in_question, model=RevisePlan),
+    "extract_rows": ToolSpec("extractor", _when(lambda s: s.last_read or s.page.tables, "a table"), model=ExtractRows,
+                             evidence="rows"),
+    "read_facts": ToolSpec("workspace", _when(lambda s: s.facts_wanted, "chained tasks"), model=ReadFacts,
+                           evidence="rows"),
+    "derive": ToolSpec("workspace", _when(lambda s: s.evidence_tables, "tables"), model=Derive),
+    "discard_rows": ToolSpec("actor", _when(lambda s: s.rows and s.flagged, "drift or goal"), model=DiscardRows),
+    "revise_plan": ToolSpec("actor", Offer(lambda s: s.plan_in_question, "plan in question"), model=RevisePlan,
+                            ablated_with="planner"),
     "finish": ToolSpec("finish", on_page, model=Finish),
     "web_search": ToolSpec("executor", always, model=WebSearch, search_only=True),
 }
+
+SOURCE_READS = frozenset(k for k, spec in TOOL_SPECS.items() if spec.evidence == "source")
+ROW_WRITERS = frozenset(k for k, spec in TOOL_SPECS.items() if spec.evidence == "rows")
 
 
 def tool_model(kind: str) -> type[BaseModel]:

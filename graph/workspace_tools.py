@@ -105,10 +105,7 @@ class Written:
     tables: dict[str, TableRecord | None]
     record: ReadRecord | None = None
     flags: list[DriftFlag] = field(default_factory=list)  # planned gates found at another value when reading
-
-
-def _with_notes(message: str, check: ReadCheck) -> str:
-    return "\n".join([message, *check.notes()])
+    notes: list[str] = field(default_factory=list)  # the read check's, after the message (said once per reply)
 
 
 def extract_into(args: ExtractRows, ctx: ReadContext, *, schema: tuple[str, ...], tables: dict[str, TableRecord],
@@ -131,7 +128,7 @@ def extract_into(args: ExtractRows, ctx: ReadContext, *, schema: tuple[str, ...]
     table = append_rows(tables.get(into), into, list(columns), stored, record, ctx.step)
     first = (f"extracted {len(rows)} row(s){empty} ({len(read_rows(table))} collected)" if into == ANSWER else
              f"extracted {len(rows)} row(s) into {into}{empty} ({len(table['rows'])} now)")
-    return Written(_with_notes("\n".join([first, *echo]), check), rows, {into: table}, record, check.mismatches)
+    return Written("\n".join([first, *echo]), rows, {into: table}, record, check.mismatches, check.notes())
 
 
 def empty_read_row(columns: tuple[str, ...], shared: dict[str, str | None], record: ReadRecord,
@@ -177,8 +174,8 @@ def read_facts_row(args: ReadFacts, ctx: ReadContext, *, tables: dict[str, Table
                         state=snapshot if ctx.provenance else None)
     table = append_rows(tables.get(into), into, list(values), [row], record, ctx.step)
     shown = ", ".join(f"{k}={v!r}" for k, v in values.items())
-    return Written(_with_notes(f"read 1 row into {into} ({len(table['rows'])} now): {shown}", check), [],
-                   {into: table}, record, check.mismatches)
+    return Written(f"read 1 row into {into} ({len(table['rows'])} now): {shown}", [], {into: table}, record,
+                   check.mismatches, check.notes())
 
 
 def derive(args: Derive, *, tables: dict[str, TableRecord], schema: tuple[str, ...], step: int) -> Written:
@@ -248,7 +245,7 @@ def compose_derived(table: TableRecord, spec: OutputSpec, order_by: list[str]) -
 
 def error_text(exc: Exception, tables: dict[str, TableRecord]) -> str:
     text = str(exc)
-    if isinstance(exc, ExtractionError | FactError) or "Tables:" in text:
+    if isinstance(exc, ExtractionError | FactError) or (isinstance(exc, WorkspaceError) and exc.schemas_shown):
         return text
     return f"{text}\nTables:\n{schemas(tables)}"
 

@@ -10,12 +10,14 @@ from typing import get_args
 import pytest
 
 from agent.config import ModelConfig
-from agent.models.scripted import SETTERS, ScriptedPolicy
+from agent.models import fault_plan
+from agent.models.scripted import EXTRACT_TOOLS, LEAVES_PAGE, READ_TOOLS, SETTERS, ScriptedPolicy
 from browser.actions import _HANDLERS
 from browser.render import Rendering, possible_reads, render, whole_reads, whole_tokens
 from browser.types import (
     ACTION_SPECS,
     CHANGING_KINDS,
+    NAVIGATING_KINDS,
     PASSIVE_KINDS,
     SETTER_KINDS,
     TARGETED_SETTERS,
@@ -26,10 +28,11 @@ from browser.types import (
     Option,
 )
 from graph.build import build_graph
+from graph.drift import NAVIGATIONS
 from graph.nodes import Deps
 from graph.offers import offered_tool_names
 from graph.tool_schemas import parse_tool_call, tool_schemas
-from graph.tool_specs import TOOL_SPECS, Situation
+from graph.tool_specs import ROW_WRITERS, SOURCE_READS, TOOL_SPECS, Situation
 from tasks.spec import OutputSpec
 
 GRAPH_NODES = {"executor", "extractor", "workspace", "finish", "actor"}
@@ -52,6 +55,22 @@ def test_the_derived_kind_sets_agree_with_the_table() -> None:
     assert {"set_url_params"} == SETTER_KINDS - TARGETED_SETTERS
     assert SETTERS == SETTER_KINDS  # the scripted policy's gate-setting steps
     assert {"scroll", "wait_for"} == PASSIVE_KINDS  # the reads and passive actions keep what was read
+
+
+def test_the_kind_lists_of_the_graph_and_the_policies_are_read_from_the_tables() -> None:
+    """Navigations (the drift rules' "opened a URL on purpose") and the policies' reads are the specs' fields,
+    so a new kind is classified where it is declared, once."""
+    assert NAVIGATIONS is NAVIGATING_KINDS == {k for k, s in ACTION_SPECS.items() if s.navigates}
+    assert {"goto", "page_facts"} == NAVIGATING_KINDS
+    for kind in NAVIGATING_KINDS:
+        assert "url" in ACTION_SPECS[kind].model.model_fields  # the URL it opens is the call's
+    assert SOURCE_READS == {k for k, s in TOOL_SPECS.items() if s.evidence == "source"} == {"read_table", "read_pdf",
+                                                                                             "download"}
+    assert all(ACTION_SPECS[k].effect == "read" for k in SOURCE_READS)  # a source read is a browser read
+    assert EXTRACT_TOOLS is ROW_WRITERS == {"extract_rows", "read_facts"}
+    assert READ_TOOLS == SOURCE_READS | ROW_WRITERS and fault_plan.READ_TOOLS is READ_TOOLS
+    assert all(TOOL_SPECS[k].node in ("extractor", "workspace") for k in ROW_WRITERS)
+    assert {"goto", "back", "finish"} == LEAVES_PAGE  # the policies' "the page was left": the actor's navigation
 
 
 def test_the_graph_table_covers_exactly_the_browser_kinds_and_the_agent_tools() -> None:

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, SystemMessage
 
 from agent.config import AgentVariant, ModelConfig, ProtocolConfig
 from agent.models.scripted import ScriptedPolicy, load_walkthrough
@@ -21,6 +21,7 @@ from eval.score import score_answer
 from graph.context import fit_window
 from graph.offers import offered_tool_names
 from graph.prompting import DELTA_SPAN, Prompts, page_key, turn_observation
+from graph.robust import tool_reply
 from graph.tool_schemas import ToolCallError, parse_tool_call, tool_schemas
 from tasks.loaders import load_tasks
 
@@ -180,20 +181,35 @@ def test_reads_of_left_out_content_are_offered_when_the_observation_names_them()
     assert "discard_rows" in offered_tool_names(flagged, ablated=frozenset(), all_names=all_names)
 
 
-def test_the_system_prompt_names_every_tool_and_when_it_is_offered():
-    """A model planning ahead sees every tool by name, offered or not (one line says when each is offered), and
-    is told to copy values as printed; tools of switched-off nodes are not named."""
+def _offering(system: str) -> dict[str, str]:
+    """tool -> the words the system prompt's "Offered when" line gives for it."""
+    line = next(line for line in system.splitlines() if line.startswith("Offered when"))
+    said: dict[str, str] = {}
+    for group in line.split(": ", 1)[1].rstrip(".").split("; "):
+        names, words = group.split(": ", 1)
+        said.update({name: words for name in names.split()})
+    return said
+
+
+@pytest.mark.parametrize("search", [False, True])
+def test_the_system_prompt_names_every_tool_and_when_it_is_offered(search: bool):
+    """A model planning ahead sees every tool by name, offered or not, with the words of the rule that offers it
+    (the line is rendered from graph/tool_specs.py, so it cannot drift from the rules), and is told to copy values
+    as printed; tools of switched-off nodes are not named."""
     from types import SimpleNamespace
 
     from graph.offers import actor_system
+    from graph.tool_specs import TOOL_SPECS
 
-    names = {t["function"]["name"] for t in tool_schemas(search=False)}
-    deps = SimpleNamespace(prompts=Prompts.load(), ablated=frozenset())  # the two fields actor_system reads
+    names = {t["function"]["name"] for t in tool_schemas(search=search)}
+    deps = SimpleNamespace(prompts=Prompts.load(), ablated=frozenset(), search_enabled=search)  # what it reads
     full = actor_system(deps)
-    offered_line = next(line for line in full.splitlines() if line.startswith("Offered when"))
-    assert {n for n in names if not re.search(rf"\b{n}\b", offered_line)} == set()
+    assert _offering(full) == {name: TOOL_SPECS[name].offered.says for name in names}
+    assert ("web_search" in _offering(full)) is search
     assert "Copy values as printed" in full and "unless the OUTPUT FORMAT says otherwise" in full
-    assert "revise_plan" not in actor_system(SimpleNamespace(prompts=deps.prompts, ablated=frozenset({"planner"})))
+    no_planner = actor_system(SimpleNamespace(prompts=deps.prompts, ablated=frozenset({"planner"}),
+                                              search_enabled=search))
+    assert "revise_plan" not in no_planner and set(_offering(no_planner)) == names - {"revise_plan"}
 
 
 def test_facts_scroll_and_wait_are_offered_when_they_can_help():
@@ -241,12 +257,13 @@ def test_older_exchanges_are_one_line_each_and_the_newest_stay_whole():
     for i in range(7):
         history += [AIMessage("", tool_calls=[{"name": "click", "args": {"target": {"text": f"Row {i}"}},
                                                "id": f"c{i}", "type": "tool_call"}]),
-                    ToolMessage(f"ok=True\nclicked text='Row {i}'\n" + "detail line\n" * 20, tool_call_id=f"c{i}")]
+                    tool_reply(f"ok=True\nclicked text='Row {i}'\n" + "detail line\n" * 20, f"c{i}",
+                               gist=f"clicked text='Row {i}'")]
     window = fit_window(history, head=[SystemMessage("s")], turn=SystemMessage("t"), tools=[], context_tokens=None,
                         whole=4)
     summary, *kept = window.messages
     assert summary.content.startswith("EARLIER STEPS") and window.trimmed == 0  # not a context trim
-    assert "- click({\"target\":{\"text\":\"Row 0\"}}) -> ok=True; clicked text='Row 0'" in summary.content
+    assert "- click({\"target\":{\"text\":\"Row 0\"}}) -> clicked text='Row 0'" in summary.content
     assert len(summary.content.splitlines()) == 4 and kept == history[6:]
 
 

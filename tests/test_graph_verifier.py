@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from graph import verifier
+from graph import finish_checks
 from graph.evidence_tables import TableRecord, new_table
 from graph.state import EvidenceRow, Gate, Listing, Plan, Provenance, ReadRecord
 
@@ -34,7 +34,7 @@ def answer_table(rows: list[EvidenceRow], reads: list[ReadRecord], columns=COLUM
 
 
 def verify(*, rows: list[EvidenceRow], reads: list[ReadRecord], **kw):
-    return verifier.verify(tables=answer_table(rows, reads, kw.get("columns", COLUMNS)), **kw)
+    return finish_checks.verify(tables=answer_table(rows, reads, kw.get("columns", COLUMNS)), **kw)
 
 
 def checks(report) -> list[str]:

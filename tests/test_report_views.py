@@ -46,7 +46,8 @@ def test_one_row_per_step_with_target_effect_and_flags(tmp_path: Path) -> None:
          "args": {"target": target,
                                                                                     "option": "2023"}},
         {"step": 1, "action": {"kind": "select", "target": target, "option": "2023"}, "ok": True,
-         "message": "selected '2023' in 'Vintage'; controls Vintage: '2022' -> '2023'", "url": url},
+         "message": "selected '2023' in 'Vintage'; reworded: no delta in these words", "url": url,
+         "controls_changed": {"Vintage": ["2022", "2023"]}, "params_added": {"v": ["2023"]}},
         {"node": "executor", "step": 1, "action": "select", "ok": True, "url": url},
         {"node": "state_tracker", "step": 1, "url": url, "values": {"vintage": "2023"}, "page": None, "pages": None,
          "drift": [{"rule": "gate_mismatch", "gate": "vintage"}]},
@@ -62,6 +63,7 @@ def test_one_row_per_step_with_target_effect_and_flags(tmp_path: Path) -> None:
     first = rows[1]
     assert (first.action, first.target, first.url) == ("select option=2023", "'Vintage' [e3]", "/stats/profile/EM")
     assert "controls Vintage: '2022' -> '2023'" in first.effect and "state: vintage = 2023" in first.effect
+    assert "URL +v=2023" in first.effect and not any("reworded" in e for e in first.effect)  # the fields, not the words
     assert {f.kind for f in first.flags} == {"fault", "drift"} and first.css == "drift"
     assert first.screenshot.endswith("step_0001.png")
     second = rows[2]

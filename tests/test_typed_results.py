@@ -10,13 +10,17 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from agent.models.scripted import ScriptedPolicy
 from browser.types import ActionResult, StateDelta
+from graph.context import fit_window
 from graph.details import check_details
+from graph.evidence_tables import WorkspaceError, new_table
 from graph.failures import failure, render_goal
-from graph.nodes.common import summarize_result
+from graph.nodes.common import result_lines
+from graph.nodes.pages import PageReply, join_replies
 from graph.policy import TurnState
 from graph.robust import call_signature, failed_repeats, tool_reply
 from graph.state import Listing, Plan
 from graph.tool_schemas import tool_schemas
+from graph.workspace_tools import error_text
 
 ARGS = {"target": {"text": "Apply"}}
 
@@ -45,14 +49,47 @@ def test_the_result_summary_states_each_fact_once_from_the_typed_result():
                        count_before=10, count_after=3)
     said = ActionResult(ok=True, action={"kind": "select"}, message="selected 'EPA'; URL +a=1, ...", delta=delta,
                         described=True, readback="EPA")
-    assert summarize_result(said).splitlines() == ["ok=True", "selected 'EPA'; URL +a=1, ..."]
+    assert result_lines(said) == ["ok=True", "selected 'EPA'; URL +a=1, ..."]
     # a message that happens to contain the facts' words, without the delta described: the facts are stated
     quiet = said.model_copy(update={"described": False, "message": "Agency: '' -> 'EPA' results 10 -> 3 http://s/r?a=1"})
-    lines = summarize_result(quiet).splitlines()
+    lines = result_lines(quiet)
     assert lines[2:] == ["readback='EPA'", "url -> http://s/r?a=1", "Agency: '' -> 'EPA'", "results 10 -> 3"]
     goto = ActionResult(ok=False, action={"kind": "goto", "url": "http://s/r?a=1"}, error="http_error",
                         message="the server answered HTTP 404", delta=delta.model_copy(update={"controls_changed": {}}))
-    assert "url -> http://s/r?a=1" not in summarize_result(goto)  # the goto's own URL: the call names it
+    assert "url -> http://s/r?a=1" not in result_lines(goto)  # the goto's own URL: the call names it
+
+
+def _folded(*replies: ToolMessage) -> list[str]:
+    """The summary lines of a history folded whole (no exchange kept whole)."""
+    window = fit_window(_history(*replies), head=[], turn=HumanMessage("turn"), tools=[], context_tokens=None,
+                        whole=0)
+    return window.messages[0].content.splitlines()[1:]
+
+
+def test_the_history_fold_reads_the_status_and_the_gist_not_the_text():
+    lines = _folded(tool_reply("ok=True\nselected 'EPA'", "a", failed=True, gist="not_found: no option 'EPA'"),
+                    tool_reply("ok=True\nfilled 'Year'", "b", unchanged=True, gist="filled 'Year'"),
+                    tool_reply("ok=False error=timeout\nsecond line", "c", gist="clicked 'Apply'"),
+                    ToolMessage("ok=True\nthe second line of another node's text", tool_call_id="d"),
+                    )
+    results = [line.split(" -> ", 1)[1] for line in lines]
+    assert results == ["failed: not_found: no option 'EPA'", "no change: filled 'Year'", "clicked 'Apply'", "ok=True"]
+    assert _folded(tool_reply("", "e"))[0].endswith("-> ok")  # nothing to say: the outcome alone
+
+
+def test_a_workspace_error_says_as_data_whether_it_lists_the_schemas():
+    tables = {"t": new_table("t", ["a"])}
+    quoting = error_text(WorkspaceError("no table 'Tables:' here"), tables)  # words alone: the schemas are added
+    assert quoting.endswith("Tables:\nt(a): 0 row(s)")
+    shown = error_text(WorkspaceError("bad column\nTables:\nt(a): 0 row(s)", schemas_shown=True), tables)
+    assert shown.count("Tables:") == 1
+
+
+def test_a_read_over_pages_says_each_note_once_from_the_notes_not_from_bracketed_lines():
+    note = "[gate] Agency holds 'EPA' but the plan needs 'FDA'"
+    pages = [PageReply(f"/r?p={n}: extracted 1 row(s) into t\n[draft] | 2020", [note]) for n in (1, 2)]
+    assert join_replies(pages).splitlines() == ["/r?p=1: extracted 1 row(s) into t", "[draft] | 2020", note,
+                                                "/r?p=2: extracted 1 row(s) into t", "[draft] | 2020"]
 
 
 def test_a_failure_carries_its_facts_as_fields_and_the_goal_is_rendered_from_them():
@@ -93,7 +130,7 @@ def test_the_readers_hold_no_rendered_markers():
     import inspect
 
     from agent.models import faulty, scripted
-    from graph import robust
+    from graph import context, robust
     from graph.nodes import common
 
     for module in (scripted, faulty):
@@ -102,3 +139,11 @@ def test_the_readers_hold_no_rendered_markers():
         assert ".repair_goal" not in source and "were not opened" not in source
     assert ".content" not in inspect.getsource(robust.failed_repeats) + inspect.getsource(robust.call_failed)
     assert " in said" not in inspect.getsource(common.result_lines)
+    assert "ok=" not in inspect.getsource(context) and "startswith" not in inspect.getsource(context)
+    from agent.reports import timeline
+    from graph import workspace_tools
+    from graph.nodes import pages
+
+    readers = [workspace_tools.error_text, pages.join_replies, timeline._browser_effect]
+    assert not [f.__name__ for f in readers if any(m in inspect.getsource(f) for m in ('Tables:" in', "startswith",
+                                                                                      "partition", '"["'))]

@@ -67,7 +67,7 @@ def ablate(config: Path = _CONFIG, output: Path | None = _OUTPUT, concurrency: i
 
     run_dir = _run(config, output, concurrency, limit, fresh, allow_mixed, command="ablate")
     rows = write_ablation(run_dir)
-    if (run_dir / "ablation.md").read_text(encoding="utf-8").startswith("# Ablation (scripted replays)"):
+    if any(r.replayed for r in rows):
         typer.echo("note: no real model ran (no key / scripted model): the table below shows SCRIPTED REPLAYS, "
                    "pipeline checks, not agent results", err=True)
     if len({r.variant for r in rows}) < 2:

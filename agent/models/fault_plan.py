@@ -18,6 +18,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from agent.models.fault_classes import FAULT_CLASSES
 from agent.models.scripted import (
+    LEAVES_PAGE,
     READ_TOOLS,
     SETTERS,
     is_apply,
@@ -67,7 +68,7 @@ def _apply_then_read(steps: list[Step]) -> list[int]:
             if later["tool"] in ("read_table", "download", "extract_rows"):
                 found.append(i)
                 break
-            if later["tool"] in ("goto", "back", "finish") or (later["tool"] == "click" and not is_apply(later)):
+            if later["tool"] in LEAVES_PAGE or (later["tool"] == "click" and not is_apply(later)):
                 break
     return found
 
@@ -203,7 +204,7 @@ def read_after(steps: list[Step], index: int) -> list[Step]:
         elif step["tool"] == "extract_rows":
             found.append(step)
             return found
-        elif step["tool"] in ("goto", "back", "finish"):
+        elif step["tool"] in LEAVES_PAGE:
             break
     return []
 

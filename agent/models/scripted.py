@@ -21,19 +21,22 @@ from langchain_core.messages import AIMessage, AnyMessage
 from pydantic import BaseModel, PrivateAttr
 
 from browser.tokens import count_tokens
-from browser.types import SETTER_KINDS
+from browser.types import NAVIGATING_KINDS, SETTER_KINDS
 from graph.failures import Failure
 from graph.policy import CALL_NOTE, PolicyUnavailable, TurnState
 from graph.settings import PlanSource
 from graph.state import Gate, Phase, Plan
 from graph.state_reading import PAGE_PARAMS
+from graph.tool_specs import ROW_WRITERS, SOURCE_READS, TOOL_SPECS
 from graph.values import gate_key, values_match
 from tasks.offline.registry import PLACEHOLDER_ORIGIN, Step
 
 WALKTHROUGH_DIR = Path(__file__).resolve().parents[2] / "tasks" / "offline" / "data" / "walkthroughs"
 SETTERS = SETTER_KINDS  # the steps that set a state value (browser.types.ACTION_SPECS)
-EXTRACT_TOOLS = frozenset({"extract_rows", "read_facts"})  # the calls that put rows into a table (`into`)
-READ_TOOLS = frozenset({"read_table", "download", "read_pdf", *EXTRACT_TOOLS})
+EXTRACT_TOOLS = ROW_WRITERS  # the calls that put rows into a table (`into`): graph/tool_specs.py
+READ_TOOLS = SOURCE_READS | ROW_WRITERS  # every call that brings evidence in
+# after these a walkthrough is elsewhere: a navigation the actor calls, going back, finishing
+LEAVES_PAGE = frozenset({k for k in NAVIGATING_KINDS if TOOL_SPECS[k].node} | {"back", "finish"})
 APPLY_WORDS = re.compile(r"search|apply|filter|update|submit|go\b|show|refresh", re.IGNORECASE)
 LOSS_RULES = ("navigation_reset", "gate_lost", "cascade_reset")
 TABLE_CHECKS = frozenset({"drift", "gate", "pages", "details"})  # failures repaired by reading a table again
@@ -177,7 +180,7 @@ def _detail_template(steps: list[Step]) -> list[Step]:
             start = i
         elif step["tool"] == "extract_rows" and start is not None:
             return steps[start + 1: i + 1]
-        elif step["tool"] in ("back", "goto", "finish"):
+        elif step["tool"] in LEAVES_PAGE:
             start = None
     return []
 
@@ -190,7 +193,7 @@ def _detail_visits(steps: list[Step]) -> int:
             opened = True
         elif step["tool"] == "extract_rows" and opened:
             visits, opened = visits + 1, False
-        elif step["tool"] in ("back", "goto", "finish"):
+        elif step["tool"] in LEAVES_PAGE:
             opened = False
     return visits
 
@@ -250,7 +253,7 @@ def restore_steps(steps: list[Step], cursor: int, gates: list[str]) -> list[Step
         if is_apply(done[i]):
             picked.append(i)
             break
-        if done[i]["tool"] in ("read_table", "extract_rows", "goto", "back", "finish"):
+        if done[i]["tool"] in LEAVES_PAGE | {"read_table", "extract_rows"}:
             break
     return [copy.deepcopy(done[i]) for i in sorted(set(picked))]
 

@@ -4,7 +4,7 @@ with nothing switched off), overall and per source family, for every model."""
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ class AblationRow:
     n: int
     metrics: dict[str, float]
     deltas: dict[str, float | None]
+    replayed: bool = False  # its model replays walkthroughs (scripted): pipeline checks, not agent results
 
 
 def full_variant(records: list[CellRecord]) -> str | None:
@@ -109,6 +110,7 @@ def write_ablation(run_dir: Path, records: list[CellRecord] | None = None) -> li
         for r in rows
     ]
     scripted = scripted_models(read_manifest(run_dir), records)
+    rows = [replace(r, replayed=r.model in scripted) for r in rows]
     faulty = {c.model for c in (fault_cell(run_dir, r) for r in records) if c is not None}
     for row in flat:
         row["scripted_replay"] = row["model"] in scripted

@@ -23,6 +23,7 @@ from agent.reports.summary import METRIC_LABELS, METRICS, RunSummary
 from agent.reports.timeline import StepRow, step_rows
 from agent.rundir.atomic import write_text_atomic
 from agent.rundir.cells import CellRecord, cell_dir
+from agent.rundir.evidence import read_evidence
 
 REPORT_FILE = "report.html"
 MAX_THUMBS_PER_TASK = 6
@@ -103,7 +104,7 @@ def _task_view(run_dir: Path, record: CellRecord, replays: set[str]) -> TaskView
     answer_file = folder / "answer.txt"
     alarms = _alarms(record)
     em = record.metrics.get("em")
-    state = _read_json(folder / "retrieval_state.json") or {}
+    evidence = read_evidence(folder)
     return TaskView(
         record=record, anchor=rel.replace("/", "--"), folder=rel, status=_status(record, alarms),
         em="-" if em is None else f"{em:.0f}", alarms=alarms, cause=record.failure_cause() if record.failed else "",
@@ -111,7 +112,7 @@ def _task_view(run_dir: Path, record: CellRecord, replays: set[str]) -> TaskView
         thumbs=_thumbs(run_dir, folder, steps),
         answer=answer_file.read_text(encoding="utf-8") if answer_file.is_file() else record.outcome.answer,
         has_trace_zip=(folder / "trace.zip").is_file(), fault=_read_json(folder / "fault.json"),
-        lineage=state.get("lineage"), replay=record.model in replays,
+        lineage=evidence.lineage if evidence else None, replay=record.model in replays,
     )
 
 

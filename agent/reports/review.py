@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from agent.rundir.atomic import write_text_atomic
+from agent.rundir.evidence import EVIDENCE_FILE, read_evidence
 from eval.review import init_reviews
 from graph.values import gate_key, values_match
 
@@ -75,24 +76,25 @@ def first_divergence(retrieval: dict[str, Any]) -> str:
 
 def trace_evidence(cell_folder: Path) -> str:
     """Plain text for the reviewer: divergence, drift flags, verifier reports, stop reason and error."""
-    retrieval = _load_json(cell_folder / "retrieval_state.json")
+    evidence = read_evidence(cell_folder)
+    retrieval = evidence.model_dump() if evidence else {}
     cell = _load_json(cell_folder / "cell.json")
     outcome = cell.get("outcome") or {}
     lines = [f"[prefilled from the trace; edit] first divergence from the plan: {first_divergence(retrieval)}"]
-    drift = retrieval.get("drift_flags") or outcome.get("drift_flags") or []
+    drift = outcome.get("drift_flags") or []
     for flag in drift[:MAX_LINES]:
         lines.append(f"drift step {flag.get('step')}: {flag.get('rule')} gate={flag.get('gate')} "
                      f"before={flag.get('before')} after={flag.get('after')}")
     if len(drift) > MAX_LINES:
-        lines.append(f"... {len(drift) - MAX_LINES} more drift flags in retrieval_state.json")
-    for report in (retrieval.get("verifier_reports") or outcome.get("verifier_reports") or [])[:MAX_LINES]:
+        lines.append(f"... {len(drift) - MAX_LINES} more drift flags in the outcome")
+    for report in (outcome.get("verifier_reports") or [])[:MAX_LINES]:
         failures = "; ".join(f"{f.get('check')}: {f.get('message')}" for f in report.get("failures", []))
         lines.append(f"verifier step {report.get('step')}: {'ok' if report.get('ok') else 'FAILED ' + failures}")
     lines.append(f"stop reason: {outcome.get('stop_reason', '?')}; steps: {outcome.get('steps', '?')}")
     if outcome.get("error"):
         lines.append(f"error ({outcome.get('error_kind')}): {str(outcome['error'])[:500]}")
-    if not retrieval:
-        lines.append("no retrieval_state.json in this cell (the agent did not finish writing it)")
+    if evidence is None:
+        lines.append(f"no {EVIDENCE_FILE} in this cell (the agent did not finish writing it)")
     return "\n".join(lines)
 
 

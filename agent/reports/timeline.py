@@ -93,15 +93,30 @@ def _path(url: str) -> str:
 
 
 def _browser_effect(event: BrowserLine) -> list[str]:
-    """The page's read-back: what the action changed (controls, URL parameters, result counts)."""
-    message = event.message or ""
-    head, _, tail = message.partition("; ")
-    tail = "" if tail.startswith("now at ") else tail
-    effect = [tail] if tail else [head] if head and not head.startswith(("opened ", "clicked ")) else []
+    """What the action changed, from the line's delta fields (controls, URL parameters, result counts); the
+    browser's message whole when it logged no change (its words are the reader's, never parsed here)."""
+    controls = event.controls_changed if isinstance(event.controls_changed, dict) else {}
+    effect = [f"controls {label}: {_short(repr(pair[0]), 50)} -> {_short(repr(pair[1]), 50)}"
+              if isinstance(pair, list | tuple) and len(pair) == 2 else f"controls {label}: {_short(pair, 100)}"
+              for label, pair in controls.items()]
+    params = [f"+{k}={_short(_joined(v), 60)}" for k, v in _items(event.params_added)]
+    params += [f"-{k}" for k, _ in _items(event.params_removed)]
+    params += [f"{k}: {_short(v, 80)}" for k, v in _items(event.params_changed)]
+    effect += [f"URL {', '.join(params)}"] if params else []
     before, after = event.count_before, event.count_after
-    if after is not None and before != after and not any("results" in e for e in effect):
+    if after is not None and before != after:
         effect.append(f"results {before} → {after}")
+    if not effect and event.ok is not False and event.message:
+        effect.append(event.message)
     return [_short(e, 200) for e in effect]
+
+
+def _joined(value: Any) -> str:
+    return ",".join(str(v) for v in value) if isinstance(value, list | tuple) else str(value)
+
+
+def _items(params: dict[str, Any] | list[Any]) -> list[tuple[str, Any]]:
+    return list(params.items()) if isinstance(params, dict) else [(str(p), None) for p in params]
 
 
 def _state_delta(previous: dict[str, Any], values: dict[str, Any]) -> list[str]:

@@ -125,10 +125,6 @@ def budget_stop(deps: Deps, state: AgentState) -> str | None:
     return None
 
 
-def summarize_result(result: ActionResult) -> str:
-    return "\n".join(result_lines(result))
-
-
 def result_lines(result: ActionResult) -> list[str]:
     """What the actor learns from one browser action (the full page comes in the next observation). A fact
     the browser's own message already states is not repeated (it would be paid for again on every later call

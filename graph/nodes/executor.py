@@ -13,7 +13,7 @@ from browser.interface import BrowserError
 from browser.types import CHANGING_KINDS, PASSIVE_KINDS, ActionResult, BrowserAction, Observation
 from graph.agent_tools import WebSearch
 from graph.listings import listing_of
-from graph.nodes.common import error_record, summarize_result
+from graph.nodes.common import error_record, result_lines
 from graph.nodes.deps import Deps
 from graph.robust import NO_CHANGE, tool_reply
 from graph.state import AgentState, PendingCall
@@ -80,7 +80,8 @@ def _browser_failure(deps: Deps, state: AgentState, pending: PendingCall, error_
                     "error": error_class, "message": message})
     fatal = error_class == "crashed"
     update: dict[str, Any] = {
-        "messages": [tool_reply(f"ok=False error={error_class}: {message}", pending["id"], failed=True)],
+        "messages": [tool_reply(f"ok=False error={error_class}: {message}", pending["id"], failed=True,
+                                gist=f"{error_class}: {message}")],
         "pending": None, "nodes_run": ["executor"],
         "errors": [error_record(state, "executor", "infra" if fatal else "agent", error_class, message)],
     }
@@ -103,10 +104,12 @@ async def _search(deps: Deps, state: AgentState, pending: PendingCall) -> dict[s
 
 
 def _reply(state: AgentState, kind: str, result: ActionResult, observation: Observation, call_id: str) -> ToolMessage:
-    text = summarize_result(result)
+    lines = result_lines(result)
+    text = "\n".join(lines)
     before = state.get("observation")
     same = bool(before) and content_key(before) == content_key(observation)
     unchanged = result.ok and kind in CHANGING_KINDS and result.table is None and not result.pdf_pages and same
     if unchanged:
         text += "\n" + NO_CHANGE  # the same page shown (URL and content): a reload of it counts as no change
-    return tool_reply(text, call_id, failed=not result.ok, unchanged=unchanged)
+    gist = lines[1].split("\n", 1)[0] if len(lines) > 1 else ""  # the line after `ok=`: what happened
+    return tool_reply(text, call_id, failed=not result.ok, unchanged=unchanged, gist=gist)

@@ -15,6 +15,7 @@ from graph.nodes.common import error_record
 from graph.nodes.deps import Deps
 from graph.nodes.pages import (
     PageReadError,
+    PageReply,
     PageView,
     add_flags,
     echo_budget,
@@ -41,8 +42,8 @@ def make_extractor(deps: Deps, *, provenance: bool = True):
         args = ExtractRows.model_validate(pending["args"])
         step = state.get("step", 0)
         view = view_of(state)
-        replies: list[str] = []
-        failed: list[str] = []
+        replies: list[PageReply] = []
+        failed: list[PageReply] = []
         read_any = False
         urls = args.urls()
         for url in urls:
@@ -54,8 +55,8 @@ def make_extractor(deps: Deps, *, provenance: bool = True):
                 check = read_context(view.state, provenance=provenance, token_budget=deps.token_budget).check(args.into)
                 deps.log.write({"node": "extractor", "step": step, "url": url, "error": message})
                 add_flags(view, check.mismatches)
-                failed.append("\n".join([f"extract_rows failed{f' on {url}' if url else ''}: {message}",
-                                         *check.notes()]))
+                failed.append(PageReply(f"extract_rows failed{f' on {url}' if url else ''}: {message}",
+                                        check.notes()))
                 continue
             read_any = True
             replies.append(reply)
@@ -63,13 +64,14 @@ def make_extractor(deps: Deps, *, provenance: bool = True):
                                   "messages": [ToolMessage(join_replies([*replies, *failed]),
                                                            tool_call_id=pending["id"])]}
         if failed:
-            update["errors"] = [error_record(state, "extractor", "agent", "extraction", f) for f in failed]
+            update["errors"] = [error_record(state, "extractor", "agent", "extraction", join_replies([f]))
+                                for f in failed]
         if read_any:
             update["usage"] = {**state["usage"], "last_progress_at": deps.clock()}
         return update
 
     async def _read_one(deps: Deps, view: PageView, args: ExtractRows, url: str | None, *,
-                        provenance: bool, echo_chars: int) -> str:
+                        provenance: bool, echo_chars: int) -> PageReply:
         step = view.get("step", 0)
         facts = None
         if url is not None and args.source == "pdf":
@@ -88,6 +90,7 @@ def make_extractor(deps: Deps, *, provenance: bool = True):
         add_flags(view, written.flags)
         deps.log.write({"node": "extractor", "step": step, "into": args.into, "url": url, "rows": len(rows) or None,
                         "record": written.record, "provenance": [r["provenance"] for r in rows[:3]]})
-        return f"{page_label(url)}: {text}" if url is not None and len(args.urls()) > 1 else text
+        return PageReply(f"{page_label(url)}: {text}" if url is not None and len(args.urls()) > 1 else text,
+                         written.notes)
 
     return extractor

@@ -124,17 +124,23 @@ def echo_budget(pages: int) -> int:
     return ECHO_CHARS if pages <= 1 else max(ECHO_CHARS * 2 // pages, 160)
 
 
-def join_replies(replies: list[str]) -> str:
-    """The replies of a read over several pages as one: a note the same on every page (`[gate] ...`) is said
-    once, each page's row line starts with the page it was read on (path and query: the origin is the same)."""
+@dataclass
+class PageReply:
+    """One page's part of a read's reply: its text, and the read check's notes (`[gate] ...`), which a read over
+    several pages says once: the same note on every page is the same fact."""
+
+    text: str
+    notes: list[str] = field(default_factory=list)
+
+
+def join_replies(replies: list[PageReply]) -> str:
+    """The replies of a read over several pages as one: each page's text (its row line starts with the page it
+    was read on, path and query: the origin is the same), a note the same on every page said once."""
     seen: set[str] = set()
     lines: list[str] = []
     for reply in replies:
-        for line in reply.splitlines():
-            if line.startswith("[") and line in seen:
-                continue
-            seen.add(line)
-            lines.append(line)
+        lines.append(reply.text)
+        lines += [note for note in reply.notes if not (note in seen or seen.add(note))]
     return "\n".join(lines)
 
 

@@ -15,7 +15,15 @@ from graph.evidence_tables import WorkspaceError
 from graph.fact_match import FactError
 from graph.nodes.common import error_record, result_lines
 from graph.nodes.deps import Deps
-from graph.nodes.pages import PageReadError, add_flags, join_replies, page_label, read_facts_of, view_of
+from graph.nodes.pages import (
+    PageReadError,
+    PageReply,
+    add_flags,
+    join_replies,
+    page_label,
+    read_facts_of,
+    view_of,
+)
 from graph.state import AgentState, DriftFlag, Plan
 from graph.workspace_tools import ReadContext, derive, error_text, read_facts_row
 
@@ -80,8 +88,8 @@ async def _read_facts(deps: Deps, state: AgentState, args: ReadFacts, update: di
     step = state.get("step", 0)
     view = view_of(state)
     urls = args.urls()
-    replies: list[str] = []
-    failed: list[str] = []
+    replies: list[PageReply] = []
+    failed: list[PageReply] = []
     for url in urls:
         try:
             result = await view.open(deps, url) if url is not None else await read_facts_of(deps, None)
@@ -91,7 +99,7 @@ async def _read_facts(deps: Deps, state: AgentState, args: ReadFacts, update: di
         except (WorkspaceError, FactError, PageReadError) as exc:
             message = error_text(exc, view.get("tables") or {})
             deps.log.write({"node": "workspace", "step": step, "tool": "read_facts", "url": url, "error": message})
-            failed.append(f"read_facts failed{f' on {url}' if url else ''}: {message}")
+            failed.append(PageReply(f"read_facts failed{f' on {url}' if url else ''}: {message}"))
             continue
         view.tables_written(written.tables)
         add_flags(view, written.flags)
@@ -100,14 +108,14 @@ async def _read_facts(deps: Deps, state: AgentState, args: ReadFacts, update: di
             text = f"{result_lines(result)[-1]}\n{text}"
         elif url is not None and len(urls) > 1:
             text = f"{page_label(url)}: {text}"
-        replies.append(text)
+        replies.append(PageReply(text, written.notes))
         deps.log.write({"node": "workspace", "step": step, "tool": "read_facts", "url": view.get("observation",
                         {}).get("url"), "into": args.into,
                         "tables": {k: len(v["rows"]) for k, v in written.tables.items() if v}})
     out = {**update, **view.update, "messages": [ToolMessage(join_replies([*replies, *failed]),
                                                              tool_call_id=state["pending"]["id"])]}
     if failed:
-        out["errors"] = [error_record(state, "workspace", "agent", "read_facts", f) for f in failed]
+        out["errors"] = [error_record(state, "workspace", "agent", "read_facts", f.text) for f in failed]
     if replies:
         out["usage"] = {**state["usage"], "last_progress_at": deps.clock()}
     return out
