@@ -120,7 +120,6 @@ class ExecutorEvent(_NodeEvent):
     message: str | None = None
     url: str | None = None
     browser_ms: float | None = None
-    observation_tokens: int | None = None
     query: str | None = None
 
 
@@ -205,7 +204,6 @@ class BrowserLine(_Event):
     controls_changed: list[Any] | dict[str, Any] = []
     count_before: int | None = None
     count_after: int | None = None
-    observation_tokens: int | None = None
     elapsed_ms: float | None = None
     blocked_requests: list[str] = []
     screenshot: str | None = None

@@ -52,7 +52,7 @@ def make_extractor(deps: Deps, *, provenance: bool = True):
                                         echo_chars=echo_budget(len(urls)))
             except FAILURES as exc:
                 message = error_text(exc, view.get("tables") or {})
-                check = read_context(view.state, provenance=provenance).check(args.into)
+                check = read_context(view.state, provenance=provenance, token_budget=deps.token_budget).check(args.into)
                 deps.log.write({"node": "extractor", "step": step, "url": url, "error": message})
                 add_flags(view, check.mismatches)
                 failed.append(PageReply(f"extract_rows failed{f' on {url}' if url else ''}: {message}",
@@ -81,7 +81,7 @@ def make_extractor(deps: Deps, *, provenance: bool = True):
         elif needs_page_facts(args):
             facts = (await read_facts_of(deps, None)).facts
         tables = view.get("tables") or {}
-        ctx = read_context(view.state, provenance=provenance)
+        ctx = read_context(view.state, provenance=provenance, token_budget=deps.token_budget)
         written = extract_into(args, ctx, schema=deps.spec.columns, tables=tables,
                                page_facts=facts.model_dump() if facts is not None else None, echo_chars=echo_chars)
         rows = written.rows

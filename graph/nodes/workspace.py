@@ -28,8 +28,10 @@ from graph.state import AgentState, DriftFlag, Plan
 from graph.workspace_tools import ReadContext, derive, error_text, read_facts_row
 
 
-def read_context(state: AgentState, *, provenance: bool, observation: dict[str, Any] | None = None) -> ReadContext:
+def read_context(state: AgentState, *, provenance: bool, token_budget: int,
+                 observation: dict[str, Any] | None = None) -> ReadContext:
     return ReadContext(observation=observation if observation is not None else state.get("observation") or {},
+                       token_budget=token_budget,
                        last_read=state.get("last_read"), retrieval=state.get("retrieval"),
                        drift_flags=state.get("drift_flags") or [], provenance=provenance, step=state.get("step", 0),
                        plan=Plan.model_validate(state["plan"]) if state.get("plan") else None,
@@ -92,7 +94,7 @@ async def _read_facts(deps: Deps, state: AgentState, args: ReadFacts, update: di
         try:
             result = await view.open(deps, url) if url is not None else await read_facts_of(deps, None)
             assert result.facts is not None
-            ctx = read_context(view.state, provenance=provenance)
+            ctx = read_context(view.state, provenance=provenance, token_budget=deps.token_budget)
             written = read_facts_row(args, ctx, tables=view.get("tables") or {}, page_facts=result.facts.model_dump())
         except (WorkspaceError, FactError, PageReadError) as exc:
             message = error_text(exc, view.get("tables") or {})
