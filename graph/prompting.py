@@ -20,7 +20,7 @@ from graph.details import phase_progress
 from graph.evidence_tables import extracted_answer, read_rows, schemas, workspace_tables
 from graph.judge import current_phase, gates_for, grounding_lines
 from graph.page_fence import inline_data, untrusted
-from graph.plan_flags import ambiguous_gates, plan_gates
+from graph.plan_flags import ambiguous_gates
 from graph.state import AgentState, Gate, Plan, TaskView
 from graph.values import find_gate_value, gate_key
 
@@ -141,7 +141,7 @@ def split_state_values(plan: Plan | None, retrieval: Any,
     of the rest ("not in plan": the observation's CONTROLS already show them with the same value)."""
     if not retrieval:
         return [], []
-    named = {found[0] for g in plan_gates(plan) if (found := find_gate_value(retrieval, g.name, g))} if plan else set()
+    named = {found[0] for g in gates_for(plan, every_phase=True) if (found := find_gate_value(retrieval, g.name, g))} if plan else set()
     shown: list[tuple[str, Any]] = []
     rest: list[str] = []
     for key, value in retrieval["values"].items():
