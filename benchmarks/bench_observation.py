@@ -33,8 +33,9 @@ from typing import Any
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
 
+from browser.delta import content_key
 from browser.observe import observe_page
-from browser.render import LONG_OPTION_LIST
+from browser.render import LONG_OPTION_LIST, render
 from browser.session import ChromiumWorker
 from browser.tokens import count_tokens
 from browser.types import ACTION_SPECS, CHANGING_KINDS, Observation
@@ -155,9 +156,9 @@ async def _ground_truth(page: Page) -> list[dict[str, Any]]:
     return found
 
 
-def _coverage(obs: Observation, truth: list[dict[str, Any]]) -> dict[str, int]:
+def _coverage(obs: Observation, text: str, truth: list[dict[str, Any]]) -> dict[str, int]:
     by_ref = {c.ref: c for c in obs.controls}
-    lines = {line.split("] ", 1)[0][1:]: line for line in obs.text.splitlines() if line.startswith("[")}
+    lines = {line.split("] ", 1)[0][1:]: line for line in text.splitlines() if line.startswith("[")}
     found = [t for t in truth if t["ref"] in by_ref]
     options_dom = sum(t["options"] for t in truth)
     options_found = sum(min(t["options"], len(by_ref[t["ref"]].options)) for t in found if t["options"])
@@ -182,14 +183,15 @@ def _coverage(obs: Observation, truth: list[dict[str, Any]]) -> dict[str, int]:
 
 async def measure_page(site: str, page: Page, budget: int) -> PageSample:
     started = time.perf_counter()
-    obs = await observe_page(page, page_id=0, token_budget=budget)
+    obs = await observe_page(page, page_id=0)
+    shown = render(obs, budget)  # what a prompt with the whole budget shows: timed with the observation
     observe_ms = (time.perf_counter() - started) * 1000
     baseline_ms, html, aria = await _baseline(page)
     inner = await page.inner_text("body")
     return PageSample(
-        site=site, url=page.url, obs_tokens=obs.tokens, html_tokens=count_tokens(html),
+        site=site, url=page.url, obs_tokens=shown.tokens, html_tokens=count_tokens(html),
         inner_text_tokens=count_tokens(inner), aria_tokens=count_tokens(aria), observe_ms=observe_ms,
-        baseline_ms=baseline_ms, **_coverage(obs, await _ground_truth(page)),
+        baseline_ms=baseline_ms, **_coverage(obs, shown.text, await _ground_truth(page)),
     )
 
 
@@ -261,7 +263,7 @@ async def replay_driver(worker: ChromiumWorker, origin: str, site: str, task_id:
                 times.append((time.perf_counter() - started) * 1000 if kind in PAGE_CHANGING else None)
                 if not result.ok:
                     totals.problems.append(f"{task_id} {kind}: {result.error} {result.message[:120]}")
-                state = driver.page.url + "#" + (result.observation.text if result.observation else "")
+                state = driver.page.url + "#" + content_key(result.observation)
                 if kind in PAGE_CHANGING and state not in seen:
                     seen.add(state)
                     totals.samples.append(await measure_page(site, driver.page, budget))

@@ -24,6 +24,7 @@ from typing import Any
 from bench_observation import PAGE_CHANGING, _browser_steps, _corpus_module
 
 from browser.observe import observe_page
+from browser.render import render
 from browser.session import ChromiumWorker
 from browser.types import Observation
 from tasks.offline.app import DEFAULT_SEED, discover_sites, site_data
@@ -33,12 +34,8 @@ corpus = _corpus_module()
 
 
 def _text(obs: Observation, budget: int) -> str:
-    """The text the model reads (rendered here at `budget` when the observer left it to the caller)."""
-    try:
-        from browser.render import render
-    except ImportError:  # pragma: no cover
-        return obs.text
-    return obs.text if obs.text and obs.token_budget == budget else render(obs, token_budget=budget)[0]
+    """The text the model reads: the observation rendered at `budget` (the observer returns the structure)."""
+    return render(obs, budget).text
 
 
 def _result_page(obs: Observation) -> bool:
@@ -64,8 +61,8 @@ async def offline(budget: int, wanted: set[str]) -> dict[str, Any]:
                                 if kind not in PAGE_CHANGING or not result.ok or driver.page.url in seen:
                                     continue
                                 seen.add(driver.page.url)
-                                obs = await observe_page(driver.page, page_id=0, token_budget=budget)
-                                reach = await corpus.link_reach(driver.page, obs, _text(obs, budget))
+                                obs = await observe_page(driver.page, page_id=0)
+                                reach = await corpus.link_reach(driver.page, obs, _text(obs, budget), budget)
                                 row = out[site.prefix]
                                 row["all"].add(reach)
                                 row["pages"] += 1
@@ -89,8 +86,8 @@ async def real_pages(budget: int) -> dict[str, Any]:
                     await corpus.offline_route(context, server.origin)
                     page = await context.new_page()
                     await page.goto(server.url(entry), wait_until="load")
-                    obs = await observe_page(page, page_id=0, token_budget=budget)
-                    out[entry.name] = {"reach": await corpus.link_reach(page, obs, _text(obs, budget)),
+                    obs = await observe_page(page, page_id=0)
+                    out[entry.name] = {"reach": await corpus.link_reach(page, obs, _text(obs, budget), budget),
                                        "result_page": _result_page(obs)}
                 finally:
                     await context.close()

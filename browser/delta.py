@@ -1,7 +1,7 @@
 """What changed between two observations, in the agent's terms: URL parameters, control values (by label),
-result count (`state_delta`); the text of an observation within the budget a prompt has left for it
-(`observation_text`); and the text of a page the model has already been shown whole (`page_key`,
-`render_delta`), rendered from the structured observation by the browser's renderer, never by parsing text."""
+result count (`state_delta`); the one rendering a prompt shows of an observation within the room it has
+(`render_observation`: the whole text, or the delta of a page the model was shown whole); and the identity of
+what a page shows (`page_key`, `content_key`), from the structured observation, never by parsing text."""
 
 from __future__ import annotations
 
@@ -9,70 +9,44 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from browser.render import DEFAULT_BUDGET, render, render_unchanged
+from browser.render import Rendering, render
 from browser.tokens import count_tokens
 from browser.types import Control, Observation, StateDelta
 
-DELTA_MIN_SAVING = 40  # tokens; a smaller saving is not worth a second form of the page
+NO_PAGE = "(no page yet: start with goto)"
 
 
 def as_observation(observation: Observation | Mapping[str, Any]) -> Observation:
     return observation if isinstance(observation, Observation) else Observation.model_validate(observation)
 
 
-def observation_text(observation: Observation | Mapping[str, Any] | None, token_budget: int) -> str:
-    """The text the model reads for an observation within `token_budget`: the rendering the browser made when
-    it observed (at the worker's budget) when that fits, else the renderer's at `token_budget` (a prompt with
-    less room left: the renderer lays the page out again and notes what it left out; cutting the text would
-    drop controls silently)."""
+def render_observation(observation: Observation | Mapping[str, Any] | None, token_budget: int, *,
+                       since_step: int | None = None) -> Rendering:
+    """What a prompt shows of the observation within `token_budget`, laid out once (`browser.render.render`):
+    its whole text, or with `since_step` (the model was shown this same page whole at that step, see
+    `page_key`) the page without the bulk content read then, when that saves enough."""
     if not observation:
-        return "(no page yet: start with goto)"
-    get = (lambda key: getattr(observation, key)) if isinstance(observation, Observation) else observation.get
-    text, tokens = get("text"), get("tokens") or 0
-    if text and (tokens or count_tokens(str(text))) <= token_budget:
-        return str(text)
-    return render(as_observation(observation), token_budget=token_budget)[0]
+        return Rendering(NO_PAGE, count_tokens(NO_PAGE), token_budget, frozenset(), True)
+    return render(as_observation(observation), token_budget, since_step=since_step)
 
 
-def reads_named(observation: Observation | Mapping[str, Any] | None) -> frozenset[str]:
-    """The reads of what the observation's text left out, as the renderer recorded them with the text (its
-    notes name each); for an observation not rendered, from its counts."""
-    if not observation:
-        return frozenset()
-    obs = as_observation(observation)
-    if obs.text:
-        return frozenset(obs.text_reads)
-    return frozenset(({"read_section"} if obs.outline_total > len(obs.outline) else set()) | (
-        {"list_links"} if obs.links_total > len(obs.links) else set()))
-
-
-def page_key(observation: Observation | Mapping[str, Any] | None) -> str:
-    """Identity of what an observation shows: URL, page id and the rendered content (a page that did not
-    change since the model last saw it has the same key)."""
+def content_key(observation: Observation | Mapping[str, Any] | None) -> str:
+    """Identity of what an observation shows, page id aside: equal for a page reloaded exactly as it was. The
+    structure decides (the text is a function of it)."""
     if not observation:
         return ""
-    fields = observation.model_dump(include={"url", "page_id"}) if isinstance(observation, Observation) else observation
-    raw = "\n".join((str(fields.get("url", "")), str(fields.get("page_id", 0)),
-                     observation_text(observation, DEFAULT_BUDGET)))
+    raw = as_observation(observation).model_dump_json(exclude={"page_id"})
     return hashlib.sha1(raw.encode("utf-8")).hexdigest()[:12]
 
 
-def render_delta(seen_key: str, observation: Observation | Mapping[str, Any], *, since_step: int,
-                 token_budget: int) -> str | None:
-    """The observation for a model that was shown the page with key `seen_key` whole at `since_step`: when it
-    is still that page, every line but the bulk content read then (option lists, table rows, outline text),
-    laid out as the whole text was (at its budget; `token_budget` for an observation rendered elsewhere), with
-    a first line saying which reads return them. None when it is another page or that would save little."""
-    if not seen_key or page_key(observation) != seen_key:
-        return None
-    obs = as_observation(observation)
-    if not obs.text:
-        return None
-    budget = min(obs.token_budget or token_budget, token_budget)
-    delta = render_unchanged(obs, since_step=since_step, token_budget=budget)
-    if count_tokens(observation_text(obs, budget)) - count_tokens(delta) < DELTA_MIN_SAVING:
-        return None
-    return delta
+def page_key(observation: Observation | Mapping[str, Any] | None) -> str:
+    """Identity of what an observation shows and of the document (URL, page id, content): a page that did not
+    change since the model last saw it has the same key, and its refs are still valid."""
+    if not observation:
+        return ""
+    page_id = observation.page_id if isinstance(observation, Observation) else observation.get("page_id", 0)
+    raw = f"{page_id}\n{content_key(observation)}"
+    return hashlib.sha1(raw.encode("utf-8")).hexdigest()[:12]
 
 
 def params_diff(old: dict[str, list[str]], new: dict[str, list[str]]) -> str:

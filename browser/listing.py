@@ -90,7 +90,7 @@ def _list_panel(head: str, members: list[Control], contains: str | None) -> Outc
 
 async def list_options(driver: PageHandle, action: ListOptions) -> Outcome:
     observation = await driver.observe()
-    if action.target.ref and (members := collapsed_controls(observation).get(action.target.ref)):
+    if action.target.ref and (members := collapsed_controls(observation, driver.worker.token_budget).get(action.target.ref)):
         return _list_panel(action.target.ref, members, action.contains)
     control = _find_control(observation.controls, action.target)
     if not control.options:
@@ -109,8 +109,7 @@ async def list_links(driver: PageHandle, action: ListLinks) -> Outcome:
     from browser.observe import ALL_LINKS, observe_page
 
     page_id = await driver.sync_page_id()
-    observation = await observe_page(driver.page, page_id=page_id, token_budget=driver.worker.token_budget,
-                                     max_links=ALL_LINKS)
+    observation = await observe_page(driver.page, page_id=page_id, max_links=ALL_LINKS)
     needle = (action.contains or "").lower()
     found = [ln for ln in observation.links if needle in ln.text.lower() or needle in ln.href.lower()]
     window = found[action.offset:action.offset + action.limit]

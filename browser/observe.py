@@ -1,8 +1,8 @@
 """Build an `Observation` of a live page: one injected JS pass per frame, then deterministic parsing.
 
 The JS (`observe-*.js`) finds controls, tables, notices and links and tags them with `data-sgr-ref`; Python
-parses tables (BeautifulSoup), pagination and counts (regexes over the visible text) and renders the
-compact text within the token budget.
+parses tables (BeautifulSoup), pagination and counts (regexes over the visible text). The compact text is
+rendered later, by whoever shows the page, within the room it has (`browser.render`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Page
 
 from browser.numbers import digits_only, page_int
-from browser.render import LONG_OPTION_LIST, SHORTEN_TO, render_into
+from browser.render import LONG_OPTION_LIST, SHORTEN_TO
 from browser.tables import fragment_links, parse_fragment
 from browser.types import Control, Link, Observation, Option, Pagination, TableData
 
@@ -205,10 +205,10 @@ def _frame_label(frame: Frame, prefix: str) -> str:
     return f"{prefix}:{frame.name}" if frame.name else f"{prefix}:{frame.url}"
 
 
-async def observe_page(page: Page, *, page_id: int, token_budget: int | None = 1500,
-                       max_table_rows: int = MAX_TABLE_ROWS, max_links: int = MAX_LINKS) -> Observation:
-    """Observe every frame of `page` at once; refs are unique across frames and stable per page. With a
-    `token_budget` the text is rendered within it; None leaves the rendering to the caller (`render_into`)."""
+async def observe_page(page: Page, *, page_id: int, max_table_rows: int = MAX_TABLE_ROWS,
+                       max_links: int = MAX_LINKS) -> Observation:
+    """Observe every frame of `page` at once; refs are unique across frames and stable per page. The structure
+    only: whoever shows it renders it within the room it has (`browser.render.render`)."""
     frames = list(page.frames)
     results = list(await asyncio.gather(*(_observe_frame(page, f, max_table_rows, max_links) for f in frames)))
     main = frames.index(page.main_frame)
@@ -288,4 +288,4 @@ async def observe_page(page: Page, *, page_id: int, token_budget: int | None = 1
         notices=notices,
         page_id=page_id,
     )
-    return obs if token_budget is None else render_into(obs, token_budget)
+    return obs

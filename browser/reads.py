@@ -50,8 +50,7 @@ async def read_table(driver: PageHandle, action: ReadTable) -> Outcome:
     seen: set[str] = set()
     while True:
         page_id = await driver.sync_page_id()
-        observation = await observe_page(driver.page, page_id=page_id, token_budget=driver.worker.token_budget,
-                                         max_table_rows=cap)
+        observation = await observe_page(driver.page, page_id=page_id, max_table_rows=cap)
         if action.table >= len(observation.tables):
             if merged is None:
                 raise BrowserError("not_found", f"there is no table {action.table} on the page "

@@ -1,5 +1,7 @@
-"""The compact text an LLM reads for one page, kept within a token budget. This budget is the only one:
-the graph shows this text (or its delta, `render_unchanged`) as it is; nobody parses it back.
+"""The compact text an LLM reads for one page, kept within a token budget. The observer returns the page as
+structure only; whoever shows it renders it once, within the room it has (`render` -> `Rendering`: the text, or
+its delta for a page shown whole before, with what its layout left out as data), and shows it as it is: nobody
+parses it back. `whole_tokens` says what the page needs before a budget is decided.
 
 What the budget is spent on follows what gates retrieval and what a task reads: the URL state, every control
 (by ref; when the control lines take more than their share, chrome panels - menus, sidebars, tool panels -
@@ -23,21 +25,24 @@ from browser.render_controls import (
     clip,
     collapsed_members,
     control_line,
+    entries,
+    entry_line,
     fit_controls,
     lists_left_out,
     quote,
+    summarised,
 )
 from browser.tokens import count_tokens
 from browser.types import CellLink, Control, Observation, TableData
 
-__all__ = ["LONG_OPTION_LIST", "control_line", "render", "render_into", "render_unchanged", "row_line",
-           "collapsed_controls", "left_out_reads"]
+__all__ = ["LONG_OPTION_LIST", "Rendering", "control_line", "render", "render_unchanged", "row_line",
+           "collapsed_controls", "possible_reads", "whole_reads", "whole_tokens"]
 
 _SUMMARY = re.compile(r"(?i)^(totals?|sum|overall|grand total|all|mean|average|avg|max(imum)?|min(imum)?|median|"
                       r"count|std\.?|standard deviation)\b")
 MAX_SUMMARY_ROWS = 6
 FOOT_SHARE = 0.25
-DEFAULT_BUDGET = 1500  # an observation not rendered here (no token_budget) is read as rendered at this
+DEFAULT_BUDGET = 1500  # a caller that names no budget (the worker's default)
 CELL_CHARS = 160
 MIN_TABLE_ROWS = 2  # every main table shows at least its header and this many rows before any gets more
 # Shares of the budget left after the fixed part (see _allocate); what one leaves unused goes to the next.
@@ -225,18 +230,23 @@ def _notice_lines(obs: Observation, limit: int) -> list[str]:
     return lines
 
 
-def _layout(obs: Observation, token_budget: int, spare: int = 0) -> _Layout:
-    """The layout at `token_budget`; `spare`: tokens a first layout left unused (its per-line estimates run
-    high), given to the sections on top of their budget."""
-    head = [f"URL: {clip(obs.url.split('?', 1)[0], URL_CHARS)}", *_state_lines(obs)]  # the query: the State line
+def _head_lines(obs: Observation) -> list[str]:
+    """URL (its query: the State line), State, Title, Frames, the CONTROLS heading."""
+    head = [f"URL: {clip(obs.url.split('?', 1)[0], URL_CHARS)}", *_state_lines(obs)]
     if obs.title:
         head.append(f"Title: {clip(obs.title, TITLE_CHARS)}")
     if obs.frames:
         head.append(clip("Frames: " + "; ".join(obs.frames), 4 * URL_CHARS))
     head.append(f"CONTROLS ({len(obs.controls)}):" if obs.controls else "CONTROLS: none found")
-    notices = _paging_lines(obs) + _notice_lines(obs, int(token_budget * NOTICES_SHARE))
-    row_tables = {ref: t.index for t in obs.tables for refs in t.row_controls for ref in refs}
+    return head
 
+
+def _row_tables(obs: Observation) -> dict[str, int]:
+    return {ref: t.index for t in obs.tables for refs in t.row_controls for ref in refs}
+
+
+def _sections(obs: Observation) -> list[_Section]:
+    """The tables, the outline and the links, every line of each, before any is cut."""
     sections = [_table_section(t) for t in obs.tables]
     first = len(obs.outline) if obs.outline_main is None else min(obs.outline_main, len(obs.outline))
     sections.append(_Section("outline", ["OUTLINE:"], list(obs.outline), "outline lines",
@@ -246,6 +256,16 @@ def _layout(obs: Observation, token_budget: int, spare: int = 0) -> _Layout:
              for ln in obs.links]
     sections.append(_Section("links", ["LINKS:"], links, "links", "list_links",
                              max(0, obs.links_total - len(obs.links))))
+    return sections
+
+
+def _layout(obs: Observation, token_budget: int, spare: int = 0) -> _Layout:
+    """The layout at `token_budget`; `spare`: tokens a first layout left unused (its per-line estimates run
+    high), given to the sections on top of their budget."""
+    head = _head_lines(obs)
+    notices = _paging_lines(obs) + _notice_lines(obs, int(token_budget * NOTICES_SHARE))
+    row_tables = _row_tables(obs)
+    sections = _sections(obs)
     notes_reserve = 0  # each section's head line and note, as shown when not one line fits
     for s in sections:
         if s.lines or s.beyond:
@@ -418,24 +438,66 @@ def _fitted(layout: _Layout, token_budget: int) -> tuple[_Layout, str, int]:
     return layout, text, tokens
 
 
-def render(obs: Observation, *, token_budget: int = 1500) -> tuple[str, int]:
-    """(text, tokens), within `token_budget`."""
-    _, _, text, tokens = _rendered(obs, token_budget)
-    return text, tokens
+@dataclass(frozen=True)
+class Rendering:
+    """One rendering of an observation within a budget: the text a prompt shows, its tokens, and what the
+    layout recorded with it, so callers decide on typed data, never by searching the text: `reads`, the reads its
+    notes name for what it left out (list_options, list_links, read_section); `complete`, nothing was left out
+    for lack of room (a larger budget would show the same text); `unchanged_since`, the step whose whole text
+    this shortens (`render(..., since_step=)`), else None."""
+
+    text: str
+    tokens: int
+    budget: int
+    reads: frozenset[str]
+    complete: bool
+    unchanged_since: int | None = None
 
 
-def render_into(obs: Observation, token_budget: int) -> Observation:
-    """Set the observation's text, its tokens, the budget it was rendered within and the reads it names."""
-    layout, _, obs.text, obs.tokens = _rendered(obs, token_budget)
-    obs.token_budget = token_budget
-    obs.text_reads = sorted(_left_out(obs, layout))
-    return obs
+DELTA_MIN_SAVING = 40  # tokens; a smaller saving is not worth a second form of the page
 
 
-def left_out_reads(obs: Observation, token_budget: int) -> frozenset[str]:
-    """The reads the text at `token_budget` names for what it left out (`Observation.text_reads` at the budget
-    it was rendered within)."""
-    return _left_out(obs, _rendered(obs, token_budget)[0])
+def render(obs: Observation, token_budget: int = DEFAULT_BUDGET, *, since_step: int | None = None) -> Rendering:
+    """The observation's text within `token_budget`, laid out once. With `since_step` (the model was shown this
+    same page whole at that step) the page as `render_unchanged` shortens it, when that saves DELTA_MIN_SAVING
+    tokens or more; its `reads` are the whole text's (its first line names them)."""
+    layout, control_lines, text, tokens = _rendered(obs, token_budget)
+    reads, complete = _left_out(obs, layout), _complete(obs, layout)
+    if since_step is not None:
+        delta = _unchanged(obs, layout, control_lines, since_step)
+        delta_tokens = count_tokens(delta)
+        if tokens - delta_tokens >= DELTA_MIN_SAVING:
+            return Rendering(delta, delta_tokens, token_budget, reads, complete, since_step)
+    return Rendering(text, tokens, token_budget, reads, complete)
+
+
+def whole_tokens(obs: Observation) -> int:
+    """What the observation's text takes with nothing left out: the tokens of a `complete` rendering at any
+    budget that holds it. No layout: a caller deciding a budget learns what the page needs before it renders."""
+    notices = [*_paging_lines(obs), *(["NOTICES:"] if obs.notices else []),
+               *(clip(notice, NOTICE_CHARS) for notice in obs.notices)]
+    controls = fit_controls(obs.controls, _row_tables(obs), soft_limit=_UNLIMITED, hard_limit=_UNLIMITED)
+    body = [line for section in _sections(obs) for line in _lines(section, len(section.lines))]
+    return count_tokens("\n".join([*_head_lines(obs), *controls, *notices, *body]))
+
+
+_UNLIMITED = 1 << 30
+
+
+def whole_reads(obs: Observation) -> frozenset[str]:
+    """The reads a rendering that shows the page whole names (`Rendering.reads` when `complete`): long option
+    lists summarised, and what the observer itself capped or cut (links, outline lines)."""
+    return frozenset({"list_options"} if any(summarised(c) for c in obs.controls) else set()) | (
+        {"list_links"} if obs.links_total > len(obs.links) else set()) | (
+        {"read_section"} if obs.outline_total > len(obs.outline) or obs.outline_cut else set())
+
+
+def possible_reads(obs: Observation) -> frozenset[str]:
+    """The reads a rendering of the observation may name at some budget (a superset of every `Rendering.reads`):
+    for a caller that must decide before the budget is known."""
+    return frozenset({"list_options"} if obs.controls else set()) | (
+        {"list_links"} if obs.links or obs.links_total else set()) | (
+        {"read_section"} if obs.outline or obs.outline_total or obs.notices else set())
 
 
 def _left_out(obs: Observation, layout: _Layout) -> frozenset[str]:
@@ -456,22 +518,35 @@ def _left_out(obs: Observation, layout: _Layout) -> frozenset[str]:
     return frozenset(reads)
 
 
-def collapsed_controls(obs: Observation) -> dict[str, list[Control]]:
-    """The controls each collapsed line of the observation's text stands for, by the line's first ref (what
-    `list_options <ref>` lists)."""
-    layout = _layout(obs, obs.token_budget or DEFAULT_BUDGET)
+def _complete(obs: Observation, layout: _Layout) -> bool:
+    """Nothing left out for lack of room: every control on its own line, every notice, every line of every
+    section as the observer sent it (what the observer capped is noted at any budget)."""
+    return (not layout.notices_cut
+            and layout.control_lines == [entry_line(e, layout.row_tables) for e in entries(obs.controls)]
+            and all(kept == len(s.lines) for s, kept in zip(layout.sections, layout.kept, strict=True))
+            and all(s.kind != "outline" or s.lines == obs.outline for s in layout.sections))
+
+
+def collapsed_controls(obs: Observation, token_budget: int = DEFAULT_BUDGET) -> dict[str, list[Control]]:
+    """The controls each collapsed line of the observation's text at `token_budget` stands for, by the line's
+    first ref (what `list_options <ref>` lists)."""
+    layout = _layout(obs, token_budget)
     return collapsed_members(obs.controls, layout.row_tables, soft_limit=layout.controls_soft,
                              hard_limit=layout.controls_hard, content_cut=layout.content_cut)
 
 
-def render_unchanged(obs: Observation, *, since_step: int, token_budget: int | None = None) -> str:
+def render_unchanged(obs: Observation, *, since_step: int, token_budget: int = DEFAULT_BUDGET) -> str:
     """The page as a model that was shown it whole at `since_step` needs it again (the same URL, page id and
     text): every line of the whole text but the bulk content it read then - option lists as `{…}` (each
     control's line stays, with its value), table body rows (each table's heading and header row stay) and
     outline text - with a first line saying so and which reads return them. Every control, link, the state,
-    pagination, counts and notices stay, laid out as in the whole text at `token_budget` (default: the budget it
-    was rendered within)."""
-    layout, whole, _, _ = _rendered(obs, token_budget or obs.token_budget or DEFAULT_BUDGET)
+    pagination, counts and notices stay, laid out as in the whole text at `token_budget`. (`render` with
+    `since_step` gives this or the whole text, from one layout.)"""
+    layout, whole, _, _ = _rendered(obs, token_budget)
+    return _unchanged(obs, layout, whole, since_step)
+
+
+def _unchanged(obs: Observation, layout: _Layout, whole: list[str], since_step: int) -> str:
     control_lines = fit_controls(obs.controls, layout.row_tables, soft_limit=layout.controls_soft,
                                  hard_limit=layout.controls_hard, content_cut=layout.content_cut, options=False)
     options = sum(1 for a, b in zip(control_lines, whole, strict=True) if a != b)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import re
 import signal
 import time
 from collections.abc import AsyncIterator
@@ -40,7 +39,6 @@ from browser.trace import StepTracer
 from browser.types import ActionResult, BrowserAction, Goto, Observation
 
 _ACTION_ADAPTER: TypeAdapter[Any] = TypeAdapter(BrowserAction)
-_REF_IN_TEXT = re.compile(r"\b(?:f\d+)?e\d+\b")
 
 
 class ChromiumWorker:
@@ -271,7 +269,8 @@ class PageDriver:
     def _remember_refs(self, observation: Observation) -> None:
         refs = {control.ref for control in observation.controls} | {link.ref for link in observation.links}
         refs |= {link.ref for t in observation.tables for row in t.cell_links for cell in row for link in cell if link.ref}
-        refs |= set(_REF_IN_TEXT.findall(observation.text))
+        refs |= {ref for t in observation.tables for row in t.row_controls for ref in row}
+        refs |= {ref for ref in observation.outline_refs if ref}  # the read_section refs of long lines
         self._issued_refs.setdefault(observation.page_id, set()).update(refs)
 
     # ------------------------------------------------------------------ Browser protocol
@@ -290,10 +289,9 @@ class PageDriver:
 
     async def _observe(self) -> Observation:
         from browser.observe import observe_page
-        from browser.render import render_into
 
         page_id = await self.sync_page_id()
-        observation = await observe_page(self.page, page_id=page_id, token_budget=None)
+        observation = await observe_page(self.page, page_id=page_id)
         notices = [f"dialog {text}" for text in self.dialogs]
         self.dialogs.clear()
         if refused := self.policy.blocked[self._blocked_noted:]:
@@ -303,7 +301,6 @@ class PageDriver:
         if self.router is not None:
             notices.extend(self.router.take_failure_notices())
         observation.notices.extend(notices)  # events the page itself cannot show: in the text the agent reads too
-        render_into(observation, self.worker.token_budget)  # once, with them
         if observation.url.startswith(("http://", "https://")):
             self._last_good_url = observation.url
         self._remember_refs(observation)

@@ -160,7 +160,6 @@ class StepTracer:
             "controls_changed": delta.controls_changed,
             "count_before": delta.count_before,
             "count_after": delta.count_after,
-            "observation_tokens": observation.tokens if observation else None,
             "elapsed_ms": round(result.elapsed_ms, 1),
             "blocked_requests": blocked or [],
             "screenshot": screenshot,

@@ -348,11 +348,6 @@ class Observation(BaseModel):
     links: list[Link] = Field(default_factory=list)
     links_total: int = Field(0, description="Plain links on the page; more than len(links) when capped.")
     notices: list[str] = Field(default_factory=list, description="Modals, banners, alerts, errors.")
-    text: str = Field("", description="Compact rendering within the token budget.")
-    tokens: int = 0
-    token_budget: int = Field(0, description="The budget `text` was rendered within (0: not rendered here).")
-    text_reads: list[str] = Field(default_factory=list, description="The reads `text` names for what it left out "
-                                  "(list_options, list_links, read_section).")
     page_id: int = Field(0, description="Changes on every navigation; refs of an older page_id are stale.")
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from graph.plan_flags import plan_gates
+from graph.judge import gates_for
 from graph.state import Clamp, Plan, RetrievalState, StateValue
 from graph.values import (
     WINDOW_END_WORDS,
@@ -63,7 +63,7 @@ def requested_values(action: dict | None) -> list[str]:
 
 def mark_clamps(plan: Plan, state: RetrievalState, page_lines: list[str], requested: list[str]) -> None:
     """Record `clamped` on each value a plan gate (or a window's end) names that the page cannot set."""
-    for gate in plan_gates(plan):
+    for gate in gates_for(plan, every_phase=True):
         wanted: list[tuple[str, str]] = []
         if gate.kind == "window":
             bounds = split_window(gate.target)

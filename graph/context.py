@@ -23,6 +23,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 
+from browser.render import Rendering
 from browser.tokens import count_tokens
 from graph.robust import call_outcome, reply_gist
 
@@ -53,12 +54,12 @@ def prompt_tokens(messages: list[AnyMessage], tools: list[dict[str, Any]]) -> in
     return sum(message_tokens(m) for m in messages) + tools_tokens(tools)
 
 
-def prompt_parts(system: AnyMessage, history: list[AnyMessage], turn: AnyMessage, observation: str,
+def prompt_parts(system: AnyMessage, history: list[AnyMessage], turn: AnyMessage, observation: Rendering,
                  tools: list[dict[str, Any]]) -> dict[str, int]:
     """Where an actor prompt's tokens go (message texts and `json.dumps(tools)`, as the usage counters bill
     them): system prompt, tool schemas, earlier exchanges, the turn's task/plan/state part, its observation."""
     content = lambda m: count_tokens(str(m.content or ""))  # noqa: E731
-    observed = count_tokens(observation)
+    observed = observation.tokens
     return {"system": content(system), "tools": count_tokens(json.dumps(tools)),
             "history": sum(content(m) for m in history), "state": max(content(turn) - observed, 0),
             "observation": observed}
@@ -164,73 +165,89 @@ class FittedPrompt:
     messages: list[AnyMessage]  # system, the history that fits, the turn
     turn: AnyMessage
     history: list[AnyMessage]
-    observation: str
+    observation: Rendering  # the observation's one rendering, as the turn shows it
     tools: list[dict[str, Any]]  # the schemas to bind (without their descriptions at the last level)
     trimmed: bool  # something sent differs from what the whole budget would have sent: a context trim
 
 
 def fit_prompt(*, system: AnyMessage, history: list[AnyMessage], context_tokens: int | None, budget: int,
-               observation_tokens: int, levels: int, whole: int | None, turn: Callable[[str, int], AnyMessage],
-               tools: Callable[[int], list[dict[str, Any]]], observe: Callable[[int], str]) -> FittedPrompt:
+               observation_tokens: Callable[[], int], levels: int, whole: int | None,
+               turn: Callable[[str, int], AnyMessage], tools: Callable[[int, Rendering | bool], list[dict[str, Any]]],
+               observe: Callable[[int], Rendering]) -> FittedPrompt:
     """The actor's prompt within `context_tokens`. At level 0..`levels` (each leaves out more), `turn(observation,
-    level)` builds the turn and `tools(level)` gives the schemas; `observe(budget)` renders the observation within
-    `budget` tokens, called once; `observation_tokens` is what it takes at the worker's `budget` (an upper bound
-    for a delta).
+    level)` builds the turn and `tools(level, rendering)` gives the schemas offered for that rendering; before it
+    is made, `tools(level, shown_whole)` gives those of a page shown whole (True) or of any rendering of it
+    (False, a superset): the room is decided with them, so the offers match the rendering and the prompt fits.
+    `observe(budget)` renders the observation within `budget` tokens, called once, after the room is decided;
+    `observation_tokens()` is what it takes shown whole (the renderer's count, before any rendering; an upper
+    bound for a delta; asked only with a window).
 
     In order, the first that fits `context_tokens` less COMPLETION_RESERVE: the observation as it is with the
     history folded (`fit_window`); the observation laid out within what is left after the folded history, or
     with no history, given at least MIN_OBSERVATION_TOKENS; the same at each level. Then, into the completion
     reserve (MIN_REPLY kept), the first level that leaves the observation OBSERVATION_FLOOR. Else `ContextOverflow`."""
     if context_tokens is None:
-        text = observe(budget)
-        message = turn(text, 0)
-        window = fit_window(history, head=[system], turn=message, tools=tools(0), context_tokens=None, whole=whole)
-        return FittedPrompt([system, *window.messages, message], message, window.messages, text, tools(0),
+        rendering = observe(budget)
+        message, schemas = turn(rendering.text, 0), tools(0, rendering)
+        window = fit_window(history, head=[system], turn=message, tools=schemas, context_tokens=None, whole=whole)
+        return FittedPrompt([system, *window.messages, message], message, window.messages, rendering, schemas,
                             window.trimmed > 0)
     usable = int(context_tokens * TOKENIZER_MARGIN)
     soft, hard = usable - COMPLETION_RESERVE, usable - MIN_REPLY
-    natural = min(budget, observation_tokens)
+    needs = observation_tokens()
+    natural = min(budget, needs)
     groups = _exchanges(history)
     base = max(0, len(groups) - whole) if whole is not None else 0
     options = [_folded(groups, cut) for cut in range(base, len(groups) + 1)] + [[]]  # the last: no history
-    bare: dict[int, tuple[AnyMessage, list[dict[str, Any]], int]] = {}  # level -> turn without observation, ...
+    bare: dict[tuple[int, bool], tuple[AnyMessage, list[dict[str, Any]], int]] = {}  # turn without observation, ...
 
-    def fixed(level: int) -> int:
-        if level not in bare:
-            message, schemas = turn("", level), tools(level)
-            bare[level] = (message, schemas, prompt_tokens([system, message], schemas) + FIT_MARGIN)
-        return bare[level][2]
+    def fixed(level: int, shown_whole: bool = False) -> int:
+        """The prompt without its observation, with the tools offered for a page shown whole or maybe cut."""
+        if (level, shown_whole) not in bare:
+            message, schemas = turn("", level), tools(level, shown_whole)
+            bare[level, shown_whole] = (message, schemas, prompt_tokens([system, message], schemas) + FIT_MARGIN)
+        return bare[level, shown_whole][2]
+
+    def room_at(level: int, limit: int, cap: int | None = None) -> tuple[int, bool]:
+        """The observation's room under `limit` (at most `cap`), and whether the page fits it whole."""
+        room = limit - fixed(level, True) if cap is None else min(cap, limit - fixed(level, True))
+        if needs <= min(room, budget):
+            return room, True
+        return (limit - fixed(level) if cap is None else min(cap, limit - fixed(level))), False
 
     def left_out(level: int) -> bool:
         fixed(level)
         fixed(0)
-        return bare[level][0].content != bare[0][0].content or bare[level][1] != bare[0][1]
+        return bare[level, False][0].content != bare[0, False][0].content or bare[level, False][1] != bare[0, False][1]
 
-    def built(level: int, kept: list[AnyMessage], room: int) -> FittedPrompt:
-        given = min(budget, room)
-        text = observe(given)
-        message = turn(text, level)
+    def built(level: int, kept: list[AnyMessage], room: int, shown_whole: bool) -> FittedPrompt:
+        given = budget if shown_whole else min(budget, room)  # a page that fits the room: as the budget shows it
+        rendering = observe(given)
+        message = turn(rendering.text, level)
         messages = [system, *kept, message]
-        sent = prompt_tokens(messages, bare[level][1])
+        schemas = tools(level, rendering)
+        sent = prompt_tokens(messages, schemas)
         if sent > hard:
             raise _overflow(context_tokens, sent, hard)
-        return FittedPrompt(messages, message, kept, text, bare[level][1],
-                            left_out(level) or kept != options[0] or given < natural)
+        cut = given < budget and not rendering.complete  # the room left out what the budget would have shown
+        return FittedPrompt(messages, message, kept, rendering, schemas, left_out(level) or kept != options[0] or cut)
 
-    rest = fixed(0)
+    shown_whole = needs <= budget
     for kept in options:  # the observation as it is, the history folded as needed
-        if rest + sum(message_tokens(m) for m in kept) + natural <= soft:
-            return built(0, kept, budget)
+        if fixed(0, shown_whole) + sum(message_tokens(m) for m in kept) + natural <= soft:
+            return built(0, kept, budget, shown_whole)
     folded = options[-2]
-    room = soft - rest - sum(message_tokens(m) for m in folded)
+    room, shown_whole = room_at(0, soft - sum(message_tokens(m) for m in folded))
     if room >= MIN_OBSERVATION_TOKENS:
-        return built(0, folded, room)
+        return built(0, folded, room, shown_whole)
     for level in range(levels + 1):
-        if soft - fixed(level) >= MIN_OBSERVATION_TOKENS:
-            return built(level, [], soft - fixed(level))
+        room, shown_whole = room_at(level, soft)
+        if room >= MIN_OBSERVATION_TOKENS:
+            return built(level, [], room, shown_whole)
     for level in range(levels + 1):
-        if hard - fixed(level) >= OBSERVATION_FLOOR:
-            return built(level, [], min(MIN_OBSERVATION_TOKENS, hard - fixed(level)))
+        room, shown_whole = room_at(level, hard, MIN_OBSERVATION_TOKENS)
+        if room >= OBSERVATION_FLOOR:
+            return built(level, [], room, shown_whole)
     raise _overflow(context_tokens, fixed(levels) + OBSERVATION_FLOOR, hard)
 
 

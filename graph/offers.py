@@ -21,7 +21,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from browser.delta import as_observation, reads_named
+from browser.delta import as_observation
+from browser.render import Rendering, possible_reads, whole_reads, whole_tokens
 from browser.types import Observation
 from graph.evidence_tables import workspace_tables
 from graph.judge import gates_for, verdicts
@@ -34,14 +35,22 @@ from graph.tool_specs import TOOL_SPECS, Situation
 SPARSE_PAGE_TOKENS = 120  # an observation this short may be a page still loading
 
 
-def situation(state: AgentState, *, ablated: frozenset[str]) -> Situation:
-    """What the offering rules of graph/tool_specs.py read, from the state as typed data."""
+def situation(state: AgentState, *, ablated: frozenset[str], shown: Rendering | bool = False) -> Situation:
+    """What the offering rules of graph/tool_specs.py read, from the state as typed data; `shown`, the turn's
+    rendering of the observation: the reads its notes name and whether it is a delta. Before it is made (the
+    prompt's room not decided yet): True, what a rendering that shows the page whole names; False, whatever any
+    rendering of it could name; either may be a delta. The final offers are a subset of those assumed."""
     observation = state.get("observation")
     page = as_observation(observation) if observation else None
+    if isinstance(shown, Rendering):
+        left_out, delta = shown.reads, shown.unchanged_since is not None
+    else:
+        left_out = frozenset() if page is None else whole_reads(page) if shown else possible_reads(page)
+        delta = page is not None and (state.get("seen_page") or {}).get("key") == page_key(observation)
     return Situation(
         page=page,
-        left_out=reads_named(page),
-        shown_before=page is not None and (state.get("seen_page") or {}).get("key") == page_key(observation),
+        left_out=left_out,
+        shown_before=delta,
         last_read=bool(state.get("last_read")),
         evidence_tables=bool(workspace_tables(state.get("tables"))),
         rows=bool(state.get("tables")),
@@ -65,8 +74,7 @@ def _page_in_doubt(state: AgentState, page: Observation) -> bool:
     """Waiting and scrolling recover a page that shows less than it should (still loading, lazy content):
     offered after an action that failed or changed nothing, or on a page that shows almost nothing."""
     result = state.get("last_result") or {}
-    shown = page.tokens or len(page.text) // 4
-    return bool(result.get("error")) or result.get("ok") is False or shown < SPARSE_PAGE_TOKENS
+    return bool(result.get("error")) or result.get("ok") is False or whole_tokens(page) < SPARSE_PAGE_TOKENS
 
 
 def _plan_in_question(state: AgentState) -> bool:
@@ -82,8 +90,9 @@ def _plan_in_question(state: AgentState) -> bool:
                        for v in verdicts(gates_for(plan, every_phase=True), state.get("retrieval"))))
 
 
-def offered_tool_names(state: AgentState, *, ablated: frozenset[str], all_names: set[str]) -> set[str]:
-    now = situation(state, ablated=ablated)
+def offered_tool_names(state: AgentState, *, ablated: frozenset[str], all_names: set[str],
+                       shown: Rendering | bool = False) -> set[str]:
+    now = situation(state, ablated=ablated, shown=shown)
     return {name for name in all_names if TOOL_SPECS[name].ablated_with not in ablated and TOOL_SPECS[name].offered(now)}
 
 
@@ -97,10 +106,11 @@ def offering_line(*, ablated: frozenset[str], search: bool) -> str:
     return "Offered when: " + "; ".join(f"{' '.join(names)}: {says}" for says, names in groups.items())
 
 
-def actor_tools(deps: Deps, state: AgentState) -> list[dict[str, Any]]:
-    """The offered tools' schemas; a shared shape (the element target) is spelled out at its first use here."""
+def actor_tools(deps: Deps, state: AgentState, shown: Rendering | bool = False) -> list[dict[str, Any]]:
+    """The offered tools' schemas, for the turn's rendering `shown` (see `situation`); a shared shape (the
+    element target) is spelled out at its first use here."""
     all_names = {t["function"]["name"] for t in tool_schemas(search=deps.search_enabled)}
-    names = offered_tool_names(state, ablated=deps.ablated, all_names=all_names)
+    names = offered_tool_names(state, ablated=deps.ablated, all_names=all_names, shown=shown)
     return tool_schemas(search=deps.search_enabled, names=names)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from graph.drift import PLAN_RULES, dedupe_flags
 from graph.judge import Verdict, gates_for, verdicts
-from graph.state import DriftFlag, Gate, Phase, Plan, RetrievalState
+from graph.state import DriftFlag, Phase, Plan, RetrievalState
 from graph.values import find_gate_value, gate_key
 
 
@@ -25,12 +25,7 @@ def ambiguous_gates(plan: Plan | None, state: RetrievalState | None) -> list[str
     if plan is None or not state:
         return []
     return [f"{v.gate.name} matches {len(v.candidates)} controls {list(v.candidates)}"
-            for v in verdicts(plan_gates(plan), state) if v.candidates]
-
-
-def plan_gates(plan: Plan) -> list[Gate]:
-    """The plan's gates and every phase's (a chained task reads under several states)."""
-    return gates_for(plan, every_phase=True)
+            for v in verdicts(gates_for(plan, every_phase=True), state) if v.candidates]
 
 
 def plan_flags(plan: Plan, state: RetrievalState, step: int, active: list[DriftFlag]) -> list[DriftFlag]:
@@ -40,7 +35,7 @@ def plan_flags(plan: Plan, state: RetrievalState, step: int, active: list[DriftF
     pair) is flagged only when every gate naming it is a mismatch; unresolved and clamped verdicts never flag."""
     held = {f["gate"] for f in active if f["rule"] in PLAN_RULES}
     groups: dict[str, list[Verdict]] = {}
-    for verdict in verdicts(plan_gates(plan), state):
+    for verdict in verdicts(gates_for(plan, every_phase=True), state):
         if verdict.grounded:
             groups.setdefault(str(verdict.bounds) if verdict.gate.kind == "window" else verdict.key, []).append(verdict)
     flags: list[DriftFlag] = []

@@ -12,15 +12,15 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from browser.delta import observation_text as browser_observation_text
+from browser.delta import NO_PAGE, as_observation, render_observation
 from browser.delta import page_key as browser_page_key
-from browser.delta import render_delta
+from browser.render import Rendering, whole_tokens
 from browser.tokens import count_tokens, encoding
 from graph.details import phase_progress
 from graph.evidence_tables import extracted_answer, read_rows, schemas, workspace_tables
 from graph.judge import current_phase, gates_for, grounding_lines
 from graph.page_fence import inline_data, untrusted
-from graph.plan_flags import ambiguous_gates, plan_gates
+from graph.plan_flags import ambiguous_gates
 from graph.state import AgentState, Gate, Plan, TaskView
 from graph.values import find_gate_value, gate_key
 
@@ -141,7 +141,7 @@ def split_state_values(plan: Plan | None, retrieval: Any,
     of the rest ("not in plan": the observation's CONTROLS already show them with the same value)."""
     if not retrieval:
         return [], []
-    named = {found[0] for g in plan_gates(plan) if (found := find_gate_value(retrieval, g.name, g))} if plan else set()
+    named = {found[0] for g in gates_for(plan, every_phase=True) if (found := find_gate_value(retrieval, g.name, g))} if plan else set()
     shown: list[tuple[str, Any]] = []
     rest: list[str] = []
     for key, value in retrieval["values"].items():
@@ -199,35 +199,30 @@ DELTA_SPAN = 3  # a page shown whole at most this many actor steps ago may be se
 
 
 def page_key(observation: dict[str, Any] | None) -> str:
-    """Identity of what an observation shows (the browser layer's: URL, page id and rendered content)."""
+    """Identity of what an observation shows (the browser layer's: page id and content)."""
     return browser_page_key(observation)
 
 
-def observation_text(observation: dict[str, Any] | None, token_budget: int) -> str:
-    """The browser's rendering of the observation, as it is (the browser renderer owns the one budget)."""
-    return browser_observation_text(observation, token_budget)
+def observation_tokens(observation: dict[str, Any] | None) -> int:
+    """What the observation takes shown whole, before any rendering: the renderer's count of the page's lines
+    (a delta of the page is shorter)."""
+    if not observation:
+        return count_tokens(NO_PAGE)
+    return whole_tokens(as_observation(observation))
 
 
-def observation_tokens(observation: dict[str, Any] | None, token_budget: int) -> int:
-    """What the observation takes at the worker's budget, without rendering it: the browser's rendering's
-    count (a delta of the page is shorter)."""
-    if observation and observation.get("text"):
-        return int(observation.get("tokens") or count_tokens(str(observation["text"])))
-    return count_tokens(observation_text(observation, token_budget))
-
-
-def turn_observation(state: AgentState, token_budget: int) -> tuple[str, dict[str, Any] | None]:
-    """The observation text for this actor call and the `seen_page` record to keep: the whole page, or the
-    browser's delta rendering when the model was shown this same page whole within the last `DELTA_SPAN` steps."""
+def turn_observation(state: AgentState, token_budget: int) -> tuple[Rendering, dict[str, Any] | None]:
+    """The observation's one rendering for this actor call, within `token_budget`, and the `seen_page` record to
+    keep: the whole page, or the browser's delta rendering when the model was shown this same page whole within
+    the last `DELTA_SPAN` steps."""
     observation = state.get("observation")
-    text = observation_text(observation, token_budget)
     key = page_key(observation)
-    if not key:
-        return text, None
     step = state.get("step", 0) + 1
     seen = state.get("seen_page") or {}
-    if seen.get("key") == key and step - int(seen.get("step", 0)) <= DELTA_SPAN and observation:
-        delta = render_delta(key, observation, since_step=int(seen["step"]), token_budget=token_budget)
-        if delta is not None:
-            return delta, seen
-    return text, {"key": key, "step": step}
+    recent = bool(key) and seen.get("key") == key and step - int(seen.get("step", 0)) <= DELTA_SPAN
+    rendering = render_observation(observation, token_budget, since_step=int(seen["step"]) if recent else None)
+    if not key:
+        return rendering, None
+    if rendering.unchanged_since is not None:
+        return rendering, seen
+    return rendering, {"key": key, "step": step}

@@ -7,6 +7,7 @@ so in-page misreading cannot happen here, and every row carries the URL and retr
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urljoin, urlsplit
@@ -45,7 +46,8 @@ SHARED_PREFIXES = ("re:", "url:", "fact:", "path:")
 LINK = "link:"
 
 
-def _shared_value(source: str, page_text: str, url: str, page_facts: dict[str, Any] | None) -> str | None:
+def _shared_value(source: str, page_text: Callable[[], str], url: str, page_facts: dict[str, Any] | None
+                  ) -> str | None:
     """'re:<regex>', 'url:<param>', 'path:<n>' and 'fact:<label>' sources: one value for every row, read as
     read_facts reads them (`graph.fact_match.source_value`), or None if not such a source."""
     if not source.startswith(SHARED_PREFIXES):
@@ -53,12 +55,12 @@ def _shared_value(source: str, page_text: str, url: str, page_facts: dict[str, A
     if source.startswith("fact:") and page_facts is None:
         raise ExtractionError("fact: sources need the page's labelled values (none were read)")
     if source.startswith("re:"):
-        match = re.search(source[3:], page_text)
+        match = re.search(source[3:], page_text())
         if not match:
             raise ExtractionError(f"regex {source[3:]!r} found nothing in the page text")
         return (match.group(1) if match.groups() else match.group(0)).strip()
     try:
-        return source_value(source, page_facts, url=url, page_text=page_text)[0]
+        return source_value(source, page_facts, url=url, page_text="")[0]  # url:, path:, fact: read no text
     except FactError as exc:
         raise ExtractionError(str(exc)) from exc
 
@@ -87,11 +89,12 @@ def extract(
     provenance: bool,
     step: int,
     page_facts: dict[str, Any] | None = None,
+    page_text: Callable[[], str] = str,
 ) -> Extraction:
     """`columns` are the schema's columns (into "answer") or the table's own (the keys of `args.columns`);
-    `page_facts` (a browser PageFacts dump) serves `fact:` sources and `section` tables."""
+    `page_facts` (a browser PageFacts dump) serves `fact:` sources and `section` tables; `page_text()` is the
+    observation's text as the model reads it (`re:` sources and `page_text` rows search it; asked only then)."""
     url = observation.get("url", "")
-    page_text = observation.get("text", "")
     pagination = observation.get("pagination") or {}
     page, pages = pagination.get("page"), pagination.get("pages")
     site_total = observation.get("result_count") or pagination.get("total")
@@ -156,7 +159,7 @@ def extract(
             url = (last_read or {}).get("pdf_url") or url  # a PDF opened by its URL: its rows' URL
             chunks = [(p["text"], f"pdf page {p['page']}", p["page"]) for p in pdf_pages]
         else:
-            chunks = [(page_text, "page text", None)]
+            chunks = [(page_text(), "page text", None)]
         found = [({k: (v or "").strip() for k, v in m.groupdict().items()}, loc, number)
                  for text, loc, number in chunks for m in regex.finditer(text)]
         records = [(raw, loc) for raw, loc, _ in found]

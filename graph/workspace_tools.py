@@ -6,8 +6,11 @@ these, so a walkthrough's answer is computed exactly as the agent computes it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
+from browser.delta import render_observation
+from browser.render import DEFAULT_BUDGET
 from graph.agent_tools import Derive, DiscardRows, ExtractRows, ReadFacts
 from graph.answer_format import compose
 from graph.evidence_tables import (
@@ -74,6 +77,12 @@ class ReadContext:
     step: int
     plan: Plan | None = None  # its gates are checked on the values held when the rows are read
     history: list[RetrievalState] = field(default_factory=list)  # states visited (the list a page came from)
+    token_budget: int = DEFAULT_BUDGET  # the worker's: the page text a regex reads is the page shown whole at it
+
+    def page_text(self) -> str:
+        """The observation's text as a prompt with the whole budget shows it (what a `re:` source or a
+        `page_text` read searches), rendered when a read asks for it."""
+        return render_observation(self.observation, self.token_budget).text if self.observation else ""
 
     def check(self, into: str) -> ReadCheck:
         """Needs the tracked state (none when the state tracker is ablated); rows carry its flags only with
@@ -107,7 +116,8 @@ def extract_into(args: ExtractRows, ctx: ReadContext, *, schema: tuple[str, ...]
     check = ctx.check(into)
     extraction = extract(args, columns=columns, observation=ctx.observation, last_read=ctx.last_read,
                          retrieval=ctx.retrieval, drift_flags=read_drift(ctx.drift_flags, check),
-                         provenance=ctx.provenance, step=ctx.step, page_facts=page_facts)
+                         provenance=ctx.provenance, step=ctx.step, page_facts=page_facts,
+                         page_text=cache(ctx.page_text))
     rows = extraction.rows
     record = extraction.record
     empty = "" if rows else f" (read, none: {record.get('url') or 'this page'} has no matching rows)"
@@ -138,7 +148,7 @@ def read_facts_row(args: ReadFacts, ctx: ReadContext, *, tables: dict[str, Table
     if into == ANSWER:
         raise WorkspaceError("read_facts cannot write the answer table; read into a table, then derive the answer")
     url = page_facts.get("url") or ctx.observation.get("url", "")
-    text = ctx.observation.get("text", "")
+    text = ctx.page_text() if any(s.startswith("re:") for s in args.fields.values()) else ""
     values: dict[str, str] = {}
     locators: list[str] = []
     for column, source in args.fields.items():

@@ -13,7 +13,7 @@ from agent.config import ModelConfig
 from agent.models import fault_plan
 from agent.models.scripted import EXTRACT_TOOLS, LEAVES_PAGE, READ_TOOLS, SETTERS, ScriptedPolicy
 from browser.actions import _HANDLERS
-from browser.render import left_out_reads, render_into
+from browser.render import Rendering, possible_reads, render, whole_reads, whole_tokens
 from browser.types import (
     ACTION_SPECS,
     CHANGING_KINDS,
@@ -124,7 +124,7 @@ def test_before_the_first_page_only_navigation_search_and_the_plan_are_offered()
 # ---------------------------------------------------------------- the reads of left-out content
 
 
-def _busy_page(budget: int) -> Observation:
+def _busy_page() -> Observation:
     """A page with every kind of cut a text can make: long option lists, a chrome panel of buttons, many
     links, a long outline with long main-content lines (one cut by the observer), and many notices."""
     long_line = "A long paragraph of the main content " * 12
@@ -140,45 +140,50 @@ def _busy_page(budget: int) -> Observation:
         outline_refs=["", "e901", "e900", *([""] * 60)],
         links=[Link(ref=f"e{300 + i}", text=f"Link number {i}", href=f"/l/{i}") for i in range(80)],
         links_total=120, notices=[f"Notice {i}: " + "banner text " * 20 for i in range(12)])
-    return render_into(obs, budget)
+    return obs
 
 
-def _named_in_text(obs: Observation) -> set[str]:
-    """What the text names (this test may read the text; production code reads `text_reads`)."""
-    return {read for read in LEFT_OUT_READS if re.search(rf"\b{read}\b", obs.text)}
+def _named_in_text(shown: Rendering) -> set[str]:
+    """What the text names (this test may read the text; production code reads `Rendering.reads`)."""
+    return {read for read in LEFT_OUT_READS if re.search(rf"\b{read}\b", shown.text)}
 
 
 def test_the_renderer_records_exactly_the_reads_its_text_names() -> None:
     seen: set[str] = set()
-    for budget in (150, 300, 600, 1000, 1500, 2500, 4000, 8000):
-        obs = _busy_page(budget)
-        assert set(obs.text_reads) == _named_in_text(obs), budget
-        assert left_out_reads(obs, budget) == set(obs.text_reads)
-        seen |= set(obs.text_reads)
+    page = _busy_page()
+    for budget in (150, 300, 600, 1000, 1500, 2500, 4000, 8000, 20000):
+        shown = render(page, budget)
+        assert set(shown.reads) == _named_in_text(shown), budget
+        # what the offers assume before the room is decided: any rendering's reads, a whole one's
+        assert whole_reads(page) <= shown.reads <= possible_reads(page), budget
+        if shown.complete:
+            assert shown.reads == whole_reads(page) and shown.tokens == whole_tokens(page), budget
+        seen |= set(shown.reads)
     assert seen == set(LEFT_OUT_READS)  # each read was named at some budget, so each rule was checked
-    whole = render_into(Observation(url="http://127.0.0.1:9/", outline=["# Short"], outline_total=1), 1500)
-    assert whole.text_reads == [] and _named_in_text(whole) == set()
+    assert render(page, 20000).complete and not render(page, 4000).complete
+    whole = render(Observation(url="http://127.0.0.1:9/", outline=["# Short"], outline_total=1), 1500)
+    assert whole.reads == frozenset() and _named_in_text(whole) == set() and whole.complete
 
 
 def test_a_line_the_observer_cut_names_its_read_when_shown() -> None:
     line = "Paragraph " * 30 + "[read_section e7]"
-    obs = render_into(Observation(url="http://127.0.0.1:9/", outline=[line], outline_total=1, outline_cut=[0]), 1500)
-    assert obs.text_reads == ["read_section"]
-    plain = render_into(Observation(url="http://127.0.0.1:9/", outline=["Paragraph " * 30], outline_total=1), 1500)
-    assert plain.text_reads == []
+    shown = render(Observation(url="http://127.0.0.1:9/", outline=[line], outline_total=1, outline_cut=[0]), 1500)
+    assert shown.reads == {"read_section"}
+    plain = render(Observation(url="http://127.0.0.1:9/", outline=["Paragraph " * 30], outline_total=1), 1500)
+    assert plain.reads == frozenset()
 
 
 def test_notices_cut_name_read_section_and_a_pager_names_nothing() -> None:
     notices = [f"Notice {i}: " + "banner text " * 20 for i in range(12)]
-    obs = render_into(Observation(url="http://127.0.0.1:9/", notices=notices), 1500)
-    assert obs.text_reads == ["read_section"] == sorted(_named_in_text(obs))
+    shown = render(Observation(url="http://127.0.0.1:9/", notices=notices), 1500)
+    assert sorted(shown.reads) == ["read_section"] == sorted(_named_in_text(shown))
     pager = Control(ref="e1", kind="link", label="Pages",
                     options=[Option(label=str(n), value=str(n), selected=n == 3) for n in range(1, 41)])
-    paged = render_into(Observation(url="http://127.0.0.1:9/", controls=[pager]), 1500)
-    assert paged.text_reads == [] and "page links" in paged.text  # a pager's numbers are shown, not summarised
-    long_list = render_into(Observation(url="http://127.0.0.1:9/", controls=[pager.model_copy(update={
+    paged = render(Observation(url="http://127.0.0.1:9/", controls=[pager]), 1500)
+    assert paged.reads == frozenset() and "page links" in paged.text  # a pager's numbers are shown, not summarised
+    long_list = render(Observation(url="http://127.0.0.1:9/", controls=[pager.model_copy(update={
         "kind": "select"})]), 1500)
-    assert long_list.text_reads == ["list_options"] == sorted(_named_in_text(long_list))
+    assert sorted(long_list.reads) == ["list_options"] == sorted(_named_in_text(long_list))
 
 
 @pytest.mark.parametrize(("ablate", "after_finish"), [([], "verifier"), (["verifier"], "composer")])

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from browser.render import render
 from browser.types import (
     Back,
     Check,
@@ -153,7 +154,7 @@ async def test_post_only_form(task_browser, fixture_site):
     assert result.ok, result.message
     assert result.observation.url.endswith("/post-search")
     assert result.observation.result_count == 3
-    assert "Results for glaciers" in result.observation.text
+    assert "Results for glaciers" in render(result.observation).text
     gone = await task_browser.act(Click(target=Target(text="Search")))  # the result page has no such button
     assert gone.error == "not_found"
 
@@ -244,7 +245,7 @@ async def test_overlay_autocomplete_switch_and_shadow_dom(task_browser, fixture_
     assert covered.error == "not_interactable" and 'covered by <div id="banner">' in covered.message
     assert (await task_browser.act(Click(target=Target(text="Accept all cookies")))).ok
     shown = await task_browser.act(Click(target=Target(text="Show data")))
-    assert shown.ok and "Shown" in shown.observation.text
+    assert shown.ok and "Shown" in render(shown.observation).text
     country = await task_browser.act(Select(target=Target(label="Country"), option="Germany"))  # options after typing
     assert country.ok and country.readback == "Germany"
     switch = await task_browser.act(Check(target=Target(label="Include estimates")))

@@ -13,7 +13,7 @@ from browser.launch import launch_chromium
 from browser.listing import SECTION_TEXT_JS
 from browser.observe import observe_page
 from browser.refs import locate_ref
-from browser.render import LONG_OPTION_LIST, collapsed_controls
+from browser.render import LONG_OPTION_LIST, collapsed_controls, render
 from browser.types import Control, Observation, Option
 
 pytestmark = pytest.mark.slow
@@ -45,6 +45,15 @@ async def _observe(page: Page, url: str, **kwargs: Any) -> Observation:
     return await observe_page(page, page_id=1, **kwargs)
 
 
+def text_of(obs: Observation, budget: int = 1500) -> str:
+    """The observation as a prompt with `budget` tokens of room shows it (the observer returns the structure)."""
+    return render(obs, budget).text
+
+
+def tokens_of(obs: Observation, budget: int = 1500) -> int:
+    return render(obs, budget).tokens
+
+
 def _by_label(obs: Observation, label: str) -> Control:
     matches = [c for c in obs.controls if c.label == label]
     assert len(matches) == 1, f"{label!r} not unique among {[c.label for c in obs.controls]}"
@@ -52,7 +61,7 @@ def _by_label(obs: Observation, label: str) -> Control:
 
 
 def _line_of(obs: Observation, control: Control) -> str:
-    return next(line for line in obs.text.splitlines() if line.startswith(f"[{control.ref}] "))
+    return next(line for line in text_of(obs).splitlines() if line.startswith(f"[{control.ref}] "))
 
 
 async def test_native_selects_keep_every_option(page: Page, fixture_site: Any) -> None:
@@ -115,7 +124,7 @@ async def test_form_controls_with_labels_states_and_values(page: Page, fixture_s
     after = await observe_page(page, page_id=1)
     assert _by_label(after, "Include children").checked is True
     assert _by_label(after, "Start date: From").value == "2021-05-01"
-    assert '"Start date: From" = "2021-05-01"' in after.text
+    assert '"Start date: From" = "2021-05-01"' in text_of(after)
 
 
 async def test_iframe_controls_have_frame_unique_refs(page: Page, fixture_site: Any) -> None:
@@ -150,7 +159,7 @@ async def test_aria_radio_options_are_labelled_by_their_own_text(page: Page, fix
     frequency = next(c for c in obs.controls if c.label == "Frequency")
     assert frequency.kind == "radio_group" and frequency.value == "Annual"
     assert [(o.label, o.selected) for o in frequency.options] == [("Annual", True), ("Monthly", False)]
-    assert "{Annual | Monthly}" in obs.text
+    assert "{Annual | Monthly}" in text_of(obs)
 
 
 async def test_table_rendered_after_delayed_fetch(page: Page, fixture_site: Any) -> None:
@@ -162,7 +171,7 @@ async def test_table_rendered_after_delayed_fetch(page: Page, fixture_site: Any)
     assert table.caption == "Drug approvals" and table.headers == ["Drug", "Year", "Count"]
     assert table.rows[0] == ["Aspirin", "2019", "12"] and table.total_rows == 4
     assert obs.result_count == 4
-    assert "| Naproxen | 2022 | 3 |" in obs.text
+    assert "| Naproxen | 2022 | 3 |" in text_of(obs)
 
 
 async def test_cards_pagination_chips_facets_and_tabs(page: Page, fixture_site: Any) -> None:
@@ -190,7 +199,7 @@ async def test_cards_pagination_chips_facets_and_tabs(page: Page, fixture_site: 
     assert [o.label for o in pager.options if o.selected] == ["3"]
     assert (_by_label(obs, "List").checked, _by_label(obs, "Table").checked) == (True, False)
     assert _by_label(obs, "Show per page").kind == "page_size"
-    assert "Pagination: page 3 of 6; showing 26-35 of 57; page size 10; next: yes; prev: yes" in obs.text
+    assert "Pagination: page 3 of 6; showing 26-35 of 57; page size 10; next: yes; prev: yes" in text_of(obs)
     assert [ln.text for ln in obs.links] == ["Home", "About", "Terms"]
 
 
@@ -262,7 +271,7 @@ async def test_every_control_and_option_is_in_the_text(page: Page, fixture_site:
         await page.frame_locator("iframe").locator("#region").wait_for()
     obs = await observe_page(page, page_id=1)
     assert obs.controls or name == "obs_delayed_table.html"
-    assert obs.tokens <= 1500
+    assert tokens_of(obs) <= 1500
     for control in obs.controls:
         line = _line_of(obs, control)
         assert f'"{control.label}"' in line
@@ -294,23 +303,23 @@ async def test_budget_keeps_every_control_by_ref_and_cuts_rows(page: Page) -> No
         f"<main><h1>Big</h1><form>{selects}</form><table><tr><th>Name</th><th>N</th><th>Note</th></tr>{rows}"
         f"</table>{paras}</main><footer>{links}</footer>"
     )
-    obs = await observe_page(page, page_id=1, token_budget=1500)
-    assert len(obs.controls) == 25 and obs.tokens <= 1500
+    obs = await observe_page(page, page_id=1)
+    assert len(obs.controls) == 25 and tokens_of(obs) <= 1500
     for control in obs.controls:
         assert _line_of(obs, control).endswith("{" + " | ".join(o.label for o in control.options) + "}")
     assert obs.tables[0].total_rows == 400 and obs.tables[0].truncated  # capped at MAX_TABLE_ROWS
-    assert "| row 0 | 0 | some longer cell text 0 |" in obs.text
-    assert "more rows of TABLE 0 not shown — read_table 0" in obs.text
-    tiny = await observe_page(page, page_id=1, token_budget=200)
-    assert tiny.tokens <= 200  # the fixed part is bounded too (issue 20): no page exceeds the budget
+    assert "| row 0 | 0 | some longer cell text 0 |" in text_of(obs)
+    assert "more rows of TABLE 0 not shown — read_table 0" in text_of(obs)
+    tiny = await observe_page(page, page_id=1)
+    assert tokens_of(tiny, 200) <= 200  # the fixed part is bounded too (issue 20): no page exceeds the budget
     # the form's dropdowns as one line naming every ref and the read that lists them
-    shown = {c.ref for c in tiny.controls if f"[{c.ref}] select" in tiny.text}
-    collapsed = {c.ref for members in collapsed_controls(tiny).values() for c in members}
+    shown = {c.ref for c in tiny.controls if f"[{c.ref}] select" in text_of(tiny, 200)}
+    collapsed = {c.ref for members in collapsed_controls(tiny, 200).values() for c in members}
     assert shown | collapsed == {c.ref for c in tiny.controls} and not shown & collapsed and collapsed
-    for head in collapsed_controls(tiny):
-        assert f"list_options {head} lists them" in tiny.text
+    for head in collapsed_controls(tiny, 200):
+        assert f"list_options {head} lists them" in text_of(tiny, 200)
     # what the collapsed panel leaves goes to the main table, cut with its note (at most its first rows)
-    assert "rows of TABLE 0 not shown — read_table 0" in tiny.text and "| row 5 |" not in tiny.text
+    assert "rows of TABLE 0 not shown — read_table 0" in text_of(tiny, 200) and "| row 5 |" not in text_of(tiny, 200)
 
 
 def test_pagination_and_count_from_text() -> None:
@@ -336,12 +345,12 @@ async def test_offline_site_pages_show_every_control(page: Page, offline_server:
     for site in discover_sites():
         await page.goto(f"{offline_server.origin}/{site.prefix}/")
         obs = await observe_page(page, page_id=1)
-        assert obs.title and obs.tokens <= 1500, site.prefix
+        assert obs.title and tokens_of(obs) <= 1500, site.prefix
         for control in obs.controls:
             assert _line_of(obs, control)
         hrefs = [ln.href for ln in obs.links]
         assert all(h.startswith(("http://", "https://")) for h in hrefs)
-        assert f"-> /{site.prefix}/" in obs.text or not any(f"/{site.prefix}/" in h for h in hrefs)
+        assert f"-> /{site.prefix}/" in text_of(obs) or not any(f"/{site.prefix}/" in h for h in hrefs)
 
 
 async def test_long_card_list_sends_only_the_first_rows_but_counts_all(page: Page) -> None:
@@ -365,7 +374,7 @@ async def test_a_frame_that_cannot_be_observed_is_reported(page: Page, fixture_s
     obs = await observe_page(page, page_id=1)
     assert obs.controls == []
     assert any(n.startswith("[observer] page not observed") and "walk failed" in n for n in obs.notices)
-    assert "walk failed" in obs.text
+    assert "walk failed" in text_of(obs)
 
 
 async def test_a_list_of_link_cards_ranks_as_chrome_but_result_cards_stay_content(page: Page) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from browser.policy import BrowserLimits, OriginPolicy, origin_of
+from browser.render import render
 from browser.types import Click, Goto, ReadPdf, Target
 
 
@@ -75,7 +76,7 @@ async def test_sub_request_to_other_host_refused_and_reported(task_browser, fixt
     assert "request(s) to other origins refused" in result.message
     assert await task_browser.page.text_content("#status") == "pixel refused"
     notice = f"policy refused 1 request(s) to {fixture_site.foreign_origin}"
-    assert notice in result.observation.notices and notice in result.observation.text
+    assert notice in result.observation.notices and notice in render(result.observation).text
     assert fixture_site.foreign_url("foreign-pixel.gif") in task_browser.blocked_requests
     assert len(fixture_site.foreign_hits()) == before
 

@@ -7,10 +7,11 @@ from __future__ import annotations
 import pytest
 from playwright.async_api import async_playwright
 
+from browser.delta import render_observation
 from browser.launch import launch_chromium
 from browser.policy import OriginPolicy
+from browser.render import render
 from browser.types import Goto, ListLinks, ListOptions, ReadSection, Target
-from graph.prompting import observation_text
 from tests.fixtures.realpages import CorpusServer, load_corpus, measure_corpus_page, offline_route
 
 pytestmark = pytest.mark.slow
@@ -57,7 +58,7 @@ async def test_corpus_observations_hold_every_control_and_the_values_a_task_need
     news = next(x for x in samples if x.page == "l-news.ycombinator.com.front")
     assert news.main_links >= 100 and news.main_links_reached == news.main_links
     assert [(x.page, x.silent_cuts) for x in samples if x.silent_cuts] == []
-    # the reads the offer is decided from (Observation.text_reads, from the layout) are the ones the text names
+    # the reads the offer is decided from (Rendering.reads, from the layout) are the ones the text names
     assert [(x.page, x.reads_unrecorded) for x in samples if x.reads_unrecorded] == []
     # issue 20: the main content first. Measured 2026-11-25: 95.9% of the benchmark-kind pages' probes in the
     # text (70 of 73; 84.9% before the budget was spent whole; see benchmarks/bench_observation.py --corpus).
@@ -66,6 +67,15 @@ async def test_corpus_observations_hold_every_control_and_the_values_a_task_need
     bench = [x for x in samples if x.benchmark]
     assert sum(x.probes_in_text for x in bench) >= 0.9 * sum(x.probes_on_page for x in bench)
     assert sum(x.controls_named for x in bench) == sum(x.controls_dom for x in bench)
+
+
+def text_of(obs) -> str:
+    """The observation as a prompt with the worker's budget of room shows it."""
+    return render(obs, BUDGET).text
+
+
+def tokens_of(obs) -> int:
+    return render(obs, BUDGET).tokens
 
 
 async def _corpus_page(browser, server: CorpusServer, name: str):
@@ -83,18 +93,18 @@ async def test_a_chrome_menu_gives_way_to_the_main_content_and_stays_one_read_aw
     with CorpusServer() as server:
         async with chromium_worker.task_browser(str(tmp_path), [server.origin]) as browser:
             obs = await _corpus_page(browser, server, "b-hydro-monthly-table")
-            panel = next(line for line in obs.text.splitlines() if " panel " in line and "15 controls" in line)
+            panel = next(line for line in text_of(obs).splitlines() if " panel " in line and "15 controls" in line)
             head = panel.split("]", 1)[0][1:]
             menu = [c for c in obs.controls if c.rank == 2 and c.kind == "button" and c.label != "Main Menu"]
-            assert len(menu) == 15 and all(f'[{c.ref}] button' not in obs.text for c in menu)
+            assert len(menu) == 15 and all(f'[{c.ref}] button' not in text_of(obs) for c in menu)
             assert f"list_options {head} lists them" in panel
             listed = await browser.act(ListOptions(target=Target(ref=head)))
             assert listed.ok and listed.message.startswith(f"15 of 15 controls of the line [{head}]")
             for control in menu:
                 assert f'[{control.ref}] button "{control.label}"' in listed.message
             # the main content it gave way to: the station's details and the table's summary rows
-            assert "| Publishing Office:; VANCOUVER;" in obs.text and "(end) | Mean |" in obs.text
-            assert obs.tokens <= BUDGET
+            assert "| Publishing Office:; VANCOUVER;" in text_of(obs) and "(end) | Mean |" in text_of(obs)
+            assert tokens_of(obs) <= BUDGET
 
 
 async def test_the_abstract_page_shows_its_abstract_whole_and_ranks_the_tool_panel_as_chrome(chromium_worker,
@@ -104,7 +114,7 @@ async def test_the_abstract_page_shows_its_abstract_whole_and_ranks_the_tool_pan
             obs = await _corpus_page(browser, server, "b-arxiv-abs-2101.01097")
     toggles = [c for c in obs.controls if c.kind == "toggle"]
     assert len(toggles) == 15 and {c.rank for c in toggles} == {2} and len({c.box for c in toggles}) == 1
-    assert "We have found that the proposed TRIQ architecture achieves outstanding performance." in obs.text
+    assert "We have found that the proposed TRIQ architecture achieves outstanding performance." in text_of(obs)
     outline = obs.outline[: obs.outline_main]  # main content lines come first; the tool panel's text after them
     assert any(line.startswith("Abstract:") for line in outline)
     assert not any("Bibliographic Explorer (What is the Explorer?)" in line for line in outline)
@@ -117,9 +127,9 @@ async def test_a_long_description_shows_its_last_lines_with_its_longest_lines_cu
     with CorpusServer() as server:
         async with chromium_worker.task_browser(str(tmp_path), [server.origin]) as browser:
             obs = await _corpus_page(browser, server, "b-cellosaurus-description")
-            assert obs.tokens <= BUDGET and "more outline lines not shown" not in obs.text
-            assert obs.outline[-1] in obs.text  # the last line of the main text
-            cut = [line for line in obs.text.splitlines() if line.endswith("]") and "… [read_section " in line]
+            assert tokens_of(obs) <= BUDGET and "more outline lines not shown" not in text_of(obs)
+            assert obs.outline[-1] in text_of(obs)  # the last line of the main text
+            cut = [line for line in text_of(obs).splitlines() if line.endswith("]") and "… [read_section " in line]
             assert cut
             for line in cut:
                 ref = line.rsplit("[read_section ", 1)[1].rstrip("]")
@@ -143,22 +153,22 @@ async def test_a_heavy_qa_page_spends_its_budget_on_the_question_not_on_per_post
             listed = await browser.act(ListOptions(target=Target(ref="e12")))
     assert listed.ok and listed.message.startswith("334 of 334 controls of the line [e12]")
     assert '] toggle "Up vote' in listed.message
-    lines = obs.text.splitlines()
+    lines = text_of(obs).splitlines()
     posts = [line for line in lines if " panel " in line and "39 Answers (39 items)" in line]
     assert len(posts) == 1 and ": 334 controls" in posts[0] and "refs e12-e15, e17-e27, e32-e350 —" in posts[0]
     assert not any("comment-1" in line or "File milsymbol.js" in line for line in lines if " panel " in line)
     assert {c.kind for c in obs.controls if c.label in ("Up vote", "Down vote")} == {"toggle"}
     assert not any("Tour Start here" in n or "Server Fault" in n for n in obs.notices)
-    assert "comment-copy" not in obs.text and "ai-center" not in obs.text
-    assert "I'm using ArcGIS JSAPI 4.12 and wish to use Spatial Illusions" in obs.text and obs.tokens <= BUDGET
+    assert "comment-copy" not in text_of(obs) and "ai-center" not in text_of(obs)
+    assert "I'm using ArcGIS JSAPI 4.12 and wish to use Spatial Illusions" in text_of(obs) and tokens_of(obs) <= BUDGET
     assert section.ok and 'I got this error because I forgot the type="module" inside the script tag:' in section.message
 
 
 async def test_realish_page_observation(task_browser, fixture_site) -> None:
     result = await task_browser.act(Goto(url=fixture_site.url("obs_realish.html")))
     obs = result.observation
-    text = obs.text
-    assert obs.tokens <= 1500
+    text = text_of(obs)
+    assert tokens_of(obs) <= 1500
     # markup in a label is not shown as markup
     group = next(c for c in obs.controls if c.kind == "radio_group")
     assert group.label == "Search by Station"
@@ -202,7 +212,7 @@ async def test_twelve_dropdowns_reach_the_model_through_the_graph_rendering(task
     result = await task_browser.act(Goto(url=fixture_site.url("obs_realish.html")))
     selects = [c for c in result.observation.controls if c.kind == "select"]
     assert len(selects) == 12
-    seen = observation_text(result.observation.model_dump(), token_budget=1500)
+    seen = render_observation(result.observation.model_dump(), 1500).text
     for control in selects:
         assert f"[{control.ref}] select {control.label!r}".replace("'", '"') in seen
 

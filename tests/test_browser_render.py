@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from browser.render import SHORTEN_TO, collapsed_controls, control_line, render, render_into
+from browser.render import SHORTEN_TO, collapsed_controls, control_line, render
 from browser.tokens import count_tokens
 from browser.types import CellLink, Control, Link, Observation, Option, Pagination, TableData
 
@@ -53,7 +53,7 @@ def test_header_state_pagination_and_notices() -> None:
         result_count=48,
         notices=["[dialog] Accept cookies"],
     )
-    text, tokens = render(obs)
+    text, tokens = _text_tokens(obs)
     assert text.splitlines()[:3] == ["URL: http://x.test/s", "State: q=a; page=2", "Title: Results"]
     assert "Pagination: page 2 of 5; showing 11-20 of 48; page size 10; next: yes; prev: yes" in text
     assert "Result count: 48" in text and "NOTICES:\n[dialog] Accept cookies" in text
@@ -72,7 +72,7 @@ def _big_obs(n_controls: int) -> Observation:
 
 
 def test_budget_respected_and_rows_cut_from_the_end() -> None:
-    text, tokens = render(_big_obs(10), token_budget=1500)
+    text, tokens = _text_tokens(_big_obs(10), token_budget=1500)
     assert tokens <= 1500 and tokens == count_tokens(text)
     assert all(f'[e{i}] select "Filter {i}"' in text for i in range(10))
     lines = text.splitlines()
@@ -85,26 +85,32 @@ def test_budget_respected_and_rows_cut_from_the_end() -> None:
     assert "TABLE 0 (300 rows)" in lines
 
 
+def _text_tokens(obs: Observation, token_budget: int = 1500) -> tuple[str, int]:
+    shown = render(obs, token_budget)
+    return shown.text, shown.tokens
+
+
 def test_the_fixed_part_is_bounded_and_every_control_keeps_a_ref_and_a_read() -> None:
     """60 dropdowns in a 300-token budget: the first ones whole, the rest as one line naming every ref and the
     read that lists them (issue 20: no page exceeds the budget; every control addressable)."""
-    obs = render_into(_big_obs(60), 300)
-    assert obs.tokens <= 300 and obs.token_budget == 300
-    shown = [i for i in range(60) if f'[e{i}] select "Filter {i}"' in obs.text]
+    obs = _big_obs(60)
+    text = render(obs, 300)
+    assert text.tokens <= 300 and text.budget == 300 and not text.complete
+    shown = [i for i in range(60) if f'[e{i}] select "Filter {i}"' in text.text]
     assert shown == list(range(len(shown))) and 2 <= len(shown) < 60  # a prefix of the list, whole
     tail = f"… {60 - len(shown)} more controls ({60 - len(shown)} select), refs e{len(shown)}-e59 — " \
            f"list_options e{len(shown)} lists them"
-    assert tail in obs.text.splitlines()
-    members = collapsed_controls(obs)
+    assert tail in text.text.splitlines()
+    members = collapsed_controls(obs, 300)
     assert list(members) == [f"e{len(shown)}"]
     assert [c.ref for c in members[f"e{len(shown)}"]] == [f"e{i}" for i in range(len(shown), 60)]
-    assert "LINKS: … 100 more links not shown — list_links" in obs.text  # nothing left out silently
-    assert "more outline lines not shown" in obs.text
+    assert "LINKS: … 100 more links not shown — list_links" in text.text  # nothing left out silently
+    assert "more outline lines not shown" in text.text
 
 
 def test_unused_share_flows_to_other_sections() -> None:
     obs = _obs(outline=[f"Line {i} of the outline text" for i in range(400)])
-    text, tokens = render(obs, token_budget=1500)
+    text, tokens = _text_tokens(obs, token_budget=1500)
     assert 1300 < tokens <= 1500  # the outline may use what tables and links do not need
     assert "more outline lines" in text
 
@@ -134,11 +140,11 @@ def test_no_page_exceeds_the_budget_whatever_its_fixed_part_holds() -> None:
         controls=[Control(ref=f"e{i}", kind="text", label=huge, value=huge) for i in range(1, 101)],
         notices=[f"[notice] {huge}" for _ in range(50)],
         outline=["Main text line"], outline_total=1)
-    render_into(obs, 1500)
-    assert obs.tokens <= 1500
-    assert "… " in obs.text and "more notice(s) not shown" in obs.text
-    assert "Main text line" in obs.text  # the content's share survives
-    shown = {c.ref for c in obs.controls if f"[{c.ref}] text" in obs.text}
+    text, tokens = _text_tokens(obs, 1500)
+    assert tokens <= 1500
+    assert "… " in text and "more notice(s) not shown" in text
+    assert "Main text line" in text  # the content's share survives
+    shown = {c.ref for c in obs.controls if f"[{c.ref}] text" in text}
     collapsed = {c.ref for members in collapsed_controls(obs).values() for c in members}
     assert shown | collapsed == {c.ref for c in obs.controls}
 
@@ -158,10 +164,10 @@ def test_a_main_table_that_fits_whole_goes_before_the_links_share() -> None:
     """Issue 20: the page's own content first. A 75-row main table fits the budget whole when the links wait: it
     is shown whole and the links take what is left, the rest named in the note; a table too long to fit whole
     leaves the links their share (how the model moves on)."""
-    text, tokens = render(_station_page(75), token_budget=1500)
+    text, tokens = _text_tokens(_station_page(75), token_budget=1500)
     assert tokens <= 1500 and "| RIVER NUMBER 74 NEAR TOWN 74 | 08AB074 |" in text
     assert "more rows of TABLE 0" not in text and "more links not shown — list_links" in text
-    text, tokens = render(_station_page(150), token_budget=1500)
+    text, tokens = _text_tokens(_station_page(150), token_budget=1500)
     assert tokens <= 1500 and "more rows of TABLE 0 not shown — read_table 0" in text
     assert sum(1 for line in text.splitlines() if line.startswith("[e1")) >= 5  # the links' share
 
@@ -170,7 +176,7 @@ def test_the_budget_is_spent_whole() -> None:
     """A cut section's head line is paid for once, and what per-line estimates leave unused goes to a second
     layout: a text cut for want of room ends within a few tokens of the budget."""
     for budget in (600, 1000, 1500):
-        text, tokens = render(_station_page(150), token_budget=budget)
+        text, tokens = _text_tokens(_station_page(150), token_budget=budget)
         assert budget - 25 <= tokens <= budget, (budget, tokens)
         assert tokens == count_tokens(text)
 
@@ -196,22 +202,22 @@ def test_the_main_text_is_shown_whole_with_its_longest_lines_cut() -> None:
     returns it whole) if that shows every line, the last ones too; a text that fits is left whole, and one that
     does not fit even cut to SHORTEN_TO characters is cut from the end as before."""
     obs = _long_text_page(5, 120)
-    text, tokens = render(obs, token_budget=800)
+    text, tokens = _text_tokens(obs, token_budget=800)
     assert tokens <= 800 and "Closing line: the licence of the resource" in text
     cut = [line for line in text.splitlines() if line.startswith("Catalogs ")]
     assert len(cut) == 5 and all(line.endswith(f"… [read_section e{50 + 6 * k}]") for k, line in enumerate(cut))
     assert len({len(line.split("… [read_section")[0]) for line in cut}) == 1  # one length for all
     assert all(len(line.split("… [read_section")[0]) >= SHORTEN_TO - 1 for line in cut)
-    text, _ = render(obs, token_budget=3000)
+    text, _ = _text_tokens(obs, token_budget=3000)
     assert "[read_section" not in text and "Name119" in text  # it fits: nothing cut
-    text, tokens = render(_long_text_page(5, 120), token_budget=250)
+    text, tokens = _text_tokens(_long_text_page(5, 120), token_budget=250)
     assert tokens <= 250 and "Closing line" not in text and "more outline lines not shown — read_section" in text
 
 
 def test_an_empty_cell_is_one_space_and_the_columns_still_line_up() -> None:
     table = TableData(index=0, headers=["", "Type", "Tags"], rows=[["1930 - 1930", "Flow", ""], ["", "", "x"]],
                       total_rows=2)
-    text, _ = render(_obs(tables=[table]))
+    text, _ = _text_tokens(_obs(tables=[table]))
     assert "| | Type | Tags |\n| 1930 - 1930 | Flow | |\n| | | x |" in text
 
 
@@ -225,12 +231,13 @@ def test_per_post_widgets_give_way_to_the_content_as_one_line_of_running_refs() 
                 for k, (kind, label) in enumerate([("toggle", "Up vote"), ("toggle", "Down vote"),
                                                    ("button", "Share"), ("button", "Flag")])]
     outline = [f"Post {p}: the answer's own text, long enough to need the budget of the page " * 2 for p in range(40)]
-    obs = render_into(_obs(controls=controls, outline=outline, outline_total=40, outline_main=40), 1500)
-    panel = [line for line in obs.text.splitlines() if " panel " in line]
+    obs = _obs(controls=controls, outline=outline, outline_total=40, outline_main=40)
+    text, tokens = _text_tokens(obs, 1500)
+    panel = [line for line in text.splitlines() if " panel " in line]
     assert panel == ['[e1] panel "answer": 160 controls (80 toggle, 80 button), refs e1-e160 — list_options e1 '
                      'lists them']
     assert sorted(c.ref for c in collapsed_controls(obs)["e1"]) == sorted(c.ref for c in controls)
-    assert obs.tokens <= 1500 and sum(1 for line in outline if line in obs.text) >= 15
+    assert tokens <= 1500 and sum(1 for line in outline if line in text) >= 15
 
 
 def test_a_rows_links_carry_their_refs_and_rows_left_out_are_one_read_away() -> None:
@@ -245,7 +252,7 @@ def test_a_rows_links_carry_their_refs_and_rows_left_out_are_one_read_away() -> 
                        CellLink(text="5 comments", href=f"http://x.test/item/{i}", ref=f"e{103 + 4 * i}")],
                       [CellLink(text="", href="http://x.test/vote", ref=f"v{i}")]])
     table = TableData(index=0, headers=["Name", "Info", ""], rows=rows, cell_links=links, total_rows=60)
-    text, tokens = render(_obs(tables=[table]), token_budget=800)
+    text, tokens = _text_tokens(_obs(tables=[table]), token_budget=800)
     assert "| [e100] County 0 | 0 points by [e101] user0 [e102] 2 hours ago / 5 comments | |" in text
     assert "e103" not in text and "[v0]" not in text
     shown = [i for i in range(60) if f"[e{100 + 4 * i}] County {i} |" in text]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from browser.render import render
 from browser.routing import OriginMap, RoutingError, canonical_origin
 from browser.types import Click, Download, Fill, Goto, Submit, Target
 from tests.fixtures.webenv import CSV_TEXT
@@ -54,8 +55,8 @@ async def live_browser(chromium_worker, standin_environment, tmp_path: Path):
 @pytest.mark.slow
 async def test_links_redirects_and_address_stay_live(live_browser, standin_environment):
     observation = await live_browser.observe()
-    assert observation.url == f"{LIVE}/" and "Stand-in home" in observation.text
-    assert standin_environment.origin not in observation.text  # env addresses in the body were rewritten
+    assert observation.url == f"{LIVE}/" and "Stand-in home" in render(observation).text
+    assert standin_environment.origin not in render(observation).text  # env addresses in the body were rewritten
     assert live_browser.router.unmapped_allowed == ["https://unmapped.example"]
     assert live_browser.policy.allowed_origins == {LIVE}
 
@@ -67,7 +68,7 @@ async def test_links_redirects_and_address_stay_live(live_browser, standin_envir
         result = await live_browser.act(Click(target=Target(text=link)))
         assert result.ok, result.message
         assert result.observation.url == f"{LIVE}/page2?{query}"  # Location came back on the live name
-        assert f"query={query}" in result.observation.text
+        assert f"query={query}" in render(result.observation).text
     paths = [hit["path"] for hit in standin_environment.hits]
     assert "/go-abs" in paths and "/page2" in paths
 
@@ -78,12 +79,12 @@ async def test_form_post_cookies_and_download(live_browser, standin_environment)
     posted = await live_browser.act(Submit(target=Target(text="Search")))
     assert posted.ok, posted.message
     assert posted.observation.url == f"{LIVE}/search"
-    assert "topic=freshet" in posted.observation.text
-    assert "origin is own: True" in posted.observation.text  # the environment sees itself as the origin
+    assert "topic=freshet" in render(posted.observation).text
+    assert "origin is own: True" in render(posted.observation).text  # the environment sees itself as the origin
 
     await live_browser.act(Goto(url=f"{LIVE}/cookie"))
     seen = await live_browser.act(Goto(url=f"{LIVE}/whoami"))
-    assert "consent=yes; region=north" in seen.observation.text  # both Set-Cookie headers survived
+    assert "consent=yes; region=north" in render(seen.observation).text  # both Set-Cookie headers survived
     assert {c["name"] for c in await live_browser.context.cookies(LIVE)} >= {"consent", "region"}
 
     await live_browser.act(Goto(url=f"{LIVE}/"))

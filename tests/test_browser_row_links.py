@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from browser.render import render
 from graph.robust import unknown_ref_message
 from tasks.loaders import load_tasks
 
@@ -24,8 +25,9 @@ async def test_a_result_rows_link_is_clicked_by_the_ref_its_row_shows(offline_se
         links = [cell[0] for row in table.cell_links for cell in row if cell]
         assert links and all(link.ref and link.href.startswith(offline_server.origin) for link in links)
         # each shown row names its links' refs before their text; the rows not shown are one read_table away
-        shown = [link for link in links if f"[{link.ref}] {link.text}" in obs.text]
-        assert shown and (len(shown) == len(links) or f"read_table {table.index}" in obs.text)
+        text = render(obs, 1500).text
+        shown = [link for link in links if f"[{link.ref}] {link.text}" in text]
+        assert shown and (len(shown) == len(links) or f"read_table {table.index}" in text)
         target = shown[-1]
         assert unknown_ref_message({"target": {"ref": target.ref}}, obs.model_dump()) is None
         clicked = await browser.act({"kind": "click", "target": {"ref": target.ref}})

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from browser.interface import Browser, BrowserWorker
+from browser.render import render
 from browser.session import ChromiumWorker, PageDriver, SessionTimeouts
 from browser.types import Click, Fill, Goto, Select, Target, WaitFor
 
@@ -96,7 +97,7 @@ async def test_observe_reports_dialogs_and_keeps_page_id(task_browser, fixture_s
     await task_browser.page.wait_for_timeout(200)
     noted = await task_browser.observe()
     assert any("Session expires soon" in notice for notice in noted.notices)
-    assert "Session expires soon" in noted.text
+    assert "Session expires soon" in render(noted).text
     reloaded = await task_browser.act(Goto(url=fixture_site.url("act_form.html")))
     assert reloaded.observation.page_id > again.page_id  # a reload is a new document
 

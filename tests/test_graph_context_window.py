@@ -20,7 +20,7 @@ from agent.config import AgentVariant, Budgets, ProtocolConfig
 from agent.models.chat import make_chat_model
 from agent.models.fake_server import FakeOpenAIServer
 from agent.solve import initial_state, solve_task
-from browser.render import render_into
+from browser.render import render
 from browser.tokens import count_tokens
 from browser.types import CellLink, Control, Observation, Option, TableData
 from graph.evidence_tables import ANSWER, new_table
@@ -58,7 +58,12 @@ def _page(rows: int, filters: int = 6) -> dict:
                                              ref=f"e{100 + r}")], [], [], []] for r in range(rows)])
     obs = Observation(url="http://127.0.0.1:9/vulns/search?severity=high", query_state={"severity": ["high"]},
                       title="Search", controls=controls, tables=[table], page_id=1)
-    return render_into(obs, 1500).model_dump()
+    return obs.model_dump()
+
+
+def whole_text(page: dict) -> str:
+    """The page's text at the worker's budget (what a prompt with room for it shows)."""
+    return render(Observation.model_validate(page), 1500).text
 
 
 def _actor(fake: FakeOpenAIServer, **model: object):
@@ -83,7 +88,7 @@ GOTO = {"tool_calls": [{"name": "goto", "arguments": {"url": "http://127.0.0.1:9
 
 async def test_a_short_window_gets_the_observation_laid_out_within_what_is_left():
     page = _page(120)
-    assert page["tokens"] > 1200  # the browser's rendering alone would fill most of the window
+    assert count_tokens(whole_text(page)) > 1200  # the page at the worker's budget would fill most of the window
     with FakeOpenAIServer([GOTO, GOTO]) as fake:
         actor, state = _actor(fake, context_tokens=WINDOW)
         update = await actor({**state, "observation": page})
@@ -93,11 +98,14 @@ async def test_a_short_window_gets_the_observation_laid_out_within_what_is_left(
     assert sent_tokens(short) <= WINDOW < sent_tokens(full)
     assert update["context_trims"] == 1 and whole["context_trims"] == 0
     seen = short["messages"][-1]["content"]
-    assert page["text"] not in seen and page["text"] in full["messages"][-1]["content"]
+    assert whole_text(page) not in seen and whole_text(page) in full["messages"][-1]["content"]
     # laid out again by the renderer, not chopped: every filter by ref (a line each or a collapsed line naming its
-    # refs and read), the first rows with their links' refs, a note saying where the rest is
-    assert '[e0] select "Filter 0" = "Any"' in seen and {f"e{i}" for i in range(6)} <= named_refs(seen)
-    assert "| [e100] CVE-2024-1000 |" in seen and "rows of TABLE 0 not shown — read_table 0" in seen
+    # refs and read), the table with a note saying where its rows are; the reads its notes name are offered with
+    # it (their schemas are part of the prompt the room was decided in, so the text is shorter than the bare room)
+    assert {f"e{i}" for i in range(6)} <= named_refs(seen) and "rows of TABLE 0 not shown — read_table 0" in seen
+    offered = {tool["function"]["name"] for tool in short["tools"]}
+    assert "list_options e0 lists them" in seen and {"list_options", "read_table"} <= offered
+    assert "list_options" not in {tool["function"]["name"] for tool in full["tools"]}  # whole: nothing to list
     assert seen.rstrip().endswith("END OBSERVATION")
 
 
@@ -108,7 +116,7 @@ async def test_a_page_that_fits_the_room_left_is_sent_as_it_is_and_no_trim_is_co
     with FakeOpenAIServer([GOTO]) as fake:
         actor, state = _actor(fake, context_tokens=WINDOW)
         update = await actor({**state, "observation": page})
-    assert sent_tokens(fake.requests[0]) <= WINDOW and page["text"] in fake.requests[0]["messages"][-1]["content"]
+    assert sent_tokens(fake.requests[0]) <= WINDOW and whole_text(page) in fake.requests[0]["messages"][-1]["content"]
     assert update["context_trims"] == 0
 
 

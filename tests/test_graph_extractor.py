@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import pytest
 
+from browser.delta import render_observation
 from graph.agent_tools import ExtractRows
 from graph.row_extraction import ExtractionError, extract
 from graph.state import RetrievalState, StateValue
 
 URL = "http://x/results?agency=epa&page=2"
 OBSERVATION = {
-    "url": URL, "text": "# Station Lake Vale (ST-77)\n...", "result_count": 3,
+    "url": URL, "outline": ["# Station Lake Vale (ST-77)", "..."], "outline_total": 2, "result_count": 3,
     "pagination": {"page": 2, "pages": 2, "total": 3},
     "tables": [{"index": 0, "headers": ["ID", "Agency name", "Year"], "rows": [["A1", "EPA", "2020"],
                                                                          ["A2", "EPA", "2021"],
@@ -24,8 +25,10 @@ RETRIEVAL = RetrievalState(url=URL, path="/results", page=2, pages=2, result_cou
 
 def run(args: ExtractRows, columns=("id", "agency", "year"), *, provenance=True, last_read=None, flags=None,
         observation=None):
-    return extract(args, columns=columns, observation=observation or OBSERVATION, last_read=last_read, retrieval=RETRIEVAL,
-                   drift_flags=flags or [], provenance=provenance, step=5)
+    observation = observation or OBSERVATION
+    return extract(args, columns=columns, observation=observation, last_read=last_read, retrieval=RETRIEVAL,
+                   drift_flags=flags or [], provenance=provenance, step=5,
+                   page_text=lambda: render_observation(observation, 1500).text)  # as the page is shown
 
 
 def test_headers_map_to_columns_with_provenance():

@@ -117,7 +117,7 @@ def test_a_page_restating_the_filter_in_force_is_no_clamp():
     assert clamp_evidence(value, "2024", ["Records available 2003–2019."], asked_for_target=False) is None
 
 
-NO_RESULTS = {"url": "http://x/search?q=zz", "text": "", "outline": ["Search", "No results."], "tables": []}
+NO_RESULTS = {"url": "http://x/search?q=zz", "outline": ["Search", "No results."], "tables": []}
 
 
 def _ctx(observation, plan=None, retrieval=None):

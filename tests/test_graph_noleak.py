@@ -8,7 +8,8 @@ import time
 import pytest
 
 from agent.solve import initial_state
-from graph.prompting import Prompts, observation_text
+from browser.delta import render_observation
+from graph.prompting import Prompts
 from tasks.loaders import load_tasks
 
 TASKS = load_tasks("offline", origin="http://127.0.0.1:9")
@@ -36,7 +37,7 @@ def test_state_and_prompts_hold_no_hidden_fields(task, give_start_url):
     rendered = [
         json.dumps(state, default=str),
         prompts.planner_system, prompts.planner_task(state["task"]),
-        prompts.actor_system, prompts.actor_turn(state, observation_text=observation_text(None, 100), max_steps=60),
+        prompts.actor_system, prompts.actor_turn(state, observation_text=render_observation(None, 100).text, max_steps=60),
     ]
     text = "\n".join(rendered)
     prompt_text = "\n".join(rendered[1:])

@@ -13,9 +13,9 @@ from graph.workspace_tools import ReadContext, compose_answer, derive, discard, 
 from tasks.spec import OutputSpec
 
 SPEC = OutputSpec(columns=("id", "year"), field_separator="|", record_separator="\n")
-PAGE = {"url": "http://x/r?q=a", "text": "", "outline": [],
+PAGE = {"url": "http://x/r?q=a", "outline": [],
         "tables": [{"index": 0, "headers": ["ID", "Year"], "rows": [["b", "2021"], ["a", "2020"]]}]}
-NONE = {"url": "http://x/r?q=zz", "text": "", "outline": ["Search", "No results."], "tables": []}
+NONE = {"url": "http://x/r?q=zz", "outline": ["Search", "No results."], "tables": []}
 
 
 def _read(observation, tables, step):

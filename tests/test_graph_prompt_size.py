@@ -15,9 +15,7 @@ from langchain_core.messages import AIMessage, SystemMessage
 from agent.config import AgentVariant, ModelConfig, ProtocolConfig
 from agent.models.scripted import ScriptedPolicy, load_walkthrough
 from agent.solve import initial_state, solve_task
-from browser.delta import page_key as browser_page_key
-from browser.delta import render_delta
-from browser.render import render_into, render_unchanged
+from browser.render import render, render_unchanged
 from browser.types import Control, Link, Observation, Option, Pagination, TableData
 from eval.score import score_answer
 from graph.context import fit_window
@@ -44,7 +42,12 @@ def page(value: str = "Any", url: str = "http://127.0.0.1:9/s?kind=a", links_tot
         outline=["# Search", *(f"Paragraph {i} of the page with some words in it" for i in range(8))], outline_total=8,
         links=[Link(ref="e9", text="Next", href=url + "&page=2"), Link(ref="e10", text="Help", href="/help")],
         links_total=links_total)
-    return render_into(obs, 1500).model_dump()
+    return obs.model_dump()
+
+
+def whole(observation: dict) -> str:
+    """The page's whole text at the worker's budget, as the first actor call that shows it renders it."""
+    return render(Observation.model_validate(observation), 1500).text
 
 
 def ref_lines(text: str) -> list[str]:
@@ -62,7 +65,7 @@ def turn_state(observation: dict, step: int, seen_page: dict | None = None) -> d
 
 def test_a_delta_keeps_every_control_and_link_and_says_what_it_left_out():
     shown = page()
-    full = shown["text"]
+    full = whole(shown)
     delta = render_unchanged(Observation.model_validate(shown), since_step=4)
     assert delta.startswith("(page unchanged since step 4:")
     assert ref_lines(delta) == ref_lines(full) and len(ref_lines(full)) == 5  # 3 controls + 2 links
@@ -81,36 +84,37 @@ def test_a_pager_keeps_its_page_links_in_a_delta():
     obs = Observation.model_validate(page())
     obs.controls.append(Control(ref="e7", kind="link", label="Result pages",
                                 options=[Option(label=x, value=f"?p={x}") for x in ("1", "2", "Next")]))
-    render_into(obs, 1500)
     delta = render_unchanged(obs, since_step=2)
     assert '[e7] link "Result pages" {1 | 2 | Next}' in delta.splitlines()
 
 
 def test_a_delta_needs_the_same_page_and_a_real_saving():
     shown = page()
-    key = browser_page_key(shown)
-    assert render_delta(key, shown, since_step=1, token_budget=1500) is not None
-    assert render_delta(key, page(value="B"), since_step=1, token_budget=1500) is None  # another page
-    bare = render_into(Observation(url="http://x/", controls=[Control(ref="e1", kind="text", label="Name", value="")]),
-                       1500)
-    assert render_delta(browser_page_key(bare), bare, since_step=1, token_budget=1500) is None  # nothing to leave out
+    seen = {"key": page_key(shown), "step": 1}
+    assert turn_observation(turn_state(shown, step=1, seen_page=seen), 1500)[0].unchanged_since == 1
+    assert turn_observation(turn_state(page(value="B"), step=1, seen_page=seen), 1500)[0].unchanged_since is None
+    bare = Observation(url="http://x/", controls=[Control(ref="e1", kind="text", label="Name", value="")]).model_dump()
+    nothing_to_leave_out = turn_observation(turn_state(bare, step=1, seen_page={"key": page_key(bare), "step": 1}), 1500)
+    assert nothing_to_leave_out[0].unchanged_since is None and nothing_to_leave_out[0].text == whole(bare)
 
 
 def test_the_delta_follows_the_page_the_model_was_shown_whole():
     shown = page()
-    text, seen = turn_observation(turn_state(shown, step=0), 1500)
-    assert text == shown["text"] and seen["step"] == 1  # first sight: whole
-    text, again = turn_observation(turn_state(shown, step=1, seen_page=seen), 1500)
+    rendering, seen = turn_observation(turn_state(shown, step=0), 1500)
+    assert rendering.text == whole(shown) and seen["step"] == 1  # first sight: whole
+    rendering, again = turn_observation(turn_state(shown, step=1, seen_page=seen), 1500)
+    text = rendering.text
     assert text.startswith("(page unchanged since step 1:") and again == seen  # same page: a delta
-    assert ref_lines(text) == ref_lines(shown["text"])
+    assert ref_lines(text) == ref_lines(whole(shown)) and rendering.unchanged_since == 1
     changed = page(value="B")  # a control changed: the model has not seen this page, so it gets it whole
-    text, seen_changed = turn_observation(turn_state(changed, step=2, seen_page=seen), 1500)
-    assert text == changed["text"] and seen_changed["step"] == 3
+    rendering, seen_changed = turn_observation(turn_state(changed, step=2, seen_page=seen), 1500)
+    assert rendering.text == whole(changed) and seen_changed["step"] == 3
     moved = page(url="http://127.0.0.1:9/s?kind=b")
-    assert turn_observation(turn_state(moved, step=2, seen_page=seen), 1500)[0] == moved["text"]
-    assert turn_observation(turn_state(shown, step=DELTA_SPAN, seen_page=seen), 1500)[0].startswith("(page unchanged")
-    text, refreshed = turn_observation(turn_state(shown, step=DELTA_SPAN + 1, seen_page=seen), 1500)
-    assert text == shown["text"] and refreshed["step"] == DELTA_SPAN + 2  # whole again DELTA_SPAN steps later
+    assert turn_observation(turn_state(moved, step=2, seen_page=seen), 1500)[0].text == whole(moved)
+    assert turn_observation(turn_state(shown, step=DELTA_SPAN, seen_page=seen), 1500)[0].text.startswith(
+        "(page unchanged")
+    rendering, refreshed = turn_observation(turn_state(shown, step=DELTA_SPAN + 1, seen_page=seen), 1500)
+    assert rendering.text == whole(shown) and refreshed["step"] == DELTA_SPAN + 2  # whole again DELTA_SPAN steps later
 
 
 # ---------------------------------------------------------------- tool schemas
@@ -143,20 +147,32 @@ def test_compact_schemas_still_validate_the_same_calls():
     assert '"default"' not in schemas and "maximum" not in schemas and '"title"' not in schemas
 
 
+def offers(state: dict, budget: int = 1500) -> set[str]:
+    """The tools offered with the turn's rendering of the observation (as the actor offers them)."""
+    all_names = {t["function"]["name"] for t in tool_schemas(search=False)}
+    shown = turn_observation({"step": 0, **state}, budget)[0]
+    return offered_tool_names(state, ablated=frozenset(), all_names=all_names, shown=shown)
+
+
 def test_reads_of_left_out_content_are_offered_when_the_observation_names_them():
     all_names = {t["function"]["name"] for t in tool_schemas(search=False)}
     named_in_content = page()  # a page's own words naming a read offer nothing: the renderer's layout decides
-    named_in_content["text"] += "\nread_section list_links list_options"
-    assert not offered_tool_names({"observation": named_in_content}, ablated=frozenset(),
-                                  all_names=all_names) & {"list_options", "list_links", "read_section"}
+    named_in_content["outline"][-1] = "read_section list_links list_options"
+    assert "read_section list_links list_options" in whole(named_in_content)
+    assert not offers({"observation": named_in_content}) & {"list_options", "list_links", "read_section"}
     short = page(links_total=42)
-    assert "… 40 more links not shown — list_links" in short["text"]
-    offered = offered_tool_names({"observation": short}, ablated=frozenset(), all_names=all_names)
+    assert "… 40 more links not shown — list_links" in whole(short)
+    offered = offers({"observation": short})
     assert "list_links" in offered and not offered & {"list_options", "read_section", "derive"}
+    # before the room is decided, the offers are those any rendering of the page could need (a superset)
+    assert offered < offered_tool_names({"observation": short}, ablated=frozenset(), all_names=all_names)
     seen = {"key": page_key(short), "step": 1}  # the next turn shows this page as a delta: options as {…}
-    in_delta = offered_tool_names({"observation": short, "seen_page": seen}, ablated=frozenset(), all_names=all_names)
+    in_delta = offers({"observation": short, "seen_page": seen, "step": 1})
     assert {"list_options", "read_section"} <= in_delta  # the delta's note names both (outline text left out)
     assert "read_section" in render_unchanged(Observation.model_validate(short), since_step=1)
+    cramped = page()  # in a small room the same page's text leaves out links and lines: their reads come with it
+    assert not offers({"observation": cramped}) & {"list_links", "read_section"}
+    assert {"list_links", "read_section"} <= offers({"observation": cramped}, budget=150)
     with_tables = offered_tool_names({"observation": page(), "tables": {"t": {"rows": []}}}, ablated=frozenset(),
                                      all_names=all_names)
     assert {"derive", "set_url_params", "read_table", "extract_rows"} <= with_tables
@@ -208,7 +224,7 @@ def test_facts_scroll_and_wait_are_offered_when_they_can_help():
     assert "read_facts" in offered(plan={**one_table, "detail_pages": True})
     assert "read_facts" in offered(plan=one_table, tables={"t": {"rows": []}})
     assert {"scroll", "wait_for"} <= offered(plan=one_table, last_result={"ok": False, "error": "no_effect"})
-    sparse = {**page(), "text": "URL: http://x/\nCONTROLS: none found", "tokens": 12}
+    sparse = Observation(url="http://x/").model_dump()
     assert {"scroll", "wait_for"} <= offered_tool_names({"observation": sparse}, ablated=frozenset(),
                                                          all_names=all_names)
 

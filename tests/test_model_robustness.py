@@ -21,7 +21,7 @@ from tasks.loaders import load_tasks
 
 TASK = load_tasks("offline", origin="http://127.0.0.1:9", task_ids=["offline_vulns_001"])[0]
 OBSERVATION = {
-    "url": "http://127.0.0.1:9/vulns/search", "title": "Search", "page_id": 1, "text": "a page",
+    "url": "http://127.0.0.1:9/vulns/search", "title": "Search", "page_id": 1,
     "controls": [{"ref": f"e{i}", "kind": "select", "label": f"Filter {i}", "options": [{"label": "A", "value": "a"}]}
                  for i in range(1, 6)],
     "links": [{"ref": "e7", "text": "Next", "href": "/vulns/search?page=2"}], "tables": [],

@@ -25,7 +25,7 @@ from agent.models.scripted import (
     plan_from_walkthrough,
     target_name,
 )
-from graph.plan_flags import plan_gates
+from graph.judge import gates_for
 from graph.state import Plan
 from graph.state_reading import PAGE_PARAMS
 from graph.values import gate_key
@@ -44,7 +44,7 @@ class FaultSite:
 
 
 def _planned(plan: Plan) -> set[str]:
-    return {gate_key(g.name) for g in plan_gates(plan)}
+    return {gate_key(g.name) for g in gates_for(plan, every_phase=True)}
 
 
 def _state_setter(step: Step, planned: set[str], tools: tuple[str, ...]) -> bool:

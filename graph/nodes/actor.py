@@ -9,6 +9,7 @@ from typing import Any
 from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage, ToolMessage
 from pydantic import BaseModel
 
+from browser.render import Rendering
 from graph.agent_tools import DiscardRows, Finish, RevisePlan
 from graph.answer_format import parse_order
 from graph.caps import bound_reply
@@ -59,9 +60,8 @@ def make_actor(deps: Deps):
             deps.log.write({"node": "actor", "stop": stop})
             return {"stop_reason": stop, "pending": None, "nodes_run": ["actor"]}
         step = state.get("step", 0) + 1
-        tools = actor_tools(deps, state)
         try:
-            prompt, tools, trimmed, seen_page, parts = _prompt(deps, state, tools)
+            prompt, tools, trimmed, seen_page, parts = _prompt(deps, state)
         except ContextOverflow as exc:
             deps.log.write({"node": "actor", "step": step, "error": str(exc), "kind": "config"})
             return {"stop_reason": "error", "pending": None, "nodes_run": ["actor"], "step": step,
@@ -133,7 +133,7 @@ def make_actor(deps: Deps):
     return actor
 
 
-def _prompt(deps: Deps, state: AgentState, tools: list[dict[str, Any]]
+def _prompt(deps: Deps, state: AgentState
             ) -> tuple[list[AnyMessage], list[dict[str, Any]], bool, dict[str, Any] | None, dict[str, int]]:
     """System prompt, the earlier exchanges that fit the model's context window, and the current turn; the tool
     schemas to bind (undocumented in the shortest windows); whether anything was cut to fit (the context trim);
@@ -141,23 +141,30 @@ def _prompt(deps: Deps, state: AgentState, tools: list[dict[str, Any]]
 
     The observation is rendered once, within the room `graph.context.fit_prompt` leaves it after the system
     prompt, the tools, the history and the turn's state part (abbreviated too when the window is short), so the
-    prompt never exceeds `context_tokens` (`ContextOverflow` when even the smallest prompt cannot fit)."""
+    prompt never exceeds `context_tokens` (`ContextOverflow` when even the smallest prompt cannot fit). The
+    tools are offered for that rendering (the reads its notes name); the room is decided with the tools a
+    rendering of the page needs (shown whole, or any), so the final prompt is no longer than the one fitted."""
     system = SystemMessage(actor_system(deps, state))
     history = [_page_data(m, deps) for m in history_window(state.get("messages") or [])]
     seen_page: list[dict[str, Any] | None] = [None]
+    offered: dict[Rendering | bool, list[dict[str, Any]]] = {}
 
-    def observe(budget: int) -> str:
-        text, seen_page[0] = turn_observation(state, budget)
-        return text
+    def observe(budget: int) -> Rendering:
+        rendering, seen_page[0] = turn_observation(state, budget)
+        return rendering
 
     def turn(observation: str, cut: int) -> HumanMessage:
         return HumanMessage(deps.prompts.actor_turn(state, observation_text=observation,
                                                     max_steps=deps.budgets.max_steps, cut=cut))
 
+    def tools(level: int, shown: Rendering | bool) -> list[dict[str, Any]]:
+        if shown not in offered:
+            offered[shown] = actor_tools(deps, state, shown)
+        return offered[shown] if level < TURN_CUTS else undocumented(offered[shown])
+
     fitted = fit_prompt(system=system, history=history, context_tokens=deps.model_config.context_tokens,
                         budget=deps.token_budget, whole=HISTORY_WHOLE, levels=TURN_CUTS, turn=turn, observe=observe,
-                        tools=lambda level: tools if level < TURN_CUTS else undocumented(tools),
-                        observation_tokens=observation_tokens(state.get("observation"), deps.token_budget))
+                        tools=tools, observation_tokens=lambda: observation_tokens(state.get("observation")))
     return fitted.messages, fitted.tools, fitted.trimmed, seen_page[0], prompt_parts(
         system, fitted.history, fitted.turn, fitted.observation, fitted.tools)
 

@@ -8,6 +8,7 @@ from typing import Any
 from langchain_core.messages import ToolMessage
 from pydantic import TypeAdapter
 
+from browser.delta import content_key
 from browser.interface import BrowserError
 from browser.types import CHANGING_KINDS, PASSIVE_KINDS, ActionResult, BrowserAction, Observation
 from graph.agent_tools import WebSearch
@@ -42,8 +43,7 @@ def make_executor(deps: Deps):
             return _browser_failure(deps, state, pending, "crashed", f"{type(exc).__name__}: {exc}")
         browser_ms = (time.perf_counter() - started) * 1000
         deps.log.write({"node": "executor", "step": step, "action": action.kind, "ok": result.ok, "error": result.error,
-                        "message": result.message, "url": observation.url, "browser_ms": browser_ms,
-                        "observation_tokens": observation.tokens})
+                        "message": result.message, "url": observation.url, "browser_ms": browser_ms})
         update: dict[str, Any] = {
             "observation": observation.model_dump(),
             "last_action": action.model_dump(),
@@ -106,10 +106,10 @@ async def _search(deps: Deps, state: AgentState, pending: PendingCall) -> dict[s
 def _reply(state: AgentState, kind: str, result: ActionResult, observation: Observation, call_id: str) -> ToolMessage:
     lines = result_lines(result)
     text = "\n".join(lines)
-    before = state.get("observation") or {}
-    same = bool(observation.text) and (before.get("url"), before.get("text")) == (observation.url, observation.text)
+    before = state.get("observation")
+    same = bool(before) and content_key(before) == content_key(observation)
     unchanged = result.ok and kind in CHANGING_KINDS and result.table is None and not result.pdf_pages and same
     if unchanged:
-        text += "\n" + NO_CHANGE  # same URL, same text: a reload of the same page counts as no change
+        text += "\n" + NO_CHANGE  # the same page shown (URL and content): a reload of it counts as no change
     gist = lines[1].split("\n", 1)[0] if len(lines) > 1 else ""  # the line after `ok=`: what happened
     return tool_reply(text, call_id, failed=not result.ok, unchanged=unchanged, gist=gist)

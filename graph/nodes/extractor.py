@@ -30,7 +30,7 @@ def make_extractor(deps: Deps, *, provenance: bool = True):
                 facts = (await view.open(deps, url)).facts
             elif needs_page_facts(args):
                 facts = (await read_facts_of(deps, None)).facts
-            written = extract_into(args, view.context(provenance=provenance), schema=deps.spec.columns,
+            written = extract_into(args, view.context(deps, provenance=provenance), schema=deps.spec.columns,
                                    tables=view.get("tables") or {},
                                    page_facts=facts.model_dump() if facts is not None else None,
                                    echo_chars=echo_budget(len(urls)))
@@ -43,7 +43,7 @@ def make_extractor(deps: Deps, *, provenance: bool = True):
 
         def failure_notes(view: PageView) -> list[str]:
             """The read's gates judged on the page it failed on: a mismatch is flagged even so."""
-            check = view.context(provenance=provenance).check(args.into)
+            check = view.context(deps, provenance=provenance).check(args.into)
             add_flags(view, check.mismatches)
             return check.notes()
 

@@ -58,11 +58,11 @@ class PageView:
     def get(self, key: str, default: Any = None) -> Any:
         return self.state.get(key, default)
 
-    def context(self, *, provenance: bool) -> ReadContext:
+    def context(self, deps: Deps, *, provenance: bool) -> ReadContext:
         """What the read has in front of it on the page it is on."""
-        return ReadContext(observation=self.get("observation") or {}, last_read=self.get("last_read"),
-                           retrieval=self.get("retrieval"), drift_flags=self.get("drift_flags") or [],
-                           provenance=provenance, step=self.get("step", 0),
+        return ReadContext(observation=self.get("observation") or {}, token_budget=deps.token_budget,
+                           last_read=self.get("last_read"), retrieval=self.get("retrieval"),
+                           drift_flags=self.get("drift_flags") or [], provenance=provenance, step=self.get("step", 0),
                            plan=Plan.model_validate(self.state["plan"]) if self.get("plan") else None,
                            history=self.get("history") or [])
 

@@ -55,7 +55,7 @@ async def _read_facts(deps: Deps, state: AgentState, args: ReadFacts, *, provena
     async def read(view: PageView, url: str | None) -> PageReply:
         result = await view.open(deps, url) if url is not None else await read_facts_of(deps, None)
         assert result.facts is not None
-        written = read_facts_row(args, view.context(provenance=provenance), tables=view.get("tables") or {},
+        written = read_facts_row(args, view.context(deps, provenance=provenance), tables=view.get("tables") or {},
                                  page_facts=result.facts.model_dump())
         view.tables_written(written.tables)
         add_flags(view, written.flags)

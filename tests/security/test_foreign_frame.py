@@ -14,6 +14,7 @@ from starlette.applications import Starlette
 from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
+from browser.render import render
 from browser.types import Goto
 from tasks.offline.server import ThreadedServer, free_port
 
@@ -45,7 +46,7 @@ async def test_foreign_frame_is_a_blocked_request_and_the_goto_is_ok(chromium_wo
     async with chromium_worker.task_browser(str(tmp_path), [origin]) as browser:
         result = await browser.act(Goto(url=f"{origin}/framed.html"))
         assert result.ok and result.error is None, result.message
-        assert "alpha" in (result.observation or await browser.observe()).text
+        assert "alpha" in render(result.observation or await browser.observe()).text
         assert f"{foreign}/ad.html" in browser.blocked_requests  # recorded as a blocked request ...
         refused = [b for b in browser.policy.blocked if b.url == f"{foreign}/ad.html"]
         assert refused and not refused[0].navigation  # ... not as the page's navigation

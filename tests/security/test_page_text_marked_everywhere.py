@@ -27,8 +27,8 @@ MARK = PAGE_LINE_MARK.strip()
 
 def _page_with(lines: list[str]) -> dict:
     observation = hostile_page(hostile=False)
-    text = observation["text"] + "\n" + "\n".join(lines)
-    return {**observation, "text": text}
+    outline = [*observation["outline"], *lines]  # text lines of the page, as the observer sends them
+    return {**observation, "outline": outline, "outline_total": len(outline)}
 
 
 async def test_page_text_marked_every_look_alike_inside_the_fence():
