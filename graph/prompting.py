@@ -18,7 +18,7 @@ from browser.render import Rendering, whole_tokens
 from browser.tokens import count_tokens, encoding
 from graph.details import phase_progress
 from graph.evidence_tables import extracted_answer, read_rows, schemas, workspace_tables
-from graph.judge import current_phase, gates_for, grounding_lines
+from graph.judge import current_phase, gates_for, grounding_lines, window_bounds
 from graph.page_fence import inline_data, untrusted
 from graph.plan_flags import ambiguous_gates
 from graph.state import AgentState, Gate, Plan, TaskView
@@ -141,7 +141,12 @@ def split_state_values(plan: Plan | None, retrieval: Any,
     of the rest ("not in plan": the observation's CONTROLS already show them with the same value)."""
     if not retrieval:
         return [], []
-    named = {found[0] for g in gates_for(plan, every_phase=True) if (found := find_gate_value(retrieval, g.name, g))} if plan else set()
+    named: set[str] = set()
+    for gate in gates_for(plan, every_phase=True) if plan else []:
+        if gate.kind == "window":  # a window names its From/To pair, which no single key matches
+            named.update(k for k in window_bounds(gate.name, retrieval["values"]) if k)
+        elif found := find_gate_value(retrieval, gate.name, gate):
+            named.add(found[0])
     shown: list[tuple[str, Any]] = []
     rest: list[str] = []
     for key, value in retrieval["values"].items():

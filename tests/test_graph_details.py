@@ -171,3 +171,16 @@ def test_a_detail_phase_read_under_other_names_is_read_and_checked_under_them():
     report = verify(plan=named_otherwise, tables=tables, columns=("species", "status"), step=12,
                             listings=listings)
     assert "species_pages" in report["repair_goal"] and report["failures"][0]["check"] == "schema"
+
+
+def test_a_planned_windows_bounds_are_not_said_to_be_outside_the_plan():
+    """A played run was told 'not in plan: year_from, year_to' while the plan's window on them showed held."""
+    plan = Plan(gates=[Gate(kind="window", name="From year / To year", target="2018..2021"),
+                       Gate(kind="filter", name="State", target="Southvale")])
+    state = {"url": "http://s/q?state=SV", "path": "/q", "page": None, "pages": None, "result_count": None, "step": 8,
+             "values": {"year_from": {**_value("2018", None), "label": "From year"},
+                        "year_to": {**_value("2021", None), "label": "To year"},
+                        "state": {**_value("Southvale", None), "label": "State"},
+                        "totals": {**_value("on", None), "label": "Show totals"}}}
+    shown, rest = split_state_values(plan, state, [])
+    assert [k for k, _ in shown] == ["year_from", "year_to", "state"] and rest == ["totals"]
