@@ -55,7 +55,10 @@ def _shared_value(source: str, page_text: Callable[[], str], url: str, page_fact
     if source.startswith("fact:") and page_facts is None:
         raise ExtractionError("fact: sources need the page's labelled values (none were read)")
     if source.startswith("re:"):
-        match = re.search(source[3:], page_text())
+        try:
+            match = re.search(source[3:], page_text())
+        except re.error as exc:  # the model's regex: a tool error it can correct, not a crash of the node
+            raise ExtractionError(f"regex {source[3:]!r} does not compile: {exc}") from exc
         if not match:
             raise ExtractionError(f"regex {source[3:]!r} found nothing in the page text")
         return (match.group(1) if match.groups() else match.group(0)).strip()

@@ -87,6 +87,7 @@ def test_provenance_ablation_drops_the_state_snapshot():
     (ExtractRows(table=3, columns={"id": "ID"}), "no table 3: the page shows 1 table"),
     (ExtractRows(source="pdf", columns={"id": "x"}), "needs a `pattern`"),
     (ExtractRows(source="pdf", pattern="(?P<x>.)", columns={"id": "x"}), "no PDF was read"),
+    (ExtractRows(columns={"id": "re:("}), r"regex '\(' does not compile"),
 ])
 def test_mapping_errors_tell_the_actor_what_exists(args: ExtractRows, message: str):
     with pytest.raises(ExtractionError, match=message):
