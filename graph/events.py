@@ -48,7 +48,6 @@ class _Outcome(BaseModel):
     error: str | None = None
     message: str | None = None
     url: str | None = None
-    observation_tokens: int | None = None
 
 
 class RunEvent(_NodeEvent):
