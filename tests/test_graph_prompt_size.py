@@ -12,18 +12,17 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage, SystemMessage
 
-from agent.config import AgentVariant, ModelConfig, ProtocolConfig
-from agent.models.scripted import ScriptedPolicy, load_walkthrough
-from agent.solve import initial_state, solve_task
+from agent.models.scripted import ScriptedPolicy
+from agent.solve import initial_state
 from browser.render import render, render_unchanged
 from browser.types import Control, Link, Observation, Option, Pagination, TableData
-from eval.score import score_answer
 from graph.context import fit_window
 from graph.offers import offered_tool_names
 from graph.prompting import DELTA_SPAN, Prompts, page_key, turn_observation
 from graph.robust import tool_reply
 from graph.tool_schemas import ToolCallError, parse_tool_call, tool_schemas
 from tasks.loaders import load_tasks
+from tests.fixtures.walkthroughs import solve_exactly
 
 TASK = load_tasks("offline", origin="http://127.0.0.1:9", task_ids=["offline_vulns_001"])[0]
 CONTROL_LINE = re.compile(r"^\[e\d+\] ")
@@ -284,14 +283,8 @@ turns: list[str] = []
 async def test_deltas_on_a_real_run_hide_no_control_and_the_replay_stays_exact(offline_server, chromium_worker,
                                                                                 tmp_path: Path):
     task_id = "offline_water_004"  # reads two tables of the same page in turn: deltas happen
-    task = load_tasks("offline", origin=offline_server.origin, task_ids=[task_id])[0]
     turns.clear()
-    chat = Recording(steps=load_walkthrough(task_id, origin=offline_server.origin))
-    async with chromium_worker.task_browser(str(tmp_path), [offline_server.origin]) as browser:
-        outcome = await solve_task(task, browser=browser, model=ModelConfig(name="scripted", provider="scripted"),
-                                   variant=AgentVariant(name="full"), protocol=ProtocolConfig(), out_dir=tmp_path,
-                                   policy=chat)
-    assert score_answer(outcome.answer, task.oracle_answer, task.output_spec).exact_match
+    await solve_exactly(task_id, Recording, offline_server, chromium_worker, tmp_path)
     observations = [t.split("\nOBSERVATION:\n", 1)[1] for t in turns if "\nOBSERVATION:\n" in t]
     deltas = 0
     last_whole = ""

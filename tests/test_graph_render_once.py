@@ -14,12 +14,9 @@ import pytest
 
 import browser.render
 import graph.nodes.actor
-from agent.config import AgentVariant, ModelConfig, ProtocolConfig
-from agent.models.scripted import ScriptedPolicy, load_walkthrough
-from agent.solve import solve_task
+from agent.models.scripted import ScriptedPolicy
 from browser.session import PageDriver
-from eval.score import score_answer
-from tasks.loaders import load_tasks
+from tests.fixtures.walkthroughs import solve_exactly
 
 pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="session")]
 
@@ -69,13 +66,7 @@ async def test_each_actor_call_renders_its_observation_once_and_observing_render
     monkeypatch.setattr(graph.nodes.actor, "turn_observation", counting_turn)
 
     task_id = "offline_water_004"  # two tables of one page read in turn: some turns show the page as a delta
-    task = load_tasks("offline", origin=offline_server.origin, task_ids=[task_id])[0]
-    chat = Counting(steps=load_walkthrough(task_id, origin=offline_server.origin))
-    async with chromium_worker.task_browser(str(tmp_path), [offline_server.origin]) as session:
-        outcome = await solve_task(task, browser=session, model=ModelConfig(name="scripted", provider="scripted"),
-                                   variant=AgentVariant(name="full"), protocol=ProtocolConfig(), out_dir=tmp_path,
-                                   policy=chat)
-    assert score_answer(outcome.answer, task.oracle_answer, task.output_spec).exact_match
+    await solve_exactly(task_id, Counting, offline_server, chromium_worker, tmp_path)
 
     assert len(counts.observes) >= 8 and set(counts.observes) == {0}  # observing renders nothing
     shown = [renders for has_page, renders, _ in counts.turns if has_page]
