@@ -508,7 +508,10 @@ async def perform(driver: PageHandle, action: Any) -> ActionResult:
     if described:
         message += f"; {summary}"
     return ActionResult(ok=error is None, action=action.model_dump(), error=error,  # type: ignore[arg-type]
-                        message=message, delta=delta, described=described, readback=readback, observation=after, table=outcome.table,
+                        message=message, delta=delta, described=described, readback=readback, observation=after,
+                        set_controls=[label for label in (outcome.control_label,
+                                                          *(label for _, label, _ in outcome.extra_checks)) if label],
+                        table=outcome.table,
                         pdf_pages=outcome.pdf_pages, facts=outcome.facts,
                         download_path=outcome.download_path)
 

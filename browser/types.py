@@ -418,6 +418,9 @@ class ActionResult(BaseModel):
     described: bool = Field(False, description="The message ends with the delta in words (browser.delta."
                                                "describe_delta): a reader does not state those facts again.")
     readback: str | None = Field(None, description="Value of the target control read after acting.")
+    set_controls: list[str] = Field(default_factory=list, description=(
+        "The controls the action set (both ends of a window), named as the observation names them, whatever form "
+        "the target was given in (a ref, a selector): a ref says nothing of the control it stood for."))
     observation: Observation | None = None
     table: TableData | None = Field(None, description="Set by read_table / download (CSV).")
     pdf_pages: list[PdfPage] = Field(default_factory=list)

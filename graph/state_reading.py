@@ -101,14 +101,15 @@ def _agree(value: str, url_value: str) -> bool:
     return a is not None and a == b
 
 
-def action_targets(action: dict | None) -> set[str]:
-    """Gate keys an action deliberately addresses (so their change is intended, not drift)."""
+def action_targets(action: dict | None, result: ActionResult | None = None) -> set[str]:
+    """Gate keys an action deliberately addresses (so their change is intended, not drift). A target given by
+    ref (as a model mostly gives it) is known by the control the browser resolved it to (`set_controls`)."""
     if not action:
         return set()
-    keys: set[str] = set()
+    keys: set[str] = {gate_key(label) for label in result.set_controls} if result is not None else set()
     for field in ("target", "start_target", "end_target"):
         target = action.get(field) or {}
-        keys.update(gate_key(str(v)) for k, v in target.items() if v and k in ("label", "text", "ref", "selector"))
+        keys.update(gate_key(str(v)) for k, v in target.items() if v and k in ("label", "text", "selector"))
     keys.update(gate_key(k) for k in (action.get("params") or {}))
     keys.update(gate_key(k) for k in action.get("remove") or [])
     return keys

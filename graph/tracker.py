@@ -35,7 +35,7 @@ def track(
     kind = (action or {}).get("kind")
     path = urlsplit(obs.url).path
     same_path_before = previous if previous and previous["path"] == path else last_on_path(history, path)
-    targets = action_targets(action)
+    targets = action_targets(action, result)
 
     values: dict[str, StateValue] = {}
     shapes = control_shapes(obs)

@@ -119,6 +119,23 @@ async def test_refs_from_observation_work_and_go_stale_after_navigation(task_bro
     assert unknown.error == "not_found"
 
 
+async def test_an_action_names_the_controls_it_set_whatever_the_target_form(task_browser, fixture_site):
+    """A model mostly targets by ref, which says nothing of the control: the result names the control as the
+    observation does (the state tracker counts it as set by the agent), for a ref, a CSS selector and a label,
+    and both ends of a range; an action that sets no control names none."""
+    opened = await _open(task_browser, fixture_site, "act_form.html")
+    ref = {c.label.split(" (range")[0]: (c.ref, c.label) for c in opened.observation.controls}
+    by_ref = await task_browser.act(Select(target=Target(ref=ref["Region"][0]), option="Asia"))
+    assert by_ref.ok and by_ref.set_controls == ["Region"], by_ref
+    by_selector = await task_browser.act(Fill(target=Target(selector="input[name=q]"), value="coal"))
+    assert by_selector.ok and by_selector.set_controls == ["Keyword"], by_selector
+    years = await task_browser.act(SetRange(start_target=Target(ref=ref["From year"][0]),
+                                            end_target=Target(ref=ref["To year"][0]), start="2001", end="2005"))
+    assert years.ok and years.set_controls == [ref["From year"][1], ref["To year"][1]], years
+    moved = await task_browser.act(Click(target=Target(text="Go to links")))
+    assert moved.ok and moved.set_controls == []
+
+
 async def test_value_that_silently_reverts(task_browser, fixture_site):
     await _open(task_browser, fixture_site, "act_revert.html")
     year = await task_browser.act(Select(target=Target(label="Year"), option="2023"))

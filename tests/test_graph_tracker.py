@@ -31,8 +31,9 @@ def obs(path: str, *, agency: str = "any", window: tuple[str, str] = ("", ""), p
     return Observation(url=url, query_state=query, controls=controls, chips=chips or [], pagination=pagination)
 
 
-def step(o: Observation, n: int, action: dict | None, previous=None, history=None, flags=None, plan=None):
-    result = ActionResult(ok=True, action=action or {})
+def step(o: Observation, n: int, action: dict | None, previous=None, history=None, flags=None, plan=None,
+         set_controls: list[str] | None = None):
+    result = ActionResult(ok=True, action=action or {}, set_controls=set_controls or [])
     return track(obs=o, step=n, action=action, result=result, previous=previous, history=history or [],
                  active_flags=flags or [], plan=plan)
 
@@ -106,6 +107,22 @@ def test_same_page_click_that_clears_a_filter_is_gate_lost():
     s2, _ = step(obs("/search", agency="epa"), 2, {"kind": "select", "target": {"label": "Agency"}}, previous=s1)
     s3, flags = step(obs("/search"), 3, {"kind": "click", "target": {"text": "Clear"}}, previous=s2)
     assert [(f["rule"], f["after"]) for f in flags] == [("gate_lost", "Any agency [any]")]
+
+
+def test_a_control_set_by_ref_is_the_agents_by_the_control_the_browser_resolved():
+    """Models mostly target by ref ('e1'), which names no control: the browser's `set_controls` does. A gate so
+    set is the agent's (a later read never calls it a default kept), its loss is flagged and a change of it by
+    ref is deliberate; a ref alone, without the browser's word, is no control."""
+    by_ref = {"kind": "select", "target": {"ref": "e1"}, "option": "EPA"}
+    s1, _ = step(obs("/search"), 1, {"kind": "goto", "url": "x"})
+    s2, _ = step(obs("/search", agency="epa"), 2, by_ref, previous=s1, set_controls=["Agency"])
+    assert (s2["values"]["agency"]["set_at_step"], s2["values"]["agency"]["set_by"]) == (2, "select")
+    s3, flags = step(obs("/search", agency="fda"), 3, {**by_ref, "option": "FDA"}, previous=s2, set_controls=["Agency"])
+    assert flags == [] and s3["values"]["agency"]["set_at_step"] == 3
+    _, flags = step(obs("/search"), 4, {"kind": "click", "target": {"ref": "e9"}}, previous=s3)
+    assert [(f["rule"], f["gate"], f["before"]) for f in flags] == [("gate_lost", "agency", "FDA")]
+    unknown, _ = step(obs("/search", agency="epa"), 2, by_ref, previous=s1)
+    assert unknown["values"]["agency"]["set_at_step"] is None
 
 
 def test_chip_evidence_matches_the_option_label():

@@ -12,11 +12,12 @@ import pytest
 
 from agent.paths.path import DecisionPath
 from agent.paths.replay import ReplayResult, replay_path
+from agent.rundir.evidence import read_evidence
 
 pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="session")]
 CASES = Path(__file__).parent / "data" / "real_model_paths"
 PATHS = {p.stem: DecisionPath.load(p) for p in sorted(CASES.glob("*.json")) if "." not in p.stem}  # not *.revised_plan
-_REPLAYS: dict[str, ReplayResult] = {}
+_REPLAYS: dict[str, tuple[ReplayResult, Path]] = {}
 
 
 def _params() -> list:
@@ -29,14 +30,37 @@ def _params() -> list:
     return out
 
 
+async def _replayed(name: str, server, worker, tmp_path_factory) -> tuple[ReplayResult, Path]:
+    """One replay per path, shared by the tests that look at it: its result and its run folder."""
+    if name not in _REPLAYS:
+        out = tmp_path_factory.mktemp(name)
+        _REPLAYS[name] = (await replay_path(PATHS[name], origin=server.origin, worker=worker, out_dir=out), out)
+    return _REPLAYS[name]
+
+
 @pytest.mark.parametrize("name, assertion", _params())
 async def test_real_model_path_replays(name, assertion, offline_server, chromium_worker, tmp_path_factory):
-    if name not in _REPLAYS:  # one replay per path, shared by its assertions
-        _REPLAYS[name] = await replay_path(PATHS[name], origin=offline_server.origin, worker=chromium_worker,
-                                           out_dir=tmp_path_factory.mktemp(name))
-    result = _REPLAYS[name]
+    result, _ = await _replayed(name, offline_server, chromium_worker, tmp_path_factory)
     assert result.outcome.error_kind != "bug", result.outcome.traceback
     assert result.check()[assertion], result.summary()
+
+
+async def test_controls_a_model_set_by_ref_are_tracked_as_set_by_it(offline_server, chromium_worker,
+                                                                      tmp_path_factory):
+    """The model gives its targets as refs (the replay maps each control it named to the ref the page shows it
+    by, as the model saw it): every control it set holds a value the tracker records as the agent's, at the
+    step it set it, never as a default kept (so its loss is flagged and a read never says "never set")."""
+    result, out = await _replayed("offline_vulns_003", offline_server, chromium_worker, tmp_path_factory)
+    evidence = read_evidence(out)
+    assert evidence is not None, result.summary()
+    set_labels = {s.args["target"]["shown_label"] for s in PATHS["offline_vulns_003"].steps
+                  if s.tool in ("fill", "select") and "shown_label" in s.args.get("target", {})}
+    held = {}
+    for state in evidence.visited:
+        for value in state["values"].values():
+            if value["label"] in set_labels and value["value"]:
+                held.setdefault(value["label"], set()).add(value["set_at_step"] is not None)
+    assert set(held) == set_labels and all(True in kinds for kinds in held.values()), held
 
 
 async def test_real_model_long_raw_run_with_revise_plan_and_discard_rows_is_never_rejected(
