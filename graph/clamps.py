@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import re
 
-from graph.judge import gates_for
+from graph.judge import gates_for, window_bounds
 from graph.state import Clamp, Plan, RetrievalState, StateValue
 from graph.values import (
-    WINDOW_END_WORDS,
-    WINDOW_START_WORDS,
     find_gate_value,
     is_clamped,
     parse_date,
@@ -67,13 +65,9 @@ def mark_clamps(plan: Plan, state: RetrievalState, page_lines: list[str], reques
         wanted: list[tuple[str, str]] = []
         if gate.kind == "window":
             bounds = split_window(gate.target)
-            if bounds:
-                for key in state["values"]:
-                    words = set(key.split("_"))
-                    if words & set(WINDOW_START_WORDS):
-                        wanted.append((key, bounds[0]))
-                    elif words & set(WINDOW_END_WORDS):
-                        wanted.append((key, bounds[1]))
+            start, end = window_bounds(gate.name, state["values"]) if bounds else (None, None)
+            if bounds and start != end:  # the From/To pair the gate names, as the judge reads it
+                wanted += [(key, bound) for key, bound in ((start, bounds[0]), (end, bounds[1])) if key]
         elif found := find_gate_value(state, gate.name, gate):
             wanted.append((found[0], gate.target))
         for key, target in wanted:

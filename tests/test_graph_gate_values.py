@@ -74,6 +74,20 @@ def test_a_value_the_page_cannot_show_is_clamped_not_drift(plan):
     assert state_snapshot(state)["to"]["clamped"]["planned"] == "1969"
 
 
+def test_a_window_clamps_only_the_from_to_pair_it_names():
+    """A window's bounds are judged on the pair the gate judge reads as the window; another control with a start
+    or end word (`Max rating year`, whose years end below the plan's) is no bound of it, so never 'clamped'."""
+    page = _years_page("1969")
+    page.controls.append(Control(ref="e3", kind="select", label="Max rating year", name="max_rating_year",
+                                 value="1966", options=[Option(label=str(y), value=str(y), selected=y == 1966)
+                                                        for y in range(1960, 1967)]))
+    plan = Plan(gates=[Gate(kind="window", name="Year", target="1962..1969")])
+    state, flags = track(obs=page, step=2, action={"kind": "goto", "url": "x"}, result=None, previous=None,
+                         history=[], active_flags=[], plan=plan)
+    assert flags == [] and state["values"]["to"]["clamped"]["planned"] == "1969"
+    assert "clamped" not in state["values"]["max_rating_year"], state["values"]["max_rating_year"]
+
+
 def test_a_value_the_page_could_show_is_a_mismatch_not_a_clamp():
     plan = Plan(gates=[Gate(kind="filter", name="To year", target="1969")])
     state, flags = track(obs=_years_page("1964", last=1975), step=2,
