@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from graph.evidence_tables import ANSWER, computed_from, evidence_inputs
 from graph.failures import Failure, failure
 from graph.list_filters import kept_rows
 from graph.state import Listing, Phase, Plan
@@ -185,7 +186,7 @@ def stand_ins(plan: Plan, phase: Phase, tables: dict[str, Any], listings: list[L
         return []
     named = {p.into for p in plan.phases}
     found: list[str] = []
-    candidates = _lineage_inputs(tables) if answer_only else [n for n, t in tables.items() if not t["derived"]]
+    candidates = evidence_inputs(tables) if answer_only else [n for n, t in tables.items() if not t["derived"]]
     for name in candidates:
         table = tables[name]
         if name in named:
@@ -200,27 +201,9 @@ def _norm(text: Any) -> str:
     return " ".join(str(text or "").split()).casefold()
 
 
-def _lineage(tables: dict[str, Any], name: str = "answer") -> list[str]:
-    """`name` and every table it was computed from, derived or read."""
-    seen: list[str] = []
-    todo = [name]
-    while todo:
-        table = tables.get(todo.pop())
-        if table is None or table["name"] in seen:
-            continue
-        seen.append(table["name"])
-        todo += table["inputs"] if table["derived"] else []
-    return seen
-
-
 def _lineage_sql(tables: dict[str, Any]) -> list[str]:
     """The SQL of the answer and of every derived table it was computed from."""
-    return [tables[n]["sql"] or "" for n in _lineage(tables) if tables[n]["derived"]]
-
-
-def _lineage_inputs(tables: dict[str, Any]) -> list[str]:
-    """The evidence (read) tables the answer was computed from."""
-    return [n for n in _lineage(tables) if not tables[n]["derived"]]
+    return [tables[n]["sql"] or "" for n in [ANSWER, *computed_from(tables)] if n in tables and tables[n]["derived"]]
 
 
 def dropped_links(tables: dict[str, Any], listings: list[Listing]) -> set[str]:

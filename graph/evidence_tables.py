@@ -180,6 +180,25 @@ def cell_text(value: Any) -> str:
     return str(value)
 
 
+def computed_from(tables: dict[str, Any], name: str = ANSWER) -> list[str]:
+    """Every table `name` was computed from, derived or read, followed back through derived ones: its own inputs
+    first, then theirs, each table once (the one walk of a lineage every check uses)."""
+    found: list[str] = []
+    todo = [name]
+    while todo:
+        table = tables.get(todo.pop(0))
+        for source in table["inputs"] if table else []:
+            if source not in found and source != name:
+                found.append(source)
+                todo.append(source)
+    return found
+
+
+def evidence_inputs(tables: dict[str, Any], name: str = ANSWER) -> list[str]:
+    """The evidence (read) tables a derived table was computed from."""
+    return [n for n in computed_from(tables, name) if n in tables and not tables[n]["derived"]]
+
+
 def lineage(tables: dict[str, TableRecord], name: str = ANSWER, _seen: frozenset[str] = frozenset()) -> dict[str, Any] | None:
     """How a derived table came to be: its SQL and, for every table it read (followed back through derived
     ones), where, when and in which retrieval state those rows were read. None if `name` is not derived."""

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from graph.details import check_details, check_input_details, stand_ins
-from graph.evidence_tables import ANSWER, TableRecord, derived_answer, read_rows
+from graph.evidence_tables import ANSWER, TableRecord, derived_answer, evidence_inputs, read_rows
 from graph.failures import Failure, failure, in_table, render_goal
 from graph.judge import Verdict, gate_sets, judge, phase_names, settle, with_shapes
 from graph.state import EvidenceRow, Gate, Listing, Plan, ReadRecord, VerifierReport
@@ -224,7 +224,7 @@ def verify(*, plan: Plan | None, columns: tuple[str, ...], tables: dict[str, Tab
     derived = derived_answer(tables)
     if derived is not None:
         names = evidence_tables(plan, tables)
-        failures = _derived_rows(derived, tables, input_tables(tables, ANSWER), notes)
+        failures = _derived_rows(derived, tables, evidence_inputs(tables), notes)
         failures += check_unread_phases(plan, tables, listings, notes)
     else:
         names = [ANSWER] if ANSWER in tables else []
@@ -281,21 +281,6 @@ def _report(step: int, failures: list[Failure], notes: list[str]) -> VerifierRep
     return report
 
 
-def input_tables(tables: dict[str, Any], name: str) -> list[str]:
-    """The evidence tables a derived table was computed from, following derived inputs back (lineage)."""
-    seen: list[str] = []
-    todo = [name]
-    while todo:
-        table = tables.get(todo.pop())
-        if table is None:
-            continue
-        for source in table["inputs"]:
-            if source not in seen:
-                seen.append(source)
-                todo.append(source)
-    return [n for n in seen if n in tables and not tables[n]["derived"]]
-
-
 def _held_under(options: list[tuple[Any, list[Gate]]], row: EvidenceRow, shapes: dict[str, dict[str, Any]]) -> int:
     """The gate set (of the phases writing one table) a row's snapshot holds; else the one it misses least."""
     state = with_shapes(row["provenance"]["state"] or {}, shapes)
@@ -308,7 +293,7 @@ def evidence_tables(plan: Plan | None, tables: dict[str, Any]) -> list[str]:
     """What a derived answer stands on: its lineage, and every table a phase of the plan read. A phase's table
     is evidence even when the SQL never reads it: its list decides which items the later phases visit, so
     a page of it left unread (or read in another state) loses items the answer never hears of."""
-    names = input_tables(tables, "answer")
+    names = evidence_inputs(tables)
     for phase in plan.phases if plan is not None else []:
         table = tables.get(phase.into)
         if table is not None and not table["derived"] and phase.into not in names:
@@ -329,7 +314,7 @@ def check_unread_phases(plan: Plan | None, tables: dict[str, Any], listings: lis
     missing = [p for p in (plan.phases if plan is not None else []) if p.into not in tables
                and not stand_ins(plan, p, tables, listings)]
     named = {p.into for p in plan.phases} if plan is not None else set()
-    unnamed = [n for n in input_tables(tables, "answer") if n not in named]
+    unnamed = [n for n in evidence_inputs(tables) if n not in named]
     if missing and len(unnamed) >= len(missing):
         notes += [f"[schema] the plan's phase {p.read!r} reads into {p.into!r}, which was never read; the answer "
                   f"reads tables no phase names ({', '.join(unnamed)}): revise_plan to name the phase's table"

@@ -4,8 +4,8 @@ gates, every page, every listed detail page; each failure names the table."""
 from __future__ import annotations
 
 from graph.agent_tools import Derive
-from graph.evidence_tables import append_rows
-from graph.finish_checks import input_tables, verify
+from graph.evidence_tables import append_rows, computed_from, evidence_inputs
+from graph.finish_checks import verify
 from graph.state import EvidenceRow, Listing, Phase, Plan, Provenance, ReadRecord
 from graph.workspace_tools import derive
 
@@ -45,8 +45,21 @@ def _verify(tables, plan=PLAN):
 
 def test_a_clean_derivation_passes():
     tables = _workspace()
-    assert input_tables(tables, "answer") == ["items", "sizes"]
+    assert evidence_inputs(tables) == ["items", "sizes"]
     assert _verify(tables)["ok"]
+
+
+def test_a_lineage_is_walked_once_through_derived_tables_own_inputs_first():
+    """The one walk every check uses: the answer's inputs first, then theirs; a table once; an `answer` derived
+    from the answer it replaced does not loop."""
+    tables = _workspace()
+    tables.update(derive(Derive(sql="SELECT id FROM sizes", into="ids"), tables=tables, schema=("id",), step=8).tables)
+    tables.update(derive(Derive(sql="SELECT a.id, a.size FROM answer a JOIN ids USING (id) JOIN items USING (id)"),
+                         tables=tables, schema=("id", "size"), step=9).tables)
+    assert sorted(tables["answer"]["inputs"]) == ["answer", "ids", "items"]
+    own = [n for n in tables["answer"]["inputs"] if n != "answer"]
+    assert computed_from(tables) == [*own, "sizes"]
+    assert evidence_inputs(tables) == ["items", "sizes"]
 
 
 def test_drift_in_an_input_table_is_caught_by_name():
