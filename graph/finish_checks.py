@@ -14,13 +14,9 @@ from typing import Any
 from graph.details import check_details, check_input_details, stand_ins
 from graph.evidence_tables import ANSWER, TableRecord, derived_answer, evidence_inputs, read_rows
 from graph.failures import Failure, failure, in_table, render_goal
-from graph.judge import Verdict, gate_sets, judge, phase_names, settle, with_shapes
-from graph.state import EvidenceRow, Gate, Listing, Plan, ReadRecord, VerifierReport
+from graph.judge import STATE_GATES, Verdict, gate_sets, held_under, judge, phase_names, settle, with_shapes
+from graph.state import EvidenceRow, Listing, Plan, ReadRecord, VerifierReport
 from graph.values import values_match
-
-# The verifier's choice: windows and searches are judged at the read (a window on the page read, both bounds in
-# view), and reach the verifier as the rows' `_drift`; a row's snapshot is judged here on the state gates.
-STATE_GATES = ("source", "scope", "filter", "view", "sort")
 
 
 def _steps(rows: list[EvidenceRow]) -> list[int]:
@@ -191,7 +187,7 @@ class TableCheck:
         rows = [r for r in self.rows if r["provenance"]["state"]]
         groups: dict[int, list[EvidenceRow]] = {}
         for row in rows:
-            groups.setdefault(_held_under(options, row, shapes or {}), []).append(row)
+            groups.setdefault(held_under(options, row["provenance"]["state"] or {}, shapes or {}), []).append(row)
         failures: list[Failure] = []
         for index, group in sorted(groups.items()) if len(options) > 1 else [(0, rows)]:
             phase, gates = options[index]
@@ -279,14 +275,6 @@ def _report(step: int, failures: list[Failure], notes: list[str]) -> VerifierRep
     if notes:
         report["notes"] = notes
     return report
-
-
-def _held_under(options: list[tuple[Any, list[Gate]]], row: EvidenceRow, shapes: dict[str, dict[str, Any]]) -> int:
-    """The gate set (of the phases writing one table) a row's snapshot holds; else the one it misses least."""
-    state = with_shapes(row["provenance"]["state"] or {}, shapes)
-    misses = [sum(v.status == "mismatch" for v in settle([judge(g, state) for g in gates if g.kind in STATE_GATES]))
-              for _, gates in options]
-    return misses.index(min(misses))
 
 
 def evidence_tables(plan: Plan | None, tables: dict[str, Any]) -> list[str]:

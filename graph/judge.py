@@ -54,6 +54,10 @@ _DATE_FORMATS = ("%Y-%m-%d", "%Y/%m/%d", "%d %B %Y", "%d %b %Y", "%B %d, %Y", "%
 
 # ---------------------------------------------------------------- the gates in force
 
+# The gates a row's state snapshot is judged on: windows and searches are judged at the read (a window on the page
+# read, both bounds in view) and reach later checks as the rows' drift flags.
+STATE_GATES = ("source", "scope", "filter", "view", "sort")
+
 
 def gates_for(plan: Plan | None, where: str | Phase | None = None, *, every_phase: bool = False,
               required: bool = False) -> list[Gate]:
@@ -83,11 +87,33 @@ def phase_names(plan: Plan, phases: list[Phase | None]) -> str:
     return f"phase{'s' if len(numbers) > 1 else ''} {', '.join(numbers)}"
 
 
-def current_phase(plan: Plan | None, tables: dict[str, Any]) -> Phase | None:
-    """The first phase of the plan whose table has no rows yet (None when unphased or all are read)."""
+def current_phase(plan: Plan | None, tables: dict[str, Any], history: list[dict[str, Any]] | None = None
+                  ) -> Phase | None:
+    """The first phase of the plan not read yet (None when unphased or all are read): its table has no rows, or,
+    for a table several phases write, none of its rows was read under this phase's gates (`held_under`: phase
+    `HUC = A` read leaves `HUC = B`, into the same table, still to read), judged as the visited pages
+    (`history`) showed the controls."""
     if plan is None:
         return None
-    return next((p for p in plan.phases if not (tables.get(p.into) or {}).get("rows")), None)
+    shapes = site_shapes(history or [])
+    for phase in plan.phases:
+        rows = (tables.get(phase.into) or {}).get("rows") or []
+        options = gate_sets(plan, phase.into)
+        states = [r["provenance"]["state"] for r in rows if r["provenance"]["state"]]
+        if not rows or (len(options) > 1 and states and not any(
+                options[held_under(options, state, shapes)][0] is phase for state in states)):
+            return phase
+    return None
+
+
+def held_under(options: list[tuple[Phase | None, list[Gate]]], snapshot: dict[str, Any],
+               shapes: dict[str, dict[str, Any]]) -> int:
+    """Which of the gate sets of the phases writing one table (`gate_sets`) a row's state snapshot holds; else
+    the one it misses least."""
+    state = with_shapes(snapshot, shapes)
+    misses = [sum(v.status == "mismatch" for v in settle([judge(g, state) for g in gates if g.kind in STATE_GATES]))
+              for _, gates in options]
+    return misses.index(min(misses))
 
 
 # ---------------------------------------------------------------- grounding a target on a control

@@ -64,7 +64,7 @@ class Prompts:
         listings = state.get("listings") or []
         phases = [(p, phase_progress(p, tables, listings)) for p in plan.phases] if plan else []
         reports = state.get("reports") or []
-        in_force = distinct_gates(gates_for(plan, current_phase(plan, tables)))
+        in_force = distinct_gates(gates_for(plan, current_phase(plan, tables, state.get("history"))))
         grounding = grounding_lines(in_force, retrieval, state.get("history") or [])
         every_gate_grounded = bool(grounding) and len(grounding) == len(in_force)  # a line per gate, none left out
         parts = turn_cut(cut, plan=plan, state_values=state_values, not_in_plan=not_in_plan, tables=named,

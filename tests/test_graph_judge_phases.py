@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from graph.finish_checks import TableCheck
 from graph.gates import check_read, rejudge_tables
-from graph.judge import gate_sets, judge, settle, verdicts
+from graph.judge import current_phase, gate_sets, judge, settle, verdicts
 from graph.state import Gate, Phase, Plan, RetrievalState
 
 
@@ -104,3 +104,17 @@ def test_the_verifier_judges_each_row_of_a_shared_table_under_its_own_phase():
     assert check_input_gates(_plan("Physical"), {"periods": table}, ["periods"]) == []
     failures = check_input_gates(_plan("Nutrient"), {"periods": table}, ["periods"])
     assert len(failures) == 1 and "phases 2, 3" in failures[0]["message"] and "'Physical'" in failures[0]["message"]
+
+
+def test_the_phase_in_force_is_the_first_not_read_a_shared_tables_phases_each_by_its_own_rows():
+    """Phases 2 and 3 read one table, one group each: once phase 2's rows are in it, phase 3 is the one in force
+    (its gates are the turn's PLAN ON THIS PAGE and the tracker's), not the phase after the table."""
+    plan = Plan(gates=_plan("Physical").gates, phases=[*_plan("Physical").phases, Phase(read="sums", into="sums")])
+    history = [LIST, _record("Inorganics")]
+    listed = {"candidates": {**_table(("x", "")), "name": "candidates"}}
+    assert current_phase(plan, {}, history) is plan.phases[0]
+    assert current_phase(plan, listed, history) is plan.phases[1]
+    assert current_phase(plan, {**listed, "periods": _table(("Inorganics", ""))}, history) is plan.phases[2]
+    both = {**listed, "periods": _table(("Inorganics", ""), ("Physical", ""))}
+    assert current_phase(plan, both, history) is plan.phases[3]
+    assert current_phase(plan, {**both, "sums": _table(("x", ""))}, history) is None

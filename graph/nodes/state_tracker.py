@@ -23,7 +23,7 @@ def tracked(state: AgentState) -> dict[str, Any]:
     retrieval, flags = track(obs=obs, step=state.get("step", 0), action=state.get("last_action"), result=result,
                              previous=previous, history=state.get("history") or [],
                              active_flags=state.get("drift_flags") or [], plan=plan,
-                             phase=current_phase(plan, state.get("tables") or {}))
+                             phase=current_phase(plan, state.get("tables") or {}, state.get("history")))
     known = {(f["rule"], f["gate"], f["path"]) for f in state.get("drift_flags") or []}
     new_flags = [f for f in flags if (f["rule"], f["gate"], f["path"]) not in known]
     update: dict[str, Any] = {"retrieval": retrieval, "drift_flags": flags}
@@ -55,7 +55,7 @@ def recheck_flags(deps: Deps, state: AgentState) -> dict[str, Any]:
         return {}
     plan = Plan.model_validate(state["plan"]) if state.get("plan") else None
     flags = refresh_flags(plan, state.get("retrieval"), state.get("drift_flags") or [], state.get("step", 0),
-                          current_phase(plan, state.get("tables") or {}))
+                          current_phase(plan, state.get("tables") or {}, state.get("history")))
     return {"drift_flags": flags}
 
 
