@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from graph.agent_tools import MAX_URLS
 from graph.evidence_tables import ANSWER, computed_from, evidence_inputs
 from graph.failures import Failure, failure
 from graph.list_filters import kept_rows
@@ -90,7 +91,9 @@ def _unopened(links: list[str], missing: list[str], table: str | None = None) ->
     """The `[details]` failure naming the listed links not opened (`missing`), or none."""
     if not missing:
         return []
-    shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+    # as many as one read_facts call opens: the model can act on every link it is shown (the rest follow)
+    shown = ", ".join(missing[:MAX_URLS]) + (f" and {len(missing) - MAX_URLS} more, named once these are read"
+                                             if len(missing) > MAX_URLS else "")
     return [failure("details", (
         f"{len(missing)} of {len(links)} listed result(s) were not opened: {shown}; {HOW_TO_OPEN}"),
         table=table, links=missing)]

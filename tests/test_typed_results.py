@@ -10,6 +10,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from agent.models.scripted import ScriptedPolicy
 from browser.types import ActionResult, StateDelta
+from graph.agent_tools import MAX_URLS
 from graph.context import fit_window
 from graph.details import check_details
 from graph.evidence_tables import WorkspaceError, new_table
@@ -93,12 +94,13 @@ def test_a_read_over_pages_says_each_note_once_from_the_notes_not_from_bracketed
 
 
 def test_a_failure_carries_its_facts_as_fields_and_the_goal_is_rendered_from_them():
-    links = [f"http://s/item/{i}" for i in range(8)]
+    links = [f"http://s/item/{i}" for i in range(15)]
     plan = Plan(detail_pages=True)
     listing = Listing(step=1, url="http://s/r", result_set="/r", row_links=links)
     found = check_details(plan, [listing], visited=links[:1])
-    assert found[0]["links"] == links[1:]  # every link, though the message names five
-    assert "and 2 more" in found[0]["message"]
+    assert found[0]["links"] == links[1:]  # every link, though the message names one read_facts call's worth
+    assert f"{links[MAX_URLS]} and 2 more, named once these are read" in found[0]["message"]
+    assert f"{links[MAX_URLS + 1]}," not in found[0]["message"]
     table = failure("pages", "page(s) [2] were not read", table="t", pages=[2])
     assert table["message"] == "table t: page(s) [2] were not read" and table["table"] == "t"
     assert render_goal([table, *found]) == f"[pages] {table['message']} ; [details] {found[0]['message']}"
