@@ -138,11 +138,14 @@ def read_pages(tables: dict[str, Any]) -> Opened:
     return Opened.read_on(r for table in tables.values() if not table["derived"] for r in table["rows"])
 
 
-def counted_reads(links: list[str], own: Opened, anywhere: Opened) -> Opened:
-    """Which reads open a detail phase's results: its own table's once it read some of them (so a result one
-    phase read does not cover the same result another phase skipped), else reads into any table (the phase's
-    pages read under another table's name: the planner's table names are blind)."""
-    return own if any(link in own for link in links) else anywhere
+def phase_reads(rows: list[dict[str, Any]], listings: list[Listing], tables: dict[str, Any]) -> tuple[list[str], Opened]:
+    """The listed links a detail phase's rows went through (of the lists shown before its first read), and the
+    reads that open them: its own once it read some of them (so a result one phase read does not cover the same
+    result another phase skipped), else reads into any table (the phase's pages read under another table's
+    name: the planner's table names are blind). The check and the phase's progress line count alike."""
+    own = Opened.read_on(rows)
+    links = detail_list(_seen_before(listings, rows), own, latest_opened=True)
+    return links, own if any(link in own for link in links) else read_pages(tables)
 
 
 def check_input_details(plan: Plan | None, tables: dict[str, Any], inputs: list[str],
@@ -153,14 +156,10 @@ def check_input_details(plan: Plan | None, tables: dict[str, Any], inputs: list[
     if plan is None or not listings:
         return []
     failures: list[Failure] = []
-    anywhere = read_pages(tables)
     for name in detail_tables(plan, tables, listings):
         if name not in inputs:
             continue
-        rows = tables[name]["rows"]
-        own = Opened.read_on(rows)
-        links = detail_list(_seen_before(listings, rows), own, latest_opened=True)
-        seen = counted_reads(links, own, anywhere)
+        links, seen = phase_reads(tables[name]["rows"], listings, tables)
         missing = [link for link in links if link not in seen]
         if missing:
             dropped = dropped_links(tables, listings)
@@ -269,11 +268,9 @@ def phase_progress(phase: Phase, tables: dict[str, Any], listings: list[Listing]
     if phase.detail_pages:
         names = [phase.into] if table else stand_ins(Plan(phases=[phase]), phase, tables, listings, answer_only=False)
         rows = [r for name in names for r in tables[name]["rows"]]
-        own = Opened.read_on(rows)
-        links = detail_list(listings, own, latest_opened=True) if rows else []
+        links, seen = phase_reads(rows, listings, tables) if rows else ([], Opened([]))
         if links:
-            seen = counted_reads(links, own, read_pages(tables))
-            return f"{sum(link in seen for link in links)} of {len(links)} pages read"  # as the check counts them
+            return f"{sum(link in seen for link in links)} of {len(links)} pages read"
         return f"{len({r['provenance']['url'] for r in rows})} pages read" if rows else ""
     if not table or not table["rows"]:
         return ""

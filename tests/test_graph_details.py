@@ -119,6 +119,11 @@ def test_phase_progress_counts_the_lists_results_read():
     assert phase_progress(PLAN.phases[1], tables, listings) == "3 of 5 pages read"
     assert phase_progress(PLAN.phases[0], tables, listings) == "read"
     assert phase_progress(Phase(read="x", into="missing"), tables, listings) == ""
+    # a search shown after the phase's reads, listing the pages read and another, is not the list it went through:
+    # the progress line counts the list the detail check counts
+    later = Listing(step=20, url="http://s/search", result_set="/search",
+                    row_links=["http://s/sp/A-1", "http://s/sp/A-3", "http://s/sp/A-5", "http://s/sp/B-7"])
+    assert phase_progress(PLAN.phases[1], tables, [*listings, later]) == "3 of 5 pages read"
 
 
 def test_rows_collected_are_live_rows_per_table():
