@@ -10,9 +10,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from graph.state import Plan
 
-URLS_DOC = "open first (pdf: the PDF); several: each in turn"
-PAGES_DOC = "open first; several: each in turn"
 MAX_URLS = 12  # pages one call may open: a reply that still shows each page's rows
+URLS_DOC = f"open first (pdf: the PDF); several (up to {MAX_URLS}): each in turn"
+PAGES_DOC = f"open first; several (up to {MAX_URLS}): each in turn"
 
 
 def open_urls(url: str | list[str] | None) -> list[str | None]:

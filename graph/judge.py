@@ -358,13 +358,14 @@ def _judge_window(gate: Gate, values: dict[str, Any]) -> Verdict:
     apart: the tracker flags a wider window between reads only once a read was made in it, since a From set
     before its To is a window being set). A bound the page clamps is clamped; no parseable target or no dated
     control is unresolved."""
-    bounds = split_window(gate.target)
-    if not bounds:
+    bounds = split_window(gate.target) or ("", "")
+    want_start, want_end = parse_date(bounds[0]), parse_date(bounds[1], end=True)
+    if (want_start is None and want_end is None) or (bounds[0] and want_start is None) or (
+            bounds[1] and want_end is None):  # a bound no date parses says nothing: never held by default
         return Verdict(gate, "unresolved", evidence=f"{gate.target!r} is not a window START..END")
     start, end = window_bounds(gate.name, values)
     if start is None and end is None:
         return Verdict(gate, "unresolved", evidence="no From/To pair here holds a date")
-    want_start, want_end = parse_date(bounds[0]), parse_date(bounds[1], end=True)
     got_start = parse_date(values[start]["value"]) if start else None
     got_end = parse_date(values[end]["value"], end=True) if end else None
     open_start = _open_end(values, gate.name, WINDOW_START_WORDS) if start is None or start == end else None

@@ -107,7 +107,10 @@ def parse_date(value: str, *, end: bool = False) -> tuple[int, int, int] | None:
 
 
 def split_window(target: str) -> tuple[str, str] | None:
-    parts = re.split(r"\s*(?:\.\.|/| to |–|—)\s*", target.strip(), maxsplit=1)
+    """A window target's (start, end): 'A..B', 'A to B', or one date for both; a planner's aside is no bound
+    ('2022 (2018..2022)' is 2022: the aside says what the value covers)."""
+    text = re.sub(r"\s*\([^()]*\)\s*", " ", target).strip() or target.strip()
+    parts = re.split(r"\s*(?:\.\.|/| to |–|—)\s*", text, maxsplit=1)
     if len(parts) == 2:
         return parts[0], parts[1]
     return (parts[0], parts[0]) if parts and parse_date(parts[0]) else None

@@ -88,6 +88,22 @@ def test_a_window_open_or_wider_on_either_side_is_a_wider_mismatch():
     assert (verdict.status, verdict.wider, verdict.value) == ("mismatch", True, "2018-01-01..")  # To left open
 
 
+def test_a_window_targets_aside_is_no_bound_and_a_bound_no_date_parses_is_never_held():
+    """A played model planned `Vintage = 2022 (2018..2022)` (the release 2022 covers those years) on one year
+    control: the aside is no bound, so 2022 is held and 2023 is not (it was said held: the aside's parts parsed
+    as no date, and no bound counted as every bound met). A target that names no date is unresolved."""
+    years = [str(y) for y in range(2019, 2024)]
+
+    def vintage(value: str) -> dict:
+        return _state(vintage={"value": value, "label": "Vintage", "kind": "select", "options": years})
+
+    gate = Gate(kind="window", name="Vintage", target="2022 (2018..2022)")
+    assert judge(gate, vintage("2022")).status == "held"
+    assert judge(gate, vintage("2023")).status == "mismatch"
+    for target in ("recent (2018..2022)", "2018..last year", "latest release"):
+        assert judge(Gate(kind="window", name="Vintage", target=target), vintage("2023")).status == "unresolved", target
+
+
 def test_a_read_judges_the_state_the_page_applied():
     state = _state(category={"value": "cs.CL (Computation and Language)", "label": "Category", "kind": "select",
                              "applied": "cs.LG", "options": ["cs.CL (Computation and Language)", "cs.LG"]})
