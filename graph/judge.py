@@ -37,6 +37,9 @@ from graph.values import (
 Status = Literal["held", "mismatch", "unresolved", "clamped"]
 TRUE_WORDS = frozenset({"on", "yes", "true", "ticked", "checked", "tick", "check", "selected", "enabled", "1",
                         "included", "include", "shown", "show"})
+ALL_WORDS = frozenset({"all", "any", "every", "entire", "whole", "full", "no", "unlimited", "unrestricted", "ever"})
+TIME_WORDS = frozenset({"date", "dates", "time", "times", "year", "years", "period", "periods", "range", "history",
+                        "limit", "limits", "window", "available", "records", "record"})
 FALSE_WORDS = frozenset({"off", "no", "false", "unticked", "unchecked", "untick", "uncheck", "cleared", "disabled",
                          "0", "excluded", "exclude", "hidden", "hide", "none"})
 BOX_KINDS = frozenset({"checkbox", "toggle"})
@@ -352,6 +355,35 @@ def _open_end(values: dict[str, Any], name: str, words: tuple[str, ...]) -> str 
     return None
 
 
+def unbounded(target: str) -> bool:
+    """A window target asking for no limit ('all dates', 'any time', 'no limit (clear the default)'): the asides
+    left out, only words of time and of all."""
+    words = _words(_ASIDE.sub(" ", target)) or _words(target)
+    return bool(words & ALL_WORDS) and words <= ALL_WORDS | TIME_WORDS
+
+
+def _judge_unbounded(gate: Gate, values: dict[str, Any]) -> Verdict:
+    """A window the plan wants open: held when the From/To pair it names is empty; a site's default window kept
+    (the commonest scope drift: a search that opens on the last three years) is narrower, a mismatch. Dates the
+    agent set are not judged (unresolved): a window from the site's first record to today is every date, and
+    nothing here says where the records begin. Unresolved without a pair."""
+    start, end = window_bounds(gate.name, values)
+    keys = [k for k in (start or _open_end(values, gate.name, WINDOW_START_WORDS),
+                        end or _open_end(values, gate.name, WINDOW_END_WORDS)) if k]
+    if not keys:
+        return Verdict(gate, "unresolved", evidence="no From/To pair here is named so")
+    set_by_agent = any(values[k].get("set_at_step") is not None for k in keys)
+    shown = f"{values[start]['value'] if start else ''}..{values[end]['value'] if end else ''}"
+    base = dict(key=gate_key(gate.name), label=" / ".join(dict.fromkeys(values[k].get("label") or k for k in keys)),
+                value=shown, needs=(gate.target,), set_by_agent=set_by_agent, bounds=(start or "", end or ""))
+    if not start and not end:
+        return Verdict(gate, "held", **base)
+    if set_by_agent:
+        return Verdict(gate, "unresolved", evidence=f"set to {shown}: whether that is every date is not known here",
+                       **base)
+    return Verdict(gate, "mismatch", **base)
+
+
 def _judge_window(gate: Gate, values: dict[str, Any]) -> Verdict:
     """A window narrower than the plan's drops rows the answer needs; a wider one (a bound left at a default
     outside the plan, or empty) lets in rows the answer must not have: both are a mismatch (`wider` tells them
@@ -362,6 +394,8 @@ def _judge_window(gate: Gate, values: dict[str, Any]) -> Verdict:
     want_start, want_end = parse_date(bounds[0]), parse_date(bounds[1], end=True)
     if (want_start is None and want_end is None) or (bounds[0] and want_start is None) or (
             bounds[1] and want_end is None):  # a bound no date parses says nothing: never held by default
+        if unbounded(gate.target):
+            return _judge_unbounded(gate, values)
         return Verdict(gate, "unresolved", evidence=f"{gate.target!r} is not a window START..END")
     start, end = window_bounds(gate.name, values)
     if start is None and end is None:

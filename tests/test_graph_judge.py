@@ -104,6 +104,24 @@ def test_a_window_targets_aside_is_no_bound_and_a_bound_no_date_parses_is_never_
         assert judge(Gate(kind="window", name="Vintage", target=target), vintage("2023")).status == "unresolved", target
 
 
+def test_a_window_the_plan_wants_open_is_held_empty_and_a_kept_default_window_is_not():
+    """A played planner wrote `all dates (clear default 2022-01-01..2024-12-31)` for a search that opens on its
+    last three years: the default kept is narrower (a mismatch, the commonest scope drift), the pair cleared is
+    held, dates the agent set are not judged (nothing here says where the records begin)."""
+    def received(start: str, end: str, set_at: int | None = None) -> dict:
+        return _state(received_from={"value": start, "label": "Date received from", "kind": "date", "set_at_step": set_at},
+                      received_to={"value": end, "label": "Date received to", "kind": "date", "set_at_step": set_at})
+
+    gate = Gate(kind="window", name="Date received", target="all dates (clear default 2022-01-01..2024-12-31)")
+    kept = judge(gate, received("2022-01-01", "2024-12-31"))
+    assert (kept.status, kept.wider, kept.value) == ("mismatch", False, "2022-01-01..2024-12-31")
+    assert judge(gate, received("", "")).status == "held"
+    assert judge(gate, received("2022-01-01", "")).status == "mismatch"
+    assert judge(gate, received("2011-12-01", "2024-12-31", set_at=4)).status == "unresolved"
+    assert judge(Gate(kind="window", name="Date received", target="any time"), received("", "")).status == "held"
+    assert judge(gate, _state()).status == "unresolved"
+
+
 def test_a_read_judges_the_state_the_page_applied():
     state = _state(category={"value": "cs.CL (Computation and Language)", "label": "Category", "kind": "select",
                              "applied": "cs.LG", "options": ["cs.CL (Computation and Language)", "cs.LG"]})
