@@ -11,8 +11,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from graph.state import Plan
 
 MAX_URLS = 12  # pages one call may open: a reply that still shows each page's rows
-URLS_DOC = f"open first (pdf: the PDF); several (up to {MAX_URLS}): each in turn"
-PAGES_DOC = f"open first; several (up to {MAX_URLS}): each in turn"
+URLS_DOC = f"open first (a PDF too); up to {MAX_URLS} in turn"  # the cap said in as few tokens as the old words
+PAGES_DOC = f"open first; up to {MAX_URLS} in turn"
 
 
 def open_urls(url: str | list[str] | None) -> list[str | None]:

@@ -20,9 +20,10 @@ from agent.config import AgentVariant, Budgets, ProtocolConfig
 from agent.models.chat import make_chat_model
 from agent.models.fake_server import FakeOpenAIServer
 from agent.solve import initial_state, solve_task
-from browser.render import render
+from browser.render import DEFAULT_BUDGET, render
 from browser.tokens import count_tokens
 from browser.types import CellLink, Control, Observation, Option, TableData
+from graph.context import COMPLETION_RESERVE, TOKENIZER_MARGIN
 from graph.evidence_tables import ANSWER, new_table
 from graph.nodes import Deps, make_actor
 from graph.policy import ChatPolicy
@@ -110,13 +111,21 @@ async def test_a_short_window_gets_the_observation_laid_out_within_what_is_left(
 
 
 async def test_a_page_that_fits_the_room_left_is_sent_as_it_is_and_no_trim_is_counted():
-    """The prompt is over the window's limit, so the observation is given only what is left; a small page fits
-    that as it is: nothing was cut, so no trim is counted (the budget was lowered, the text is the same)."""
+    """The prompt with the page at the worker's budget is over the window's limit, so the observation is given only
+    what is left; a small page fits that as it is: nothing was cut, so no trim is counted (the budget was lowered,
+    the text is the same). The window is set from the prompt measured without one (200 tokens of room beyond the
+    page), so the test says the same whatever the system prompt and tools weigh."""
     page = _page(1, filters=2)
-    with FakeOpenAIServer([GOTO]) as fake:
-        actor, state = _actor(fake, context_tokens=WINDOW)
+    with FakeOpenAIServer([GOTO, GOTO]) as fake:
+        wide, state = _actor(fake)
+        await wide({**state, "observation": page})
+        fixed = sent_tokens(fake.requests[0]) - count_tokens(whole_text(page))
+        window = int((fixed + count_tokens(whole_text(page)) + 200 + COMPLETION_RESERVE) / TOKENIZER_MARGIN) + 1
+        actor, _ = _actor(fake, context_tokens=window)
         update = await actor({**state, "observation": page})
-    assert sent_tokens(fake.requests[0]) <= WINDOW and whole_text(page) in fake.requests[0]["messages"][-1]["content"]
+    room = int(window * TOKENIZER_MARGIN) - COMPLETION_RESERVE - fixed
+    assert room < DEFAULT_BUDGET  # the observation's budget was lowered
+    assert sent_tokens(fake.requests[1]) <= window and whole_text(page) in fake.requests[1]["messages"][-1]["content"]
     assert update["context_trims"] == 0
 
 
