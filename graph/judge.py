@@ -13,6 +13,7 @@ control (or several), is **unresolved**: the model is asked to say what it meant
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -102,7 +103,8 @@ def current_phase(plan: Plan | None, tables: dict[str, Any], history: list[dict[
     for phase in plan.phases:
         rows = (tables.get(phase.into) or {}).get("rows") or []
         options = gate_sets(plan, phase.into)
-        states = [r["provenance"]["state"] for r in rows if r["provenance"]["state"]]
+        states = list({json.dumps(r["provenance"]["state"], sort_keys=True): r["provenance"]["state"] for r in rows
+                       if r["provenance"]["state"]}.values())  # each snapshot once: a table may hold thousands
         if not rows or (len(options) > 1 and states and not any(
                 options[held_under(options, state, shapes)][0] is phase for state in states)):
             return phase
