@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from graph.state import Gate, Phase, Plan
 from graph.values import (
+    ASIDE,
     WINDOW_END_WORDS,
     WINDOW_KINDS,
     WINDOW_START_WORDS,
@@ -48,8 +49,6 @@ BOX_KINDS = frozenset({"checkbox", "toggle"})
 DESCRIBING_HEADS = frozenset({"the", "each", "every", "any", "a", "an", "its", "their", "this", "that", "per"})
 PLACEHOLDER_NOUNS = frozenset({"name", "names", "value", "values", "term", "terms", "id", "ids", "code", "codes",
                                "number", "numbers", "title", "titles", "keyword", "keywords", "query", "identifier"})
-# a planner's aside inside a target: '(one at a time)', '(state)', '[code]' is a value form, kept
-_ASIDE = re.compile(r"\s*\((?:[^()]*)\)\s*")
 _LIST_HEAD = re.compile(r"^(?:each|every|one|any|all|either|both)\s+(?:of\s+)?(?:the\s+)?", re.IGNORECASE)
 _ALTERNATIVES = re.compile(r"\s*(?:,|;|/|\bor\b|\bthen\b)\s*", re.IGNORECASE)
 _DATE_FORMATS = ("%Y-%m-%d", "%Y/%m/%d", "%d %B %Y", "%d %b %Y", "%B %d, %Y", "%b %d, %Y", "%B %d %Y", "%b %d %Y",
@@ -99,15 +98,18 @@ def current_phase(plan: Plan | None, tables: dict[str, Any], history: list[dict[
     (`history`) showed the controls."""
     if plan is None:
         return None
-    shapes = site_shapes(history or [])
+    shapes: dict[str, dict[str, Any]] | None = None  # the controls as seen: only a shared table needs them
     for phase in plan.phases:
         rows = (tables.get(phase.into) or {}).get("rows") or []
         options = gate_sets(plan, phase.into)
         states = list({json.dumps(r["provenance"]["state"], sort_keys=True): r["provenance"]["state"] for r in rows
                        if r["provenance"]["state"]}.values())  # each snapshot once: a table may hold thousands
-        if not rows or (len(options) > 1 and states and not any(
-                options[held_under(options, state, shapes)][0] is phase for state in states)):
+        if not rows:
             return phase
+        if len(options) > 1 and states:
+            shapes = site_shapes(history or []) if shapes is None else shapes
+            if not any(options[held_under(options, state, shapes)][0] is phase for state in states):
+                return phase
     return None
 
 
@@ -146,7 +148,7 @@ def _words(text: str) -> set[str]:
 def _alternatives(target: str) -> tuple[list[str], list[str]]:
     """The target whole (and without its asides: 'Eastmarch (state)' -> Eastmarch), and the values it lists
     ('A, B (one at a time)' -> A, B; 'x or y' -> x, y)."""
-    bare = _ASIDE.sub(" ", target).strip()
+    bare = ASIDE.sub(" ", target).strip()
     whole = list(dict.fromkeys(t for t in (target, bare) if t))
     parts = [p.strip() for p in _ALTERNATIVES.split(_LIST_HEAD.sub("", bare)) if p and p.strip()]
     if len(parts) < 2:  # 'each of A, B' lists A and B; 'All records' is one value, its head kept
@@ -156,7 +158,7 @@ def _alternatives(target: str) -> tuple[list[str], list[str]]:
 
 def _box_state(target: str) -> str | None:
     """on / off for a yes/no word, the planner's aside left out ('ticked (for the back-search)')."""
-    words = _words(_ASIDE.sub(" ", target)) or _words(target)
+    words = _words(ASIDE.sub(" ", target)) or _words(target)
     if words and words <= TRUE_WORDS:
         return "on"
     if words and words <= FALSE_WORDS:
@@ -206,7 +208,7 @@ def describes(target: str) -> bool:
     """A free-text target that describes the value rather than giving it ('the oldest other-genus name',
     'each candidate's code', '<name>'): the judge cannot tell which value it stands for, so it is unresolved.
     Told by a leading determiner or quantifier, or lowercase words ending in a placeholder noun."""
-    text = _ASIDE.sub(" ", target).strip()
+    text = ASIDE.sub(" ", target).strip()
     if re.search(r"[<{]", text):
         return True
     words = text.split()
@@ -360,7 +362,7 @@ def _open_end(values: dict[str, Any], name: str, words: tuple[str, ...]) -> str 
 def unbounded(target: str) -> bool:
     """A window target asking for no limit ('all dates', 'any time', 'no limit (clear the default)'): the asides
     left out, only words of time and of all."""
-    words = _words(_ASIDE.sub(" ", target)) or _words(target)
+    words = _words(ASIDE.sub(" ", target)) or _words(target)
     return bool(words & ALL_WORDS) and words <= ALL_WORDS | TIME_WORDS
 
 
@@ -374,16 +376,24 @@ def _judge_unbounded(gate: Gate, values: dict[str, Any]) -> Verdict:
                         end or _open_end(values, gate.name, WINDOW_END_WORDS)) if k]
     if not keys:
         return Verdict(gate, "unresolved", evidence="no From/To pair here is named so")
-    set_by_agent = any(values[k].get("set_at_step") is not None for k in keys)
     shown = f"{values[start]['value'] if start else ''}..{values[end]['value'] if end else ''}"
-    base = dict(key=gate_key(gate.name), label=" / ".join(dict.fromkeys(values[k].get("label") or k for k in keys)),
-                value=shown, needs=(gate.target,), set_by_agent=set_by_agent, bounds=(start or "", end or ""))
+    base = _window_base(gate, values, keys, shown, start, end)
     if not start and not end:
         return Verdict(gate, "held", **base)
-    if set_by_agent:
+    if base["set_by_agent"]:
         return Verdict(gate, "unresolved", evidence=f"set to {shown}: whether that is every date is not known here",
                        **base)
     return Verdict(gate, "mismatch", **base)
+
+
+def _window_base(gate: Gate, values: dict[str, Any], keys: list[str], shown: str, start: str | None,
+                 end: str | None) -> dict[str, Any]:
+    """What every window verdict says of where it grounds: the pair's labels, the window shown, whether the agent
+    set a bound of it, the dated keys."""
+    return dict(key=gate_key(gate.name), label=" / ".join(dict.fromkeys(values[k].get("label") or k for k in keys)),
+                value=shown, needs=(gate.target,), set_by_agent=any(values[k].get("set_at_step") is not None
+                                                                    for k in keys),
+                bounds=(start or "", end or ""))
 
 
 def _judge_window(gate: Gate, values: dict[str, Any]) -> Verdict:
@@ -424,11 +434,7 @@ def _judge_window(gate: Gate, values: dict[str, Any]) -> Verdict:
     start_shown = "" if open_start else values[start]["value"] if start else "?"
     end_shown = "" if open_end else values[end]["value"] if end else "?"
     shown = f"{start_shown}..{end_shown}"
-    keys = [k for k in (open_start or start, open_end or end) if k]
-    label = " / ".join(dict.fromkeys(values[k].get("label") or k for k in keys))
-    set_by_agent = any(values[k].get("set_at_step") is not None for k in keys)
-    base = dict(key=gate_key(gate.name), label=label, value=shown, needs=(gate.target,), set_by_agent=set_by_agent,
-                bounds=(start or "", end or ""))
+    base = _window_base(gate, values, [k for k in (open_start or start, open_end or end) if k], shown, start, end)
     if narrow_start or narrow_end:
         return Verdict(gate, "mismatch", **base)
     if wide_start or wide_end:

@@ -106,10 +106,14 @@ def parse_date(value: str, *, end: bool = False) -> tuple[int, int, int] | None:
     return int(year), int(month or (12 if end else 1)), int(day or (31 if end else 1))
 
 
+# a planner's aside inside a target: '(one at a time)', '(state)', '(2018..2022)'; '[code]' is a value form, kept
+ASIDE = re.compile(r"\s*\((?:[^()]*)\)\s*")
+
+
 def split_window(target: str) -> tuple[str, str] | None:
     """A window target's (start, end): 'A..B', 'A to B', or one date for both; a planner's aside is no bound
     ('2022 (2018..2022)' is 2022: the aside says what the value covers)."""
-    text = re.sub(r"\s*\([^()]*\)\s*", " ", target).strip() or target.strip()
+    text = ASIDE.sub(" ", target).strip() or target.strip()
     parts = re.split(r"\s*(?:\.\.|/| to |–|—)\s*", text, maxsplit=1)
     if len(parts) == 2:
         return parts[0], parts[1]

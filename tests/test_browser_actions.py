@@ -121,8 +121,8 @@ async def test_refs_from_observation_work_and_go_stale_after_navigation(task_bro
 
 async def test_an_action_names_the_controls_it_set_whatever_the_target_form(task_browser, fixture_site):
     """A model mostly targets by ref, which says nothing of the control: the result names the control as the
-    observation does (the state tracker counts it as set by the agent), for a ref, a CSS selector and a label,
-    and both ends of a range; an action that sets no control names none."""
+    observation does (the state tracker counts it as set by the agent), for a ref and a CSS selector, and both
+    ends of a range; an action that sets no control names none."""
     opened = await _open(task_browser, fixture_site, "act_form.html")
     ref = {c.label.split(" (range")[0]: (c.ref, c.label) for c in opened.observation.controls}
     by_ref = await task_browser.act(Select(target=Target(ref=ref["Region"][0]), option="Asia"))

@@ -119,8 +119,8 @@ async def test_a_page_that_fits_the_room_left_is_sent_as_it_is_and_no_trim_is_co
     with FakeOpenAIServer([GOTO, GOTO]) as fake:
         wide, state = _actor(fake)
         await wide({**state, "observation": page})
-        fixed = sent_tokens(fake.requests[0]) - count_tokens(whole_text(page))
-        window = int((fixed + count_tokens(whole_text(page)) + 200 + COMPLETION_RESERVE) / TOKENIZER_MARGIN) + 1
+        window = int((sent_tokens(fake.requests[0]) + 200 + COMPLETION_RESERVE) / TOKENIZER_MARGIN) + 1
+        fixed = sent_tokens(fake.requests[0]) - count_tokens(whole_text(page))  # all but the page
         actor, _ = _actor(fake, context_tokens=window)
         update = await actor({**state, "observation": page})
     room = int(window * TOKENIZER_MARGIN) - COMPLETION_RESERVE - fixed
