@@ -35,11 +35,11 @@ from agent.rundir.evidence import RunEvidence, write_evidence
 from browser.interface import Browser
 from browser.trace import Redactor
 from graph.build import build_graph
-from graph.evidence_tables import ANSWER, extracted_answer, lineage, read_rows
+from graph.evidence.evidence_tables import ANSWER, extracted_answer, lineage, read_rows
+from graph.evidence.workspace_tools import compose_answer
+from graph.model_io.policy import Policy, PolicyUnavailable
 from graph.nodes import Deps, StepLog
-from graph.policy import Policy, PolicyUnavailable
 from graph.state import AgentState, TaskView, new_usage
-from graph.workspace_tools import compose_answer
 
 if TYPE_CHECKING:
     from tasks.models import Task

@@ -1,7 +1,7 @@
 """`derive` under attack and at work: peak memory and seconds per query, each in a fresh subprocess.
 
 For every query a new Python process imports the project, runs one `derive` and reports its own peak RSS
-(the agent's side) and its children's (the engine process, graph/sql_sandbox.py; note that a child's peak
+(the agent's side) and its children's (the engine process, graph/evidence/sql_sandbox.py; note that a child's peak
 starts from its parent's RSS at fork, so it never reads below the agent's). The bound the tests hold it to:
 the engine's 256 MB cap plus 100 MB. Also prints what a normal derive costs now that it runs in its own
 process (start-up included), over a table the size of a large evidence table.
@@ -25,9 +25,9 @@ BOUND_MB = 256 + 100
 
 MEASURE = """
 import json, resource, sys, time
-from graph.workspace_tools import derive
-from graph.agent_tools import Derive
-from graph.evidence_tables import WorkspaceError, append_rows
+from graph.evidence.workspace_tools import derive
+from graph.tools.agent_tools import Derive
+from graph.evidence.evidence_tables import WorkspaceError, append_rows
 prov = {"url": "", "state": None, "drift": [], "locator": "", "result_set": "", "page": None, "pages": None, "step": 1}
 rows = [{"values": {"id": str(i), "name": "row %d of an evidence table" % i}, "provenance": prov}
         for i in range(int(sys.argv[2]))]

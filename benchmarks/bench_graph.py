@@ -133,7 +133,7 @@ BASELINE = Path(__file__).with_name("prompt_tokens_baseline.json")
 
 
 def prompt_figures(rows: list[TaskRow]) -> dict[str, object]:
-    """Mean / max prompt tokens per actor call and the mean of each part (graph.context.prompt_parts)."""
+    """Mean / max prompt tokens per actor call and the mean of each part (graph.prompting.context.prompt_parts)."""
     calls = [t for r in rows for t in r.actor_prompt_tokens]
     parts = [p for r in rows for p in r.actor_prompt_parts]
     unchanged = [p["observation"] for r in rows for prev, key, p in
@@ -193,7 +193,7 @@ def local_table(rows: list[TaskRow], server_cpu_s: float | None = None) -> str:
 def schema_table(top: int = 8) -> str:
     """Tokens the actor's tool schemas add to every call (cl100k), total and the largest tools."""
     from browser.tokens import count_tokens
-    from graph.tool_schemas import tool_schemas
+    from graph.tools.tool_schemas import tool_schemas
 
     tools = tool_schemas(search=False)
     sizes = sorted(((t["function"]["name"], count_tokens(json.dumps(t))) for t in tools), key=lambda x: -x[1])

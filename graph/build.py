@@ -25,12 +25,12 @@ from graph.nodes import (
     make_workspace,
 )
 from graph.state import AgentState
-from graph.tool_specs import TOOL_SPECS
+from graph.tools.tool_specs import TOOL_SPECS
 
 
 def build_graph(ablate: list[str] | frozenset[str], deps: Deps, *, checkpointer: Any = None) -> CompiledStateGraph:
     ablated = frozenset(ablate)
-    deps = replace(deps, ablated=ablated)  # the actor's prompt and tools follow the nodes that run (graph/offers.py)
+    deps = replace(deps, ablated=ablated)  # the actor's prompt and tools follow the nodes that run (graph/tools/offers.py)
     use_planner, use_tracker, use_verifier = (node not in ablated for node in ("planner", "state_tracker", "verifier"))
 
     graph = StateGraph(AgentState)

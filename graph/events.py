@@ -93,8 +93,8 @@ class ActorEvent(_NodeEvent, _Spent):
     tool: str | None = None
     call_id: str | None = None
     args: dict[str, Any] | None = None
-    note: dict[str, Any] | None = None  # the policy's note on the call (graph.policy: walkthrough step, repair, fault)
-    shown: dict[str, Any] | None = None  # the targets as the page showed them (graph.robust.shown_targets)
+    note: dict[str, Any] | None = None  # the policy's note on the call (graph.model_io.policy: walkthrough step, repair, fault)
+    shown: dict[str, Any] | None = None  # the targets as the page showed them (graph.model_io.robust.shown_targets)
     prompt_chars: int | None = None
     refused_calls: int | None = None
     prompt_parts: dict[str, int] | None = None

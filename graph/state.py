@@ -13,8 +13,8 @@ from typing import Annotated, Any, Literal, NotRequired, TypedDict
 from langchain_core.messages import AnyMessage
 from pydantic import BaseModel, ConfigDict, Field
 
-from graph.chat_protocol import chat_history
-from graph.failures import Failure
+from graph.checks.failures import Failure
+from graph.model_io.chat_protocol import chat_history
 
 GateKind = Literal["source", "scope", "filter", "window", "view", "sort", "search"]
 Evidence = Literal["url", "control", "readback", "chip"]
@@ -115,7 +115,7 @@ class RetrievalState(TypedDict):
 
 
 class SnapshotValue(TypedDict):
-    """One value of the state a row was read in (graph.gates.state_snapshot): empty ones too."""
+    """One value of the state a row was read in (graph.checks.gates.state_snapshot): empty ones too."""
 
     label: str
     value: str
@@ -159,7 +159,7 @@ class ReadRecord(TypedDict):
     complete: bool  # the read covered the whole result set (all pages, or an export)
     url: NotRequired[str]  # the page read
     columns: NotRequired[list[str]]  # the table's headers (what an empty read still shows)
-    state: NotRequired[dict[str, Any] | None]  # the state snapshot it was read in (graph.gates.state_snapshot)
+    state: NotRequired[dict[str, Any] | None]  # the state snapshot it was read in (graph.checks.gates.state_snapshot)
 
 
 class Listing(TypedDict):
@@ -233,15 +233,15 @@ def new_usage(now: float) -> Usage:
 class AgentState(TypedDict, total=False):
     task: TaskView
     plan: dict[str, Any] | None
-    messages: Annotated[list[AnyMessage], chat_history]  # checked against OpenAI's rules (graph/chat_protocol.py)
+    messages: Annotated[list[AnyMessage], chat_history]  # checked against OpenAI's rules (graph/model_io/chat_protocol.py)
     retrieval: RetrievalState | None
     history: Annotated[list[RetrievalState], operator.add]  # distinct retrieval states visited
     observation: dict[str, Any] | None  # latest browser.types.Observation dump
-    seen_page: dict[str, Any] | None  # {key, step}: the page last shown to the actor whole (graph.prompting)
+    seen_page: dict[str, Any] | None  # {key, step}: the page last shown to the actor whole (graph.prompting.render)
     last_action: dict[str, Any] | None  # the browser action just run
     last_result: dict[str, Any] | None  # its ActionResult dump, without the observation
     last_read: dict[str, Any] | None  # latest read_table/download/read_pdf payload, for the extractor
-    tables: Annotated[dict[str, Any], merge_tables]  # the one store: name -> graph.evidence_tables.TableRecord (`answer` too)
+    tables: Annotated[dict[str, Any], merge_tables]  # the one store: name -> graph.evidence.evidence_tables.TableRecord (`answer` too)
     navigated_at: int | None  # step at which a workspace read opened a page (the state tracker runs next)
     listings: Annotated[list[Listing], operator.add]
     visited: Annotated[list[str], operator.add]  # every URL the browser showed, in order

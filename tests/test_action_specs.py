@@ -28,11 +28,11 @@ from browser.types import (
     Option,
 )
 from graph.build import build_graph
-from graph.drift import NAVIGATIONS
 from graph.nodes import Deps
-from graph.offers import offered_tool_names
-from graph.tool_schemas import parse_tool_call, tool_schemas
-from graph.tool_specs import ROW_WRITERS, SOURCE_READS, TOOL_SPECS, Situation
+from graph.tools.offers import offered_tool_names
+from graph.tools.tool_schemas import parse_tool_call, tool_schemas
+from graph.tools.tool_specs import ROW_WRITERS, SOURCE_READS, TOOL_SPECS, Situation
+from graph.tracking.drift import NAVIGATIONS
 from tasks.spec import OutputSpec
 
 GRAPH_NODES = {"executor", "extractor", "workspace", "finish", "actor"}

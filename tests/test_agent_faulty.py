@@ -12,9 +12,9 @@ from agent.models.fault_plan import FAULT_CLASSES, FaultSite, choose_fault, faul
 from agent.models.faulty import FaultyPolicy
 from agent.models.scripted import ScriptedPolicy, load_walkthrough, reread_steps
 from agent.reports.faults import FAULT_LABEL, CleanRow, FaultCell, fault_rows, render_fault_markdown
-from graph.failures import failure
-from graph.policy import TurnState
-from graph.tool_schemas import tool_schemas
+from graph.checks.failures import failure
+from graph.model_io.policy import TurnState
+from graph.tools.tool_schemas import tool_schemas
 from tasks.offline.registry import PLACEHOLDER_ORIGIN
 
 STEPS = [

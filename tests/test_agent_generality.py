@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from graph.tool_schemas import tool_schemas
+from graph.tools.tool_schemas import tool_schemas
 from tasks.offline.suite import build_records, build_walkthroughs, task_sites
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -89,7 +89,7 @@ def agent_texts() -> dict[str, str]:
     """Everything a model or the graph sees of the agent: prompts, tool schemas, graph/ and browser/ sources."""
     texts = {
         str(p.relative_to(ROOT)): p.read_text(encoding="utf-8")
-        for p in sorted((ROOT / "graph/prompts").glob("*"))
+        for p in sorted((ROOT / "graph/prompting/prompts").glob("*"))
     }
     for package in ("graph", "browser"):
         for path in sorted((ROOT / package).rglob("*")):
@@ -131,7 +131,7 @@ def test_leak_detector_catches_a_hard_coded_label(forbidden: dict[str, str]) -> 
     planted = {"graph/planted.py": f'FACET = "{label}"\n'}
     assert leaks(planted, forbidden), label
     prefix = task_sites()[0].prefix
-    assert leaks({"graph/prompts/x.md": f"Open the /{prefix}/ pages first."}, forbidden)
+    assert leaks({"graph/prompting/prompts/x.md": f"Open the /{prefix}/ pages first."}, forbidden)
     assert not leaks({"graph/clean.py": "Choose the filter whose label matches the task."}, forbidden)
 
 

@@ -31,8 +31,8 @@ from agent.models.policies import needs_key
 from agent.models.scripted import ScriptedPolicy, load_walkthrough
 from agent.solve import solve_task
 from eval.score import score_answer
-from graph.policy import TurnState
-from graph.tool_schemas import plan_tool, tool_schemas
+from graph.model_io.policy import TurnState
+from graph.tools.tool_schemas import plan_tool, tool_schemas
 from tasks.loaders import load_tasks
 
 KEY_ENV = "SGR_TEST_LLM_KEY"

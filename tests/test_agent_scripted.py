@@ -12,9 +12,9 @@ from agent.models.scripted import (
     plan_from_walkthrough,
     restore_steps,
 )
-from graph.failures import failure
-from graph.policy import TurnState
-from graph.tool_schemas import plan_tool, tool_schemas
+from graph.checks.failures import failure
+from graph.model_io.policy import TurnState
+from graph.tools.tool_schemas import plan_tool, tool_schemas
 from tasks.offline.registry import PLACEHOLDER_ORIGIN
 
 STEPS = [

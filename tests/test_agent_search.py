@@ -12,7 +12,7 @@ import agent.search as search_module
 from agent.config import AgentVariant, ModelConfig, ProtocolConfig
 from agent.models.scripted import ScriptedPolicy
 from agent.solve import solve_task
-from graph.tool_schemas import ToolCallError, parse_tool_call, tool_schemas
+from graph.tools.tool_schemas import ToolCallError, parse_tool_call, tool_schemas
 from tasks.loaders import load_tasks
 
 SEEN: list[tuple[str, dict]] = []

@@ -13,7 +13,7 @@ from agent.models.faulty import FaultyPolicy
 from agent.models.resolve import resolve_models
 from agent.models.scripted import ScriptedPolicy, load_walkthrough, plan_from_walkthrough
 from graph.state import Plan
-from graph.tool_schemas import plan_tool
+from graph.tools.tool_schemas import plan_tool
 from tasks.loaders import load_tasks
 
 CONFIG = "configs/ablation-blind.yaml"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from browser.types import Goto, ReadPageFacts
-from graph.fact_match import FactError, find_fact, section_table, source_value
+from graph.evidence.fact_match import FactError, find_fact, section_table, source_value
 
 pytestmark = pytest.mark.slow
 

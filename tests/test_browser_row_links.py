@@ -8,7 +8,7 @@ import re
 import pytest
 
 from browser.render import render
-from graph.robust import unknown_ref_message
+from graph.model_io.robust import unknown_ref_message
 from tasks.loaders import load_tasks
 
 pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="session")]

@@ -1,5 +1,5 @@
 """The detail check counts a result's page read into any table, and its repair goal names tools offered where the
-repair happens (graph/details.py, graph/offers.py). A played run of offline_regulatory_004-g (issue 31): the
+repair happens (graph/checks/details.py, graph/tools/offers.py). A played run of offline_regulatory_004-g (issue 31): the
 model marked its result-list phase as reading each result's page (its plan error), read the six pages into
 another table, and was refused twice, told to `extract_rows` on PDF pages that do not offer it."""
 
@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import re
 
-import graph.nodes  # noqa: F401  (the nodes before graph.offers, which their actor imports)
+import graph.nodes  # noqa: F401  (the nodes before graph.tools.offers, which their actor imports)
 from browser.types import Link, Observation, TableData
-from graph.agent_tools import Derive, DiscardRows
-from graph.details import HOW_TO_OPEN, phase_progress, switch_off_refusal
-from graph.evidence_tables import append_rows
-from graph.finish_checks import verify
-from graph.offers import offered_tool_names
+from graph.checks.details import HOW_TO_OPEN, phase_progress, switch_off_refusal
+from graph.checks.finish_checks import verify
+from graph.evidence.evidence_tables import append_rows
+from graph.evidence.workspace_tools import derive, discard_from
 from graph.state import EvidenceRow, Listing, Phase, Plan, Provenance, ReadRecord
-from graph.tool_schemas import tool_schemas
-from graph.workspace_tools import derive, discard_from
+from graph.tools.agent_tools import Derive, DiscardRows
+from graph.tools.offers import offered_tool_names
+from graph.tools.tool_schemas import tool_schemas
 
 LIST = "http://s/enforcement?status=Terminated"
 ACTIONS = {"acme-015": "2013-04-02", "bolt-018": "2013-09-10", "crest-047": "2014-05-30"}

@@ -9,9 +9,9 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from agent.config import ModelConfig
 from agent.solve import initial_state
-from graph.evidence_tables import append_rows
+from graph.evidence.evidence_tables import append_rows
+from graph.model_io.policy import ChatPolicy
 from graph.nodes import Deps, make_actor
-from graph.policy import ChatPolicy
 from graph.state import EvidenceRow, Provenance
 from tasks.loaders import load_tasks
 

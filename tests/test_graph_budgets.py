@@ -6,8 +6,8 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from agent.config import Budgets, ModelConfig
+from graph.model_io.policy import ChatPolicy
 from graph.nodes import Deps, budget_stop, history_window
-from graph.policy import ChatPolicy
 from graph.state import new_usage
 from tasks.spec import OutputSpec
 

@@ -9,9 +9,9 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from agent.models.fake_server import FakeOpenAIServer
 from agent.models.openai_rules import request_errors
-from graph.chat_protocol import ChatProtocolError, chat_history, message_turns, violations
-from graph.context import fit_window
+from graph.model_io.chat_protocol import ChatProtocolError, chat_history, message_turns, violations
 from graph.nodes.common import history_window
+from graph.prompting.context import fit_window
 from tests.test_model_robustness import OBSERVATION, actor_with, state
 
 PLAN = {"source": "the search page", "gates": [{"kind": "filter", "name": "severity", "target": "HIGH"}],
@@ -130,7 +130,7 @@ async def test_every_tool_and_every_kind_of_reply_keeps_the_history_valid(offlin
     from agent.paths.path import DecisionPath
     from agent.paths.replay import PathPolicy, replay_protocol
     from agent.solve import solve_task
-    from graph.tool_schemas import tool_schemas
+    from graph.tools.tool_schemas import tool_schemas
     from tasks.loaders import load_tasks
 
     path = DecisionPath(task="offline_vulns_003", plan=PLAN,

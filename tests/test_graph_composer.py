@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from graph.answer_format import compose, parse_order
+from graph.evidence.answer_format import compose, parse_order
 from tasks.spec import OutputSpec
 
 

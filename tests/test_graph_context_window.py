@@ -23,10 +23,10 @@ from agent.solve import initial_state, solve_task
 from browser.render import DEFAULT_BUDGET, render
 from browser.tokens import count_tokens
 from browser.types import CellLink, Control, Observation, Option, TableData
-from graph.context import COMPLETION_RESERVE, TOKENIZER_MARGIN
-from graph.evidence_tables import ANSWER, new_table
+from graph.evidence.evidence_tables import ANSWER, new_table
+from graph.model_io.policy import ChatPolicy
 from graph.nodes import Deps, make_actor
-from graph.policy import ChatPolicy
+from graph.prompting.context import COMPLETION_RESERVE, TOKENIZER_MARGIN
 from tasks.loaders import load_tasks
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -34,7 +34,7 @@ WINDOW = 2048
 
 
 def sent_tokens(request: dict) -> int:
-    """A request's prompt as the project counts it (graph/context.py): each message's text and tool calls plus
+    """A request's prompt as the project counts it (graph/prompting/context.py): each message's text and tool calls plus
     its role overhead, and the tool schemas."""
     total = count_tokens(json.dumps(request.get("tools") or [], separators=(",", ":")))
     for message in request["messages"]:

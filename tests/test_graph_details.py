@@ -1,16 +1,16 @@
-"""What counts as opened, which listed results the answer uses, and the turn's bookkeeping (graph/details.py,
-graph/list_filters.py, graph/prompting.py). The paths through the graph are in tests/test_details_e2e.py."""
+"""What counts as opened, which listed results the answer uses, and the turn's bookkeeping (graph/checks/details.py,
+graph/checks/list_filters.py, graph/prompting/render.py). The paths through the graph are in tests/test_details_e2e.py."""
 
 from __future__ import annotations
 
-from graph.agent_tools import Derive
-from graph.details import HOW_TO_OPEN, Opened, dropped_links, phase_progress, switch_off_refusal
-from graph.evidence_tables import append_rows
-from graph.finish_checks import verify
-from graph.list_filters import list_filters
-from graph.prompting import pending_gates, rows_collected, split_state_values
+from graph.checks.details import HOW_TO_OPEN, Opened, dropped_links, phase_progress, switch_off_refusal
+from graph.checks.finish_checks import verify
+from graph.checks.list_filters import list_filters
+from graph.evidence.evidence_tables import append_rows
+from graph.evidence.workspace_tools import derive
+from graph.prompting.render import pending_gates, rows_collected, split_state_values
 from graph.state import EvidenceRow, Gate, Listing, Phase, Plan, Provenance, ReadRecord
-from graph.workspace_tools import derive
+from graph.tools.agent_tools import Derive
 
 LIST = "http://s/catalogue"
 SPECIES = {"A-1": ("Alpha major", "Beta major"), "A-2": ("Gamma minor", "Gamma minor"),

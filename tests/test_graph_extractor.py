@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from browser.delta import render_observation
-from graph.agent_tools import ExtractRows
-from graph.row_extraction import ExtractionError, extract
+from graph.evidence.row_extraction import ExtractionError, extract
 from graph.state import RetrievalState, StateValue
+from graph.tools.agent_tools import ExtractRows
 
 URL = "http://x/results?agency=epa&page=2"
 OBSERVATION = {

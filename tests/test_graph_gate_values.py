@@ -7,14 +7,14 @@ from __future__ import annotations
 import pytest
 
 from browser.types import Control, Observation, Option
-from graph.agent_tools import Derive, ExtractRows
-from graph.clamps import clamp_evidence
-from graph.gates import check_read, state_snapshot
-from graph.policy import ChatPolicy
-from graph.row_extraction import ExtractionError, says_no_results
+from graph.checks.gates import check_read, state_snapshot
+from graph.evidence.row_extraction import ExtractionError, says_no_results
+from graph.evidence.workspace_tools import ReadContext, compose_derived, derive, extract_into
+from graph.model_io.policy import ChatPolicy
 from graph.state import Gate, Phase, Plan
-from graph.tracker import track
-from graph.workspace_tools import ReadContext, compose_derived, derive, extract_into
+from graph.tools.agent_tools import Derive, ExtractRows
+from graph.tracking.clamps import clamp_evidence
+from graph.tracking.tracker import track
 from tasks.spec import OutputSpec
 from tests.test_graph_tracker import obs, step
 
@@ -205,7 +205,7 @@ def test_a_default_window_narrower_than_the_plan_is_flagged_at_the_read_not_on_a
 
 
 def test_a_long_derivation_is_whole_until_a_phase_has_rows_then_its_opening():
-    from graph.prompting import DERIVATION_PREVIEW_TOKENS, derivation_text
+    from graph.prompting.render import DERIVATION_PREVIEW_TOKENS, derivation_text
 
     short = "rank by first year; verdict from the share"
     assert derivation_text(short, nothing_read=False) == short

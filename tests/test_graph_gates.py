@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from agent.models.scripted import plan_from_walkthrough
 from browser.types import Control, Observation, Option
-from graph.plan_flags import ambiguous_gates
+from graph.plan.values import find_gate_value, gate_candidates
 from graph.state import Gate, Phase, Plan
-from graph.tracker import track
-from graph.values import find_gate_value, gate_candidates
+from graph.tracking.plan_flags import ambiguous_gates
+from graph.tracking.tracker import track
 from tests.test_graph_tracker import obs, step
 
 

@@ -1,9 +1,9 @@
-"""The gate judge on the blind plans real models wrote (graph/judge.py): lenient grounding of their targets, what is a
+"""The gate judge on the blind plans real models wrote (graph/plan/judge.py): lenient grounding of their targets, what is a
 mismatch, what is unresolved; and the gates in force for a read, a phase and the tracker."""
 
 from __future__ import annotations
 
-from graph.judge import gates_for, judge
+from graph.plan.judge import gates_for, judge
 from graph.state import Gate, Phase, Plan
 
 
@@ -170,7 +170,7 @@ def test_the_gates_in_force_are_said_in_one_place():
 
 def test_its_default_never_set_is_said_only_when_true():
     """The read check on a value the agent set on an earlier page (then lost here) does not call it a default."""
-    from graph.gates import check_read
+    from graph.checks.gates import check_read
 
     plan = Plan(gates=[Gate(kind="filter", name="Status", target="Terminated")])
     options = ["All", "Active", "Terminated"]

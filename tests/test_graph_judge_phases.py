@@ -4,9 +4,9 @@ tests/test_judge_phases_e2e.py)."""
 
 from __future__ import annotations
 
-from graph.finish_checks import TableCheck
-from graph.gates import check_read, rejudge_tables
-from graph.judge import current_phase, gate_sets, judge, settle, verdicts
+from graph.checks.finish_checks import TableCheck
+from graph.checks.gates import check_read, rejudge_tables
+from graph.plan.judge import current_phase, gate_sets, judge, settle, verdicts
 from graph.state import Gate, Phase, Plan, RetrievalState
 
 

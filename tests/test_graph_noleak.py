@@ -9,7 +9,7 @@ import pytest
 
 from agent.solve import initial_state
 from browser.delta import render_observation
-from graph.prompting import Prompts
+from graph.prompting.render import Prompts
 from tasks.loaders import load_tasks
 
 TASKS = load_tasks("offline", origin="http://127.0.0.1:9")

@@ -10,7 +10,7 @@ import pytest
 from agent.config import AgentVariant, Budgets, ProtocolConfig
 from agent.models.fake_server import FakeOpenAIServer
 from agent.solve import solve_task
-from graph.robust import NO_CHANGE
+from graph.model_io.robust import NO_CHANGE
 from tasks.loaders import load_tasks
 
 pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="session")]

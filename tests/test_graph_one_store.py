@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from graph.agent_tools import Derive, DiscardRows, ExtractRows
-from graph.evidence_tables import WorkspaceError, engine_rows, lineage, read_rows
-from graph.finish_checks import verify
+from graph.checks.finish_checks import verify
+from graph.evidence.evidence_tables import WorkspaceError, engine_rows, lineage, read_rows
+from graph.evidence.workspace_tools import ReadContext, compose_answer, derive, discard, extract_into
 from graph.state import Plan
-from graph.workspace_tools import ReadContext, compose_answer, derive, discard, extract_into
+from graph.tools.agent_tools import Derive, DiscardRows, ExtractRows
 from tasks.spec import OutputSpec
 
 SPEC = OutputSpec(columns=("id", "year"), field_separator="|", record_separator="\n")

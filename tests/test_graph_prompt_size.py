@@ -16,11 +16,11 @@ from agent.models.scripted import ScriptedPolicy
 from agent.solve import initial_state
 from browser.render import render, render_unchanged
 from browser.types import Control, Link, Observation, Option, Pagination, TableData
-from graph.context import fit_window
-from graph.offers import offered_tool_names
-from graph.prompting import DELTA_SPAN, Prompts, page_key, turn_observation
-from graph.robust import tool_reply
-from graph.tool_schemas import ToolCallError, parse_tool_call, tool_schemas
+from graph.model_io.robust import tool_reply
+from graph.prompting.context import fit_window
+from graph.prompting.render import DELTA_SPAN, Prompts, page_key, turn_observation
+from graph.tools.offers import offered_tool_names
+from graph.tools.tool_schemas import ToolCallError, parse_tool_call, tool_schemas
 from tasks.loaders import load_tasks
 from tests.fixtures.walkthroughs import solve_exactly
 
@@ -193,12 +193,12 @@ def _offering(system: str) -> dict[str, str]:
 @pytest.mark.parametrize("search", [False, True])
 def test_the_system_prompt_names_every_tool_and_when_it_is_offered(search: bool):
     """A model planning ahead sees every tool by name, offered or not, with the words of the rule that offers it
-    (the line is rendered from graph/tool_specs.py, so it cannot drift from the rules), and is told to copy values
+    (the line is rendered from graph/tools/tool_specs.py, so it cannot drift from the rules), and is told to copy values
     as printed; tools of switched-off nodes are not named."""
     from types import SimpleNamespace
 
-    from graph.offers import actor_system
-    from graph.tool_specs import TOOL_SPECS
+    from graph.tools.offers import actor_system
+    from graph.tools.tool_specs import TOOL_SPECS
 
     names = {t["function"]["name"] for t in tool_schemas(search=search)}
     deps = SimpleNamespace(prompts=Prompts.load(), ablated=frozenset(), search_enabled=search)  # what it reads

@@ -7,10 +7,10 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from browser.types import ActionResult, Control, Observation, Option, Pagination
+from graph.plan.values import gate_key, values_match
 from graph.state import Gate, Plan
-from graph.state_reading import result_set_key
-from graph.tracker import track
-from graph.values import gate_key, values_match
+from graph.tracking.state_reading import result_set_key
+from graph.tracking.tracker import track
 
 ORIGIN = "http://127.0.0.1:9"
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from graph import finish_checks
-from graph.evidence_tables import TableRecord, new_table
+from graph.checks import finish_checks
+from graph.evidence.evidence_tables import TableRecord, new_table
 from graph.state import EvidenceRow, Gate, Listing, Plan, Provenance, ReadRecord
 
 COLUMNS = ("id", "agency")

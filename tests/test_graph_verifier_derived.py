@@ -3,11 +3,11 @@ gates, every page, every listed detail page; each failure names the table."""
 
 from __future__ import annotations
 
-from graph.agent_tools import Derive
-from graph.evidence_tables import append_rows, computed_from, evidence_inputs
-from graph.finish_checks import verify
+from graph.checks.finish_checks import verify
+from graph.evidence.evidence_tables import append_rows, computed_from, evidence_inputs
+from graph.evidence.workspace_tools import derive
 from graph.state import EvidenceRow, Listing, Phase, Plan, Provenance, ReadRecord
-from graph.workspace_tools import derive
+from graph.tools.agent_tools import Derive
 
 
 def _rows(values: list[dict[str, str]], *, state: dict[str, str], url: str = "http://s/list", drift=(),

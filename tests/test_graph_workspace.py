@@ -8,10 +8,10 @@ import json
 
 import pytest
 
-from graph.agent_tools import Derive, DiscardRows
-from graph.evidence_tables import WorkspaceError, append_rows, cell_text, run_query
+from graph.evidence.evidence_tables import WorkspaceError, append_rows, cell_text, run_query
+from graph.evidence.workspace_tools import compose_derived, derive, discard_from
 from graph.state import EvidenceRow, Provenance
-from graph.workspace_tools import compose_derived, derive, discard_from
+from graph.tools.agent_tools import Derive, DiscardRows
 from tasks.spec import OutputSpec
 
 

@@ -30,7 +30,7 @@ AGENT_FORBIDDEN = {
     "agent.webenv": {"agent.runner", "agent.commands", "agent.reports", "agent.solve", "agent.cli"},
     "agent.solve": {"agent.runner", "agent.commands", "agent.reports", "agent.cli"},
     "agent.reports": {"agent.runner", "agent.commands", "agent.solve", "agent.cli"},
-    "agent.runner": {"agent.commands", "agent.cli", "graph.prompting", "graph.prompts"},
+    "agent.runner": {"agent.commands", "agent.cli", "graph.prompting"},
     "agent.paths": {"agent.runner", "agent.commands", "agent.reports", "agent.cli"},
     "agent.commands": {"agent.cli"},
 }

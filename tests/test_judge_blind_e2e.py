@@ -22,7 +22,7 @@ from agent.models.scripted import ScriptedPolicy, load_walkthrough, policy_plan
 from agent.solve import solve_task
 from eval.score import score_answer
 from graph.events import ExtractorEvent, read_events
-from graph.judge import judge
+from graph.plan.judge import judge
 from graph.state import Gate
 from tasks.loaders import load_tasks
 

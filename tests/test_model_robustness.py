@@ -14,9 +14,9 @@ from agent.models.chat import make_chat_model
 from agent.models.fake_server import FakeOpenAIServer
 from agent.solve import initial_state
 from browser.tokens import count_tokens
+from graph.model_io.policy import ChatPolicy
+from graph.model_io.robust import PROSE_FEEDBACK, tool_reply
 from graph.nodes import Deps, make_actor
-from graph.policy import ChatPolicy
-from graph.robust import PROSE_FEEDBACK, tool_reply
 from tasks.loaders import load_tasks
 
 TASK = load_tasks("offline", origin="http://127.0.0.1:9", task_ids=["offline_vulns_001"])[0]
@@ -156,7 +156,7 @@ async def test_an_ablated_node_takes_its_prompt_parts_and_tools_with_it(ablated,
     current = state(observation=OBSERVATION, rows=rows, last_read={"table": {}},  # a plan gate not found yet:
                     plan={"source": "s", "gates": [{"kind": "filter", "name": "Severity", "target": "High"}],
                           "read": {}, "row_criteria": {}, "all_pages": True, "detail_pages": False,
-                          "stopping_rule": "done"},  # revise_plan is offered (graph/offers.py)
+                          "stopping_rule": "done"},  # revise_plan is offered (graph/tools/offers.py)
                     retrieval={"url": OBSERVATION["url"], "path": "/vulns/search", "values": {}, "page": None,
                                "pages": None, "result_count": None, "step": 1})
     with FakeOpenAIServer([goto(), goto()]) as fake:

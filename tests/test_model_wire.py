@@ -16,7 +16,7 @@ from agent.models.chat import describe_llm_error, llm_error_kind, make_chat_mode
 from agent.models.fake_server import FakeOpenAIServer
 from agent.models.transcript import read_transcript
 from agent.runner.errors import classify_exception
-from graph.tool_schemas import tool_schemas
+from graph.tools.tool_schemas import tool_schemas
 
 SECRET_ENV = "SGR_TEST_WIRE_API_KEY"
 SECRET = "sk-wire-test-0123456789abcdef"

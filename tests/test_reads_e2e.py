@@ -22,7 +22,7 @@ from agent.config import AgentVariant, ModelConfig, ProtocolConfig
 from agent.models.scripted import ScriptedPolicy
 from agent.solve import solve_task
 from eval.score import score_answer
-from graph.evidence_tables import engine_rows
+from graph.evidence.evidence_tables import engine_rows
 from tasks.loaders import load_tasks
 
 pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="session")]

@@ -9,10 +9,10 @@ from pathlib import Path
 from agent.reports.write import write_run_reports
 from agent.rundir.atomic import write_json_atomic
 from agent.rundir.cells import cell_dir
-from graph.agent_tools import Derive
-from graph.evidence_tables import append_rows, lineage
+from graph.evidence.evidence_tables import append_rows, lineage
+from graph.evidence.workspace_tools import derive
 from graph.state import EvidenceRow, Provenance
-from graph.workspace_tools import derive
+from graph.tools.agent_tools import Derive
 from tests.test_reports_summary import RECORDS, run_dir  # noqa: F401  (fixture)
 
 

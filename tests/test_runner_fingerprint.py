@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import graph.prompting
+import graph.prompting.render
 from agent.cli import app
 from agent.config import ConfigError, load_config, memory_bytes
 from agent.rundir.manifest import MixedCodeError, code_conflicts, code_fingerprint
@@ -22,7 +22,7 @@ from agent.runner.bench import run_bench
 
 def _edited_prompts(tmp_path: Path) -> Path:
     copy = tmp_path / "prompts"
-    shutil.copytree(graph.prompting.DEFAULT_PROMPT_DIR, copy)
+    shutil.copytree(graph.prompting.render.DEFAULT_PROMPT_DIR, copy)
     actor = copy / "actor.md"
     actor.write_text(actor.read_text(encoding="utf-8") + "\nPrefer the first result.\n", encoding="utf-8")
     return copy
@@ -62,7 +62,7 @@ def test_bench_refuses_to_resume_over_other_code(tmp_path: Path, monkeypatch: py
     config = _config(tmp_path)
     first = asyncio.run(run_bench(config, write_reports=False))
     assert (first.ran, first.failed) == (1, 0)
-    monkeypatch.setattr(graph.prompting, "DEFAULT_PROMPT_DIR", _edited_prompts(tmp_path))
+    monkeypatch.setattr(graph.prompting.render, "DEFAULT_PROMPT_DIR", _edited_prompts(tmp_path))
 
     with pytest.raises(MixedCodeError, match=r"different code \(prompts [0-9a-f]+ -> [0-9a-f]+\).*--fresh"):
         asyncio.run(run_bench(config, write_reports=False))
@@ -90,7 +90,7 @@ def test_sgr_run_refuses_to_rereport_a_run_of_other_code(tmp_path: Path, monkeyp
     out_dir = tmp_path / "runs" / "offline_vulns_001-g" / "scripted" / "full"
     assert json.loads((out_dir / "fingerprint.json").read_text())["code"] == code_fingerprint()
 
-    monkeypatch.setattr(graph.prompting, "DEFAULT_PROMPT_DIR", _edited_prompts(tmp_path))
+    monkeypatch.setattr(graph.prompting.render, "DEFAULT_PROMPT_DIR", _edited_prompts(tmp_path))
     refused = CliRunner().invoke(app, args)
     assert refused.exit_code == 2 and "different code (prompts" in refused.output and "--fresh" in refused.output
     allowed = CliRunner().invoke(app, [*args, "--allow-mixed"])

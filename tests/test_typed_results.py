@@ -10,18 +10,18 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from agent.models.scripted import ScriptedPolicy
 from browser.types import ActionResult, StateDelta
-from graph.agent_tools import MAX_URLS
-from graph.context import fit_window
-from graph.details import check_details
-from graph.evidence_tables import WorkspaceError, new_table
-from graph.failures import failure, render_goal
+from graph.checks.details import check_details
+from graph.checks.failures import failure, render_goal
+from graph.evidence.evidence_tables import WorkspaceError, new_table
+from graph.evidence.workspace_tools import error_text
+from graph.model_io.policy import TurnState
+from graph.model_io.robust import call_signature, failed_repeats, tool_reply
 from graph.nodes.common import result_lines
 from graph.nodes.pages import PageReply, join_replies
-from graph.policy import TurnState
-from graph.robust import call_signature, failed_repeats, tool_reply
+from graph.prompting.context import fit_window
 from graph.state import Listing, Plan
-from graph.tool_schemas import tool_schemas
-from graph.workspace_tools import error_text
+from graph.tools.agent_tools import MAX_URLS
+from graph.tools.tool_schemas import tool_schemas
 
 ARGS = {"target": {"text": "Apply"}}
 
@@ -132,8 +132,9 @@ def test_the_readers_hold_no_rendered_markers():
     import inspect
 
     from agent.models import faulty, scripted
-    from graph import context, robust
+    from graph.model_io import robust
     from graph.nodes import common
+    from graph.prompting import context
 
     for module in (scripted, faulty):
         source = inspect.getsource(module)
@@ -143,7 +144,7 @@ def test_the_readers_hold_no_rendered_markers():
     assert " in said" not in inspect.getsource(common.result_lines)
     assert "ok=" not in inspect.getsource(context) and "startswith" not in inspect.getsource(context)
     from agent.reports import timeline
-    from graph import workspace_tools
+    from graph.evidence import workspace_tools
     from graph.nodes import pages
 
     readers = [workspace_tools.error_text, pages.join_replies, timeline._browser_effect]

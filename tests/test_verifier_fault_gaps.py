@@ -19,13 +19,13 @@ from agent.models.faulty import FAULTS_FILE, FaultyPolicy
 from agent.models.scripted import ScriptedPolicy, load_walkthrough
 from agent.solve import solve_task
 from eval.score import score_answer
-from graph.agent_tools import Derive
-from graph.details import Opened, detail_list
-from graph.evidence_tables import append_rows
-from graph.finish_checks import evidence_tables, verify
+from graph.checks.details import Opened, detail_list
+from graph.checks.finish_checks import evidence_tables, verify
+from graph.evidence.evidence_tables import append_rows
+from graph.evidence.workspace_tools import derive
 from graph.settings import Budgets
 from graph.state import EvidenceRow, Listing, Phase, Plan, Provenance, ReadRecord
-from graph.workspace_tools import derive
+from graph.tools.agent_tools import Derive
 from tasks.loaders import load_tasks
 
 SEED = 20260521  # the seed of the suite's fault run (configs/ablation.yaml)

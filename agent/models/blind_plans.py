@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from graph.policy import PolicyUnavailable
+from graph.model_io.policy import PolicyUnavailable
 from graph.state import Phase, Plan
 from tasks.offline.registry import PLACEHOLDER_ORIGIN
 

@@ -17,9 +17,11 @@ from pydantic import SecretStr
 
 from agent.models.transcript import TranscriptRecorder
 from browser.trace import register_secret
-from graph.llm_errors import CONFIG_STATUSES as CONFIG_STATUSES  # re-exported: error classes live below
-from graph.llm_errors import describe_llm_error as describe_llm_error
-from graph.llm_errors import llm_error_kind as llm_error_kind
+from graph.model_io.llm_errors import (
+    CONFIG_STATUSES as CONFIG_STATUSES,  # re-exported: error classes live below
+)
+from graph.model_io.llm_errors import describe_llm_error as describe_llm_error
+from graph.model_io.llm_errors import llm_error_kind as llm_error_kind
 from graph.settings import ModelConfig
 from graph.settings import step_cost as step_cost  # re-exported: the cost lives below agent/ and graph/
 

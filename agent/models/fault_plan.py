@@ -25,10 +25,10 @@ from agent.models.scripted import (
     plan_from_walkthrough,
     target_name,
 )
-from graph.judge import gates_for
+from graph.plan.judge import gates_for
+from graph.plan.values import gate_key
 from graph.state import Plan
-from graph.state_reading import PAGE_PARAMS
-from graph.values import gate_key
+from graph.tracking.state_reading import PAGE_PARAMS
 from tasks.offline.registry import Step
 
 PAGE_SIZE = re.compile(r"per_page|page_size|rows_per|results_per|^size$")

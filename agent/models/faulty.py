@@ -31,9 +31,9 @@ from agent.models.fault_plan import (
     read_after,
 )
 from agent.models.scripted import ScriptedPolicy, load_walkthrough, policy_plan, target_name
-from graph.policy import ControlState, TurnState
+from graph.model_io.policy import ControlState, TurnState
+from graph.plan.values import gate_candidates, values_match
 from graph.settings import PlanSource
-from graph.values import gate_candidates, values_match
 from tasks.offline.registry import Step
 
 FAULTS_FILE = FAULT_FILE

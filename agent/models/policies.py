@@ -2,7 +2,7 @@
 
 The registry is the one place a provider name picks a policy: `scripted` (walkthrough replays) and `faulty`
 (walkthrough replays with one seeded injected mistake per task) are built here; every other provider is a chat
-model at an endpoint (agent/models/chat.py) behind `graph.policy.ChatPolicy`. Neither the graph nor
+model at an endpoint (agent/models/chat.py) behind `graph.model_io.policy.ChatPolicy`. Neither the graph nor
 `agent/solve.py` names a test policy.
 """
 
@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agent.models.chat import make_chat_model
-from graph.policy import ChatPolicy, Policy
+from graph.model_io.policy import ChatPolicy, Policy
 from graph.settings import ModelConfig
 
 Maker = Callable[[ModelConfig, str, "str | None"], Policy]
@@ -44,7 +44,7 @@ def make_policy(model: ModelConfig, task_id: str, *, origin: str | None = None,
                 transcript: Path | None = None) -> Policy:
     """`origin` is where the offline suite runs (walkthroughs carry a placeholder origin); `transcript` is where a
     chat model's request/response pairs are appended. A replay without a walkthrough for the task raises
-    `graph.policy.PolicyUnavailable`."""
+    `graph.model_io.policy.PolicyUnavailable`."""
     maker = IN_PROCESS.get(model.provider)
     if maker is not None:
         return maker(model, task_id, origin)

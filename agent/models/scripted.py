@@ -1,4 +1,4 @@
-"""A policy that replays a task's walkthrough as tool calls, for deterministic runs (graph/policy.py).
+"""A policy that replays a task's walkthrough as tool calls, for deterministic runs (graph/model_io/policy.py).
 
 It is a policy, not a tape: it reacts to the graph's state at each turn the way a careful agent would. Drift
 flags make it re-issue the walkthrough steps that set the flagged gates (plus the step that applied them); a
@@ -22,18 +22,18 @@ from pydantic import BaseModel, PrivateAttr
 
 from browser.tokens import count_tokens
 from browser.types import NAVIGATING_KINDS, SETTER_KINDS
-from graph.failures import Failure
-from graph.policy import CALL_NOTE, PolicyUnavailable, TurnState
+from graph.checks.failures import Failure
+from graph.model_io.policy import CALL_NOTE, PolicyUnavailable, TurnState
+from graph.plan.values import gate_key, values_match
 from graph.settings import PlanSource
 from graph.state import Gate, Phase, Plan
-from graph.state_reading import PAGE_PARAMS
-from graph.tool_specs import ROW_WRITERS, SOURCE_READS, TOOL_SPECS
-from graph.values import gate_key, values_match
+from graph.tools.tool_specs import ROW_WRITERS, SOURCE_READS, TOOL_SPECS
+from graph.tracking.state_reading import PAGE_PARAMS
 from tasks.offline.registry import PLACEHOLDER_ORIGIN, Step
 
 WALKTHROUGH_DIR = Path(__file__).resolve().parents[2] / "tasks" / "offline" / "data" / "walkthroughs"
 SETTERS = SETTER_KINDS  # the steps that set a state value (browser.types.ACTION_SPECS)
-EXTRACT_TOOLS = ROW_WRITERS  # the calls that put rows into a table (`into`): graph/tool_specs.py
+EXTRACT_TOOLS = ROW_WRITERS  # the calls that put rows into a table (`into`): graph/tools/tool_specs.py
 READ_TOOLS = SOURCE_READS | ROW_WRITERS  # every call that brings evidence in
 # after these a walkthrough is elsewhere: a navigation the actor calls, going back, finishing
 LEAVES_PAGE = frozenset({k for k in NAVIGATING_KINDS if TOOL_SPECS[k].node} | {"back", "finish"})

@@ -18,7 +18,7 @@ import yaml
 from agent.rundir.atomic import write_text_atomic
 from agent.rundir.evidence import EVIDENCE_FILE, read_evidence
 from eval.review import init_reviews
-from graph.values import gate_key, values_match
+from graph.plan.values import gate_key, values_match
 
 MAX_LINES = 12
 

@@ -136,8 +136,8 @@ def code_fingerprint(prompt_dir: Path | None = None) -> dict[str, Any]:
     """What of the code decides a cell's result: the package version and commit, and hashes of the prompt
     files and of the tool schemas the model is shown. Computed now, from the files and schemas as they are,
     so a resumed run never silently mixes cells of different agents."""
-    from graph.prompting import DEFAULT_PROMPT_DIR
-    from graph.tool_schemas import plan_tool, tool_schemas
+    from graph.prompting.render import DEFAULT_PROMPT_DIR
+    from graph.tools.tool_schemas import plan_tool, tool_schemas
 
     try:
         version: str | None = metadata.version("sgr-agent")

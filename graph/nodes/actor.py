@@ -1,4 +1,4 @@
-"""Actor: the LLM picks one tool call; imperfect replies are answered, counted and bounded (graph/robust.py);
+"""Actor: the LLM picks one tool call; imperfect replies are answered, counted and bounded (graph/model_io/robust.py);
 the prompt holds only the tools and instructions of the nodes that run, and fits the context window."""
 
 from __future__ import annotations
@@ -10,12 +10,25 @@ from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage, Too
 from pydantic import BaseModel
 
 from browser.render import Rendering
-from graph.agent_tools import DiscardRows, Finish, RevisePlan
-from graph.answer_format import parse_order
-from graph.caps import bound_reply
-from graph.context import ContextOverflow, fit_prompt, prompt_parts, undocumented
-from graph.details import switch_off_refusal
-from graph.gates import rejudge_tables
+from graph.checks.details import switch_off_refusal
+from graph.checks.gates import rejudge_tables
+from graph.evidence.answer_format import parse_order
+from graph.evidence.workspace_tools import discard
+from graph.model_io.caps import bound_reply
+from graph.model_io.policy import CALL_NOTE, turn_state
+from graph.model_io.robust import (
+    INVALID,
+    PROSE_FEEDBACK,
+    REPEAT_STOP,
+    REPEAT_WARN,
+    call_signature,
+    failed_repeats,
+    invalid_json_message,
+    repeat_message,
+    shown_targets,
+    tool_reply,
+    unknown_ref_message,
+)
 from graph.nodes.common import (
     MAX_INVALID_STREAK,
     LLMCallError,
@@ -29,26 +42,13 @@ from graph.nodes.common import (
 from graph.nodes.deps import Deps
 from graph.nodes.state_tracker import recheck_flags
 from graph.nodes.verifier import recheck_goal
-from graph.offers import actor_system, actor_tools
-from graph.page_fence import untrusted
-from graph.policy import CALL_NOTE, turn_state
-from graph.prompting import TURN_CUTS, observation_tokens, page_key, turn_observation
-from graph.robust import (
-    INVALID,
-    PROSE_FEEDBACK,
-    REPEAT_STOP,
-    REPEAT_WARN,
-    call_signature,
-    failed_repeats,
-    invalid_json_message,
-    repeat_message,
-    shown_targets,
-    tool_reply,
-    unknown_ref_message,
-)
+from graph.prompting.context import ContextOverflow, fit_prompt, prompt_parts, undocumented
+from graph.prompting.page_fence import untrusted
+from graph.prompting.render import TURN_CUTS, observation_tokens, page_key, turn_observation
 from graph.state import AgentState, PendingCall, Plan, merge_tables
-from graph.tool_schemas import ToolCallError, parse_tool_call
-from graph.workspace_tools import discard
+from graph.tools.agent_tools import DiscardRows, Finish, RevisePlan
+from graph.tools.offers import actor_system, actor_tools
+from graph.tools.tool_schemas import ToolCallError, parse_tool_call
 
 HISTORY_WHOLE = 2  # the newest exchanges sent whole; older ones (up to HISTORY_TURNS) as one line each
 
@@ -139,7 +139,7 @@ def _prompt(deps: Deps, state: AgentState
     schemas to bind (undocumented in the shortest windows); whether anything was cut to fit (the context trim);
     the page record to keep and the prompt's parts in tokens.
 
-    The observation is rendered once, within the room `graph.context.fit_prompt` leaves it after the system
+    The observation is rendered once, within the room `graph.prompting.context.fit_prompt` leaves it after the system
     prompt, the tools, the history and the turn's state part (abbreviated too when the window is short), so the
     prompt never exceeds `context_tokens` (`ContextOverflow` when even the smallest prompt cannot fit). The
     tools are offered for that rendering (the reads its notes name); the room is decided with the tools a

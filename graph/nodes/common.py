@@ -12,7 +12,7 @@ from langchain_core.messages import AIMessage, AnyMessage
 from browser.delta import DESCRIBED_CONTROLS
 from browser.pdf_text import pages_text
 from browser.types import ActionResult
-from graph.llm_errors import describe_llm_error, llm_error_kind
+from graph.model_io.llm_errors import describe_llm_error, llm_error_kind
 from graph.nodes.deps import Deps
 from graph.settings import step_cost
 from graph.state import AgentState, ErrorRecord, Usage

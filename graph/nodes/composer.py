@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from graph.evidence_tables import derived_answer
+from graph.evidence.evidence_tables import derived_answer
+from graph.evidence.workspace_tools import compose_answer
 from graph.nodes.common import error_record
 from graph.nodes.deps import Deps
 from graph.state import AgentState, ErrorRecord
-from graph.workspace_tools import compose_answer
 
 
 def make_composer(deps: Deps):

@@ -9,8 +9,8 @@ from typing import Any
 
 from browser.interface import Browser
 from graph.events import StepLog
-from graph.policy import Policy
-from graph.prompting import Prompts
+from graph.model_io.policy import Policy
+from graph.prompting.render import Prompts
 from graph.settings import Budgets, ModelConfig
 from tasks.spec import OutputSpec
 
@@ -22,7 +22,7 @@ class Deps:
     closures made once per graph, so the context would only move the same fields behind `runtime.context`."""
 
     browser: Browser
-    policy: Policy  # who answers the actor and the planner (graph/policy.py)
+    policy: Policy  # who answers the actor and the planner (graph/model_io/policy.py)
     model_config: ModelConfig
     spec: OutputSpec
     budgets: Budgets = field(default_factory=Budgets)

@@ -11,16 +11,16 @@ from pydantic import TypeAdapter
 from browser.delta import content_key
 from browser.interface import BrowserError
 from browser.types import CHANGING_KINDS, PASSIVE_KINDS, ActionResult, BrowserAction, Observation
-from graph.agent_tools import WebSearch
-from graph.listings import listing_of
+from graph.checks.listings import listing_of
+from graph.model_io.robust import NO_CHANGE, tool_reply
 from graph.nodes.common import error_record, result_lines
 from graph.nodes.deps import Deps
-from graph.robust import NO_CHANGE, tool_reply
 from graph.state import AgentState, PendingCall
+from graph.tools.agent_tools import WebSearch
 
 # Passive actions (browser.types.ACTION_SPECS) do not invalidate what was just read. An action meant to change
 # the page that leaves it exactly as it was is said to be a no-op, so that repeating it counts as a failing
-# repeat (graph/robust.py) instead of looping until the step budget.
+# repeat (graph/model_io/robust.py) instead of looping until the step budget.
 
 _ACTION = TypeAdapter(BrowserAction)
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from graph.agent_tools import ExtractRows
+from graph.evidence.workspace_tools import extract_into, needs_page_facts
 from graph.nodes.deps import Deps
 from graph.nodes.pages import PageReply, PageView, add_flags, echo_budget, open_pdf, read_each, read_facts_of
 from graph.state import AgentState
-from graph.workspace_tools import extract_into, needs_page_facts
+from graph.tools.agent_tools import ExtractRows
 
 
 def make_extractor(deps: Deps, *, provenance: bool = True):

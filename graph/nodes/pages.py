@@ -14,15 +14,15 @@ from langchain_core.messages import ToolMessage
 
 from browser.interface import BrowserError
 from browser.types import ActionResult, BrowserAction, ReadPageFacts, ReadPdf
-from graph.evidence_tables import WorkspaceError
-from graph.fact_match import FactError
-from graph.listings import listing_of
+from graph.checks.listings import listing_of
+from graph.evidence.evidence_tables import WorkspaceError
+from graph.evidence.fact_match import FactError
+from graph.evidence.row_extraction import ExtractionError
+from graph.evidence.workspace_tools import ECHO_CHARS, ReadContext, error_text
 from graph.nodes.common import error_record
 from graph.nodes.deps import Deps
 from graph.nodes.state_tracker import tracked
-from graph.row_extraction import ExtractionError
 from graph.state import AgentState, DriftFlag, Plan
-from graph.workspace_tools import ECHO_CHARS, ReadContext, error_text
 
 
 class PageReadError(ValueError):

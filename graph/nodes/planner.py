@@ -16,7 +16,7 @@ from graph.nodes.common import (
 )
 from graph.nodes.deps import Deps
 from graph.state import AgentState
-from graph.tool_schemas import ToolCallError, parse_plan, plan_tool
+from graph.tools.tool_schemas import ToolCallError, parse_plan, plan_tool
 
 
 def make_planner(deps: Deps):

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from browser.types import ActionResult, Observation
-from graph.judge import current_phase
 from graph.nodes.deps import Deps
-from graph.plan_flags import refresh_flags
+from graph.plan.judge import current_phase
 from graph.state import AgentState, Plan, RetrievalState
-from graph.tracker import track
+from graph.tracking.plan_flags import refresh_flags
+from graph.tracking.tracker import track
 
 
 def tracked(state: AgentState) -> dict[str, Any]:

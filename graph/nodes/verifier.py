@@ -7,9 +7,9 @@ from typing import Any
 
 from langchain_core.messages import ToolMessage
 
-from graph.finish_checks import verify
-from graph.judge import site_shapes
+from graph.checks.finish_checks import verify
 from graph.nodes.deps import Deps
+from graph.plan.judge import site_shapes
 from graph.state import AgentState, Plan, VerifierReport
 
 

@@ -10,13 +10,13 @@ from typing import Any
 
 from langchain_core.messages import ToolMessage
 
-from graph.agent_tools import Derive, ReadFacts
-from graph.evidence_tables import WorkspaceError
+from graph.evidence.evidence_tables import WorkspaceError
+from graph.evidence.workspace_tools import derive, error_text, read_facts_row
 from graph.nodes.common import error_record, result_lines
 from graph.nodes.deps import Deps
 from graph.nodes.pages import PageReply, PageView, add_flags, read_each, read_facts_of
 from graph.state import AgentState
-from graph.workspace_tools import derive, error_text, read_facts_row
+from graph.tools.agent_tools import Derive, ReadFacts
 
 
 def make_workspace(deps: Deps, *, provenance: bool = True):

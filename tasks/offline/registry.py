@@ -4,7 +4,7 @@ Every site module under `tasks.offline.sites` exposes one `SITE: Site` (a large 
 `data`, `search`, `pages`, `oracles` and `scripted`, its `__init__` defining `SITE`). Tasks are SGR-Bench records
 (plain dicts in the release's per-task JSON shape) whose URLs use `PLACEHOLDER_ORIGIN`; loaders replace
 it with the running server's origin. Walkthroughs are the scripted policy for a task: a list of
-`{"tool": kind, "args": {...}}` steps using `browser.types` actions and `graph.agent_tools` tools.
+`{"tool": kind, "args": {...}}` steps using `browser.types` actions and `graph.tools.agent_tools` tools.
 """
 
 from __future__ import annotations

@@ -18,13 +18,19 @@ import pytest
 from agent.models.chat import make_chat_model
 from agent.models.fake_server import FakeOpenAIServer
 from agent.solve import initial_state
-from graph.agent_tools import Derive
-from graph.evidence_tables import QUERY_SECONDS, WorkspaceError, append_rows, derived_table, run_query
+from graph.evidence.evidence_tables import (
+    QUERY_SECONDS,
+    WorkspaceError,
+    append_rows,
+    derived_table,
+    run_query,
+)
+from graph.evidence.workspace_tools import derive
+from graph.model_io.policy import ChatPolicy
 from graph.nodes import Deps
 from graph.nodes.workspace import make_workspace
-from graph.policy import ChatPolicy
 from graph.state import EvidenceRow, Provenance
-from graph.workspace_tools import derive
+from graph.tools.agent_tools import Derive
 from tasks.loaders import load_tasks
 
 # What the attack looked like: close the quoted name, finish the DDL, run a statement, comment out the rest.

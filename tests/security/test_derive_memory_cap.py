@@ -3,7 +3,7 @@
 `repeat('a', 1e9)` in a derive used to grow the agent's process by ~1.1 GB per column (5 columns: 5.8 GB):
 DuckDB's `memory_limit` does not cover what its string functions allocate, and results were materialised in
 Python. Reproduced in a subprocess that measures peak RSS: the agent's own process and the engine's process
-(`graph/sql_sandbox.py`) must both stay under the cap plus 100 MB, and the derive must fail with a clear
+(`graph/evidence/sql_sandbox.py`) must both stay under the cap plus 100 MB, and the derive must fail with a clear
 message. A result's text is also capped in bytes, measured by the engine before anything is fetched.
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from graph.evidence_tables import MAX_RESULT_BYTES, WorkspaceError, run_query
+from graph.evidence.evidence_tables import MAX_RESULT_BYTES, WorkspaceError, run_query
 
 ROOT = Path(__file__).resolve().parents[2]
 CAP_MB = 256
@@ -25,9 +25,9 @@ BOUND_KB = (CAP_MB + 100) * 1024
 
 _MEASURE = """
 import json, resource, sys
-from graph.workspace_tools import derive
-from graph.agent_tools import Derive
-from graph.evidence_tables import WorkspaceError
+from graph.evidence.workspace_tools import derive
+from graph.tools.agent_tools import Derive
+from graph.evidence.evidence_tables import WorkspaceError
 def peak_kb():  # VmHWM starts afresh at exec; ru_maxrss would carry the launching process's size over
     return int(next(l for l in open("/proc/self/status") if l.startswith("VmHWM:")).split()[1])
 before = peak_kb()

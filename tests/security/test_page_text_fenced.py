@@ -20,10 +20,10 @@ from agent.solve import initial_state
 from browser.render import render
 from browser.tokens import count_tokens
 from browser.types import Control, Observation, Option, TableData
+from graph.model_io.policy import ChatPolicy
 from graph.nodes import Deps, make_actor
-from graph.page_fence import PAGE_LINE_MARK, untrusted
-from graph.policy import ChatPolicy
-from graph.prompting import Prompts
+from graph.prompting.page_fence import PAGE_LINE_MARK, untrusted
+from graph.prompting.render import Prompts
 from tasks.loaders import load_tasks
 
 TASK = load_tasks("offline", origin="http://127.0.0.1:9", task_ids=["offline_vulns_001"])[0]

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from agent.cli import app
 from agent.models.fake_server import FakeOpenAIServer
-from graph.caps import MAX_REPLY_CHARS, MAX_TOOL_ARGS_CHARS, MAX_TOOL_CALLS_PER_REPLY, bound_reply
+from graph.model_io.caps import MAX_REPLY_CHARS, MAX_TOOL_ARGS_CHARS, MAX_TOOL_CALLS_PER_REPLY, bound_reply
 
 MANY = 3000
 PROSE = "Let me think about this. " * 80_000  # 2 MB of prose, no tool call

@@ -22,7 +22,7 @@ from agent.reports.review import init_run_reviews
 from agent.rundir.manifest import config_snapshot
 from agent.runner.bench import run_lock
 from browser.trace import Redactor
-from graph.evidence_tables import WorkspaceError, run_query
+from graph.evidence.evidence_tables import WorkspaceError, run_query
 from graph.nodes.common import LLMCallError, call_model
 
 runner = CliRunner()

@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import re
 
-from graph.judge import gates_for, window_bounds
-from graph.state import Clamp, Plan, RetrievalState, StateValue
-from graph.values import (
+from graph.plan.judge import gates_for, window_bounds
+from graph.plan.values import (
     find_gate_value,
     is_clamped,
     parse_date,
     split_window,
     values_match,
 )
+from graph.state import Clamp, Plan, RetrievalState, StateValue
 
 _STATED_RANGE = re.compile(r"\b(\d{4}(?:-\d{2}){0,2})\s*(?:–|—|\.\.|\bto\b|\s-\s)\s*(\d{4}(?:-\d{2}){0,2})\b"
                            r"|\b(\d{4})-(\d{4})\b")

@@ -8,7 +8,7 @@ import re
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from graph.values import norm_value
+from graph.plan.values import norm_value
 
 
 class FactError(ValueError):

@@ -8,7 +8,7 @@ Other tokenizers count differently, so `TOKENIZER_MARGIN` leaves headroom.
 
 With a short window `fit_prompt` decides what the observation may take before it is rendered (once): the
 history is folded, then the observation is laid out within the room left, then the turn's state part is
-abbreviated (graph/prompting.py `turn_cut`) and at last the tool schemas lose their descriptions (`undocumented`),
+abbreviated (graph/prompting/render.py `turn_cut`) and at last the tool schemas lose their descriptions (`undocumented`),
 then the observation may take part of the completion reserve; a window too short even for that is a one-line
 `ContextOverflow`, never a prompt over `context_tokens`.
 """
@@ -25,7 +25,7 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMes
 
 from browser.render import Rendering
 from browser.tokens import count_tokens
-from graph.robust import call_outcome, reply_gist
+from graph.model_io.robust import call_outcome, reply_gist
 
 COMPLETION_RESERVE = 512
 TOKENIZER_MARGIN = 0.85  # cl100k counts ~10-15% fewer tokens than small models' own tokenizers
@@ -109,7 +109,7 @@ OUTCOME_WORDS = {"failed": "failed: ", "unchanged": "no change: ", "ok": ""}
 
 
 def _result(message: AnyMessage) -> str:
-    """What a step's reply says happened: the outcome its status and artifact carry (graph/robust.py) and the
+    """What a step's reply says happened: the outcome its status and artifact carry (graph/model_io/robust.py) and the
     gist its producer gave, else the first line of its text; never a reading of how the text is worded."""
     first = (str(message.content or "").splitlines() or [""])[0]
     if not isinstance(message, ToolMessage):

@@ -15,9 +15,9 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, ValidationError
 
 from graph.state import Plan
-from graph.tool_specs import TOOL_SPECS, tool_model
+from graph.tools.tool_specs import TOOL_SPECS, tool_model
 
-# A browser tool's one line for the model is in graph/tool_specs.py (browser/types.py documents them for Python
+# A browser tool's one line for the model is in graph/tools/tool_specs.py (browser/types.py documents them for Python
 # callers; a prompt pays for every word on every call). A field is documented only where its name and type do
 # not say enough; defaults and numeric bounds are not advertised (validation still applies them).
 TARGET_DOC = "ref (e.g. 'e12'), or label / text / CSS selector; frame: an iframe's name"

@@ -17,10 +17,10 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage
 
 from browser.types import Observation
-from graph.failures import Failure
+from graph.checks.failures import Failure
+from graph.plan.values import gate_key
 from graph.state import AgentState, DriftFlag
-from graph.state_reading import MAX_OPTIONS_KEPT, read_values
-from graph.values import gate_key
+from graph.tracking.state_reading import MAX_OPTIONS_KEPT, read_values
 
 CALL_NOTE = "call_note"  # AIMessage.response_metadata key: what a policy says a call is (the actor logs it as `note`)
 

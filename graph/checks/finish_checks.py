@@ -11,12 +11,21 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from graph.details import check_details, check_input_details, stand_ins
-from graph.evidence_tables import ANSWER, TableRecord, derived_answer, evidence_inputs, read_rows
-from graph.failures import Failure, failure, in_table, render_goal
-from graph.judge import STATE_GATES, Verdict, gate_sets, held_under, judge, phase_names, settle, with_shapes
+from graph.checks.details import check_details, check_input_details, stand_ins
+from graph.checks.failures import Failure, failure, in_table, render_goal
+from graph.evidence.evidence_tables import ANSWER, TableRecord, derived_answer, evidence_inputs, read_rows
+from graph.plan.judge import (
+    STATE_GATES,
+    Verdict,
+    gate_sets,
+    held_under,
+    judge,
+    phase_names,
+    settle,
+    with_shapes,
+)
+from graph.plan.values import values_match
 from graph.state import EvidenceRow, Listing, Plan, ReadRecord, VerifierReport
-from graph.values import values_match
 
 
 def _steps(rows: list[EvidenceRow]) -> list[int]:
@@ -37,7 +46,7 @@ def check_gates(plan: Plan, rows: list[EvidenceRow], notes: list[str],
                 shapes: dict[str, dict[str, Any]] | None) -> list[Failure]:
     """The verifier's policy over the judge's verdicts: each required state gate is held on every row's snapshot
     (whoever set it: a default kept is the commonest miss). `shapes` are the controls as the site showed them
-    (kind, options: `graph.judge.site_shapes`), so a target is grounded on the snapshot as it was on the page. A
+    (kind, options: `graph.plan.judge.site_shapes`), so a target is grounded on the snapshot as it was on the page. A
     clamp is accepted and noted; a gate no snapshot grounds, or a target no value of its control answers, is
     noted as unresolved, never refused."""
     failures: list[Failure] = []
@@ -45,7 +54,7 @@ def check_gates(plan: Plan, rows: list[EvidenceRow], notes: list[str],
     if not judged_rows:
         return failures
     gates = [g for g in plan.gates if g.required and g.kind in STATE_GATES]
-    # gates naming one control are alternatives on each row (graph.judge.settle)
+    # gates naming one control are alternatives on each row (graph.plan.judge.settle)
     per_row = [settle([judge(g, with_shapes(r["provenance"]["state"] or {}, shapes or {})) for g in gates])
                for r in judged_rows]
     for index, gate in enumerate(gates):
@@ -294,7 +303,7 @@ def check_unread_phases(plan: Plan | None, tables: dict[str, Any], listings: lis
     """A phase of the plan whose table was never read (not even a read of 0 rows): the answer was computed
     without one of the reads the plan says it needs, which no check of the tables that exist can see. A phase
     that reads each listed result's page is read when the answer's tables were read on those pages under other
-    names (graph/details.stand_ins): the detail check then applies to them.
+    names (graph/checks/details.stand_ins): the detail check then applies to them.
 
     The planner names its tables blind: when the answer's lineage reads at least as many tables that no phase
     names as there are phases still without a table, those are taken as the phases' reads under the model's own

@@ -1,4 +1,4 @@
-"""Result lists on screen, kept as `Listing`s for the detail check (graph/details.py): recorded wherever a page is
+"""Result lists on screen, kept as `Listing`s for the detail check (graph/checks/details.py): recorded wherever a page is
 observed, by the executor after an action and by a read that opens its page itself (graph/nodes/pages.py)."""
 
 from __future__ import annotations
@@ -8,14 +8,14 @@ from urllib.parse import urljoin
 
 from browser.types import ActionResult, Observation, TableData
 from graph.state import Listing
-from graph.state_reading import result_set_key
+from graph.tracking.state_reading import result_set_key
 
 
 def listing_of(observation: Observation, result: ActionResult, step: int, recorded: list[Listing]) -> Listing | None:
     """A result list on screen (or read whole by read_table), unless a list of its URL is `recorded` already:
     the link of each row, for the detail check. A main-content table whose every row links somewhere, on a page
     with no result count or pager (a page listing its items: a category's members), is kept as a list of `links`:
-    the detail check uses it only once the agent has opened several of its items (`graph.details.detail_list`)."""
+    the detail check uses it only once the agent has opened several of its items (`graph.checks.details.detail_list`)."""
     kind: Literal["results", "links"] = "results"
     if result.table is not None and result.action.get("kind") == "read_table" and any(result.table.row_links):
         table = result.table

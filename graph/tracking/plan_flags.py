@@ -4,10 +4,10 @@ flags judged again when the plan changes.
 
 from __future__ import annotations
 
-from graph.drift import PLAN_RULES, dedupe_flags
-from graph.judge import Verdict, gates_for, verdicts
+from graph.plan.judge import Verdict, gates_for, verdicts
+from graph.plan.values import find_gate_value, gate_key
 from graph.state import DriftFlag, Phase, Plan, RetrievalState
-from graph.values import find_gate_value, gate_key
+from graph.tracking.drift import PLAN_RULES, dedupe_flags
 
 
 def in_phase(flag: DriftFlag, phase: Phase | None, plan: Plan) -> bool:

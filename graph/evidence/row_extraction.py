@@ -1,6 +1,6 @@
 """Deterministic extraction: a table, PDF text or page text -> schema rows, each with its provenance.
 
-The LLM only says where each column comes from (`graph.agent_tools.ExtractRows`); reading the cells is code,
+The LLM only says where each column comes from (`graph.tools.agent_tools.ExtractRows`); reading the cells is code,
 so in-page misreading cannot happen here, and every row carries the URL and retrieval state it was read in.
 """
 
@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-from graph.agent_tools import ExtractRows
-from graph.fact_match import FactError, section_table, source_value
-from graph.gates import state_snapshot
+from graph.checks.gates import state_snapshot
+from graph.evidence.fact_match import FactError, section_table, source_value
+from graph.plan.values import gate_key, norm_value
 from graph.state import DriftFlag, EvidenceRow, Provenance, ReadRecord, RetrievalState
-from graph.state_reading import result_set_key
-from graph.values import gate_key, norm_value
+from graph.tools.agent_tools import ExtractRows
+from graph.tracking.state_reading import result_set_key
 
 
 class ExtractionError(ValueError):
@@ -49,7 +49,7 @@ LINK = "link:"
 def _shared_value(source: str, page_text: Callable[[], str], url: str, page_facts: dict[str, Any] | None
                   ) -> str | None:
     """'re:<regex>', 'url:<param>', 'path:<n>' and 'fact:<label>' sources: one value for every row, read as
-    read_facts reads them (`graph.fact_match.source_value`), or None if not such a source."""
+    read_facts reads them (`graph.evidence.fact_match.source_value`), or None if not such a source."""
     if not source.startswith(SHARED_PREFIXES):
         return None
     if source.startswith("fact:") and page_facts is None:

@@ -5,7 +5,7 @@ verdicts (graph/README, "The gate judge").
 The planner writes blind, from the task alone, so its targets are the task's words, not the site's: `ticked`
 for a checkbox that holds `on`, `Diabetes mellitus` for the option `Diabetes mellitus (E10-E14)`,
 `02040502, 04040504 (one at a time)` for a list of codes read one by one. A gate is therefore *grounded* on
-the page first: its control by label words or URL parameter (`graph.values.gate_candidates`), its target on
+the page first: its control by label words or URL parameter (`graph.plan.values.gate_candidates`), its target on
 that control's options or values, leniently (`ground_target`). Only a target grounded to a definite value
 that the control does not hold is a **mismatch**. A target no option or value answers, or a gate naming no
 control (or several), is **unresolved**: the model is asked to say what it meant, never told it drifted.
@@ -19,8 +19,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
 
-from graph.state import Gate, Phase, Plan
-from graph.values import (
+from graph.plan.values import (
     ASIDE,
     WINDOW_END_WORDS,
     WINDOW_KINDS,
@@ -35,6 +34,7 @@ from graph.values import (
     state_values,
     values_match,
 )
+from graph.state import Gate, Phase, Plan
 
 Status = Literal["held", "mismatch", "unresolved", "clamped"]
 TRUE_WORDS = frozenset({"on", "yes", "true", "ticked", "checked", "tick", "check", "selected", "enabled", "1",
@@ -272,7 +272,7 @@ class Verdict:
 
 
 def judge(gate: Gate, state: dict[str, Any], *, applied: bool = False) -> Verdict:
-    """The gate on a state's values (a retrieval state, or a row's snapshot: `graph.values.state_values`).
+    """The gate on a state's values (a retrieval state, or a row's snapshot: `graph.plan.values.state_values`).
     `applied` judges the state the page applied where it differs from a control (the URL's value of a form
     changed and not submitted: the rows shown are the URL's), as a read must."""
     values = state_values(state)

@@ -1,4 +1,4 @@
-"""Which rows of a list table a derivation drops by the list's own values (graph/details.py asks it).
+"""Which rows of a list table a derivation drops by the list's own values (graph/checks/details.py asks it).
 
 A derived answer that keeps only some listed results ("keep the rows whose catalogued genus differs") needs
 no visit to the results it drops, as long as it drops them by what the list shows. The query is parsed (DuckDB's
@@ -17,7 +17,7 @@ from typing import Any
 
 import duckdb
 
-from graph.evidence_tables import TableRecord, WorkspaceError, run_query
+from graph.evidence.evidence_tables import TableRecord, WorkspaceError, run_query
 
 CHECK_SECONDS = 30.0  # the check at finish waits longer than a derive: a filter that did not run keeps every row
 

@@ -15,7 +15,7 @@ them (the renderer's note on every cut says which read returns the rest); `set_u
 a query; `read_facts` for chained answers; `scroll` and `wait_for` for a page in doubt; `revise_plan` while
 the plan is in question (a gate not found or ambiguous, drift, a repair goal). A call to a valid tool that
 is not offered is still executed (the list is advice for the model, not a trap). Each tool's rule is its row of
-graph/tool_specs.py; this module builds the typed `Situation` the rules read."""
+graph/tools/tool_specs.py; this module builds the typed `Situation` the rules read."""
 
 from __future__ import annotations
 
@@ -24,19 +24,19 @@ from typing import Any
 from browser.delta import as_observation
 from browser.render import Rendering, possible_reads, whole_reads, whole_tokens
 from browser.types import Observation
-from graph.evidence_tables import workspace_tables
-from graph.judge import gates_for, verdicts
+from graph.evidence.evidence_tables import workspace_tables
 from graph.nodes.deps import Deps
-from graph.prompting import page_key, pending_gates
+from graph.plan.judge import gates_for, verdicts
+from graph.prompting.render import page_key, pending_gates
 from graph.state import AgentState, Plan
-from graph.tool_schemas import tool_schemas
-from graph.tool_specs import TOOL_SPECS, Situation
+from graph.tools.tool_schemas import tool_schemas
+from graph.tools.tool_specs import TOOL_SPECS, Situation
 
 SPARSE_PAGE_TOKENS = 120  # an observation this short may be a page still loading
 
 
 def situation(state: AgentState, *, ablated: frozenset[str], shown: Rendering | bool = False) -> Situation:
-    """What the offering rules of graph/tool_specs.py read, from the state as typed data; `shown`, the turn's
+    """What the offering rules of graph/tools/tool_specs.py read, from the state as typed data; `shown`, the turn's
     rendering of the observation: the reads its notes name and whether it is a delta. Before it is made (the
     prompt's room not decided yet): True, what a rendering that shows the page whole names; False, whatever any
     rendering of it could name; either may be a delta. The final offers are a subset of those assumed."""

@@ -1,5 +1,5 @@
 """The evidence workspace: named tables of what the agent read (with provenance columns) and read-only SQL
-over them in a locked-down DuckDB, run in its own short-lived process (graph/sql_sandbox.py).
+over them in a locked-down DuckDB, run in its own short-lived process (graph/evidence/sql_sandbox.py).
 
 Tables live in the graph state as plain JSON (so a checkpointed run resumes); each `derive` loads them into
 a fresh in-memory database, runs ONE `SELECT`/`WITH` statement with a time limit, a memory ceiling and caps
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict
 
-from graph.sql_sandbox import memory_message, table_payload
+from graph.evidence.sql_sandbox import memory_message, table_payload
 from graph.state import EvidenceRow, ReadRecord
 
 ANSWER = "answer"  # the table the answer is: extract_rows without `into` appends to it, derive may replace it
@@ -136,7 +136,7 @@ def schemas(tables: dict[str, TableRecord]) -> str:
 
 def run_query(tables: dict[str, TableRecord], sql: str, *, seconds: float = QUERY_SECONDS,
               max_rows: int = MAX_RESULT_ROWS, max_bytes: int = MAX_RESULT_BYTES) -> QueryResult:
-    """Run one read-only query over the tables in the engine's own process (graph/sql_sandbox.py: memory
+    """Run one read-only query over the tables in the engine's own process (graph/evidence/sql_sandbox.py: memory
     ceiling, time limit, row and byte caps measured before anything is fetched); errors carry the engine's
     message and the schemas."""
     payloads = {name: table_payload({**table, "rows": engine_rows(table)}) for name, table in tables.items()}

@@ -95,7 +95,7 @@ class CallEffect(TypedDict, total=False):
     """A tool reply's effect, as data next to its text (`ToolMessage.artifact`)."""
 
     changed: bool  # False: the action ran and left the page exactly as it was
-    gist: str  # what happened, in one line: all the history's summary keeps of the step (graph/context.py)
+    gist: str  # what happened, in one line: all the history's summary keeps of the step (graph/prompting/context.py)
 
 
 Outcome = Literal["failed", "unchanged", "ok"]

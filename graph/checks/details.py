@@ -5,7 +5,7 @@ read, into any table (rows discarded since do not count), on a page under its li
 (`/item/7?year=2022`: the site's state travels in the query), a sub-page of it (`/item/7/history`), or a page
 whose path or query names the link's key (its last path segment, or a query value, when that looks like an
 identifier). Which results must be opened: every listed result, except, for a
-derived answer, the results its SQL drops by the list's own values (graph/list_filters.py): a list row that a
+derived answer, the results its SQL drops by the list's own values (graph/checks/list_filters.py): a list row that a
 filter over the list table alone removes needs no visit.
 """
 
@@ -16,13 +16,13 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from graph.agent_tools import MAX_URLS
-from graph.evidence_tables import ANSWER, computed_from, evidence_inputs
-from graph.failures import Failure, failure
-from graph.list_filters import kept_rows
+from graph.checks.failures import Failure, failure
+from graph.checks.list_filters import kept_rows
+from graph.evidence.evidence_tables import ANSWER, computed_from, evidence_inputs
 from graph.state import Listing, Phase, Plan
+from graph.tools.agent_tools import MAX_URLS
 
-# The repair, in tools offered where it happens (graph/offers.py): read_facts whenever a plan reads results' pages
+# The repair, in tools offered where it happens (graph/tools/offers.py): read_facts whenever a plan reads results' pages
 # (it opens each URL itself, on any page); read_table / read_pdf on a page with a table / a PDF, and extract_rows
 # after such a read. Not extract_rows alone: a result's page without a table (a PDF, a profile) does not offer it.
 HOW_TO_OPEN = ("open each and read it: read_facts(url=[these links], into=a table) opens each page in turn; on a "

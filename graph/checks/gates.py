@@ -1,10 +1,10 @@
 """Plan gates checked on the actual values of the state rows are read in, whoever set them.
 
 The commonest real failure is a gate *kept* at its default: the agent never touched the control, so no
-setter-based rule sees it. Here the judge's verdicts (`graph.judge`) on the values the page holds when rows are
+setter-based rule sees it. Here the judge's verdicts (`graph.plan.judge`) on the values the page holds when rows are
 read become the read check (`check_read`), and the verifier judges the same on each row's snapshot
 (`state_snapshot`: key, label and value of every control and URL parameter). A gate that resolves to nothing is
-reported, never skipped; a value the page clamps (`graph.clamps`) is accepted and said so.
+reported, never skipped; a value the page clamps (`graph.tracking.clamps`) is accepted and said so.
 """
 
 from __future__ import annotations
@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from graph.drift import PLAN_RULES
-from graph.judge import (
+from graph.plan.judge import (
     gate_sets,
     judged_here,
     phase_names,
@@ -23,8 +22,9 @@ from graph.judge import (
     verdicts,
     with_shapes,
 )
-from graph.plan_flags import plan_flag
 from graph.state import DriftFlag, Gate, Plan, RetrievalState
+from graph.tracking.drift import PLAN_RULES
+from graph.tracking.plan_flags import plan_flag
 
 
 def state_snapshot(retrieval: RetrievalState | None) -> dict[str, dict[str, Any]]:
@@ -77,8 +77,8 @@ def check_read(plan: Plan | None, into: str, retrieval: RetrievalState | None, s
 def _check(gates: list[Gate], retrieval: RetrievalState, step: int, history: list[RetrievalState]) -> ReadCheck:
     """One set of gates at a read. On a page that grounds none of them (a record's own page) they are judged on
     the latest visited state that grounds some (the list the page was reached from: a list read in the wrong state
-    lists the wrong records); on a page that grounds some, as `graph.judge.judged_here` says. A window is judged on
-    the page read (it is its own). Gates naming one control are alternatives (`graph.judge.settle`). "Its default:
+    lists the wrong records); on a page that grounds some, as `graph.plan.judge.judged_here` says. A window is judged on
+    the page read (it is its own). Gates naming one control are alternatives (`graph.plan.judge.settle`). "Its default:
     never set" is said only when no state visited shows the agent setting that control."""
     windows = [g for g in gates if g.kind == "window"]
     gates = [g for g in gates if g.kind != "window"]
@@ -117,7 +117,7 @@ def _check(gates: list[Gate], retrieval: RetrievalState, step: int, history: lis
 def rejudged(plan: Plan | None, name: str, table: dict[str, Any], history: list[RetrievalState]
              ) -> dict[str, Any] | None:
     """An evidence table's rows with their read check done again under a revised plan, from the state snapshot
-    each row keeps (with the controls' shapes as the site showed them, `graph.judge.site_shapes`) and the states
+    each row keeps (with the controls' shapes as the site showed them, `graph.plan.judge.site_shapes`) and the states
     visited up to its read: the plan's flags of a row the revised plan holds are gone, those it now misses are
     raised; a loss flag (a gate set, then lost) stays. None when no row's flags change."""
     shapes = site_shapes(history)

@@ -7,8 +7,8 @@ on purpose, or a navigation to a URL resets the path.
 from __future__ import annotations
 
 from browser.types import NAVIGATING_KINDS, SETTER_KINDS
+from graph.plan.values import key_matches, values_match
 from graph.state import DriftFlag, RetrievalState
-from graph.values import key_matches, values_match
 
 PLAN_RULES = ("gate_mismatch", "window_narrower", "window_wider")
 NAVIGATIONS = NAVIGATING_KINDS  # opening a URL on purpose (browser.types.ACTION_SPECS; read_facts with url: one per page)

@@ -10,12 +10,12 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from browser.types import ActionResult, Observation
-from graph.clamps import mark_clamps, requested_values
-from graph.drift import NAVIGATIONS, carry_flags, dedupe_flags, last_on_path, lost_gates
-from graph.plan_flags import in_phase, plan_flags
+from graph.plan.values import key_matches
 from graph.state import DriftFlag, Phase, Plan, RetrievalState, StateValue
-from graph.state_reading import action_targets, applied_values, control_shapes, read_values
-from graph.values import key_matches
+from graph.tracking.clamps import mark_clamps, requested_values
+from graph.tracking.drift import NAVIGATIONS, carry_flags, dedupe_flags, last_on_path, lost_gates
+from graph.tracking.plan_flags import in_phase, plan_flags
+from graph.tracking.state_reading import action_targets, applied_values, control_shapes, read_values
 
 
 def track(

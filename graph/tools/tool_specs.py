@@ -2,7 +2,7 @@
 
 A browser action's kind, model and effect are the browser's (`browser.types.ACTION_SPECS`); this table adds what
 only the graph knows, keyed by the same kinds (tests/test_action_specs.py checks that both cover the same ones).
-The tool list and its schemas (graph/tool_schemas.py), the routing (graph/build.py) and the offering (graph/offers.py)
+The tool list and its schemas (graph/tools/tool_schemas.py), the routing (graph/build.py) and the offering (graph/tools/offers.py)
 are read from it. Offering rules read a `Situation`: typed data built from the state, never the page's text.
 """
 
@@ -15,7 +15,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from browser.types import ACTION_SPECS, Observation
-from graph.agent_tools import Derive, DiscardRows, ExtractRows, Finish, ReadFacts, RevisePlan, WebSearch
+from graph.tools.agent_tools import Derive, DiscardRows, ExtractRows, Finish, ReadFacts, RevisePlan, WebSearch
 
 # executor: the browser (or the search backend); extractor / workspace: rows into tables; finish: the verifier
 # (or the composer when it is off); actor: answered by the actor itself (bookkeeping, no other node)
@@ -28,7 +28,7 @@ DOWNLOADABLE = (".csv", ".tsv", ".xlsx", ".xls", ".json", "download", "export", 
 
 @dataclass(frozen=True)
 class Situation:
-    """What decides the tools offered at a turn (graph/offers.py builds it from the state)."""
+    """What decides the tools offered at a turn (graph/tools/offers.py builds it from the state)."""
 
     page: Observation | None  # None before the first page
     left_out: frozenset[str] = frozenset()  # reads the page's text names for what it left out
@@ -37,14 +37,14 @@ class Situation:
     evidence_tables: bool = False
     rows: bool = False  # rows or evidence tables exist
     flagged: bool = False  # a drift flag or a repair goal
-    facts_wanted: bool = False  # the answer may chain pages (graph/offers.py)
+    facts_wanted: bool = False  # the answer may chain pages (graph/tools/offers.py)
     page_in_doubt: bool = False  # the last action failed or the page shows almost nothing
     plan_in_question: bool = False  # (never with the planner off)
 
 
 @dataclass(frozen=True)
 class Offer:
-    """An offering rule and its words in the system prompt's "Offered when" line (graph/offers.py renders the
+    """An offering rule and its words in the system prompt's "Offered when" line (graph/tools/offers.py renders the
     line from the table), so the line says what the rule does; tools sharing words share the rule's meaning."""
 
     test: Callable[[Situation], bool]

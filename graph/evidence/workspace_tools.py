@@ -11,9 +11,9 @@ from typing import Any
 
 from browser.delta import render_observation
 from browser.render import DEFAULT_BUDGET
-from graph.agent_tools import Derive, DiscardRows, ExtractRows, ReadFacts
-from graph.answer_format import compose
-from graph.evidence_tables import (
+from graph.checks.gates import ReadCheck, check_read, read_drift, state_snapshot
+from graph.evidence.answer_format import compose
+from graph.evidence.evidence_tables import (
     ANSWER,
     TableRecord,
     WorkspaceError,
@@ -27,11 +27,11 @@ from graph.evidence_tables import (
     run_query,
     schemas,
 )
-from graph.fact_match import FactError, source_value
-from graph.gates import ReadCheck, check_read, read_drift, state_snapshot
-from graph.row_extraction import ExtractionError, active_drift, extract
+from graph.evidence.fact_match import FactError, source_value
+from graph.evidence.row_extraction import ExtractionError, active_drift, extract
 from graph.state import DriftFlag, EvidenceRow, Plan, Provenance, ReadRecord, RetrievalState
-from graph.state_reading import result_set_key
+from graph.tools.agent_tools import Derive, DiscardRows, ExtractRows, ReadFacts
+from graph.tracking.state_reading import result_set_key
 from tasks.spec import OutputSpec
 
 ECHO_CHARS = 900  # rows a reply shows: all of them up to about 220 tokens, kept whole in the 2 newest exchanges

@@ -1,4 +1,4 @@
-"""Prompt rendering: the node prompts are data files (graph/prompts/*.md, Jinja); this fills them in.
+"""Prompt rendering: the node prompts are data files (graph/prompting/prompts/*.md, Jinja); this fills them in.
 
 Only the solver view, the plan, the tracked state and the observation reach a prompt, so what the
 model sees is exactly what the graph state holds (and a test can check it holds no oracle data).
@@ -16,13 +16,13 @@ from browser.delta import NO_PAGE, as_observation, render_observation
 from browser.delta import page_key as browser_page_key
 from browser.render import Rendering, whole_tokens
 from browser.tokens import count_tokens, encoding
-from graph.details import phase_progress
-from graph.evidence_tables import extracted_answer, read_rows, schemas, workspace_tables
-from graph.judge import current_phase, gates_for, grounding_lines, window_bounds
-from graph.page_fence import inline_data, untrusted
-from graph.plan_flags import ambiguous_gates
+from graph.checks.details import phase_progress
+from graph.evidence.evidence_tables import extracted_answer, read_rows, schemas, workspace_tables
+from graph.plan.judge import current_phase, gates_for, grounding_lines, window_bounds
+from graph.plan.values import find_gate_value, gate_key
+from graph.prompting.page_fence import inline_data, untrusted
 from graph.state import AgentState, Gate, Plan, TaskView
-from graph.values import find_gate_value, gate_key
+from graph.tracking.plan_flags import ambiguous_gates
 
 DEFAULT_PROMPT_DIR = Path(__file__).resolve().parent / "prompts"
 LAST_ROWS_SHOWN = 2
@@ -86,7 +86,7 @@ class Prompts:
 
 
 TURN_CUTS = 3  # 1: the bulk of the state part goes (rows, table schemas, untouched values); 2: the plan too;
-# 3: the tool schemas lose their descriptions too (graph.context.undocumented; the system prompt names each tool)
+# 3: the tool schemas lose their descriptions too (graph.prompting.context.undocumented; the system prompt names each tool)
 
 
 def turn_cut(cut: int, *, plan: Plan | None, state_values: list[Any], not_in_plan: list[str],

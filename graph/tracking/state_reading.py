@@ -9,7 +9,7 @@ from __future__ import annotations
 from urllib.parse import parse_qsl, urlsplit
 
 from browser.types import ActionResult, Observation
-from graph.values import gate_key, norm_value, parse_date, values_match
+from graph.plan.values import gate_key, norm_value, parse_date, values_match
 
 PAGE_PARAMS = frozenset({"page", "p", "pg", "pageno", "page_no", "page_num", "pagenumber", "offset", "cursor", "start",
                          "startindex", "start_index"})

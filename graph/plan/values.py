@@ -1,6 +1,6 @@
 """The vocabulary of gates: how a control label, a URL parameter and a value are normalised and compared, and
 which value of a state (a tracked retrieval state or a row's snapshot) a plan gate names. Shared by the state
-tracker, the gate judge (`graph.judge`) and the checks that use it; it knows no drift rule.
+tracker, the gate judge (`graph.plan.judge`) and the checks that use it; it knows no drift rule.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def key_matches(key: str, label: str, names: set[str]) -> bool:
 
 
 def state_values(state: RetrievalState | dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """key -> {value, label, ...} of a retrieval state or of a row's snapshot (`graph.gates.state_snapshot`)."""
+    """key -> {value, label, ...} of a retrieval state or of a row's snapshot (`graph.checks.gates.state_snapshot`)."""
     values = state.get("values")
     if isinstance(values, dict) and all(isinstance(v, dict) for v in values.values()):
         return values  # a retrieval state (a snapshot's entry "values" would hold label and value strings)

@@ -8,7 +8,7 @@ process also dies whole when it overruns, and the caller can kill it after its t
 
 Protocol: a JSON request on stdin (`tables`: name -> `table_payload`, `sql`, `seconds`, `max_rows`,
 `max_bytes`), one JSON reply on stdout: `{"columns", "types", "rows", "inputs"}` or `{"error", "kind"}`. Runs as
-a plain script (`python -I graph/sql_sandbox.py`): it imports only the standard library and duckdb, never the
+a plain script (`python -I graph/evidence/sql_sandbox.py`): it imports only the standard library and duckdb, never the
 project.
 """
 

@@ -11,7 +11,7 @@ server in the tests, which applies them to the wire JSON):
 - once an assistant message carries tool calls, each is answered before any other message;
 - tool call ids are unique across the conversation.
 
-Trimming the history (`graph/context.py`) keeps an assistant message and its answers together.
+Trimming the history (`graph/prompting/context.py`) keeps an assistant message and its answers together.
 """
 
 from __future__ import annotations
