@@ -134,7 +134,7 @@ class RunConfig(StrictModel):
 
 
 class FaultsConfig(StrictModel):
-    """Without a model key, run the faulty policy (agent/models/faulty.py) instead of the plain scripted replays: one
+    """Without a model key, run the faulty policy (agent/measuring/faulty.py) instead of the plain scripted replays: one
     seeded mistake per task record, for every variant, next to clean scripted replays (false alarms, clean EM)."""
 
     seed: int = Field(20260521, description="Picks each record's fault class and place.")
@@ -165,7 +165,7 @@ class BenchConfig(StrictModel):
     @classmethod
     def _unique_model_names(cls, value: list[ModelConfig]) -> list[ModelConfig]:
         _reject_duplicates([m.name for m in value], "model")
-        from agent.models.policies import PROVIDERS
+        from agent.clients.policies import PROVIDERS
 
         for model in value:
             if model.provider not in PROVIDERS:

@@ -19,10 +19,10 @@ from urllib.parse import urlsplit
 
 from langgraph.errors import GraphRecursionError
 
+from agent.clients.chat import MissingApiKey, ModelNotServed
+from agent.clients.policies import make_policy
+from agent.clients.transcript import TRANSCRIPT_FILE
 from agent.config import AgentVariant, ModelConfig, ProtocolConfig
-from agent.models.chat import MissingApiKey, ModelNotServed
-from agent.models.policies import make_policy
-from agent.models.transcript import TRANSCRIPT_FILE
 from agent.outcome import TaskOutcome
 from agent.rundir.checkpoints import (
     open_checkpointer,

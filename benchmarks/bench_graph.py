@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from agent.config import AgentVariant, Budgets, ModelConfig, ProtocolConfig
-from agent.models.local_server import LOCAL_MODEL, LocalModelServer, server_available
+from agent.measuring.local_server import LOCAL_MODEL, LocalModelServer, server_available
 from agent.solve import solve_task
 from browser.session import ChromiumWorker
 from eval.score import score_answer

@@ -6,7 +6,7 @@ checks each event against its model before it is written) and the browser's own 
 written by `browser/trace.py`, which must not import graph/: `tests/test_step_events.py` checks its line
 against `BrowserLine`). The kind is the `node`, or `browser` for a line with an `action` object.
 
-Readers (`agent/reports/timeline.py`, `agent/reports/faults.py`, `agent/paths/record.py`) get typed events
+Readers (`agent/reports/timeline.py`, `agent/reports/faults.py`, `agent/measuring/paths/record.py`) get typed events
 from `read_events` and never look at keys. A line of another writer's version keeps its known fields (unknown
 ones are dropped when read); a line that is not JSON or not an event is reported as one line, never fatal.
 """

@@ -1,7 +1,7 @@
 """The model and budget settings a graph run is bound to, and the cost of one model call.
 
 They live in graph/ (not in the runner's config module) so that graph/ never imports agent/: the runner's
-config (`agent.config`) embeds and re-exports these types, and `agent.models.chat` re-exports `step_cost`.
+config (`agent.config`) embeds and re-exports these types, and `agent.clients.chat` re-exports `step_cost`.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ class ModelConfig(StrictModel):
     provider: str = Field(
         "openai", description="openai: any OpenAI-compatible endpoint; local: the packaged llama.cpp model, "
                               "started on loopback when base_url is empty; play: a person or another program answers "
-                              "each request (agent/models/play_server.py); or the name of an in-process replay "
-                              "policy (agent/models/policies.py lists them and checks the name).")
+                              "each request (agent/measuring/play_server.py); or the name of an in-process replay "
+                              "policy (agent/clients/policies.py lists them and checks the name).")
     model: str = Field("", description="Model id at the endpoint, e.g. 'gpt-4.1-mini' or 'openai/gpt-4o'.")
     base_url: str | None = None
     api_key_env: str | None = Field(

@@ -10,8 +10,8 @@ from typing import get_args
 import pytest
 
 from agent.config import ModelConfig
-from agent.models import fault_plan
-from agent.models.scripted import EXTRACT_TOOLS, LEAVES_PAGE, READ_TOOLS, SETTERS, ScriptedPolicy
+from agent.measuring import fault_plan
+from agent.measuring.scripted import EXTRACT_TOOLS, LEAVES_PAGE, READ_TOOLS, SETTERS, ScriptedPolicy
 from browser.actions import _HANDLERS
 from browser.render import Rendering, possible_reads, render, whole_reads, whole_tokens
 from browser.types import (

@@ -8,9 +8,9 @@ from collections import Counter
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from agent.models.fault_plan import FAULT_CLASSES, FaultSite, choose_fault, fault_sites, suite_classes
-from agent.models.faulty import FaultyPolicy
-from agent.models.scripted import ScriptedPolicy, load_walkthrough, reread_steps
+from agent.measuring.fault_plan import FAULT_CLASSES, FaultSite, choose_fault, fault_sites, suite_classes
+from agent.measuring.faulty import FaultyPolicy
+from agent.measuring.scripted import ScriptedPolicy, load_walkthrough, reread_steps
 from agent.reports.faults import FAULT_LABEL, CleanRow, FaultCell, fault_rows, render_fault_markdown
 from graph.checks.failures import failure
 from graph.model_io.policy import TurnState

@@ -25,10 +25,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from agent.clients.chat import MissingApiKey, make_chat_model
+from agent.clients.policies import needs_key
 from agent.config import AgentVariant, ModelConfig, ProtocolConfig
-from agent.models.chat import MissingApiKey, make_chat_model
-from agent.models.policies import needs_key
-from agent.models.scripted import ScriptedPolicy, load_walkthrough
+from agent.measuring.scripted import ScriptedPolicy, load_walkthrough
 from agent.solve import solve_task
 from eval.score import score_answer
 from graph.model_io.policy import TurnState

@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from agent.cli import app
-from agent.paths.path import DecisionPath
-from agent.paths.record import RunFolderError, path_from_run
+from agent.measuring.paths.path import DecisionPath
+from agent.measuring.paths.record import RunFolderError, path_from_run
 
 RUN = Path(__file__).parent / "data" / "relay_runs" / "offline_vulns_003"
 

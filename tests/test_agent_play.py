@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from agent.models.players import RequestView, check_reply, parse_line
-from agent.models.transcript import read_transcript
-from agent.paths.record import path_from_run
+from agent.clients.transcript import read_transcript
+from agent.measuring.paths.record import path_from_run
+from agent.measuring.players import RequestView, check_reply, parse_line
 
 ROOT = Path(__file__).resolve().parents[1]
 PATH = json.loads((ROOT / "tests/data/real_model_paths/offline_vulns_003.json").read_text())

@@ -69,7 +69,7 @@ def test_sgr_run_retries_an_infrastructure_error_as_a_bench_cell(tmp_path: Path)
     """`sgr run` is a one-cell bench: an endpoint down (503 past the client's retries) is an infrastructure
     error, and the cell runs again (`run.retries`) in the same folder, its thread restarted from a clean slate;
     the next failure (a 400: a configuration error) is not retried."""
-    from agent.models.fake_server import FakeOpenAIServer
+    from agent.measuring.fake_server import FakeOpenAIServer
 
     with FakeOpenAIServer([{"status": 503, "error": "endpoint down"}]) as fake:
         config = tmp_path / "run.yaml"

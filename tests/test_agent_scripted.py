@@ -6,7 +6,7 @@ import asyncio
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from agent.models.scripted import (
+from agent.measuring.scripted import (
     ScriptedPolicy,
     load_walkthrough,
     plan_from_walkthrough,

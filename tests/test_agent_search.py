@@ -10,7 +10,7 @@ from starlette.routing import Route
 
 import agent.search as search_module
 from agent.config import AgentVariant, ModelConfig, ProtocolConfig
-from agent.models.scripted import ScriptedPolicy
+from agent.measuring.scripted import ScriptedPolicy
 from agent.solve import solve_task
 from graph.tools.tool_schemas import ToolCallError, parse_tool_call, tool_schemas
 from tasks.loaders import load_tasks

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from agent.config import AgentVariant, ModelConfig, ProtocolConfig
-from agent.models.scripted import ScriptedPolicy, load_walkthrough
+from agent.measuring.scripted import ScriptedPolicy, load_walkthrough
 from agent.solve import solve_task
 from eval.score import score_answer
 from tasks.loaders import load_tasks

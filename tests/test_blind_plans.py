@@ -7,11 +7,11 @@ import asyncio
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 
+from agent.clients.resolve import resolve_models
 from agent.config import load_config
-from agent.models.blind_plans import BlindPlanNotFound, load_blind_plan, on_walkthrough_phases
-from agent.models.faulty import FaultyPolicy
-from agent.models.resolve import resolve_models
-from agent.models.scripted import ScriptedPolicy, load_walkthrough, plan_from_walkthrough
+from agent.measuring.blind_plans import BlindPlanNotFound, load_blind_plan, on_walkthrough_phases
+from agent.measuring.faulty import FaultyPolicy
+from agent.measuring.scripted import ScriptedPolicy, load_walkthrough, plan_from_walkthrough
 from graph.state import Plan
 from graph.tools.tool_schemas import plan_tool
 from tasks.loaders import load_tasks

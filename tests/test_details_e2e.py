@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from agent.config import AgentVariant, Budgets, ProtocolConfig
-from agent.models.fake_server import FakeOpenAIServer
+from agent.measuring.fake_server import FakeOpenAIServer
 from agent.solve import solve_task
 from tasks.loaders import load_tasks
 

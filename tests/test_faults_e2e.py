@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from agent.config import AgentVariant, ModelConfig, ProtocolConfig
-from agent.models.fault_plan import FaultSite
-from agent.models.faulty import FAULTS_FILE, FaultyPolicy
-from agent.models.scripted import load_walkthrough
+from agent.measuring.fault_plan import FaultSite
+from agent.measuring.faulty import FAULTS_FILE, FaultyPolicy
+from agent.measuring.scripted import load_walkthrough
 from agent.solve import solve_task
 from eval.score import score_answer
 from graph.settings import Budgets

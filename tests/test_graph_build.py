@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent.config import ABLATABLE_NODES, ModelConfig
-from agent.models.scripted import ScriptedPolicy
+from agent.measuring.scripted import ScriptedPolicy
 from graph.build import build_graph
 from graph.nodes import Deps
 from tasks.spec import OutputSpec

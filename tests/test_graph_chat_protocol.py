@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from agent.models.fake_server import FakeOpenAIServer
-from agent.models.openai_rules import request_errors
+from agent.measuring.fake_server import FakeOpenAIServer
+from agent.measuring.openai_rules import request_errors
 from graph.model_io.chat_protocol import ChatProtocolError, chat_history, message_turns, violations
 from graph.nodes.common import history_window
 from graph.prompting.context import fit_window
@@ -127,8 +127,8 @@ async def test_every_tool_and_every_kind_of_reply_keeps_the_history_valid(offlin
     finish), with extra calls in one reply, arguments that are not JSON and prose, run through the real
     `ChatOpenAI` client: the strict server rejects nothing and the state never refuses an update."""
     from agent.config import AgentVariant
-    from agent.paths.path import DecisionPath
-    from agent.paths.replay import PathPolicy, replay_protocol
+    from agent.measuring.paths.path import DecisionPath
+    from agent.measuring.paths.replay import PathPolicy, replay_protocol
     from agent.solve import solve_task
     from graph.tools.tool_schemas import tool_schemas
     from tasks.loaders import load_tasks
@@ -161,7 +161,7 @@ async def test_every_tool_and_every_kind_of_reply_keeps_the_history_valid(offlin
     offered = {t["function"]["name"] for t in tool_schemas(search=False)}
     assert offered <= called | {"Plan"}, offered - called
     # the run becomes its path again: each target the policy gave by ref comes back as the label shown
-    from agent.paths.record import path_from_run
+    from agent.measuring.paths.record import path_from_run
 
     recorded = path_from_run(tmp_path)
     by_label = [a["target"] for t, a in ALL_TOOLS_STEPS if t in ("fill", "select", "submit")]

@@ -16,9 +16,9 @@ import time
 
 import pytest
 
+from agent.clients.chat import make_chat_model
 from agent.config import AgentVariant, Budgets, ProtocolConfig
-from agent.models.chat import make_chat_model
-from agent.models.fake_server import FakeOpenAIServer
+from agent.measuring.fake_server import FakeOpenAIServer
 from agent.solve import initial_state, solve_task
 from browser.render import DEFAULT_BUDGET, render
 from browser.tokens import count_tokens

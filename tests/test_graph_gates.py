@@ -3,7 +3,7 @@ ambiguous gate is reported, not guessed), and a phased plan lets a later phase s
 
 from __future__ import annotations
 
-from agent.models.scripted import plan_from_walkthrough
+from agent.measuring.scripted import plan_from_walkthrough
 from browser.types import Control, Observation, Option
 from graph.plan.values import find_gate_value, gate_candidates
 from graph.state import Gate, Phase, Plan

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from agent.config import AgentVariant, Budgets, ProtocolConfig
-from agent.models.fake_server import FakeOpenAIServer
+from agent.measuring.fake_server import FakeOpenAIServer
 from agent.solve import solve_task
 from graph.model_io.robust import NO_CHANGE
 from tasks.loaders import load_tasks

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from agent.config import AgentVariant, ModelConfig, ProtocolConfig
-from agent.models.scripted import ScriptedPolicy
+from agent.measuring.scripted import ScriptedPolicy
 from agent.solve import solve_task
 from browser.render import render
 from browser.tokens import count_tokens

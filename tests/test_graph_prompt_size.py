@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage, SystemMessage
 
-from agent.models.scripted import ScriptedPolicy
+from agent.measuring.scripted import ScriptedPolicy
 from agent.solve import initial_state
 from browser.render import render, render_unchanged
 from browser.types import Control, Link, Observation, Option, Pagination, TableData

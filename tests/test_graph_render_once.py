@@ -14,7 +14,7 @@ import pytest
 
 import browser.render
 import graph.nodes.actor
-from agent.models.scripted import ScriptedPolicy
+from agent.measuring.scripted import ScriptedPolicy
 from browser.session import PageDriver
 from tests.fixtures.walkthroughs import solve_exactly
 

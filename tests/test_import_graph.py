@@ -25,13 +25,14 @@ FORBIDDEN = {
 
 # Inside agent/: what each part may NOT import (reports read run folders; the runner knows nothing of prompts).
 AGENT_FORBIDDEN = {
-    "agent.rundir": {"agent.runner", "agent.commands", "agent.reports", "agent.solve", "agent.models", "agent.cli"},
-    "agent.models": {"agent.runner", "agent.commands", "agent.reports", "agent.solve", "agent.cli"},
+    "agent.rundir": {"agent.runner", "agent.commands", "agent.reports", "agent.solve", "agent.clients",
+                     "agent.measuring", "agent.cli"},
+    "agent.clients": {"agent.runner", "agent.commands", "agent.reports", "agent.solve", "agent.cli"},
     "agent.webenv": {"agent.runner", "agent.commands", "agent.reports", "agent.solve", "agent.cli"},
     "agent.solve": {"agent.runner", "agent.commands", "agent.reports", "agent.cli"},
     "agent.reports": {"agent.runner", "agent.commands", "agent.solve", "agent.cli"},
     "agent.runner": {"agent.commands", "agent.cli", "graph.prompting"},
-    "agent.paths": {"agent.runner", "agent.commands", "agent.reports", "agent.cli"},
+    "agent.measuring": {"agent.runner", "agent.commands", "agent.reports", "agent.cli"},
     "agent.commands": {"agent.cli"},
 }
 MAX_LINES = 600
@@ -191,3 +192,13 @@ def test_no_package_cycle_except_the_reference_answer_check() -> None:
     packages = {a: {b for (x, b) in edges if x == a and (x, b) != ("tasks", "eval")} for a in PACKAGES}
     cycle = _find_cycle(packages)
     assert cycle is None, " -> ".join(cycle or [])
+
+
+def test_the_graph_imports_nothing_of_the_measuring_side() -> None:
+    """The product's core never depends on how the project measures itself (scripted and faulty policies, play,
+    the fake server, paths): graph/, browser/, tasks/ and eval/ import nothing of agent.measuring, lazily or not."""
+    graph = import_graph()
+    leaks = {m: sorted(t for t in targets if t.startswith("agent.measuring"))
+             for m, targets in graph.items() if m.split(".")[0] in {"graph", "browser", "tasks", "eval"}}
+    assert not {m: t for m, t in leaks.items() if t}
+    assert any(t.startswith("agent.measuring") for t in graph["agent.clients.policies"])  # the check sees lazy imports

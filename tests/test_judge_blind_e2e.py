@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from agent.config import AgentVariant, ModelConfig, ProtocolConfig
-from agent.models.scripted import ScriptedPolicy, load_walkthrough, policy_plan
+from agent.measuring.scripted import ScriptedPolicy, load_walkthrough, policy_plan
 from agent.solve import solve_task
 from eval.score import score_answer
 from graph.events import ExtractorEvent, read_events

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.paths.path import DecisionPath
-from agent.paths.replay import ReplayResult, replay_path
+from agent.measuring.paths.path import DecisionPath
+from agent.measuring.paths.replay import ReplayResult, replay_path
 
 pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="session")]
 

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from agent.models.local_chat_format import _choice_grammar, render_prompt
+from agent.measuring.local_chat_format import _choice_grammar, render_prompt
 
 GOTO = {"type": "function", "function": {"name": "goto", "description": "Open a URL.",
                                          "parameters": {"type": "object", "properties": {"url": {"type": "string"}},

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agent.models.local_server import server_available
+from agent.measuring.local_server import server_available
 
 pytestmark = pytest.mark.slow
 TASK = "offline_regulatory_001"
@@ -58,7 +58,7 @@ def test_the_local_server_answers_one_capped_tool_call_per_turn():
     library's `chatml-function-calling` ignored it with `tool_choice: auto`), the prompt counted once."""
     import httpx
 
-    from agent.models.local_server import SERVED_MODEL_ID, LocalModelServer
+    from agent.measuring.local_server import SERVED_MODEL_ID, LocalModelServer
 
     reason = server_available()
     if reason:

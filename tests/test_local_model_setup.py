@@ -6,11 +6,11 @@ import socket
 
 import pytest
 
+from agent.clients.chat import ModelNotServed, make_chat_model
+from agent.clients.policies import needs_key
 from agent.commands.run import pick_model
 from agent.config import ModelConfig
-from agent.models.chat import ModelNotServed, make_chat_model
-from agent.models.local_server import LOCAL_MODEL, LocalModelError, LocalModelServer, serving, weights_path
-from agent.models.policies import needs_key
+from agent.measuring.local_server import LOCAL_MODEL, LocalModelError, LocalModelServer, serving, weights_path
 
 
 def test_local_is_a_first_class_model_name():
@@ -43,7 +43,7 @@ def test_a_busy_port_is_refused_before_starting(monkeypatch, tmp_path):
     gguf = tmp_path / "m.gguf"
     gguf.write_bytes(b"GGUF")
     monkeypatch.setenv("SGR_LOCAL_GGUF", str(gguf))
-    monkeypatch.setattr("agent.models.local_server.server_available", lambda: None)
+    monkeypatch.setattr("agent.measuring.local_server.server_available", lambda: None)
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
@@ -56,7 +56,7 @@ def test_a_server_that_dies_while_starting_is_reported(monkeypatch, tmp_path):
     gguf = tmp_path / "not-a-model.gguf"
     gguf.write_bytes(b"this is not a GGUF file")
     monkeypatch.setenv("SGR_LOCAL_GGUF", str(gguf))
-    monkeypatch.setattr("agent.models.local_server.server_available", lambda: None)
+    monkeypatch.setattr("agent.measuring.local_server.server_available", lambda: None)
     server = LocalModelServer(startup_timeout=60, log_path=tmp_path / "server.log")
     monkeypatch.setattr(server, "command", lambda: ["python3", "-c", "import sys; sys.exit(3)"])
     with pytest.raises(LocalModelError, match="exited with code 3 while starting"):

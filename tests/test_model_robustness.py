@@ -9,9 +9,9 @@ import time
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
+from agent.clients.chat import make_chat_model
 from agent.config import ModelConfig
-from agent.models.chat import make_chat_model
-from agent.models.fake_server import FakeOpenAIServer
+from agent.measuring.fake_server import FakeOpenAIServer
 from agent.solve import initial_state
 from browser.tokens import count_tokens
 from graph.model_io.policy import ChatPolicy

@@ -12,9 +12,9 @@ import openai
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from agent.models.chat import describe_llm_error, llm_error_kind, make_chat_model
-from agent.models.fake_server import FakeOpenAIServer
-from agent.models.transcript import read_transcript
+from agent.clients.chat import describe_llm_error, llm_error_kind, make_chat_model
+from agent.clients.transcript import read_transcript
+from agent.measuring.fake_server import FakeOpenAIServer
 from agent.runner.errors import classify_exception
 from graph.tools.tool_schemas import tool_schemas
 

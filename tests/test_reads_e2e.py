@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from agent.config import AgentVariant, ModelConfig, ProtocolConfig
-from agent.models.scripted import ScriptedPolicy
+from agent.measuring.scripted import ScriptedPolicy
 from agent.solve import solve_task
 from eval.score import score_answer
 from graph.evidence.evidence_tables import engine_rows

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from agent.clients.resolve import SCRIPTED_MODEL, resolve_models
 from agent.config import ConfigError, load_config
-from agent.models.resolve import SCRIPTED_MODEL, resolve_models
 from agent.rundir.manifest import config_fingerprints, config_snapshot, fingerprint_conflicts
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"

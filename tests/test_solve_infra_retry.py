@@ -10,7 +10,7 @@ import pytest
 from langchain_core.messages import BaseMessage
 
 from agent.config import AgentVariant, ModelConfig, ProtocolConfig
-from agent.models.scripted import ScriptedPolicy, load_walkthrough
+from agent.measuring.scripted import ScriptedPolicy, load_walkthrough
 from agent.solve import solve_task
 from eval.score import score_answer
 from tasks.loaders import load_tasks

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from agent.config import AgentVariant, Budgets, ProtocolConfig
-from agent.models.fake_server import FakeOpenAIServer
+from agent.measuring.fake_server import FakeOpenAIServer
 from agent.rundir.manifest import code_fingerprint
 from agent.solve import solve_task
 from tasks.loaders import load_tasks

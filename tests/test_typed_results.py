@@ -8,7 +8,7 @@ import asyncio
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from agent.models.scripted import ScriptedPolicy
+from agent.measuring.scripted import ScriptedPolicy
 from browser.types import ActionResult, StateDelta
 from graph.checks.details import check_details
 from graph.checks.failures import failure, render_goal
@@ -131,7 +131,7 @@ def test_the_readers_hold_no_rendered_markers():
     text, and the repeat counter and the result summary never search a message."""
     import inspect
 
-    from agent.models import faulty, scripted
+    from agent.measuring import faulty, scripted
     from graph.model_io import robust
     from graph.nodes import common
     from graph.prompting import context

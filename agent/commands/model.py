@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from agent.models.local_server import (
+from agent.measuring.local_server import (
     SERVED_MODEL_ID,
     SERVER_CONTEXT_TOKENS,
     LocalModelError,

@@ -1,5 +1,5 @@
 """`sgr path record|replay`: a played or real-model run becomes a decision path; a path replays through the
-real wire path against the strict fake server (agent/paths/)."""
+real wire path against the strict fake server (agent/measuring/paths/)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from agent.paths.path import DecisionPath
-from agent.paths.record import RunFolderError, path_from_run
+from agent.measuring.paths.path import DecisionPath
+from agent.measuring.paths.record import RunFolderError, path_from_run
 
 path_app = typer.Typer(no_args_is_help=True)
 _RUN = typer.Argument(..., help="A run folder (transcript.jsonl + steps.jsonl) or a relay folder (resp-N.json; its "
@@ -58,7 +58,7 @@ def replay(path_file: Path = _PATH, out: Path | None = _OUT) -> None:
 
 
 async def _replay(path: DecisionPath, out_dir: Path) -> dict:
-    from agent.paths.replay import replay_path
+    from agent.measuring.paths.replay import replay_path
     from browser.session import ChromiumWorker
     from tasks.offline.server import OfflineServer
 

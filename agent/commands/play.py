@@ -1,7 +1,7 @@
 """`sgr play`: the agent runs one task as usual and you (or another program) answer its model requests.
 
 The same as `sgr run --model play[:DIR]`: the requests go over the real wire path to a loopback server
-(agent/models/play_server.py), the transcript is recorded, and the run folder says who played.
+(agent/measuring/play_server.py), the transcript is recorded, and the run folder says who played.
 """
 
 from __future__ import annotations

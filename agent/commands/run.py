@@ -41,7 +41,7 @@ from agent.config import (
     RunConfig,
     load_config,
 )
-from agent.models.local_server import LocalModelError
+from agent.measuring.local_server import LocalModelError
 from agent.outcome import TaskOutcome
 from agent.rundir.checkpoints import prune
 from agent.rundir.manifest import SINGLE_RUN_FINGERPRINT, MixedCodeError, check_single_run_code
@@ -96,18 +96,18 @@ def pick_model(name: str | None, models: list[ModelConfig]) -> ModelConfig:
         # the seed is in the name, so another seed runs in its own folder instead of re-reporting this one
         return ModelConfig(name=f"faulty-seed{int(seed)}", provider="faulty", fault_seed=int(seed))
     if name == "play" or name.startswith("play:"):  # play: a person at the terminal; play:DIR a program's folder
-        from agent.models.play_server import play_model
+        from agent.measuring.play_server import play_model
 
         return play_model(name.partition(":")[2] or None)
     if name == "local":
-        from agent.models.local_server import LOCAL_MODEL
+        from agent.measuring.local_server import LOCAL_MODEL
 
         return LOCAL_MODEL
     return ModelConfig(name=name, model=name)
 
 
 def with_player(model: ModelConfig, player: str) -> ModelConfig:
-    from agent.models.players import parse_player
+    from agent.measuring.players import parse_player
 
     if model.provider != "play":
         raise RunSetupError("--player goes with --model play (or `sgr play`)")
@@ -170,8 +170,8 @@ async def run_one(*, task_id: str, source: str, model: ModelConfig, variant: Age
     """One cell, run as `sgr bench` runs each (agent/runner/local.py): the hard limit beyond the agent's wall
     budget (`run.hard_timeout_margin_seconds`) and infrastructure errors retried (`run.retries`), in `out_dir`
     itself (no staging folder: its checkpoint restarts an interrupted thread). `on_retry` hears each retry."""
-    from agent.models.local_server import serving
-    from agent.models.play_server import playing
+    from agent.measuring.local_server import serving
+    from agent.measuring.play_server import playing
     from agent.rundir.cells import CellKey, cell_task_id
     from agent.runner.bench import score_cell
     from agent.runner.local import Cell, LocalSlot, chromium_worker_factory, run_attempts
@@ -250,7 +250,7 @@ def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASK
     with lock:
         protocol = bench.protocol if bench else ProtocolConfig()
         if chosen.provider == "play" and not bench:  # a person thinks longer than a model: only the steps bound a play
-            from agent.models.play_server import play_protocol
+            from agent.measuring.play_server import play_protocol
 
             protocol = play_protocol(protocol)
         agent = bench.agent if bench else AgentConfig()
@@ -342,7 +342,7 @@ def _earlier_run(out_dir: Path) -> str | None:
 def _fault_lines(out_dir: Path, outcome: TaskOutcome, score: dict, model: ModelConfig) -> list[str]:
     """A run whose policy recorded a fault (`--model faulty:SEED` writes fault.json): which fault, flagged by which
     node, repaired (from fault.json and the outcome)."""
-    from agent.models.fault_classes import FAULT_FILE
+    from agent.measuring.fault_classes import FAULT_FILE
     from agent.reports.faults import describe_fault, fault_in_folder
     from agent.rundir.cells import CellRecord
 

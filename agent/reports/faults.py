@@ -1,6 +1,6 @@
 """The fault table: what the state-tracking nodes catch when the faulty policy makes the paper's mistakes.
 
-Reads a run folder only. Faulty cells are those with `fault.json` (written by `agent.models.faulty`); clean cells
+Reads a run folder only. Faulty cells are those with `fault.json` (written by `agent.measuring.faulty`); clean cells
 are the scripted replays of the same run. An *alarm* is anything the graph raises that asks for action: a
 drift flag (state tracker) or a failing verifier report. For each injected fault: was it flagged after the
 injection and before the answer was submitted (by which node), was it repaired (flagged, and the final
@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from agent.models.fault_classes import FAULT_CLASSES, FAULT_DESCRIPTIONS, FAULT_FILE, FAULT_OWNERS
+from agent.measuring.fault_classes import FAULT_CLASSES, FAULT_DESCRIPTIONS, FAULT_FILE, FAULT_OWNERS
 from agent.reports.summary import render_csv
 from agent.rundir.atomic import write_json_atomic, write_text_atomic
 from agent.rundir.cells import CellRecord, cell_dir, load_records

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent.models.resolve import FAULTY_MODEL, SCRIPTED_MODEL
+from agent.clients.resolve import FAULTY_MODEL, SCRIPTED_MODEL
 from agent.rundir.atomic import write_json_atomic, write_text_atomic
 from agent.rundir.cells import METRICS, CellRecord, load_records
 from agent.rundir.manifest import read_manifest

@@ -23,9 +23,9 @@ from typing import Any, Literal
 from rich.console import Console
 from rich.markup import escape
 
+from agent.clients.resolve import resolve_models
 from agent.config import BenchConfig, ConfigError, ModelConfig, load_config, make_output_dir
-from agent.models.local_server import serving_config
-from agent.models.resolve import resolve_models
+from agent.measuring.local_server import serving_config
 from agent.outcome import TaskOutcome
 from agent.rundir.atomic import replace_dir_atomic, write_json_atomic, write_text_atomic
 from agent.rundir.cells import (

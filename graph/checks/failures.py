@@ -2,7 +2,7 @@
 
 A failure says what failed in fields a program reads (the check, the evidence table, the listed results not
 opened, the result pages not read, which schema check); its `message` and the repair goal are rendered from
-those fields here, for the model and for the reports. A policy that reacts to a failure (agent/models/scripted.py)
+those fields here, for the model and for the reports. A policy that reacts to a failure (agent/measuring/scripted.py)
 reads the fields, never the text: rewording a message cannot change what it does.
 
 It is a TypedDict (not a class) because it is kept in the graph state, the checkpoint and the run folder's

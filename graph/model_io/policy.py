@@ -3,9 +3,9 @@
 A policy gets the turn's messages (the prompt), the tools offered and the graph's state at this turn as data
 (`TurnState`), and returns the assistant message. The production policy (`ChatPolicy`) sends the messages and
 tools to a chat model (ChatOpenAI over the wire, or any LangChain chat model) and ignores the state: a model
-reads the prompt. The deterministic test policies (agent/models/scripted.py, faulty.py) read the state and
+reads the prompt. The deterministic test policies (agent/measuring/scripted.py, faulty.py) read the state and
 never the prompt, so a prompt's wording cannot change what they do. The graph has no branch for either:
-agent/models/policies.py picks one by the config's provider name.
+agent/clients/policies.py picks one by the config's provider name.
 """
 
 from __future__ import annotations

@@ -78,7 +78,7 @@ TARGET_KEYS = ("target", "start_target", "end_target")
 
 def shown_targets(args: dict[str, Any], observation: dict[str, Any] | None) -> dict[str, dict[str, str]]:
     """Each target given by ref as the page showed it (`shown_label` of a control, `shown_link` of a link): the
-    decision without the page's numbering, logged so a run can become a replayable path (agent/paths/)."""
+    decision without the page's numbering, logged so a run can become a replayable path (agent/measuring/paths/)."""
     controls = {c["ref"]: c.get("label", "") for c in (observation or {}).get("controls") or []}
     links = {link["ref"]: link.get("text", "") for link in (observation or {}).get("links") or []}
     shown = {}

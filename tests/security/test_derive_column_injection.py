@@ -15,8 +15,8 @@ import time
 import duckdb
 import pytest
 
-from agent.models.chat import make_chat_model
-from agent.models.fake_server import FakeOpenAIServer
+from agent.clients.chat import make_chat_model
+from agent.measuring.fake_server import FakeOpenAIServer
 from agent.solve import initial_state
 from graph.evidence.evidence_tables import (
     QUERY_SECONDS,

@@ -82,7 +82,7 @@ def test_model_call_deadline_a_step_past_the_wall_budget_is_interrupted(tmp_path
     from starlette.responses import HTMLResponse
     from starlette.routing import Route
 
-    from agent.models.fake_server import FakeOpenAIServer
+    from agent.measuring.fake_server import FakeOpenAIServer
     from tasks.offline.server import ThreadedServer, free_port
 
     port = free_port("127.0.0.1")

@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 import time
 
+from agent.clients.chat import make_chat_model
 from agent.config import ModelConfig
-from agent.models.chat import make_chat_model
-from agent.models.fake_server import FakeOpenAIServer
+from agent.measuring.fake_server import FakeOpenAIServer
 from agent.solve import initial_state
 from browser.render import render
 from browser.tokens import count_tokens

@@ -13,7 +13,7 @@ from langchain_core.messages import AIMessage
 from typer.testing import CliRunner
 
 from agent.cli import app
-from agent.models.fake_server import FakeOpenAIServer
+from agent.measuring.fake_server import FakeOpenAIServer
 from graph.model_io.caps import MAX_REPLY_CHARS, MAX_TOOL_ARGS_CHARS, MAX_TOOL_CALLS_PER_REPLY, bound_reply
 
 MANY = 3000
@@ -84,7 +84,7 @@ def test_reply_caps_in_a_real_run(tmp_path: Path):
 
 
 def test_reply_caps_transcript_keeps_the_start_of_a_huge_reply(tmp_path: Path):
-    from agent.models.transcript import MAX_RECORDED_BYTES, TranscriptRecorder, read_transcript
+    from agent.clients.transcript import MAX_RECORDED_BYTES, TranscriptRecorder, read_transcript
 
     recorder = TranscriptRecorder(tmp_path / "transcript.jsonl")
     body = json.dumps({"choices": [{"message": {"content": PROSE * 2}}]}).encode()

@@ -16,7 +16,7 @@ from langgraph.graph import END, START, StateGraph
 from typer.testing import CliRunner
 
 from agent.cli import app
-from agent.models.fake_server import FakeOpenAIServer
+from agent.measuring.fake_server import FakeOpenAIServer
 from agent.rundir.checkpoints import open_checkpointer
 from browser.trace import REDACTED, register_secret
 

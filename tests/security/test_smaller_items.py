@@ -15,9 +15,9 @@ import pytest
 from typer.testing import CliRunner
 
 from agent.cli import app
+from agent.clients.chat import make_chat_model
 from agent.config import BenchConfig
-from agent.models.chat import make_chat_model
-from agent.models.fake_server import FakeOpenAIServer, completion
+from agent.measuring.fake_server import FakeOpenAIServer, completion
 from agent.reports.review import init_run_reviews
 from agent.rundir.manifest import config_snapshot
 from agent.runner.bench import run_lock

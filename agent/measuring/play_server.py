@@ -21,10 +21,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from agent.config import ModelConfig, ProtocolConfig
-from agent.models.chat_endpoint import ChatEndpoint
-from agent.models.fake_server import completion
-from agent.models.openai_rules import error_body, request_errors
-from agent.models.players import FolderPlayer, Player, TerminalPlayer, parse_player
+from agent.measuring.chat_endpoint import ChatEndpoint
+from agent.measuring.fake_server import completion
+from agent.measuring.openai_rules import error_body, request_errors
+from agent.measuring.players import FolderPlayer, Player, TerminalPlayer, parse_player
 
 PLAY_FILE = "play.json"
 PLAY_TIMEOUT = 86400.0  # a person may think for a long time; the run's own budgets still apply

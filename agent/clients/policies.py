@@ -2,7 +2,7 @@
 
 The registry is the one place a provider name picks a policy: `scripted` (walkthrough replays) and `faulty`
 (walkthrough replays with one seeded injected mistake per task) are built here; every other provider is a chat
-model at an endpoint (agent/models/chat.py) behind `graph.model_io.policy.ChatPolicy`. Neither the graph nor
+model at an endpoint (agent/clients/chat.py) behind `graph.model_io.policy.ChatPolicy`. Neither the graph nor
 `agent/solve.py` names a test policy.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from agent.models.chat import make_chat_model
+from agent.clients.chat import make_chat_model
 from graph.model_io.policy import ChatPolicy, Policy
 from graph.settings import ModelConfig
 
@@ -19,13 +19,13 @@ Maker = Callable[[ModelConfig, str, "str | None"], Policy]
 
 
 def _scripted(model: ModelConfig, task_id: str, origin: str | None) -> Policy:
-    from agent.models.scripted import ScriptedPolicy
+    from agent.measuring.scripted import ScriptedPolicy
 
     return ScriptedPolicy.for_task(task_id, origin=origin, plans=model.plans)
 
 
 def _faulty(model: ModelConfig, task_id: str, origin: str | None) -> Policy:
-    from agent.models.faulty import FaultyPolicy
+    from agent.measuring.faulty import FaultyPolicy
 
     return FaultyPolicy.for_task(task_id, origin=origin, seed=model.fault_seed or 0, plans=model.plans)
 

@@ -2,7 +2,7 @@
 
 Tests drive the real `ChatOpenAI` client (HTTP, JSON, tool-call parsing) against it, so imperfect model
 output - prose instead of a tool call, several calls, malformed JSON arguments, HTTP errors - goes through
-the same wire path as a real endpoint. A recorded transcript (`agent.models.transcript`) replays a real run.
+the same wire path as a real endpoint. A recorded transcript (`agent.clients.transcript`) replays a real run.
 
 Each reply is one of:
 - a full chat-completion response body (as recorded in a transcript), or
@@ -31,10 +31,10 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from agent.clients.transcript import read_transcript
 from agent.config import ModelConfig
-from agent.models.chat_endpoint import ChatEndpoint
-from agent.models.openai_rules import error_body, request_errors
-from agent.models.transcript import read_transcript
+from agent.measuring.chat_endpoint import ChatEndpoint
+from agent.measuring.openai_rules import error_body, request_errors
 
 EXHAUSTED = {"status": 400, "error": "fake server: no scripted reply left"}
 

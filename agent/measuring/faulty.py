@@ -1,6 +1,6 @@
 """The faulty policy: the scripted walkthrough policy plus one seeded mistake per task record.
 
-It stands in for a model that makes the paper's mistakes (`agent.models.fault_plan`) and then follows the graph's
+It stands in for a model that makes the paper's mistakes (`agent.measuring.fault_plan`) and then follows the graph's
 feedback: it reacts to drift flags and verifier repair goals exactly as the scripted policy does (restore
 the flagged gates, discard and re-read the failed tables), and its repairs replay the *correct* walkthrough,
 as a model told "Date basis is 'Latest version' but the plan needs 'Original submission'" would set it.
@@ -20,8 +20,8 @@ from typing import Any
 
 from pydantic import PrivateAttr
 
-from agent.models.fault_classes import FAULT_DESCRIPTIONS, FAULT_FILE
-from agent.models.fault_plan import (
+from agent.measuring.fault_classes import FAULT_DESCRIPTIONS, FAULT_FILE
+from agent.measuring.fault_plan import (
     FaultSite,
     apply_after,
     choose_fault,
@@ -30,7 +30,7 @@ from agent.models.fault_plan import (
     other_year,
     read_after,
 )
-from agent.models.scripted import ScriptedPolicy, load_walkthrough, policy_plan, target_name
+from agent.measuring.scripted import ScriptedPolicy, load_walkthrough, policy_plan, target_name
 from graph.model_io.policy import ControlState, TurnState
 from graph.plan.values import gate_candidates, values_match
 from graph.settings import PlanSource

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agent.clients.policies import needs_key
 from agent.config import BenchConfig, ConfigError, ModelConfig
-from agent.models.policies import needs_key
 
 SCRIPTED_MODEL = ModelConfig(name="scripted-walkthrough", provider="scripted", model="walkthrough")
 

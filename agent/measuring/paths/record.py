@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from agent.models.play_server import PLAY_FILE
-from agent.models.transcript import TRANSCRIPT_FILE, read_transcript
-from agent.paths.path import ORIGIN, TARGET_KEYS, DecisionPath, PathStep
+from agent.clients.transcript import TRANSCRIPT_FILE, read_transcript
+from agent.measuring.paths.path import ORIGIN, TARGET_KEYS, DecisionPath, PathStep
+from agent.measuring.play_server import PLAY_FILE
 from graph.events import ActorEvent, BrowserLine, RunEvent, StepEvent, read_events
 
 PLAN_TOOL = "Plan"

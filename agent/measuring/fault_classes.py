@@ -5,7 +5,7 @@ A module of constants only, so the reports can name and order the classes withou
 
 from __future__ import annotations
 
-FAULT_FILE = "fault.json"  # in a cell folder: what the faulty policy injected (agent.models.faulty writes it)
+FAULT_FILE = "fault.json"  # in a cell folder: what the faulty policy injected (agent.measuring.faulty writes it)
 FAULT_CLASSES = ("kept_default", "wrong_option", "navigation_reset", "first_page_only", "detail_skipped",
                  "wrong_window", "stale_rows")
 FAULT_DESCRIPTIONS = {

@@ -1,4 +1,4 @@
-"""Chat model factory: any OpenAI-compatible endpoint through `ChatOpenAI` (agent/models/policies.py wraps it).
+"""Chat model factory: any OpenAI-compatible endpoint through `ChatOpenAI` (agent/clients/policies.py wraps it).
 
 Errors by cause. The OpenAI SDK retries 408/409/429/5xx, timeouts and connection errors with exponential
 backoff (honouring `Retry-After`; `max_retries` from the model config): what still fails is infrastructure.
@@ -15,7 +15,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
-from agent.models.transcript import TranscriptRecorder
+from agent.clients.transcript import TranscriptRecorder
 from browser.trace import register_secret
 from graph.model_io.llm_errors import (
     CONFIG_STATUSES as CONFIG_STATUSES,  # re-exported: error classes live below

@@ -3,7 +3,7 @@
 Each fault class names the mistake an agent makes on state-gated sites (scope drift, criterion mismatch,
 incomplete retrieval) and the walkthrough steps where it can be made. The choice of class and place is a
 pure function of (seed, task id, walkthrough), so a fault-injected run is reproducible; whether the mistake
-really changes anything is decided at run time by `agent.models.faulty` (a control that already holds the planned
+really changes anything is decided at run time by `agent.measuring.faulty` (a control that already holds the planned
 value cannot be "kept at its default").
 """
 
@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from datetime import date
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from agent.models.fault_classes import FAULT_CLASSES
-from agent.models.scripted import (
+from agent.measuring.fault_classes import FAULT_CLASSES
+from agent.measuring.scripted import (
     LEAVES_PAGE,
     READ_TOOLS,
     SETTERS,
@@ -160,7 +160,7 @@ def suite_classes(seed: int) -> dict[str, str]:
     """Task record -> fault class for the offline suite, balanced: records in a seeded order each take the
     class they offer that has been given least so far (seeded tie-break), so every class is injected about
     equally often instead of the commonest places (a select) taking most records."""
-    from agent.models.scripted import WALKTHROUGH_DIR, load_walkthrough
+    from agent.measuring.scripted import WALKTHROUGH_DIR, load_walkthrough
 
     rng = random.Random(f"{seed}:suite")
     records = [f"{path.stem}{suffix}" for path in sorted(WALKTHROUGH_DIR.glob("*.json")) for suffix in ("", "-g")]

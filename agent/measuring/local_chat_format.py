@@ -10,7 +10,7 @@ compact schema, then makes at most two completions, both capped at the request's
 (or a message) under a one-line grammar, then that tool's arguments under its JSON-schema grammar (or the
 message as free text). llama.cpp reuses the cached prefix between them and between requests.
 
-Run the server with it: `python -m agent.models.local_chat_format <llama_cpp.server arguments>` registers the
+Run the server with it: `python -m agent.measuring.local_chat_format <llama_cpp.server arguments>` registers the
 format, then hands over to `llama_cpp.server`'s own entry point.
 """
 
