@@ -148,7 +148,7 @@ class FaultsConfig(StrictModel):
 
 class ScoringConfig(StrictModel):
     compat: Literal["ours", "authors"] = Field(
-        "ours", description="ours: the project's definitions; authors: as the SGR-Bench authors' scorer (eval/README.md)")
+        "ours", description="ours: the project's definitions; authors: as the SGR-Bench authors' scorer (docs/evaluator.md)")
 
 
 class BenchConfig(StrictModel):

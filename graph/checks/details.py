@@ -1,6 +1,6 @@
 """The detail check: a plan that needs each listed result's own page had the results the answer uses opened.
 
-What counts as opened (graph/README "What counts as opened"): a listed result is opened when rows or facts were
+What counts as opened (docs/graph_checks.md, "What counts as opened"): a listed result is opened when rows or facts were
 read, into any table (rows discarded since do not count), on a page under its link: the same path with any query
 (`/item/7?year=2022`: the site's state travels in the query), a sub-page of it (`/item/7/history`), or a page
 whose path or query names the link's key (its last path segment, or a query value, when that looks like an

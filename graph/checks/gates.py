@@ -82,7 +82,7 @@ def _check(gates: list[Gate], retrieval: RetrievalState, step: int, history: lis
     never set" is said only when no state visited shows the agent setting that control."""
     windows = [g for g in gates if g.kind == "window"]
     gates = [g for g in gates if g.kind != "window"]
-    judged = [(v, "") for v in judged_here(gates, retrieval, history, applied=True)]  # as applied: graph/README
+    judged = [(v, "") for v in judged_here(gates, retrieval, history, applied=True)]  # as applied: docs/graph_checks.md
     if not judged and gates:
         source = next((s for s in reversed(history) if s is not retrieval and s["url"] != retrieval["url"]
                        and any(v.grounded for v in verdicts(gates, s))), None)

@@ -1,6 +1,6 @@
 """One judge of "is the planned gate held?": the gates in force (`gates_for`) and one verdict per gate on the
 values a state holds (`judge`). The state tracker, the read check and the verifier are policies over these
-verdicts (graph/README, "The gate judge").
+verdicts (docs/graph_checks.md, "The gate judge").
 
 The planner writes blind, from the task alone, so its targets are the task's words, not the site's: `ticked`
 for a checkbox that holds `on`, `Diabetes mellitus` for the option `Diabetes mellitus (E10-E14)`,

@@ -239,7 +239,7 @@ async def inject_faults(path: DecisionPath, *, origin: str, worker: Any, out_dir
 
 
 def fault_table(outcomes: list[FaultOutcome]) -> str:
-    """The README's table: per fault kind, how many injected faults were caught before the answer, and by what."""
+    """The fault table on real paths (README, docs/results_log.md): per fault kind, how many injected faults were caught before the answer, and by what."""
     rows = ["| fault kind | injected | caught before the answer | by | EM under the fault |", "|---|---:|---:|---|---:|"]
     made = [o for o in outcomes if o.made]
     for kind in FAULT_KINDS:
