@@ -53,6 +53,7 @@ EXPENSIVE = {
     "sgr run --task offline_vulns_003 --model play": "the same as sgr play (tests/test_agent_play.py)",
     "sgr path record runs/": "needs a played run's folder (tests/test_agent_paths.py records one)",
     "sgr path replay": "a whole task in Chromium, minutes (tests/test_real_model_paths.py)",
+    "sgr path inject": "one whole task in Chromium per fault, minutes (tests/test_path_faults.py)",
     "sgr run --task offline_regulatory_001 --model gpt-4.1-mini": "a real model: OPENAI_API_KEY and the network",
     "sgr run --task offline_regulatory_001 --config configs/openrouter-example.yaml":
         "a real model: OPENROUTER_API_KEY and the network",
