@@ -97,7 +97,7 @@ def _check(gates: list[Gate], retrieval: RetrievalState, step: int, history: lis
             if gate.kind != "window" and (not where or verdict.grounded):
                 check.unresolved.append(f"{gate.name}={gate.target} ({verdict.evidence})")
         elif verdict.status == "clamped":
-            check.clamps.append(f"{verdict.label} = {verdict.value!r}, not the plan's {gate.target!r}: "
+            check.clamps.append(f"{verdict.label} = {verdict.value!r}, not the plan's {str(gate.target)!r}: "
                                 f"{verdict.evidence}")
         elif verdict.status == "mismatch":
             flag = DriftFlag(**plan_flag(verdict, retrieval, step), node="extractor")

@@ -78,8 +78,11 @@ def gate_candidates(state: RetrievalState | dict[str, Any], name: str, gate: Gat
 
 
 def _narrow(found: list[tuple[str, str]], values: dict, gate: Gate) -> list[tuple[str, str]]:
+    from graph.plan.targets import values_of
+
+    wanted = values_of(gate.target)
     by_option = [(k, v) for k, v in found
-                 if any(values_match(option, gate.target) for option in values[k].get("options") or [])]
+                 if any(values_match(option, w) for option in values[k].get("options") or [] for w in wanted)]
     if by_option:
         return by_option
     fitting = WINDOW_KINDS if gate.kind == "window" else SEARCH_KINDS if gate.kind == "search" else None
@@ -104,20 +107,6 @@ def parse_date(value: str, *, end: bool = False) -> tuple[int, int, int] | None:
         return None
     year, month, day = match.groups()
     return int(year), int(month or (12 if end else 1)), int(day or (31 if end else 1))
-
-
-# a planner's aside inside a target: '(one at a time)', '(state)', '(2018..2022)'; '[code]' is a value form, kept
-ASIDE = re.compile(r"\s*\((?:[^()]*)\)\s*")
-
-
-def split_window(target: str) -> tuple[str, str] | None:
-    """A window target's (start, end): 'A..B', 'A to B', or one date for both; a planner's aside is no bound
-    ('2022 (2018..2022)' is 2022: the aside says what the value covers)."""
-    text = ASIDE.sub(" ", target).strip() or target.strip()
-    parts = re.split(r"\s*(?:\.\.|/| to |–|—)\s*", text, maxsplit=1)
-    if len(parts) == 2:
-        return parts[0], parts[1]
-    return (parts[0], parts[0]) if parts and parse_date(parts[0]) else None
 
 
 def is_clamped(value: dict[str, Any], target: str) -> bool:

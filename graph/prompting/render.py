@@ -180,7 +180,7 @@ def distinct_gates(gates: list[Gate]) -> list[Gate]:
     seen: set[tuple[str, str]] = set()
     out = []
     for gate in gates:
-        key = (gate_key(gate.name), gate.target.strip().casefold())
+        key = (gate_key(gate.name), str(gate.target).strip().casefold())
         if key not in seen:
             seen.add(key)
             out.append(gate)

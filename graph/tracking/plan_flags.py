@@ -62,7 +62,7 @@ def plan_flag(verdict: Verdict, state: RetrievalState, step: int) -> DriftFlag:
         rule, message = "window_narrower", f"{shown} narrower than the plan's {gate.target}; widen it"
     if verdict.evidence:  # the form was changed and not applied
         message += f" ({verdict.evidence}; apply the form)"
-    return DriftFlag(rule=rule, gate=verdict.key or gate_key(gate.name), label=gate.name, before=gate.target,
+    return DriftFlag(rule=rule, gate=verdict.key or gate_key(gate.name), label=gate.name, before=str(gate.target),
                      after=verdict.value, step=step, path=state["path"], message=message)
 
 
