@@ -138,7 +138,7 @@ def test_compact_schemas_still_validate_the_same_calls():
         parse_tool_call("fill", {"target": {"name": "Name"}, "value": "x"}, search=False)
     with pytest.raises(ToolCallError, match="plan"):  # revise_plan advertises a summary; the Plan still validates
         parse_tool_call("revise_plan", {"plan": {"gates": [{"kind": "colour"}]}, "reason": "r"}, search=False)
-    plan = {"gates": [{"kind": "filter", "name": "Kind", "target": "A"}]}
+    plan = {"gates": [{"kind": "filter", "name": "Kind", "target": {"value": "A"}}]}
     assert parse_tool_call("revise_plan", {"plan": plan, "reason": "r"}, search=False).plan.gates[0].name == "Kind"
     with pytest.raises(ToolCallError, match="list_links"):  # an unadvertised limit is still bounded
         parse_tool_call("list_links", {"limit": 0}, search=False)
@@ -230,7 +230,7 @@ def test_facts_scroll_and_wait_are_offered_when_they_can_help():
 
 def test_revise_plan_is_offered_while_the_plan_is_in_question():
     all_names = {t["function"]["name"] for t in tool_schemas(search=False)}
-    plan = {"gates": [{"kind": "filter", "name": "Kind", "target": "A"}]}
+    plan = {"gates": [{"kind": "filter", "name": "Kind", "target": {"value": "A"}}]}
     found = {"kind": {"value": "A", "label": "Kind", "evidence": ["control"], "set_at_step": 2, "set_by": "select"}}
     retrieval = {"url": "u", "path": "/s", "values": {}, "page": None, "pages": None, "result_count": None, "step": 2}
 
