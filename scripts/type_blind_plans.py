@@ -1,5 +1,7 @@
-"""Convert the played blind plans (tasks/offline/blind_plans/*.json) from free-text targets to typed ones, once
-(issue 37, stage 1). Kept as the record of how each free-text target was read; the judge never parses text.
+"""Convert the played blind plans (tasks/offline/blind_plans/*.json) and the real-model decision paths' plans
+(tests/data/real_model_paths/*.json: the planner's plan and each revise_plan's) from free-text targets to typed
+ones, once (issue 37, stage 1). Kept as the record of how each free-text target was read; the judge never parses
+text.
 
 The rules are the ones the old judge applied at every check, applied here once: a window gate's 'A..B' (ISO
 dates or years) is a window, 'all dates ...' a window open at both ends; 'ticked' / 'unticked' (an aside left
@@ -18,11 +20,14 @@ import re
 import sys
 from pathlib import Path
 
-DIR = Path(__file__).resolve().parents[1] / "tasks" / "offline" / "blind_plans"
+ROOT = Path(__file__).resolve().parents[1]
+DIR = ROOT / "tasks" / "offline" / "blind_plans"
+PATHS = ROOT / "tests" / "data" / "real_model_paths"
 DESCRIBED = {"each kept family", "selected genus", "selected genus per family", "oldest other-genus name",
              "the oldest other-genus name", "each order (expand all)", "every order expanded", "all orders expanded",
              "largest available", "Eastmarch and each county listed under 'Counties in Eastmarch'",
-             "Eastmarch and all its counties"}
+             "Eastmarch and all its counties", "primary or cross-listed", "each county", "each of the three units",
+             "Eastmarch (state), then each county listed under Counties in Eastmarch"}
 ASIDE = re.compile(r"\s*\([^()]*\)\s*")
 BOUND = re.compile(r"^\d{4}(?:-\d{2}(?:-\d{2})?)?$")
 
@@ -40,10 +45,10 @@ def typed(kind: str, text: str | dict) -> dict:
         if BOUND.match(start) and BOUND.match(end):
             return {"from": start, "to": end}
         return {"unknown": text}
-    if bare in ("ticked", "unticked"):
-        return {"checked": bare == "ticked"}
+    if bare in ("ticked", "unticked", "on", "off"):
+        return {"checked": bare in ("ticked", "on")}
     listed = re.sub(r"^each of\s+", "", bare)
-    parts = [p.strip() for p in re.split(r"\s*[;,]\s*", listed) if p.strip()]
+    parts = [p.strip() for p in re.split(r"\s*(?:[;,]|\s/\s)\s*", listed) if p.strip()]
     if len(parts) > 1:
         return {"any_of": parts, "together": False}
     return {"value": text}
@@ -63,10 +68,24 @@ def convert(plan: dict) -> dict:
     return plan
 
 
+def convert_path(path: dict) -> dict:
+    """A decision path: its plan and the plan of each revise_plan call; a bare plan file (`*.revised_plan.json`)."""
+    if "gates" in path or "phases" in path:
+        return convert(path)
+    convert(path["plan"])
+    for step in path.get("steps") or []:
+        if step.get("tool") == "revise_plan" and isinstance((step.get("args") or {}).get("plan"), dict):
+            convert(step["args"]["plan"])
+    return path
+
+
 def main() -> int:
     for path in sorted(DIR.glob("*.json")):
         plan = convert(json.loads(path.read_text(encoding="utf-8")))
         path.write_text(json.dumps(plan, indent=1, ensure_ascii=False), encoding="utf-8")
+    for path in sorted(PATHS.glob("*.json")):
+        decided = convert_path(json.loads(path.read_text(encoding="utf-8")))
+        path.write_text(json.dumps(decided, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return 0
 
 

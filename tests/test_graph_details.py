@@ -8,8 +8,8 @@ from graph.checks.finish_checks import verify
 from graph.checks.list_filters import list_filters
 from graph.evidence.evidence_tables import append_rows
 from graph.evidence.workspace_tools import derive
-from graph.prompting.render import pending_gates, rows_collected, split_state_values
 from graph.plan.targets import Value, Window
+from graph.prompting.render import pending_gates, rows_collected, split_state_values
 from graph.state import EvidenceRow, Gate, Listing, Phase, Plan, Provenance, ReadRecord
 from graph.tools.agent_tools import Derive
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from agent.measuring.scripted import plan_from_walkthrough
 from browser.types import Control, Observation, Option
-from graph.plan.values import find_gate_value, gate_candidates
 from graph.plan.targets import Value, Window
+from graph.plan.values import find_gate_value, gate_candidates
 from graph.state import Gate, Phase, Plan
 from graph.tracking.plan_flags import ambiguous_gates
 from graph.tracking.tracker import track

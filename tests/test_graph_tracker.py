@@ -7,8 +7,8 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from browser.types import ActionResult, Control, Observation, Option, Pagination
-from graph.plan.values import gate_key, values_match
 from graph.plan.targets import Value, Window
+from graph.plan.values import gate_key, values_match
 from graph.state import Gate, Plan
 from graph.tracking.state_reading import result_set_key
 from graph.tracking.tracker import track

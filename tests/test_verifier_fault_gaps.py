@@ -23,8 +23,8 @@ from graph.checks.details import Opened, detail_list
 from graph.checks.finish_checks import evidence_tables, verify
 from graph.evidence.evidence_tables import append_rows
 from graph.evidence.workspace_tools import derive
-from graph.settings import Budgets
 from graph.plan.targets import Value
+from graph.settings import Budgets
 from graph.state import EvidenceRow, Gate, Listing, Phase, Plan, Provenance, ReadRecord
 from graph.tools.agent_tools import Derive
 from tasks.loaders import load_tasks

@@ -158,7 +158,7 @@ def _phases(steps: list[Step]) -> list[Phase]:
     by_table: dict[str, dict[str, dict[str, Gate]]] = {}
     details: dict[str, int] = {}
     for step in steps:
-        tool, args = step["tool"], step["args"]
+        tool = step["tool"]
         if tool == "goto":
             gates = {g.name: g for g in _step_gates(step)}
         elif tool in SETTERS:

@@ -30,6 +30,7 @@ from graph.plan.values import (
     key_matches,
     norm_value,
     parse_date,
+    set_by_agent,
     state_values,
     values_match,
 )
@@ -253,7 +254,7 @@ def _judge_values(gate: Gate, values: dict[str, Any]) -> Verdict:
     key, value = found[0]
     held = values[key]
     label = held.get("label") or key
-    base = dict(key=key, label=label, value=value, set_by_agent=held.get("set_at_step") is not None)
+    base = dict(key=key, label=label, value=value, set_by_agent=set_by_agent(held))
     if isinstance(gate.target, Unknown):
         return Verdict(gate, "unresolved", **base, evidence=f"the plan gives no value ({gate.target.unknown}): not checked")
     needs = ground_target(gate.target, held)
@@ -318,8 +319,7 @@ def _window_base(gate: Gate, values: dict[str, Any], keys: list[str], shown: str
     """What every window verdict says of where it grounds: the pair's labels, the window shown, whether the agent
     set a bound of it, the dated keys."""
     return dict(key=gate_key(gate.name), label=" / ".join(dict.fromkeys(values[k].get("label") or k for k in keys)),
-                value=shown, needs=(show(gate.target),), set_by_agent=any(values[k].get("set_at_step") is not None
-                                                                          for k in keys),
+                value=shown, needs=(show(gate.target),), set_by_agent=any(set_by_agent(values[k]) for k in keys),
                 bounds=(start or "", end or ""))
 
 
@@ -341,7 +341,7 @@ def _side(values: dict[str, Any], key: str | None, open_key: str | None, want: s
         dated = [d for o in held.get("options") or [] if (d := parse_date(o.split(" [", 1)[0].strip(), end=end))]
         if dated:
             return ("narrow" if any((d > got) if end else (d < got) for d in dated) else "ok"), ""
-        if held.get("set_at_step") is not None:
+        if set_by_agent(held):
             return "unknown", f"set to {held['value']}: whether that is every date is not known here"
         return "narrow", ""
     if key is None:

@@ -49,6 +49,19 @@ def key_matches(key: str, label: str, names: set[str]) -> bool:
     return any(n and (n in (key, label_key) or (len(n) >= 3 and (n in key or n in label_key))) for n in names)
 
 
+def set_by_agent(value: dict[str, Any] | None) -> bool:
+    """Did the agent set this control (an action of its own set it), rather than the site (a default, a side effect)?
+    The one answer: the tracker records it as `set_at_step` (graph/tracking/tracker.py)."""
+    return bool(value) and value.get("set_at_step") is not None
+
+
+def last_set(history: list[Any], key: str, value: str | None = None) -> int | None:
+    """The latest step at which the agent set `key` (to `value`, when given) on a page visited before."""
+    steps = [held["set_at_step"] for state in history if set_by_agent(held := state["values"].get(key))
+             and (value is None or held.get("value") == value)]
+    return steps[-1] if steps else None
+
+
 def state_values(state: RetrievalState | dict[str, Any]) -> dict[str, dict[str, Any]]:
     """key -> {value, label, ...} of a retrieval state or of a row's snapshot (`graph.checks.gates.state_snapshot`)."""
     values = state.get("values")

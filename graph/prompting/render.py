@@ -19,7 +19,7 @@ from browser.tokens import count_tokens, encoding
 from graph.checks.details import phase_progress
 from graph.evidence.evidence_tables import extracted_answer, read_rows, schemas, workspace_tables
 from graph.plan.judge import current_phase, gates_for, grounding_lines, window_bounds
-from graph.plan.values import find_gate_value, gate_key
+from graph.plan.values import find_gate_value, gate_key, last_set, set_by_agent
 from graph.prompting.page_fence import inline_data, untrusted
 from graph.state import AgentState, Gate, Plan, TaskView
 from graph.tracking.plan_flags import ambiguous_gates
@@ -152,20 +152,13 @@ def split_state_values(plan: Plan | None, retrieval: Any,
     for key, value in retrieval["values"].items():
         if not value.get("value"):
             continue
-        if value.get("set_at_step") is None and (carried := _set_before(key, value["value"], history or [])):
+        if not set_by_agent(value) and (carried := last_set(history or [], key, value["value"])):
             value = {**value, "set_at_step": carried}  # set by the agent, carried here by a submit
-        if value.get("set_at_step") is not None or key in named or set(value["evidence"]) - {"url", "control"}:
+        if set_by_agent(value) or key in named or set(value["evidence"]) - {"url", "control"}:
             shown.append((key, value))
         else:
             rest.append(key)
     return shown, rest
-
-
-def _set_before(key: str, value: str, history: list[Any]) -> int | None:
-    """The latest step at which the agent set `key` to `value` on a page visited before."""
-    steps = [held["set_at_step"] for state in history if (held := state["values"].get(key))
-             and held.get("set_at_step") is not None and held.get("value") == value]
-    return steps[-1] if steps else None
 
 
 def _retrieval_url(retrieval: Any, observation: dict[str, Any] | None) -> str:
