@@ -24,6 +24,7 @@ from graph.plan.values import (
     WINDOW_END_WORDS,
     WINDOW_KINDS,
     WINDOW_START_WORDS,
+    find_gate_value,
     gate_candidates,
     gate_key,
     is_clamped,
@@ -269,6 +270,18 @@ def _judge_values(gate: Gate, values: dict[str, Any]) -> Verdict:
         return Verdict(gate, "unresolved", **base,
                        evidence=f"{show(gate.target)!r} names no value of {label!r}{shown}: revise_plan with the value meant")
     return Verdict(gate, "mismatch", needs=tuple(needs), **base)
+
+
+def named_controls(gate: Gate, state: dict[str, Any]) -> list[str | None]:
+    """Which controls a gate names on a state: the one answer every caller asks (the turn's state lines, clamps,
+    the gates not seen yet, the phase a loss flag belongs to). A window: its [From, To] keys (`window_bounds`, None
+    where the pair has no such end); any other gate: [the key] of the one control it names, [] when none or several
+    (ambiguity is never guessed)."""
+    values = state_values(state)
+    if gate.kind == "window":
+        return list(window_bounds(gate.name, values))
+    found = find_gate_value(values, gate.name, gate)
+    return [found[0]] if found else []
 
 
 def window_bounds(name: str, values: dict[str, Any]) -> tuple[str | None, str | None]:

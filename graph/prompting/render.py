@@ -18,8 +18,8 @@ from browser.render import Rendering, whole_tokens
 from browser.tokens import count_tokens, encoding
 from graph.checks.details import phase_progress
 from graph.evidence.evidence_tables import extracted_answer, read_rows, schemas, workspace_tables
-from graph.plan.judge import current_phase, gates_for, grounding_lines, window_bounds
-from graph.plan.values import find_gate_value, gate_key, last_set, set_by_agent
+from graph.plan.judge import current_phase, gates_for, grounding_lines, named_controls
+from graph.plan.values import gate_key, last_set, set_by_agent
 from graph.prompting.page_fence import inline_data, untrusted
 from graph.state import AgentState, Gate, Plan, TaskView
 from graph.tracking.plan_flags import ambiguous_gates
@@ -143,10 +143,7 @@ def split_state_values(plan: Plan | None, retrieval: Any,
         return [], []
     named: set[str] = set()
     for gate in gates_for(plan, every_phase=True) if plan else []:
-        if gate.kind == "window":  # a window names its From/To pair, which no single key matches
-            named.update(k for k in window_bounds(gate.name, retrieval["values"]) if k)
-        elif found := find_gate_value(retrieval, gate.name, gate):
-            named.add(found[0])
+        named.update(k for k in named_controls(gate, retrieval) if k)  # a window: its From/To pair
     shown: list[tuple[str, Any]] = []
     rest: list[str] = []
     for key, value in retrieval["values"].items():
@@ -188,8 +185,8 @@ def pending_gates(plan: Plan | None, retrieval: Any, history: list[Any] | None =
     if plan is None or not retrieval:
         return []
     return [f"{g.name}={g.target}" for g in plan.gates
-            if not ambiguous_only and g.kind not in ("window", "search") and not find_gate_value(retrieval, g.name, g)
-            and not any(find_gate_value(h, g.name, g) for h in history or [])] + [
+            if not ambiguous_only and g.kind not in ("window", "search") and not named_controls(g, retrieval)
+            and not any(named_controls(g, h) for h in history or [])] + [
         f"AMBIGUOUS {note}" for note in ambiguous_gates(plan, retrieval)]
 
 
