@@ -137,6 +137,8 @@ def plan_tool() -> dict[str, Any]:
     """The planner's one tool: the Plan model's schema, compacted as the actor's are (the same calls validate)."""
     tool = _compact(convert_to_openai_tool(Plan))
     tool["function"]["name"] = "Plan"
+    phase = tool["function"]["parameters"]["properties"]["phases"]["items"]["properties"]
+    phase["gates"] = {"type": "array", "items": {"type": "object"}, "description": "As gates."}  # spelled out once
     return tool
 
 
