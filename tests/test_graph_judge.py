@@ -91,8 +91,8 @@ def test_a_window_open_or_wider_on_either_side_is_a_wider_mismatch():
 
 def test_a_window_open_at_one_end_holds_only_the_widest_bound_there():
     """'since 2018': From 2018 and To left empty or at the last year the control offers is held; a To the control
-    could set later is narrower, whoever set it; a dated To on a free date field the agent set is unresolved (nothing
-    here says where the records end), a default kept there is narrower."""
+    could set later is narrower, whoever set it; a dated To on a free date field is unresolved (nothing here says where
+    the records end), a default From kept there is narrower."""
     years = [str(y) for y in range(2016, 2024)]
 
     def pair(start: str, end: str, set_at: int | None = None) -> dict:
@@ -111,7 +111,11 @@ def test_a_window_open_at_one_end_holds_only_the_widest_bound_there():
     gate = Gate(kind="window", name="Date", target=Window(start="2018-01-01", end=None))
     assert judge(gate, dates("")).status == "held"
     assert judge(gate, dates("2024-12-31", set_at=2)).status == "unresolved"
-    assert judge(gate, dates("2020-12-31")).status == "mismatch"
+    assert judge(gate, dates("2020-12-31")).status == "unresolved"  # a default end: the site's present, or not
+    until = Gate(kind="window", name="Date", target=Window(start=None, end="2021-12-31"))
+    kept = _state(d_from={"value": "2019-01-01", "label": "Date from", "kind": "date"},
+                  d_to={"value": "2021-12-31", "label": "Date to", "kind": "date", "set_at_step": 2})
+    assert judge(until, kept).status == "mismatch"  # a default start kept drops the older records
 
 
 def test_a_window_the_plan_wants_open_is_held_empty_and_a_kept_default_window_is_not():

@@ -94,6 +94,11 @@ def window_pages() -> list[tuple[str, dict, tuple[date | None, date | None], str
                 "start_date": _value(start, "start_date", evidence=["url"]),
                 "end_date": _value(end, "end_date", evidence=["url"])}}, (_day(start, end=False), _day(end, end=True)),
                 "agent"))
+    start, end = "2022-01-01", "2024-12-31"  # a site's default window, kept (the commonest scope drift)
+    pages.append(("From/To date pair, the site's default", {"values": {
+        "date_from": _value(start, "Date from", kind="date", set_at_step=None),
+        "date_to": _value(end, "Date to", kind="date", set_at_step=None)}},
+                  (_day(start, end=False), _day(end, end=True)), "site"))
     for start, end in [("2018", "2021"), ("2018", "2024"), ("2010", "2021"), ("2019", "2021"), ("2022", "2022")]:
         pages.append(("From/To year selects", {"values": {
             "from_year": _value(start, "From year", kind="select", options=YEARS),
@@ -128,7 +133,7 @@ def test_the_phrasing_corpus_never_holds_a_wrong_window_or_option_and_never_pass
             counts["window", "rejected at plan time"] += 1
             continue
         assert gate is not None, spelling
-        for convention, state, page, _ in window_pages():
+        for convention, state, page, who in window_pages():
             name = "Year" if "year" in convention else "Date"
             verdict = judge(gate.model_copy(update={"name": name}), state)
             assert verdict.status in ("held", "mismatch", "unresolved"), verdict
@@ -139,6 +144,8 @@ def test_the_phrasing_corpus_never_holds_a_wrong_window_or_option_and_never_pass
                 assert verdict.evidence, (spelling, convention, verdict)  # said, with its reason
             if relation == "equal" and None not in meant:
                 assert verdict.status == "held", (spelling, convention, page, verdict)
+            if who == "site" and spelling == {"from": None, "to": None}:
+                assert verdict.status == "mismatch", verdict  # all dates under a default window kept: narrower
             counts["window", verdict.status] += 1
             counts["window " + relation, verdict.status] += 1
     # values: a select whose labels are not its values ('Label [code]'), a URL parameter, a free-text field
