@@ -11,10 +11,11 @@ import operator
 from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 from langchain_core.messages import AnyMessage
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from graph.checks.failures import Failure
 from graph.model_io.chat_protocol import chat_history
+from graph.plan.targets import Target, Unknown, Window
 
 GateKind = Literal["source", "scope", "filter", "window", "view", "sort", "search"]
 Evidence = Literal["url", "control", "readback", "chip"]
@@ -26,27 +27,33 @@ Evidence = Literal["url", "control", "readback", "chip"]
 class Gate(BaseModel):
     """One piece of retrieval state the answer depends on."""
 
+    # the target is typed (graph/plan/targets.py); a window gate's target is a window (or unknown), and a window is
+    # no other kind's, so the kind is never guessed from the target
     model_config = ConfigDict(extra="forbid")
 
     kind: GateKind
     name: str = Field(description="Control label or URL parameter as the site names it.")
-    target: str = Field(description="Value; a window as 'START..END' (dates or years).")
+    target: Target
     required: bool = True
+
+    @model_validator(mode="after")
+    def _window_kind(self) -> Gate:
+        if self.kind == "window" and not isinstance(self.target, Window | Unknown):
+            raise ValueError(f"gate {self.name!r}: a window's target is {{from, to}} (ISO dates or years, null: open)")
+        if self.kind != "window" and isinstance(self.target, Window):
+            raise ValueError(f"gate {self.name!r}: a {{from, to}} target is a window: kind 'window'")
+        return self
 
 
 class Phase(BaseModel):
-    """One read of a chained task: what, into which table, under which gates (control -> value)."""
+    """One read of a chained task: what, into which table, under which gates."""
 
     model_config = ConfigDict(extra="forbid")
 
     read: str
     into: str
-    gates: dict[str, str] = Field(default_factory=dict)
+    gates: list[Gate] = Field(default_factory=list)
     detail_pages: bool = False
-
-    def gate_list(self) -> list[Gate]:
-        return [Gate(kind="window" if ".." in target else "filter", name=name, target=target)
-                for name, target in self.gates.items()]
 
 
 class Plan(BaseModel):

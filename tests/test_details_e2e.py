@@ -127,7 +127,7 @@ async def test_a_result_list_read_by_url_is_a_listing_the_detail_check_holds_to(
     """`extract_rows(url=...)` opens a result list itself: the list is recorded as one a `goto` would have shown,
     so a plan needing each result's page refuses an answer read off the list alone (before, the read recorded
     no list and the check passed with no detail page opened)."""
-    plan = {"source": "vulnerability search", "gates": [{"kind": "filter", "name": "Severity", "target": "HIGH"}],
+    plan = {"source": "vulnerability search", "gates": [{"kind": "filter", "name": "Severity", "target": {"value": "HIGH"}}],
             "all_pages": False, "detail_pages": True}
     read = {"tool": "extract_rows", "args": {"url": "{origin}/vulns/search?severity=HIGH",
                                              "columns": {"id": "ID", "published": "Published", "score": "Score"}}}

@@ -8,6 +8,7 @@ from graph.checks.finish_checks import verify
 from graph.checks.list_filters import list_filters
 from graph.evidence.evidence_tables import append_rows
 from graph.evidence.workspace_tools import derive
+from graph.plan.targets import Value, Window
 from graph.prompting.render import pending_gates, rows_collected, split_state_values
 from graph.state import EvidenceRow, Gate, Listing, Phase, Plan, Provenance, ReadRecord
 from graph.tools.agent_tools import Derive
@@ -150,7 +151,7 @@ def test_a_value_the_agent_set_is_not_untouched_after_the_submit_that_carried_it
 
 
 def test_a_gate_seen_on_an_earlier_page_is_not_pending_on_a_results_own_page():
-    plan = Plan(gates=[Gate(kind="filter", name="Site type", target="Stream")])
+    plan = Plan(gates=[Gate(kind="filter", name="Site type", target=Value(value="Stream"))])
     search = {"url": "http://s/loc", "path": "/loc", "page": None, "pages": None, "result_count": 8, "step": 4,
               "values": {"site_type": {**_value("Stream", 3), "label": "Site type"}}}
     detail = {**search, "url": "http://s/loc/X-1", "path": "/loc/X-1", "step": 6, "values": {}}
@@ -180,8 +181,8 @@ def test_a_detail_phase_read_under_other_names_is_read_and_checked_under_them():
 
 def test_a_planned_windows_bounds_are_not_said_to_be_outside_the_plan():
     """A played run was told 'not in plan: year_from, year_to' while the plan's window on them showed held."""
-    plan = Plan(gates=[Gate(kind="window", name="From year / To year", target="2018..2021"),
-                       Gate(kind="filter", name="State", target="Southvale")])
+    plan = Plan(gates=[Gate(kind="window", name="From year / To year", target=Window(start="2018", end="2021")),
+                       Gate(kind="filter", name="State", target=Value(value="Southvale"))])
     state = {"url": "http://s/q?state=SV", "path": "/q", "page": None, "pages": None, "result_count": None, "step": 8,
              "values": {"year_from": {**_value("2018", None), "label": "From year"},
                         "year_to": {**_value("2021", None), "label": "To year"},

@@ -23,8 +23,9 @@ from graph.checks.details import Opened, detail_list
 from graph.checks.finish_checks import evidence_tables, verify
 from graph.evidence.evidence_tables import append_rows
 from graph.evidence.workspace_tools import derive
+from graph.plan.targets import Value
 from graph.settings import Budgets
-from graph.state import EvidenceRow, Listing, Phase, Plan, Provenance, ReadRecord
+from graph.state import EvidenceRow, Gate, Listing, Phase, Plan, Provenance, ReadRecord
 from graph.tools.agent_tools import Derive
 from tasks.loaders import load_tasks
 
@@ -56,7 +57,7 @@ def _candidates_then_records(candidate_pages: list[int]) -> dict:
     return tables
 
 
-PHASED = Plan(phases=[Phase(read="the list", into="candidates", gates={"Query": "a"}),
+PHASED = Plan(phases=[Phase(read="the list", into="candidates", gates=[Gate(kind="filter", name="Query", target=Value(value="a"))]),
                       Phase(read="each record", into="records")])
 
 

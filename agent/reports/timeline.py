@@ -64,6 +64,19 @@ def _short(value: Any, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _target_shown(target: Any) -> str:
+    """A plan gate's target as the graph shows it (`graph.plan.targets.show`); a run logged before targets were
+    typed holds text."""
+    from pydantic import TypeAdapter, ValidationError
+
+    from graph.plan.targets import Target, show
+
+    try:
+        return show(TypeAdapter(Target).validate_python(target))
+    except ValidationError:
+        return str(target)
+
+
 def _target_text(target: Any) -> str:
     """A control as a reader names it: its label or text, else its selector, with the ref kept short."""
     if not isinstance(target, dict):
@@ -165,7 +178,7 @@ def _fold(fold: _Fold, event: StepEvent, screenshots: dict[int, str]) -> None:
         if event.plan:
             gates = event.plan.get("gates") or []
             row.action = "plan"
-            row.effect = ["gates: " + "; ".join(f"{g.get('name')} = {_short(g.get('target'), 60)}"
+            row.effect = ["gates: " + "; ".join(f"{g.get('name')} = {_short(_target_shown(g.get('target')), 60)}"
                                                 for g in gates if isinstance(g, dict))] if gates else []
         elif event.invalid or event.error:
             row.action = row.action or "plan (failed)"

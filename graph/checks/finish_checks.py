@@ -76,10 +76,10 @@ def check_gates(plan: Plan, rows: list[EvidenceRow], notes: list[str],
             seen = sorted({v.value for _, v in wrong})
             failures.append(failure("gate", (
                 f"{len(wrong)} row(s) were read with {label} = {', '.join(map(repr, seen))}, but the plan needs "
-                f"{gate.name} = {gate.target!r} (read at step(s) {_steps([r for r, _ in wrong])}): set {label} to "
+                f"{gate.name} = {str(gate.target)!r} (read at step(s) {_steps([r for r, _ in wrong])}): set {label} to "
                 f"{needs}, discard_rows the wrong ones and extract again")))
         if clamped:
-            notes.append(f"[gate] clamped, accepted: {gate.name} = {gate.target!r}: {'; '.join(sorted(clamped))}")
+            notes.append(f"[gate] clamped, accepted: {gate.name} = {str(gate.target)!r}: {'; '.join(sorted(clamped))}")
         if unresolved:
             notes.append(f"[gate] unresolved: {gate.name}={gate.target}: {'; '.join(sorted(unresolved))} (not checked)")
         elif not grounded:

@@ -22,6 +22,7 @@ from graph.plan.judge import (
     verdicts,
     with_shapes,
 )
+from graph.plan.values import last_set
 from graph.state import DriftFlag, Gate, Plan, RetrievalState
 from graph.tracking.drift import PLAN_RULES
 from graph.tracking.plan_flags import plan_flag
@@ -46,10 +47,6 @@ class ReadCheck:
     def notes(self) -> list[str]:
         return ([f"[gate] {f['message']}" for f in self.mismatches] + [f"[gate] clamped: {c}" for c in self.clamps]
                 + [f"[gate] unresolved: {u}" for u in self.unresolved])
-
-
-def _ever_set(history: list[RetrievalState], key: str) -> bool:
-    return any((s["values"].get(key) or {}).get("set_at_step") is not None for s in history)
 
 
 def check_read(plan: Plan | None, into: str, retrieval: RetrievalState | None, step: int,
@@ -97,14 +94,14 @@ def _check(gates: list[Gate], retrieval: RetrievalState, step: int, history: lis
             if gate.kind != "window" and (not where or verdict.grounded):
                 check.unresolved.append(f"{gate.name}={gate.target} ({verdict.evidence})")
         elif verdict.status == "clamped":
-            check.clamps.append(f"{verdict.label} = {verdict.value!r}, not the plan's {gate.target!r}: "
+            check.clamps.append(f"{verdict.label} = {verdict.value!r}, not the plan's {str(gate.target)!r}: "
                                 f"{verdict.evidence}")
         elif verdict.status == "mismatch":
             flag = DriftFlag(**plan_flag(verdict, retrieval, step), node="extractor")
             if gate.kind == "window":
                 flag["message"] += " (read so: discard_rows these rows and read again)"
             else:  # said by the control's label, with where it was read and whether the agent ever set it
-                kept = "" if verdict.set_by_agent or _ever_set(history, verdict.key or "") \
+                kept = "" if verdict.set_by_agent or last_set(history, verdict.key or "") is not None \
                     else " (its default: never set)"
                 flag["label"], flag["message"] = verdict.label, (
                     f"{verdict.label} holds {verdict.value!r}{kept}{where} but the plan needs "

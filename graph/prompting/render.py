@@ -18,8 +18,8 @@ from browser.render import Rendering, whole_tokens
 from browser.tokens import count_tokens, encoding
 from graph.checks.details import phase_progress
 from graph.evidence.evidence_tables import extracted_answer, read_rows, schemas, workspace_tables
-from graph.plan.judge import current_phase, gates_for, grounding_lines, window_bounds
-from graph.plan.values import find_gate_value, gate_key
+from graph.plan.judge import current_phase, gates_for, grounding_lines, named_controls
+from graph.plan.values import gate_key, last_set, set_by_agent
 from graph.prompting.page_fence import inline_data, untrusted
 from graph.state import AgentState, Gate, Plan, TaskView
 from graph.tracking.plan_flags import ambiguous_gates
@@ -143,29 +143,19 @@ def split_state_values(plan: Plan | None, retrieval: Any,
         return [], []
     named: set[str] = set()
     for gate in gates_for(plan, every_phase=True) if plan else []:
-        if gate.kind == "window":  # a window names its From/To pair, which no single key matches
-            named.update(k for k in window_bounds(gate.name, retrieval["values"]) if k)
-        elif found := find_gate_value(retrieval, gate.name, gate):
-            named.add(found[0])
+        named.update(k for k in named_controls(gate, retrieval) if k)  # a window: its From/To pair
     shown: list[tuple[str, Any]] = []
     rest: list[str] = []
     for key, value in retrieval["values"].items():
         if not value.get("value"):
             continue
-        if value.get("set_at_step") is None and (carried := _set_before(key, value["value"], history or [])):
+        if not set_by_agent(value) and (carried := last_set(history or [], key, value["value"])):
             value = {**value, "set_at_step": carried}  # set by the agent, carried here by a submit
-        if value.get("set_at_step") is not None or key in named or set(value["evidence"]) - {"url", "control"}:
+        if set_by_agent(value) or key in named or set(value["evidence"]) - {"url", "control"}:
             shown.append((key, value))
         else:
             rest.append(key)
     return shown, rest
-
-
-def _set_before(key: str, value: str, history: list[Any]) -> int | None:
-    """The latest step at which the agent set `key` to `value` on a page visited before."""
-    steps = [held["set_at_step"] for state in history if (held := state["values"].get(key))
-             and held.get("set_at_step") is not None and held.get("value") == value]
-    return steps[-1] if steps else None
 
 
 def _retrieval_url(retrieval: Any, observation: dict[str, Any] | None) -> str:
@@ -180,7 +170,7 @@ def distinct_gates(gates: list[Gate]) -> list[Gate]:
     seen: set[tuple[str, str]] = set()
     out = []
     for gate in gates:
-        key = (gate_key(gate.name), gate.target.strip().casefold())
+        key = (gate_key(gate.name), str(gate.target).strip().casefold())
         if key not in seen:
             seen.add(key)
             out.append(gate)
@@ -195,8 +185,8 @@ def pending_gates(plan: Plan | None, retrieval: Any, history: list[Any] | None =
     if plan is None or not retrieval:
         return []
     return [f"{g.name}={g.target}" for g in plan.gates
-            if not ambiguous_only and g.kind not in ("window", "search") and not find_gate_value(retrieval, g.name, g)
-            and not any(find_gate_value(h, g.name, g) for h in history or [])] + [
+            if not ambiguous_only and g.kind not in ("window", "search") and not named_controls(g, retrieval)
+            and not any(named_controls(g, h) for h in history or [])] + [
         f"AMBIGUOUS {note}" for note in ambiguous_gates(plan, retrieval)]
 
 

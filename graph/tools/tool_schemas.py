@@ -25,9 +25,9 @@ SELF_EVIDENT = {"Text of the section's heading.", "Only links whose text or addr
                 "Only options whose label contains this (any case).", "only rows extracted at this step"}
 UNADVERTISED = {"max_rows", "max_pages", "max_chars", "timeout_ms", "pixels", "offset", "limit"}  # limits: defaults serve
 TARGET_FIELDS = ("target", "start_target", "end_target")
-PLAN_DOC = ("The full new plan, the planner's fields: source, gates [{kind, name, target, required}], read, "
-            "row_criteria, all_pages, detail_pages, stopping_rule, phases [{read, into, gates, detail_pages}], "
-            "derivation.")
+PLAN_DOC = ("The new plan: source, gates [{kind, name, target: {value}|{any_of,together}|{checked}|{from,to}|{unknown}, "
+            "required}], read, row_criteria, all_pages, detail_pages, stopping_rule, phases [{read, into, gates, "
+            "detail_pages}], derivation.")
 _NOISE_KEYS = frozenset({"title", "default", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
 # pydantic's field titles repeat the property names; defaults and bounds are applied by validation
 
@@ -133,8 +133,11 @@ def _share_nested_docs(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def plan_tool() -> dict[str, Any]:
-    tool = convert_to_openai_tool(Plan)
+    """The planner's one tool: the Plan model's schema, compacted as the actor's are (the same calls validate)."""
+    tool = _compact(convert_to_openai_tool(Plan))
     tool["function"]["name"] = "Plan"
+    phase = tool["function"]["parameters"]["properties"]["phases"]["items"]["properties"]
+    phase["gates"] = {"type": "array", "items": {"type": "object"}, "description": "As gates."}  # spelled out once
     return tool
 
 
