@@ -104,6 +104,14 @@ class StateValue(TypedDict):
     applied: NotRequired[str]  # the URL's value where the control holds another (changed, not applied)
 
 
+class PendingValue(TypedDict):
+    """A control changed since the page last showed results (the browser's fact, browser.applied)."""
+
+    label: str
+    value: str  # what it holds now, not applied
+    shown: str  # what it held when the results shown were applied
+
+
 class RetrievalState(TypedDict):
     url: str
     path: str
@@ -112,6 +120,7 @@ class RetrievalState(TypedDict):
     pages: int | None
     result_count: int | None
     step: int
+    pending: NotRequired[list[PendingValue]]  # controls changed and not applied: the table shown is stale
 
 
 class SnapshotValue(TypedDict):
@@ -160,6 +169,7 @@ class ReadRecord(TypedDict):
     url: NotRequired[str]  # the page read
     columns: NotRequired[list[str]]  # the table's headers (what an empty read still shows)
     state: NotRequired[dict[str, Any] | None]  # the state snapshot it was read in (graph.checks.gates.state_snapshot)
+    untaken: NotRequired[int]  # rows the site counts that this read could not take (not on the table read)
 
 
 class Listing(TypedDict):

@@ -11,7 +11,7 @@ from typing import Any
 
 from browser.delta import render_observation
 from browser.render import DEFAULT_BUDGET
-from graph.checks.gates import ReadCheck, check_read, read_drift, state_snapshot
+from graph.checks.gates import ReadCheck, check_read, read_drift, stale_read, state_snapshot
 from graph.evidence.answer_format import compose
 from graph.evidence.evidence_tables import (
     ANSWER,
@@ -113,6 +113,8 @@ def extract_into(args: ExtractRows, ctx: ReadContext, *, schema: tuple[str, ...]
         raise WorkspaceError("the answer table was derived by SQL: extract_rows into a named table (into=...) and "
                              "derive the answer again")
     columns = schema if into == ANSWER else tuple(check_name(c) for c in args.columns)
+    if args.source != "pdf" and (stale := stale_read(ctx.retrieval)):
+        raise WorkspaceError(stale)
     check = ctx.check(into)
     extraction = extract(args, columns=columns, observation=ctx.observation, last_read=ctx.last_read,
                          retrieval=ctx.retrieval, drift_flags=read_drift(ctx.drift_flags, check),

@@ -1,0 +1,89 @@
+"""Facts the browser can prove, through the real graph (real ChatOpenAI client against the strict fake server, real
+LangGraph, real Chromium on the offline sites): issue 37 stage 3.
+
+- applied versus pending: a control changed on a results page and not applied (the form not sent again) makes the
+  table shown stale; the browser says which control (`Observation.pending`), the turn shows it, and a read of that
+  table is refused at the read with the reason; once applied, the same read is taken.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent.config import AgentVariant, Budgets, ProtocolConfig
+from agent.measuring.fake_server import FakeOpenAIServer
+from agent.measuring.scripted import load_walkthrough, plan_from_walkthrough
+from agent.solve import solve_task
+from eval.score import score_answer
+from tasks.loaders import load_tasks
+
+pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="session")]
+FINISHES = 4
+
+
+def _call(tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    return {"tool_calls": [{"name": tool, "arguments": args}]}
+
+
+async def _replay(task_id: str, steps: list[dict[str, Any]], offline_server, chromium_worker, tmp_path: Path,
+                  plan: dict[str, Any] | None = None):
+    origin = offline_server.origin
+    task = load_tasks("offline", origin=origin, task_ids=[task_id])[0]
+    plan = plan or plan_from_walkthrough(load_walkthrough(task_id, origin=origin)).model_dump()
+    replies = [_call("Plan", plan), *(_call(s["tool"], s["args"]) for s in steps), *[_call("finish", {})] * FINISHES]
+    protocol = ProtocolConfig(budgets=Budgets(max_steps=len(steps) + FINISHES + 2, wall_seconds=1200))
+    with FakeOpenAIServer(replies) as fake:
+        async with chromium_worker.task_browser(str(tmp_path), [origin]) as browser:
+            outcome = await solve_task(task, browser=browser, model=fake.model_config(name="fake"),
+                                       variant=AgentVariant(name="full"), protocol=protocol, out_dir=tmp_path)
+        requests = list(fake.requests)
+    events = [json.loads(line) for line in (tmp_path / "steps.jsonl").read_text().splitlines()]
+    assert outcome.error_kind != "bug", outcome.traceback
+    return task, outcome, events, requests
+
+
+def _tool_replies(requests: list[dict[str, Any]]) -> list[str]:
+    return list(dict.fromkeys(str(m["content"]) for r in requests for m in r["messages"] if m["role"] == "tool"))
+
+
+def _turns(requests: list[dict[str, Any]]) -> list[str]:
+    out = []
+    for request in requests:
+        users = [m for m in request["messages"] if m["role"] == "user"]
+        if users and "BUDGET: step" in str(users[-1]["content"]):
+            out.append(str(users[-1]["content"]))
+    return out
+
+
+async def test_a_table_read_after_a_control_changed_and_not_applied_is_refused_at_the_read(
+        offline_server, chromium_worker, tmp_path):
+    """The walkthrough reads its results; then Date basis is changed on the results page and the same table read
+    again without applying: refused, naming the control, both values and what answers it. Applied, the read is
+    taken (and the answer, read in the planned state after a second change back and apply, is exact)."""
+    steps = load_walkthrough("offline_scholar_001", origin=offline_server.origin)
+    apply = next(s for s in steps if s["tool"] == "click")
+    basis = next(s for s in steps if s["args"].get("target", {}).get("label") == "Date basis")
+    read = [s for s in steps if s["tool"] in ("read_table", "extract_rows")]
+    changed = {"tool": "select", "args": {"target": {"label": "Date basis"}, "option": "Latest version"}}
+    path = [*steps[:-1 - len(read)], *read[:1],  # results shown, not yet read
+            changed, read[1],  # changed, not applied: the extract is refused
+            basis, apply, *read]  # back to the plan's value, applied: read
+    task, outcome, events, requests = await _replay("offline_scholar_001", [*path, steps[-1]], offline_server,
+                                                    chromium_worker, tmp_path)
+    replies = _tool_replies(requests)
+    stale = [r for r in replies if "table shown is stale" in r]
+    assert len(stale) == 1, replies
+    assert "Date basis = 'Latest version' (the results shown are for 'Original submission (v1)')" in stale[0]
+    assert "Apply it" in stale[0]
+    turns = _turns(requests)
+    assert any("NOT APPLIED: Date basis = Latest version (results shown: Original submission (v1))" in t
+               for t in turns), turns[-3:]
+    # shown while pending on the results page only (the turn after the change, the turn after the refusal); the
+    # search form's own changes, before any results, are not stale reads
+    assert sum("NOT APPLIED" in t for t in turns) == 2
+    assert score_answer(outcome.answer, task.oracle_answer, task.output_spec).exact_match, outcome.answer
+    assert outcome.verifier_reports[-1]["ok"], outcome.verifier_reports
