@@ -87,3 +87,19 @@ async def test_a_table_read_after_a_control_changed_and_not_applied_is_refused_a
     assert sum("NOT APPLIED" in t for t in turns) == 2
     assert score_answer(outcome.answer, task.oracle_answer, task.output_spec).exact_match, outcome.answer
     assert outcome.verifier_reports[-1]["ok"], outcome.verifier_reports
+
+
+async def test_a_read_returning_no_table_leaves_the_all_pages_read_whole(offline_server, chromium_worker, tmp_path):
+    """read_table(all_pages=true), then list_options (a read that returns no table), then extract_rows: the rows
+    taken are the all-pages read's, every one the site counts (before: the options read dropped it and the
+    extract took the current page's rows only, and said nothing)."""
+    steps = load_walkthrough("offline_scholar_002", origin=offline_server.origin)
+    at = next(i for i, s in enumerate(steps) if s["tool"] == "extract_rows")
+    steps.insert(at, {"tool": "list_options", "args": {"target": {"label": "Category"}}})
+    task, outcome, events, requests = await _replay("offline_scholar_002", steps, offline_server, chromium_worker,
+                                                    tmp_path)
+    record = next(e["record"] for e in events if e.get("node") == "extractor" and e.get("record"))
+    assert record["pages"] and record["pages"] > 1, record
+    assert record["rows"] == record["site_total"] and "untaken" not in record, record
+    assert outcome.verifier_reports[0]["ok"], outcome.verifier_reports
+    assert score_answer(outcome.answer, task.oracle_answer, task.output_spec).exact_match, outcome.answer

@@ -150,3 +150,21 @@ def test_path_source_reads_a_url_path_segment(source, value):
 def test_path_source_needs_a_number():
     with pytest.raises(ExtractionError, match="segment number"):
         run(ExtractRows(columns={"id": "ID", "agency": "path:last", "year": "Year"}))
+
+
+def test_rows_a_read_could_not_take_are_counted():
+    """An all-pages read holding fewer rows than the site counts, or a one-page table short of the count, says
+    how many it could not take; a page of a paged set read alone does not (the [pages] check owns that), nor a
+    read filtered by `where`."""
+    table = {**OBSERVATION["tables"][0], "rows": OBSERVATION["tables"][0]["rows"][:2]}
+    partial = run(ExtractRows(columns={"id": "ID", "agency": "Agency", "year": "Year"}),
+                  last_read={"table": table, "table_index": 0, "all_pages": True})
+    assert partial.record["untaken"] == 1
+    one_page = {**OBSERVATION, "pagination": None, "result_count": 12}
+    assert run(ExtractRows(columns={"id": "ID", "agency": "Agency", "year": "Year"}),
+               observation=one_page).record["untaken"] == 9
+    paged = {**OBSERVATION, "pagination": {"page": 1, "pages": 4, "total": 12}, "result_count": 12}
+    assert "untaken" not in run(ExtractRows(columns={"id": "ID", "agency": "Agency", "year": "Year"}),
+                                observation=paged).record
+    assert "untaken" not in run(ExtractRows(columns={"id": "ID", "agency": "Agency", "year": "Year"},
+                                            where={"Year": "2021"}), observation=one_page).record

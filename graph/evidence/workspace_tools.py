@@ -128,6 +128,9 @@ def extract_into(args: ExtractRows, ctx: ReadContext, *, schema: tuple[str, ...]
     table = append_rows(tables.get(into), into, list(columns), stored, record, ctx.step)
     first = (f"extracted {len(rows)} row(s){empty} ({len(read_rows(table))} collected)" if into == ANSWER else
              f"extracted {len(rows)} row(s) into {into}{empty} ({len(table['rows'])} now)")
+    if untaken := record.get("untaken"):  # said with the count: a read that silently took part of a set misleads
+        first += (f"; {untaken} of the site's {record['site_total']} rows were not on the table read: read them "
+                  "(read_table with all_pages=true, or each page) and extract them")
     return Written("\n".join([first, *echo]), rows, {into: table}, record, check.mismatches, check.notes())
 
 
