@@ -167,6 +167,7 @@ class VerifierEvent(_NodeEvent):
     failures: list[Any] = []
     notes: list[str] = []
     send_back: bool | None = None
+    dispute: str | None = None  # the model's reason for disputing the refusal: the answer composed over it
 
 
 class ComposerEvent(_NodeEvent):

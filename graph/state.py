@@ -202,6 +202,7 @@ class VerifierReport(TypedDict):
     failures: list[Failure]
     repair_goal: str | None
     notes: NotRequired[list[str]]  # reported, not refused: gates that resolve to no control, clamps accepted
+    disputed: NotRequired[str]  # the model's reason for disputing this report's failures (composed anyway)
 
 
 class ErrorRecord(TypedDict):
@@ -261,6 +262,7 @@ class AgentState(TypedDict, total=False):
     repair_goal: str | None
     repair_failures: list[Failure]  # the failures the repair goal renders, as data (what a policy in process reads)
     repairs: int
+    disputed: str | None  # the model's reason for disputing a refusal (once): the answer is composed, marked so
     pending: PendingCall | None
     invalid_streak: int
     invalid_calls: int  # model replies the actor could not execute (prose, bad JSON, schema, unknown ref)

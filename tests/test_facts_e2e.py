@@ -103,3 +103,35 @@ async def test_a_read_returning_no_table_leaves_the_all_pages_read_whole(offline
     assert record["rows"] == record["site_total"] and "untaken" not in record, record
     assert outcome.verifier_reports[0]["ok"], outcome.verifier_reports
     assert score_answer(outcome.answer, task.oracle_answer, task.output_spec).exact_match, outcome.answer
+
+
+async def test_a_refusal_disputed_once_composes_the_answer_marked_disputed(offline_server, chromium_worker, tmp_path):
+    """Page 1 of a two-page result set is read and finish is called with a dispute before any refusal: the dispute
+    answers nothing yet, so the [pages] check refuses. The model then disputes the refusal with a reason: the answer
+    is composed, the dispute logged, and the outcome, the verifier's report and the HTML alarms say disputed."""
+    from agent.reports.html import _alarms
+
+    steps = load_walkthrough("offline_scholar_002", origin=offline_server.origin)
+    for step in steps:
+        if step["tool"] == "read_table":
+            step["args"] = {"table": 0}  # this page only
+    finish = steps.pop()
+    why = "the site's second page repeats the first (checked)"
+    path = [*steps, {"tool": "finish", "args": {**finish["args"], "dispute": "nothing refused yet"}},
+            {"tool": "finish", "args": {**finish["args"], "dispute": why}}]
+    task, outcome, events, requests = await _replay("offline_scholar_002", path, offline_server, chromium_worker,
+                                                    tmp_path)
+    reports = outcome.verifier_reports
+    assert len(reports) == 2 and not reports[0]["ok"] and "disputed" not in reports[0], reports
+    assert {f["check"] for f in reports[0]["failures"]} == {"pages", "count"}, reports[0]
+    assert reports[1]["disputed"] == why and not reports[1]["ok"]
+    assert outcome.disputed == why and outcome.stop_reason == "finished" and outcome.answer
+    logged = [e for e in events if e.get("node") == "verifier"]
+    assert [e.get("dispute") for e in logged] == [None, why]
+    assert "dispute=<why>" in next(r for r in _tool_replies(requests) if "REPAIR GOAL" in r)
+
+    class Record:  # the HTML report reads a cell's outcome
+        pass
+    record = Record()
+    record.outcome = outcome
+    assert f"disputed: {why}" in _alarms(record)

@@ -49,6 +49,8 @@ class Finish(BaseModel):
         default_factory=list, description="output columns, each optionally + ' desc' / ' asc' / ' num'"
     )
     note: str = ""
+    dispute: str = Field("", description="After a refusal you judge wrong: why (once); the answer is composed, "
+                                         "marked disputed.")
 
 
 class DiscardRows(BaseModel):
