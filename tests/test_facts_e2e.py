@@ -135,3 +135,25 @@ async def test_a_refusal_disputed_once_composes_the_answer_marked_disputed(offli
     record = Record()
     record.outcome = outcome
     assert f"disputed: {why}" in _alarms(record)
+
+
+async def test_a_last_page_the_site_does_not_number_is_placed_by_its_rows(offline_server, chromium_worker, tmp_path):
+    """A result set read page by page through its Next link, whose last page says only 'Showing 11-N of N' (no
+    page number, no Next): that read is its set's last page by its row range, so the [pages] check passes at the
+    first finish (before: it was logged as page 1, and the check said the last page was unread after it was read)."""
+    steps = load_walkthrough("offline_vulns_001", origin=offline_server.origin)
+    at = next(i for i, s in enumerate(steps) if s["tool"] == "read_table")
+    extract = steps[at + 1]
+    walk = [{"tool": "read_table", "args": {"table": 0}}, extract,
+            {"tool": "click", "args": {"target": {"text": "Next >"}}}, {"tool": "read_table", "args": {"table": 0}},
+            extract]
+    path = [*steps[:at], *walk, steps[-1]]
+    task, outcome, events, requests = await _replay("offline_vulns_001", path, offline_server, chromium_worker,
+                                                    tmp_path)
+    records = [e["record"] for e in events if e.get("node") == "extractor" and e.get("record")]
+    assert len(records) == 2, records
+    assert records[0]["pages_covered"] == [1] and records[0]["pages"] == 2, records[0]
+    last = records[1]
+    assert last["pages"] is None and last["pages_covered"] == [] and last["rows_range"][0] > 1, last
+    assert outcome.verifier_reports[0]["ok"], outcome.verifier_reports[0]
+    assert score_answer(outcome.answer, task.oracle_answer, task.output_spec).exact_match, outcome.answer

@@ -18,6 +18,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from graph.checks.failures import Failure, failure
 from graph.checks.list_filters import kept_rows
+from graph.checks.result_pages import pages_read
 from graph.evidence.evidence_tables import ANSWER, computed_from, evidence_inputs
 from graph.state import Listing, Phase, Plan
 from graph.tools.agent_tools import MAX_URLS
@@ -274,12 +275,7 @@ def phase_progress(phase: Phase, tables: dict[str, Any], listings: list[Listing]
         return f"{len({r['provenance']['url'] for r in rows})} pages read" if rows else ""
     if not table or not table["rows"]:
         return ""
-    covered: dict[str, set[int]] = {}
-    pages: dict[str, int] = {}
-    for record in table["reads"]:
-        covered.setdefault(record["result_set"], set()).update(record["pages_covered"])
-        if record["pages"] and not record.get("complete"):
-            pages[record["result_set"]] = max(pages.get(record["result_set"], 0), record["pages"])
+    covered, pages = pages_read(table["reads"])
     if pages and sum(pages.values()) > 1:
         done = sum(len(covered[k] & set(range(1, n + 1))) for k, n in pages.items())
         return f"{done} of {sum(pages.values())} pages read"

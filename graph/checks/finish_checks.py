@@ -7,12 +7,12 @@ sees when agents re-answer without new evidence.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
 from graph.checks.details import check_details, check_input_details, stand_ins
 from graph.checks.failures import Failure, failure, in_table, render_goal
+from graph.checks.result_pages import pages_read
 from graph.evidence.evidence_tables import ANSWER, TableRecord, derived_answer, evidence_inputs, read_rows
 from graph.plan.judge import (
     STATE_GATES,
@@ -92,18 +92,13 @@ def check_pages(plan: Plan | None, reads: list[ReadRecord]) -> list[Failure]:
     """Pagination seen but not all pages read -> the rows are incomplete."""
     if plan is not None and not plan.all_pages:
         return []
-    covered: dict[str, set[int]] = defaultdict(set)
-    total_pages: dict[str, int] = {}
+    covered, total_pages = pages_read(reads)
     complete = {r["result_set"] for r in reads if r.get("complete")}
-    for read in reads:
-        covered[read["result_set"]].update(read["pages_covered"])
-        if read["pages"]:
-            total_pages[read["result_set"]] = max(total_pages.get(read["result_set"], 0), read["pages"])
     failures: list[Failure] = []
     for result_set, pages in total_pages.items():
         if result_set in complete:
             continue
-        missing = sorted(set(range(1, pages + 1)) - covered[result_set])
+        missing = sorted(set(range(1, pages + 1)) - covered.get(result_set, set()))
         if missing:
             failures.append(failure("pages", (
                 f"result set {result_set} has {pages} pages but page(s) {missing} were not read: "

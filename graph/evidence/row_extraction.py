@@ -109,7 +109,9 @@ def extract(
     records: list[tuple[dict[str, str], str]]  # (column/header -> value, locator)
     links: list[dict[str, str]] = []  # per record: normalised header -> the URL its cell links to
     pdf_page: list[int | None] = []  # per record: the PDF page it was read on
-    pages_covered = [page or 1]
+    first_row, last_row = pagination.get("first"), pagination.get("last")
+    # a page the site numbers; else one its row range places (graph.checks.result_pages); else the first
+    pages_covered = [page] if page else [] if first_row and last_row and first_row > 1 else [1]
     complete = False
     untaken = 0
     sources = {col: args.columns.get(col, col) for col in columns}
@@ -203,6 +205,8 @@ def extract(
                         state=dict(snapshot) if provenance else None)
     if untaken:
         record["untaken"] = untaken
+    if first_row and last_row and not complete:
+        record["rows_range"] = [first_row, last_row]
     return Extraction(rows=rows, record=record, shared=shared)
 
 
