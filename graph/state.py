@@ -263,6 +263,7 @@ class AgentState(TypedDict, total=False):
     repair_goal: str | None
     repair_failures: list[Failure]  # the failures the repair goal renders, as data (what a policy in process reads)
     repairs: int
+    skipped: dict[str, str]  # listed results the model left unopened on purpose (finish(skip=...)): link -> why
     disputed: str | None  # the model's reason for disputing a refusal (once): the answer is composed, marked so
     pending: PendingCall | None
     invalid_streak: int

@@ -64,6 +64,7 @@ def _alarms(record: CellRecord) -> list[str]:
                      for report in record.outcome.verifier_reports if not report.get("ok")
                      for f in report.get("failures") or []]
     disputed = [f"disputed: {record.outcome.disputed}"] if record.outcome.disputed else []
+    disputed += [f"skipped on purpose: {link} ({why})" for link, why in record.outcome.skipped.items()]
     return ([f"drift {d}" for d in dict.fromkeys(flags)] + [f"verifier [{c}]" for c in dict.fromkeys(failed_checks)]
             + disputed)
 

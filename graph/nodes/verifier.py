@@ -13,11 +13,18 @@ from graph.plan.judge import site_shapes
 from graph.state import AgentState, Plan, VerifierReport
 
 
+def declared_skips(state: AgentState) -> dict[str, str]:
+    """The listed results the model left unopened on purpose: earlier finishes' and this one's (`finish(skip=)`)."""
+    pending = state.get("pending") or {}
+    return {**(state.get("skipped") or {}), **((pending.get("args") or {}).get("skip") or {})}
+
+
 def check(deps: Deps, state: AgentState) -> VerifierReport:
     """The verifier's report on the evidence as it stands (a derived answer's lineage, else the `answer` table)."""
     return verify(plan=Plan.model_validate(state["plan"]) if state.get("plan") else None, columns=deps.spec.columns,
                   tables=state.get("tables") or {}, step=state.get("step", 0), listings=state.get("listings") or [],
-                  visited=state.get("visited") or [], shapes=site_shapes(state.get("history") or []))
+                  visited=state.get("visited") or [], shapes=site_shapes(state.get("history") or []),
+                  skipped=declared_skips(state))
 
 
 def repair_goal(report: VerifierReport, refused: int, max_repairs: int) -> str:
@@ -61,7 +68,8 @@ def make_verifier(deps: Deps):
                  f"VERIFICATION FAILED, REPAIR GOAL: {report['repair_goal']}" if send_back else
                  f"verification failed but the repair budget is spent; composing: {report['repair_goal']}") + notes
         update: dict[str, Any] = {"reports": [report], "nodes_run": ["verifier"],
-                                  "messages": [ToolMessage(reply, tool_call_id=pending["id"])]}
+                                  "messages": [ToolMessage(reply, tool_call_id=pending["id"])],
+                                  "skipped": declared_skips(state)}
         if dispute is not None:
             update["disputed"] = dispute
         if send_back:
