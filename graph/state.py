@@ -169,6 +169,7 @@ class ReadRecord(TypedDict):
     url: NotRequired[str]  # the page read
     columns: NotRequired[list[str]]  # the table's headers (what an empty read still shows)
     state: NotRequired[dict[str, Any] | None]  # the state snapshot it was read in (graph.checks.gates.state_snapshot)
+    defaults: NotRequired[list[str]]  # choice controls at their site default that no gate names (said once)
     rows_range: NotRequired[list[int]]  # [first, last] row of the set the page showed ('Showing 21-23 of 23')
     untaken: NotRequired[int]  # rows the site counts that this read could not take (not on the table read)
 

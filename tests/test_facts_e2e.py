@@ -157,3 +157,23 @@ async def test_a_last_page_the_site_does_not_number_is_placed_by_its_rows(offlin
     assert last["pages"] is None and last["pages_covered"] == [] and last["rows_range"][0] > 1, last
     assert outcome.verifier_reports[0]["ok"], outcome.verifier_reports[0]
     assert score_answer(outcome.answer, task.oracle_answer, task.output_spec).exact_match, outcome.answer
+
+
+async def test_a_choice_left_at_its_site_default_that_the_plan_does_not_name_is_said_once_at_a_read(
+        offline_server, chromium_worker, tmp_path):
+    """The plan forgets Date basis (the trap of a played task: a control the plan never named, shown only as "not in
+    plan") and the path never sets it: the first read says, as a note, that Date basis is at its site default and
+    named by no gate; a second read does not say it again; nothing is refused for it."""
+    steps = load_walkthrough("offline_scholar_001", origin=offline_server.origin)
+    plan = plan_from_walkthrough(steps).model_dump()
+    plan["gates"] = [g for g in plan["gates"] if g["name"] != "Date basis"]
+    path = [s for s in steps if s["args"].get("target", {}).get("label") != "Date basis"]
+    extract = next(s for s in path if s["tool"] == "extract_rows")
+    path.insert(path.index(extract) + 1, extract)
+    task, outcome, events, requests = await _replay("offline_scholar_001", path, offline_server, chromium_worker,
+                                                    tmp_path, plan=plan)
+    said = [r for r in _tool_replies(requests) if "at their site default, named by no gate of the plan" in r]
+    assert len(said) == 1 and "Date basis = 'Latest version" in said[0], said
+    records = [e["record"] for e in events if e.get("node") == "extractor" and e.get("record")]
+    assert "basis" in " ".join(records[0]["defaults"]) and "defaults" not in records[1], records
+    assert not any("Search field" in r for r in said)  # a choice the plan names is not said
