@@ -168,7 +168,7 @@ def defaults_unnamed(plan: Plan | None, retrieval: Any, history: list[Any], tabl
                      ) -> list[tuple[str, str, str]]:
     """(key, label, value) of the choice controls a read leaves at their site default that no gate of the plan
     names, not said at an earlier read: said once, as a note (the traps of played tasks were such controls: a
-    Measure at its default rate, a Date basis at its latest version, shown only as "not in plan")."""
+    choice the results depend on, left at its default and shown only as "not in plan")."""
     if plan is None or not retrieval:
         return []
     said = {k for table in tables.values() for read in table.get("reads") or [] for k in read.get("defaults") or []}
