@@ -49,10 +49,8 @@ class Finish(BaseModel):
         default_factory=list, description="output columns, each optionally + ' desc' / ' asc' / ' num'"
     )
     note: str = ""
-    skip: dict[str, str] = Field(default_factory=dict, description="Listed results left unopened on purpose: "
-                                                                   "link -> why.")
-    dispute: str = Field("", description="After a refusal you judge wrong: why (once); the answer is composed, "
-                                         "marked disputed.")
+    skip: dict[str, str] = Field(default_factory=dict, description="listed links left unopened on purpose -> why")
+    dispute: str = Field("", description="why a refusal is wrong (once): composed, marked disputed")
 
 
 class DiscardRows(BaseModel):
