@@ -168,3 +168,15 @@ def test_rows_a_read_could_not_take_are_counted():
                                 observation=paged).record
     assert "untaken" not in run(ExtractRows(columns={"id": "ID", "agency": "Agency", "year": "Year"},
                                             where={"Year": "2021"}), observation=one_page).record
+
+
+def test_an_empty_read_is_no_row_in_the_count_a_reply_gives():
+    """A read of 0 rows leaves a marker row (read, none); the reply's count of the rows held leaves it out."""
+    from graph.evidence.workspace_tools import ReadContext, extract_into
+
+    empty = {**OBSERVATION, "tables": [], "result_count": 0, "pagination": None, "outline": ["No results."]}
+    ctx = ReadContext(observation=empty, last_read=None, retrieval=RETRIEVAL, drift_flags=[], provenance=True, step=5)
+    written = extract_into(ExtractRows(into="hits", columns={"id": "ID"}), ctx, schema=("id",), tables={},
+                           page_facts=None)
+    assert written.message.startswith("extracted 0 row(s) into hits (read, none") and "(0 now)" in written.message
+    assert len(written.tables["hits"]["rows"]) == 1 and written.tables["hits"]["rows"][0]["empty"]

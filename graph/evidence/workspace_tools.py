@@ -127,7 +127,7 @@ def extract_into(args: ExtractRows, ctx: ReadContext, *, schema: tuple[str, ...]
     stored = rows or [empty_read_row(columns, extraction.shared, record, ctx, check)]
     table = append_rows(tables.get(into), into, list(columns), stored, record, ctx.step)
     first = (f"extracted {len(rows)} row(s){empty} ({len(read_rows(table))} collected)" if into == ANSWER else
-             f"extracted {len(rows)} row(s) into {into}{empty} ({len(table['rows'])} now)")
+             f"extracted {len(rows)} row(s) into {into}{empty} ({len(read_rows(table))} now)")
     if untaken := record.get("untaken"):  # said with the count: a read that silently took part of a set misleads
         first += (f"; {untaken} of the site's {record['site_total']} rows were not on the table read: read them "
                   "(read_table with all_pages=true, or each page) and extract them")
