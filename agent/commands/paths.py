@@ -69,3 +69,49 @@ async def _replay(path: DecisionPath, out_dir: Path) -> dict:
     finally:
         await worker.close()
     return result.summary()
+
+
+_PATHS = typer.Argument(..., help="Decision paths (JSON) to inject faults into, one replay per fault.")
+_KINDS = typer.Option(None, "--kind", help="Only these fault kinds (repeatable); default: every kind that applies.")
+
+
+@path_app.command("inject")
+def inject(path_files: list[Path] = _PATHS, out: Path | None = _OUT, kind: list[str] | None = _KINDS) -> None:
+    """Inject each fault kind that applies into each path and replay it through the full agent: which check
+    caught it before the answer (FAULT-INJECTED REPLAYS of real-model paths, not model results)."""
+    from agent.measuring.paths.inject import FAULT_KINDS
+
+    console = Console(stderr=True, soft_wrap=True)
+    unknown = sorted(set(kind or []) - set(FAULT_KINDS))
+    if unknown:
+        console.print(f"[red]error:[/] unknown fault kind {', '.join(unknown)} (known: {', '.join(FAULT_KINDS)})")
+        raise typer.Exit(2)
+    try:
+        paths = [DecisionPath.load(p) for p in path_files]
+    except (OSError, ValueError) as exc:
+        console.print(f"[red]error:[/] {escape(str(exc).splitlines()[0])}", highlight=False)
+        raise typer.Exit(2) from exc
+    out_dir = out or Path(tempfile.mkdtemp(prefix="inject-"))
+    table = asyncio.run(_inject(paths, out_dir, tuple(kind or FAULT_KINDS)))
+    typer.echo(table)
+    console.print(f"FAULT-INJECTED REPLAYS of real-model paths (not model results); runs and "
+                  f"faults_on_paths.json in {out_dir}", highlight=False)
+
+
+async def _inject(paths: list[DecisionPath], out_dir: Path, kinds: tuple) -> str:
+    from agent.measuring.paths.inject import fault_table, inject_faults
+    from browser.session import ChromiumWorker
+    from tasks.offline.server import OfflineServer
+
+    worker, outcomes = ChromiumWorker(), []
+    try:
+        with OfflineServer() as server:
+            for path in paths:
+                outcomes += await inject_faults(path, origin=server.origin, worker=worker, out_dir=out_dir,
+                                                kinds=kinds)
+    finally:
+        await worker.close()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "faults_on_paths.json").write_text(
+        json.dumps([o.model_dump() for o in outcomes], indent=1) + "\n", encoding="utf-8")
+    return fault_table(outcomes)
