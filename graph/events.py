@@ -144,6 +144,7 @@ class ExtractorEvent(_NodeEvent):
     record: Any = None
     provenance: list[Any] | None = None
     error: str | None = None
+    stale: bool | None = None  # the read was refused: the table shown is stale (controls changed, not applied)
 
 
 class WorkspaceEvent(_NodeEvent):

@@ -79,6 +79,7 @@ async def test_a_table_read_after_a_control_changed_and_not_applied_is_refused_a
     assert len(stale) == 1, replies
     assert "Date basis = 'Latest version' (the results shown are for 'Original submission (v1)')" in stale[0]
     assert "Apply it" in stale[0]
+    assert [e.get("stale") for e in events if e.get("node") == "extractor" and e.get("error")] == [True]
     turns = _turns(requests)
     assert any("NOT APPLIED: Date basis = Latest version (results shown: Original submission (v1))" in t
                for t in turns), turns[-3:]

@@ -90,6 +90,10 @@ class ReadContext:
         return check_read(self.plan, into, self.retrieval, self.step, self.history)
 
 
+class StaleRead(WorkspaceError):
+    """A read refused because the table shown is stale (controls changed and not applied): logged as such."""
+
+
 def needs_page_facts(args: ExtractRows) -> bool:
     return bool(args.section) or any(s.startswith("fact:") for s in args.columns.values())
 
@@ -114,7 +118,7 @@ def extract_into(args: ExtractRows, ctx: ReadContext, *, schema: tuple[str, ...]
                              "derive the answer again")
     columns = schema if into == ANSWER else tuple(check_name(c) for c in args.columns)
     if args.source != "pdf" and (stale := stale_read(ctx.retrieval)):
-        raise WorkspaceError(stale)
+        raise StaleRead(stale)
     check = ctx.check(into)
     extraction = extract(args, columns=columns, observation=ctx.observation, last_read=ctx.last_read,
                          retrieval=ctx.retrieval, drift_flags=read_drift(ctx.drift_flags, check),
