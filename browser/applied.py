@@ -7,8 +7,9 @@ every observation of a page in order, so it owns this fact; the graph stores it 
 table (graph/checks/gates.py), it never guesses it from URL likeness.
 
 A page that applies a control on change (a select that reloads, a filter redrawing the table) changes its
-results in the same step, so its controls are never pending. A form showing no results (no table, no count)
-has nothing stale to read: its changes are said once results are shown. Site chrome (a header search box) is left out:
+results in the same step, so its controls are never pending. A search form showing no results yet has its
+changes pending too: a read there is of no state the agent set (the commonest stale read: the submit forgotten).
+Site chrome (a header search box) is left out:
 the results do not depend on it.
 """
 
@@ -63,8 +64,6 @@ class AppliedState:
         if key != self._key:
             self._key, self._shown = key, now
             return []
-        if not observation.tables and observation.result_count is None:
-            return []  # a form with no results shown: nothing read here can be stale
         return [PendingControl(label=label, value=value, shown=self._shown[identity][1])
                 for identity, (label, value) in now.items()
                 if identity in self._shown and self._shown[identity][1] != value]

@@ -75,17 +75,15 @@ async def test_a_table_read_after_a_control_changed_and_not_applied_is_refused_a
     task, outcome, events, requests = await _replay("offline_scholar_001", [*path, steps[-1]], offline_server,
                                                     chromium_worker, tmp_path)
     replies = _tool_replies(requests)
-    stale = [r for r in replies if "table shown is stale" in r]
+    stale = [r for r in replies if "results are stale" in r]
     assert len(stale) == 1, replies
-    assert "Date basis = 'Latest version' (the results shown are for 'Original submission (v1)')" in stale[0]
+    assert "Date basis = 'Latest version' (the page shows results for 'Original submission (v1)')" in stale[0]
     assert "Apply it" in stale[0]
     assert [e.get("stale") for e in events if e.get("node") == "extractor" and e.get("error")] == [True]
     turns = _turns(requests)
-    assert any("NOT APPLIED: Date basis = Latest version (results shown: Original submission (v1))" in t
-               for t in turns), turns[-3:]
-    # shown while pending on the results page only (the turn after the change, the turn after the refusal); the
-    # search form's own changes, before any results, are not stale reads
-    assert sum("NOT APPLIED" in t for t in turns) == 2
+    assert any("NOT APPLIED (apply before reading): Date basis = Latest version (shown: Original submission (v1))"
+               in t for t in turns), turns[-3:]
+    assert "NOT APPLIED" not in turns[-1]  # applied: no longer said
     assert score_answer(outcome.answer, task.oracle_answer, task.output_spec).exact_match, outcome.answer
     assert outcome.verifier_reports[-1]["ok"], outcome.verifier_reports
 

@@ -41,9 +41,10 @@ def stale_read(retrieval: RetrievalState | None) -> str | None:
     pending = (retrieval or {}).get("pending") or []
     if not pending:
         return None
-    changed = "; ".join(f"{p['label']} = {p['value']!r} (the results shown are for {p['shown']!r})" for p in pending)
-    return (f"refused: the table shown is stale: {changed} changed and not applied. Apply it (submit the form or "
-            "press its apply/search button), then read again; or set it back")
+    changed = "; ".join(f"{p['label']} = {p['value']!r} (the page shows results for {p['shown']!r})"
+                        for p in pending)
+    return (f"refused: the page's results are stale: {changed} changed and not applied. Apply it (submit the form "
+            "or press its apply/search button), then read again; or set it back")
 
 
 @dataclass
