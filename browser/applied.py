@@ -42,10 +42,12 @@ def _controls(observation: Observation) -> dict[str, tuple[str, str]]:
 
 
 def results_key(observation: Observation) -> str:
-    """What the page shows as results: the document, its URL, tables, count and pagination."""
+    """What the page shows as results: the document, its URL, tables, count, pagination and text (a page that
+    redraws its figures on change, without a table, applied the change: a miss here is a false refusal)."""
     raw = "\n".join([str(observation.page_id), observation.url, str(observation.result_count),
                      observation.pagination.model_dump_json() if observation.pagination else "",
-                     *(t.model_dump_json(include={"headers", "rows"}) for t in observation.tables)])
+                     *(t.model_dump_json(include={"headers", "rows"}) for t in observation.tables),
+                     *observation.outline])
     return hashlib.sha1(raw.encode("utf-8")).hexdigest()
 
 

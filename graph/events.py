@@ -158,6 +158,7 @@ class WorkspaceEvent(_NodeEvent):
     sql: str | None = None
     inputs: list[str] | None = None
     error: str | None = None
+    stale: bool | None = None  # the read was refused: the page's results are stale (controls changed, not applied)
 
 
 class VerifierEvent(_NodeEvent):

@@ -156,6 +156,8 @@ def read_facts_row(args: ReadFacts, ctx: ReadContext, *, tables: dict[str, Table
     into = check_name(args.into)
     if into == ANSWER:
         raise WorkspaceError("read_facts cannot write the answer table; read into a table, then derive the answer")
+    if stale := stale_read(ctx.retrieval):  # the page's values are the old state's, as a table's rows would be
+        raise StaleRead(stale)
     url = page_facts.get("url") or ctx.observation.get("url", "")
     text = ctx.page_text() if any(s.startswith("re:") for s in args.fields.values()) else ""
     values: dict[str, str] = {}
