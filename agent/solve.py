@@ -179,6 +179,7 @@ def _finish(outcome: TaskOutcome, out_dir: Path, state: dict[str, Any] | None, s
         drift_flags=list(state.get("drift_log") or []), verifier_reports=list(state.get("reports") or []),
         traceback=trace_text,
         invalid_calls=int(state.get("invalid_calls") or 0), repairs=int(state.get("repairs") or 0),
+        disputed=state.get("disputed"), skipped=dict(state.get("skipped") or {}),
         context_trims=int(state.get("context_trims") or 0),
     ))
     # before anything is written or returned (an error text can quote a key: a 401 body echoing it)

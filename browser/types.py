@@ -327,6 +327,14 @@ class Link(BaseModel):
     href: str
 
 
+class PendingControl(BaseModel):
+    """A control changed since the page last showed results (browser.applied): the results are the old state's."""
+
+    label: str
+    value: str = Field(description="What it holds now (not applied).")
+    shown: str = Field(description="What it held when the results shown were applied.")
+
+
 class Observation(BaseModel):
     url: str
     query_state: dict[str, list[str]] = Field(default_factory=dict)
@@ -349,6 +357,8 @@ class Observation(BaseModel):
     links_total: int = Field(0, description="Plain links on the page; more than len(links) when capped.")
     notices: list[str] = Field(default_factory=list, description="Modals, banners, alerts, errors.")
     page_id: int = Field(0, description="Changes on every navigation; refs of an older page_id are stale.")
+    pending: list[PendingControl] = Field(default_factory=list, description=(
+        "Controls changed since the results shown were applied (browser.applied): a table read now is stale."))
 
 
 class StateDelta(BaseModel):

@@ -144,6 +144,7 @@ class ExtractorEvent(_NodeEvent):
     record: Any = None
     provenance: list[Any] | None = None
     error: str | None = None
+    stale: bool | None = None  # the read was refused: the table shown is stale (controls changed, not applied)
 
 
 class WorkspaceEvent(_NodeEvent):
@@ -157,6 +158,7 @@ class WorkspaceEvent(_NodeEvent):
     sql: str | None = None
     inputs: list[str] | None = None
     error: str | None = None
+    stale: bool | None = None  # the read was refused: the page's results are stale (controls changed, not applied)
 
 
 class VerifierEvent(_NodeEvent):
@@ -167,6 +169,7 @@ class VerifierEvent(_NodeEvent):
     failures: list[Any] = []
     notes: list[str] = []
     send_back: bool | None = None
+    dispute: str | None = None  # the model's reason for disputing the refusal: the answer composed over it
 
 
 class ComposerEvent(_NodeEvent):

@@ -111,6 +111,14 @@ class StateValue(TypedDict):
     applied: NotRequired[str]  # the URL's value where the control holds another (changed, not applied)
 
 
+class PendingValue(TypedDict):
+    """A control changed since the page last showed results (the browser's fact, browser.applied)."""
+
+    label: str
+    value: str  # what it holds now, not applied
+    shown: str  # what it held when the results shown were applied
+
+
 class RetrievalState(TypedDict):
     url: str
     path: str
@@ -119,6 +127,7 @@ class RetrievalState(TypedDict):
     pages: int | None
     result_count: int | None
     step: int
+    pending: NotRequired[list[PendingValue]]  # controls changed and not applied: the table shown is stale
 
 
 class SnapshotValue(TypedDict):
@@ -167,6 +176,9 @@ class ReadRecord(TypedDict):
     url: NotRequired[str]  # the page read
     columns: NotRequired[list[str]]  # the table's headers (what an empty read still shows)
     state: NotRequired[dict[str, Any] | None]  # the state snapshot it was read in (graph.checks.gates.state_snapshot)
+    defaults: NotRequired[list[str]]  # choice controls at their site default that no gate names (said once)
+    rows_range: NotRequired[list[int]]  # [first, last] row of the set the page showed ('Showing 21-23 of 23')
+    untaken: NotRequired[int]  # rows the site counts that this read could not take (not on the table read)
 
 
 class Listing(TypedDict):
@@ -199,6 +211,7 @@ class VerifierReport(TypedDict):
     failures: list[Failure]
     repair_goal: str | None
     notes: NotRequired[list[str]]  # reported, not refused: gates that resolve to no control, clamps accepted
+    disputed: NotRequired[str]  # the model's reason for disputing this report's failures (composed anyway)
 
 
 class ErrorRecord(TypedDict):
@@ -258,6 +271,8 @@ class AgentState(TypedDict, total=False):
     repair_goal: str | None
     repair_failures: list[Failure]  # the failures the repair goal renders, as data (what a policy in process reads)
     repairs: int
+    skipped: dict[str, str]  # listed results the model left unopened on purpose (finish(skip=...)): link -> why
+    disputed: str | None  # the model's reason for disputing a refusal (once): the answer is composed, marked so
     pending: PendingCall | None
     invalid_streak: int
     invalid_calls: int  # model replies the actor could not execute (prose, bad JSON, schema, unknown ref)

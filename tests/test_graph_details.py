@@ -190,3 +190,35 @@ def test_a_planned_windows_bounds_are_not_said_to_be_outside_the_plan():
                         "totals": {**_value("on", None), "label": "Show totals"}}}
     shown, rest = split_state_values(plan, state, [])
     assert [k for k, _ in shown] == ["year_from", "year_to", "state"] and rest == ["totals"]
+
+
+def test_a_list_phase_never_read_is_a_note_a_detail_phase_never_read_is_refused():
+    """Refuse only on evidence (issue 37): a phase reading a list whose table was never read, while the answer
+    stands on tables read, is noted (a played run was refused for a phase whose columns another read held); a phase
+    reading each listed result's page with nothing read is listed results never opened, and refused."""
+    tables, listings = _workspace(["A-1", "A-3", "A-5"])
+    extra = Plan(phases=[*PLAN.phases, Phase(read="the genus list", into="genera")])
+    report = verify(plan=extra, tables=tables, columns=("species", "status"), step=10, listings=listings)
+    assert report["ok"], report["repair_goal"]
+    assert any(n.startswith("[schema] the plan's phase 'the genus list' reads into 'genera'") for n in report["notes"])
+    detail = Plan(phases=[*PLAN.phases, Phase(read="each genus page", into="genus_pages", detail_pages=True)])
+    report = verify(plan=detail, tables=tables, columns=("species", "status"), step=10, listings=listings)
+    assert not report["ok"] and "genus_pages" in report["repair_goal"]
+
+
+def test_a_listed_result_opened_with_nothing_read_is_opened_and_a_declared_skip_is_noted():
+    """Opened is membership of the pages the browser showed (a played run was refused for three results opened
+    that held nothing of the kind read); a result the model skips on purpose is declared with a reason, set aside
+    and noted; one neither opened nor declared is still refused."""
+    tables, listings = _workspace(["A-1", "A-5"])  # A-3 is kept by the derivation, never read
+    assert not verify(plan=PLAN, tables=tables, columns=("species", "status"), step=10, listings=listings)["ok"]
+    shown = verify(plan=PLAN, tables=tables, columns=("species", "status"), step=10, listings=listings,
+                   visited=[LIST, "http://s/sp/A-3?tab=types"])
+    assert shown["ok"], shown["repair_goal"]
+    declared = verify(plan=PLAN, tables=tables, columns=("species", "status"), step=10, listings=listings,
+                      skipped={"http://s/sp/A-3": "withdrawn name, no page of its own"})
+    assert declared["ok"], declared["repair_goal"]
+    assert "[details] skipped on purpose: http://s/sp/A-3 (withdrawn name, no page of its own)" in declared["notes"]
+    other = verify(plan=PLAN, tables=tables, columns=("species", "status"), step=10, listings=listings,
+                   skipped={"http://s/sp/A-2": "not needed"})
+    assert [f["links"] for f in other["failures"]] == [["http://s/sp/A-3"]]

@@ -114,9 +114,10 @@ def test_fewer_rows_than_the_site_total_fail_unless_filtered():
     assert filtered["ok"]
 
 
-def test_rows_that_miss_a_stated_criterion_fail():
+def test_rows_that_miss_a_stated_criterion_are_noted_not_refused():
+    """A row criterion is the planner's words compared with a cell, no value the page bound: a note (issue 37)."""
     report = verify(plan=PLAN, columns=COLUMNS, rows=[row("1"), row("2", agency="FDA")], reads=[read([1, 2])], step=9)
-    assert checks(report) == ["criteria"] and "'FDA'" in report["repair_goal"]
+    assert report["ok"] and any(n.startswith("[criteria] 1 row(s)") and "'FDA'" in n for n in report["notes"])
 
 
 def test_schema_needs_an_extraction_and_every_column():

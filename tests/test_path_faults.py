@@ -48,3 +48,13 @@ async def test_gate_faults_on_a_real_path_are_caught_by_the_check_naming_the_gat
     assert {o.kind for o in outcomes} == {"kept_default", "wrong_option", "narrower_window"}
     for outcome in outcomes:
         assert outcome.made and outcome.caught_by, outcome
+
+
+def test_a_detail_fault_on_a_results_pdf_is_caught_by_the_refusal_naming_that_result() -> None:
+    from agent.measuring.paths.inject import _names_result
+
+    listed = ["http://s/regulatory/enforcement/frontier-046"]
+    assert _names_result("http://s/regulatory/enforcement/frontier-046/consent-order.pdf", listed)
+    assert _names_result("http://s/regulatory/enforcement/frontier-046", listed)
+    assert not _names_result("http://s/regulatory/enforcement/frontier-0467/consent-order.pdf", listed)
+    assert not _names_result("http://s/regulatory/enforcement/sterling-015/consent-order.pdf", listed)

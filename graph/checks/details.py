@@ -18,6 +18,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from graph.checks.failures import Failure, failure
 from graph.checks.list_filters import kept_rows
+from graph.checks.result_pages import pages_read
 from graph.evidence.evidence_tables import ANSWER, computed_from, evidence_inputs
 from graph.state import Listing, Phase, Plan
 from graph.tools.agent_tools import MAX_URLS
@@ -78,13 +79,30 @@ class Opened:
         return any((parts.netloc, key) in self.tokens for key in _link_keys(link))
 
 
-def check_details(plan: Plan | None, listings: list[Listing], visited: list[str]) -> list[Failure]:
-    """A plan that needs each result's own page: every row link of the list it works through was opened."""
+def check_details(plan: Plan | None, listings: list[Listing], visited: list[str],
+                  skipped: dict[str, str] | None = None, notes: list[str] | None = None) -> list[Failure]:
+    """A plan that needs each result's own page: every row link of the list it works through was opened (or
+    declared skipped on purpose, `finish(skip=...)`: noted with the model's reason)."""
     if plan is None or not plan.detail_pages or not listings:
         return []
     seen = Opened(visited)
     links = detail_list(listings, seen)
-    return _unopened(links, [link for link in links if link not in seen])
+    return _unopened(links, _declared([link for link in links if link not in seen], skipped, notes))
+
+
+def _declared(missing: list[str], skipped: dict[str, str] | None, notes: list[str] | None) -> list[str]:
+    """The links still missing once those the model declared skipped (link -> why) are set aside; each set
+    aside is said in `notes` with its reason (the report shows it)."""
+    if not skipped or not missing:
+        return missing
+    left: list[str] = []
+    for link in missing:
+        reason = next((why for url, why in skipped.items() if link in Opened([url])), None)
+        if reason is None:
+            left.append(link)
+        elif notes is not None and (note := f"[details] skipped on purpose: {link} ({reason})") not in notes:
+            notes.append(note)
+    return left
 
 
 def _unopened(links: list[str], missing: list[str], table: str | None = None) -> list[Failure]:
@@ -149,22 +167,25 @@ def phase_reads(rows: list[dict[str, Any]], listings: list[Listing], tables: dic
 
 
 def check_input_details(plan: Plan | None, tables: dict[str, Any], inputs: list[str],
-                        listings: list[Listing]) -> list[Failure]:
-    """A phase that reads each listed result's own page: every row link of that list the answer uses was read,
-    into any evidence table (`read_pages`: opening a page without reading it does not count). The list is the one
-    the phase's table (or the tables standing in for it) went through."""
+                        listings: list[Listing], visited: list[str] | None = None,
+                        skipped: dict[str, str] | None = None, notes: list[str] | None = None) -> list[Failure]:
+    """A phase that reads each listed result's own page: every row link of that list the answer uses was opened:
+    read into any evidence table, or shown by the browser (`visited`: a result opened that holds nothing of the
+    kind read is opened; a played run was refused for three such), or declared skipped with a reason. The list is
+    the one the phase's table (or the tables standing in for it) went through."""
     if plan is None or not listings:
         return []
+    shown = Opened(visited or [])
     failures: list[Failure] = []
     for name in detail_tables(plan, tables, listings):
         if name not in inputs:
             continue
         links, seen = phase_reads(tables[name]["rows"], listings, tables)
-        missing = [link for link in links if link not in seen]
+        missing = [link for link in links if link not in seen and link not in shown]
         if missing:
             dropped = dropped_links(tables, listings)
             missing = [link for link in missing if link not in dropped]
-        failures += _unopened(links, missing, table=name)
+        failures += _unopened(links, _declared(missing, skipped, notes), table=name)
     return failures
 
 
@@ -274,12 +295,7 @@ def phase_progress(phase: Phase, tables: dict[str, Any], listings: list[Listing]
         return f"{len({r['provenance']['url'] for r in rows})} pages read" if rows else ""
     if not table or not table["rows"]:
         return ""
-    covered: dict[str, set[int]] = {}
-    pages: dict[str, int] = {}
-    for record in table["reads"]:
-        covered.setdefault(record["result_set"], set()).update(record["pages_covered"])
-        if record["pages"] and not record.get("complete"):
-            pages[record["result_set"]] = max(pages.get(record["result_set"], 0), record["pages"])
+    covered, pages = pages_read(table["reads"])
     if pages and sum(pages.values()) > 1:
         done = sum(len(covered[k] & set(range(1, n + 1))) for k, n in pages.items())
         return f"{done} of {sum(pages.values())} pages read"

@@ -36,6 +36,18 @@ def state_snapshot(retrieval: RetrievalState | None) -> dict[str, dict[str, Any]
             for key, value in (retrieval or {}).get("values", {}).items()}
 
 
+def stale_read(retrieval: RetrievalState | None) -> str | None:
+    """Why a read of the page's results now is refused, or None: controls changed since the results shown were
+    applied (the browser's fact, `RetrievalState.pending`), so the rows would be the old state's."""
+    pending = (retrieval or {}).get("pending") or []
+    if not pending:
+        return None
+    changed = "; ".join(f"{p['label']} = {p['value']!r} (the page shows results for {p['shown']!r})"
+                        for p in pending)
+    return (f"refused: the page's results are stale: {changed} changed and not applied. Apply it (submit the form "
+            "or press its apply/search button), then read again; or set it back")
+
+
 @dataclass
 class ReadCheck:
     """The planned gates at one read: held at another value (flags), clamped by the page, or naming nothing."""

@@ -158,6 +158,23 @@ def split_state_values(plan: Plan | None, retrieval: Any,
     return shown, rest
 
 
+CHOICE_KINDS = frozenset({"select", "custom_select", "radio_group"})
+
+
+def defaults_unnamed(plan: Plan | None, retrieval: Any, history: list[Any], tables: dict[str, Any]
+                     ) -> list[tuple[str, str, str]]:
+    """(key, label, value) of the choice controls a read leaves at their site default that no gate of the plan
+    names, not said at an earlier read: said once, as a note (the traps of played tasks were such controls: a
+    choice the results depend on, left at its default and shown only as "not in plan")."""
+    if plan is None or not retrieval:
+        return []
+    said = {k for table in tables.values() for read in table.get("reads") or [] for k in read.get("defaults") or []}
+    _, rest = split_state_values(plan, retrieval, history)
+    values = retrieval["values"]
+    return [(k, values[k].get("label") or k, values[k]["value"]) for k in rest
+            if k not in said and values[k].get("kind") in CHOICE_KINDS and len(values[k].get("options") or []) > 1]
+
+
 def _retrieval_url(retrieval: Any, observation: dict[str, Any] | None) -> str:
     """The tracked URL, unless it is the observed page's (whose URL and query the observation spells out)."""
     if not retrieval:

@@ -49,6 +49,8 @@ class Finish(BaseModel):
         default_factory=list, description="output columns, each optionally + ' desc' / ' asc' / ' num'"
     )
     note: str = ""
+    skip: dict[str, str] = Field(default_factory=dict, description="listed links left unopened on purpose -> why")
+    dispute: str = Field("", description="why a refusal is wrong (once): composed, marked disputed")
 
 
 class DiscardRows(BaseModel):

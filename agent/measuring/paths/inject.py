@@ -164,6 +164,13 @@ CHECK_FOR: dict[FaultKind, tuple[str, ...]] = {
 }
 
 
+def _names_result(url: str, links: list[str]) -> bool:
+    """The refusal names the listed result the faulted page belongs to: the page itself, or the result whose
+    own page it lies under (a result's PDF, `/action/X/order.pdf`, is opened through the listed `/action/X`)."""
+    return any(url == link or url.split("?", 1)[0].startswith(link.split("?", 1)[0].rstrip("/") + "/")
+               for link in links)
+
+
 def caught_by(fault: PathFault, result: ReplayResult, read_refusals: list[dict[str, Any]]) -> str | None:
     """The check that caught the fault, naming what it altered, before the answer was composed; None if none.
 
@@ -181,7 +188,7 @@ def caught_by(fault: PathFault, result: ReplayResult, read_refusals: list[dict[s
             check = failure.get("check")
             if fault.kind in CHECK_FOR:
                 if check in CHECK_FOR[fault.kind] and (fault.kind != "detail_unopened"
-                                                       or fault.names in (failure.get("links") or [])):
+                                                       or _names_result(fault.names, failure.get("links") or [])):
                     return f"verifier:{check}"
             elif key and key in {gate_key(str(failure.get(f, ""))) for f in ("gate", "label")}:
                 return f"verifier:{check}"
