@@ -18,16 +18,19 @@ _OUTPUT = typer.Option(None, "--output", "-o", help="Run folder (overrides run.o
 _CONCURRENCY = typer.Option(None, "--concurrency", "-j", min=1, help="Workers (overrides run.concurrency).")
 _LIMIT = typer.Option(None, "--limit", min=1, help="Demo mode: run a reproducible sample of N tasks.")
 _FRESH = typer.Option(False, "--fresh", help="Empty the run folder first instead of resuming it.")
+_RETRY_FAILED = typer.Option(False, "--retry-failed", help="Also rerun the finished cells that ended in an error "
+                                                            "(a dead endpoint, a crash); the other cells are kept.")
 _ALLOW_MIXED = typer.Option(False, "--allow-mixed", help="Resume over cells made by other code (prompts, tools, "
                                                          "commit); recorded in the manifest.")
 
 
 def _run(config: Path, output: Path | None, concurrency: int | None, limit: int | None, fresh: bool = False,
-         allow_mixed: bool = False, command: str = "bench") -> Path:
+         allow_mixed: bool = False, command: str = "bench", retry_failed: bool = False) -> Path:
     console = Console(stderr=True, soft_wrap=True)
     try:
         result = asyncio.run(run_bench(config, output_dir=output, concurrency=concurrency, limit=limit,
-                                       console=console, fresh=fresh, allow_mixed=allow_mixed))
+                                       console=console, fresh=fresh, allow_mixed=allow_mixed,
+                                       retry_failed=retry_failed))
     except ConfigurationMismatch as exc:  # the exact command that gives this configuration its own folder
         options = "".join([f" -j {concurrency}" if concurrency else "", f" --limit {limit}" if limit else "",
                            " --allow-mixed" if allow_mixed else ""])
@@ -54,18 +57,20 @@ def _run(config: Path, output: Path | None, concurrency: int | None, limit: int 
 
 
 def bench(config: Path = _CONFIG, output: Path | None = _OUTPUT, concurrency: int | None = _CONCURRENCY,
-          limit: int | None = _LIMIT, fresh: bool = _FRESH, allow_mixed: bool = _ALLOW_MIXED) -> None:
+          limit: int | None = _LIMIT, fresh: bool = _FRESH, allow_mixed: bool = _ALLOW_MIXED,
+          retry_failed: bool = _RETRY_FAILED) -> None:
     """Run every (model x variant x task) cell of CONFIG; rerunning resumes unfinished cells."""
-    run_dir = _run(config, output, concurrency, limit, fresh, allow_mixed)
+    run_dir = _run(config, output, concurrency, limit, fresh, allow_mixed, retry_failed=retry_failed)
     typer.echo((run_dir / "summary.md").read_text(encoding="utf-8"))
 
 
 def ablate(config: Path = _CONFIG, output: Path | None = _OUTPUT, concurrency: int | None = _CONCURRENCY,
-           limit: int | None = _LIMIT, fresh: bool = _FRESH, allow_mixed: bool = _ALLOW_MIXED) -> None:
+           limit: int | None = _LIMIT, fresh: bool = _FRESH, allow_mixed: bool = _ALLOW_MIXED,
+           retry_failed: bool = _RETRY_FAILED) -> None:
     """Run (or resume) CONFIG's variants and print the ablation table: deltas against the full agent."""
     from agent.reports.ablation import write_ablation
 
-    run_dir = _run(config, output, concurrency, limit, fresh, allow_mixed, command="ablate")
+    run_dir = _run(config, output, concurrency, limit, fresh, allow_mixed, command="ablate", retry_failed=retry_failed)
     rows = write_ablation(run_dir)
     if any(r.replayed for r in rows):
         typer.echo("note: no real model ran (no key / scripted model): the table below shows SCRIPTED REPLAYS, "
