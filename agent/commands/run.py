@@ -296,18 +296,31 @@ def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASK
         console.print(escape(f"{task} [{chosen.name}/{variant.name}] stop={outcome.stop_reason} steps={outcome.steps} "
                              f"tokens={outcome.prompt_tokens}+{outcome.completion_tokens} "
                              f"{metrics or score.get('error', '')}"), highlight=False)
-        for restart in outcome.restarts:
-            console.print(f"[bold yellow]restarted from a clean slate:[/] an earlier run was interrupted at step "
-                          f"{restart.get('interrupted_at_step')} ({escape(str(restart.get('last_url')))})", highlight=False)
+        for restart in outcome.restarts:  # a retry of this very command was said as it happened (on_retry)
+            if line := restart_line(restart, retried_here=finished is None):
+                console.print(line, highlight=False, markup=False)
         if outcome.error:
             console.print(f"[yellow]{escape(str(outcome.error_kind))} error:[/] {escape(outcome.error)}",
                           highlight=False)
         for line in _fault_lines(out_dir, outcome, score, chosen):
             console.print(line, highlight=False, markup=False)
         console.print(f"results in {escape(str(out_dir))}", highlight=False)
-        typer.echo(outcome.answer)
-        if outcome.failed:
+        if outcome.failed:  # stdout carries the answer, and a failed run has none (never a NONE it did not give)
             raise typer.Exit(1)
+        typer.echo(outcome.answer)
+
+
+def restart_line(restart: dict[str, Any], *, retried_here: bool) -> str | None:
+    """One restart of the task (agent/rundir/checkpoints.py), worded as what it was: a process killed mid-run, or
+    an attempt ended by an infrastructure error and retried; None for a retry this command already printed."""
+    step = int(restart.get("interrupted_at_step") or 0)
+    url = restart.get("last_url")
+    where = f"at step {step}" + (f" on {url}" if url else "") if step else "before its first step"
+    if restart.get("reason") == "infra":
+        if retried_here:
+            return None
+        return f"an earlier attempt ended {where} in an infrastructure error ({restart.get('error') or 'no text'}): retried"
+    return f"restarted from a clean slate: an earlier run of this task was interrupted {where}"
 
 
 def _check_model(model: ModelConfig) -> None:
