@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
+from agent.commands.interrupt import run_quietly
 from agent.config import ConfigError
 from agent.rundir.manifest import ConfigurationMismatch
 from agent.runner.bench import BrowserUnavailable, RunFolderBusy, run_bench
@@ -28,7 +28,7 @@ def _run(config: Path, output: Path | None, concurrency: int | None, limit: int 
          allow_mixed: bool = False, command: str = "bench", retry_failed: bool = False) -> Path:
     console = Console(stderr=True, soft_wrap=True)
     try:
-        result = asyncio.run(run_bench(config, output_dir=output, concurrency=concurrency, limit=limit,
+        result = run_quietly(run_bench(config, output_dir=output, concurrency=concurrency, limit=limit,
                                        console=console, fresh=fresh, allow_mixed=allow_mixed,
                                        retry_failed=retry_failed))
     except ConfigurationMismatch as exc:  # the exact command that gives this configuration its own folder

@@ -30,6 +30,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from agent.commands.interrupt import run_quietly
 from agent.config import (
     ABLATABLE_NODES,
     AgentConfig,
@@ -274,7 +275,7 @@ def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASK
             console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
             raise typer.Exit(2) from exc
         try:
-            outcome, score = finished or asyncio.run(run_one(
+            outcome, score = finished or run_quietly(run_one(
                 task_id=task, source=tasks or "offline", model=chosen, variant=variant, protocol=protocol, agent=agent,
                 out_dir=out_dir, webenv=mapping, webenv_release=release, run=bench.run if bench else RunConfig(),
                 on_retry=lambda line: console.print(f"[bold yellow]{escape(line)}[/]", highlight=False)))
