@@ -68,17 +68,18 @@ def ablate(config: Path = _CONFIG, output: Path | None = _OUTPUT, concurrency: i
            limit: int | None = _LIMIT, fresh: bool = _FRESH, allow_mixed: bool = _ALLOW_MIXED,
            retry_failed: bool = _RETRY_FAILED) -> None:
     """Run (or resume) CONFIG's variants and print the ablation table: deltas against the full agent."""
-    from agent.reports.ablation import write_ablation
+    from agent.reports.ablation import render_console_table, write_ablation
+    from agent.reports.faults import read_fault_rows
 
     run_dir = _run(config, output, concurrency, limit, fresh, allow_mixed, command="ablate", retry_failed=retry_failed)
     rows = write_ablation(run_dir)
+    faults = read_fault_rows(run_dir)
     if any(r.replayed for r in rows):
-        typer.echo("note: no real model ran (no key / scripted model): the table below shows SCRIPTED REPLAYS, "
+        typer.echo("note: no real model ran: SCRIPTED" + (" and FAULT-INJECTED" if faults else "") + " REPLAYS, "
                    "pipeline checks, not agent results", err=True)
     if len({r.variant for r in rows}) < 2:
         typer.echo(f"note: {config} has one agent variant; add agent.variants to get deltas", err=True)
-    typer.echo((run_dir / "ablation.md").read_text(encoding="utf-8"))
-    if (run_dir / "faults.md").is_file():
-        typer.echo("note: the fault table below shows FAULT-INJECTED REPLAYS (a scripted policy making seeded "
-                   "mistakes and following feedback), not model results", err=True)
-        typer.echo((run_dir / "faults.md").read_text(encoding="utf-8"))
+    typer.echo(render_console_table(rows, faults), nl=False)
+    files = ["ablation.md (per family)", *(["faults.md (per fault class, what was missed)"] if faults else []),
+             "report.html"]
+    typer.echo(f"full tables in {run_dir}: {', '.join(files)}")
