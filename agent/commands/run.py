@@ -233,7 +233,7 @@ def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASK
         mapping, release = _webenv_mapping(bench, webenv or [])
         out_dir = run_path(out, task, chosen.name, variant.name)  # checked before anything is written or removed
         if fresh or not (out_dir / "outcome.json").is_file():  # a finished run is re-reported without its endpoint
-            _check_model(chosen)  # a missing key or a dead endpoint: said before any folder exists
+            _check_model(chosen, probe=bench.run.check_endpoints if bench else True)  # said before any folder
         if fresh and out_dir.exists():
             shutil.rmtree(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -324,7 +324,7 @@ def restart_line(restart: dict[str, Any], *, retried_here: bool) -> str | None:
     return f"restarted from a clean slate: an earlier run of this task was interrupted {where}"
 
 
-def _check_model(model: ModelConfig) -> None:
+def _check_model(model: ModelConfig, *, probe: bool = True) -> None:
     """The key is set and the endpoint answers (one request, agent/clients/probe.py), or one line saying which."""
     from agent.clients.policies import needs_key
     from agent.clients.probe import check_endpoints
@@ -332,7 +332,8 @@ def _check_model(model: ModelConfig) -> None:
     if needs_key(model) and model.api_key() is None:
         raise RunSetupError(f"model {model.name!r}: environment variable ${model.api_key_env} is not set (set it, or "
                             "run without a key: --model scripted)")
-    asyncio.run(check_endpoints([model]))
+    if probe:
+        asyncio.run(check_endpoints([model]))
 
 
 def _finished(out_dir: Path) -> tuple[TaskOutcome, dict] | None:

@@ -358,7 +358,8 @@ async def run_bench(
         from agent.runner.ray_pool import require_ray
 
         require_ray(config_path)
-    await check_endpoints(config.models)
+    if config.run.check_endpoints:
+        await check_endpoints(config.models)
 
     given_as = f"--output {output_dir}" if output_dir is not None else f"{config_path}: run.output_dir"
     run_dir = Path(config.run.output_dir)
