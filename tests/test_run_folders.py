@@ -61,4 +61,4 @@ def test_a_real_model_after_the_scripted_replays_gets_its_own_folder(tmp_path: P
     assert "Traceback" not in named.stderr
 
     again = sgr("bench", str(config), env={"SGR_NC_KEY": "sk-test-not-a-real-key"})
-    assert f"this run goes to {own}" in again.stderr and "1 already finished, 0 to run" in again.stderr
+    assert f"this run goes to {own}" in again.stderr and "1 already finished (1 of them failed: --retry-failed reruns only those), 0 to run" in again.stderr
