@@ -126,6 +126,9 @@ class RunConfig(StrictModel):
         True, description="No key in the environment: run the scripted walkthrough model (offline suite only)."
     )
     html_report: bool = True
+    check_endpoints: bool = Field(
+        True, description="One request to each model endpoint before the first cell; one that does not answer stops "
+                          "the run with one line (false: its cells run and fail, each with the cause).")
     seed: int = 20260521
     executor: Literal["local", "ray"] = Field(
         "local", description="local: a pool of `concurrency` browser workers in this process; ray: cells on a "

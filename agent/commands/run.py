@@ -30,6 +30,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from agent.commands.interrupt import run_quietly
 from agent.config import (
     ABLATABLE_NODES,
     AgentConfig,
@@ -231,6 +232,8 @@ def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASK
         variant = make_variant(ablate)
         mapping, release = _webenv_mapping(bench, webenv or [])
         out_dir = run_path(out, task, chosen.name, variant.name)  # checked before anything is written or removed
+        if fresh or not (out_dir / "outcome.json").is_file():  # a finished run is re-reported without its endpoint
+            _check_model(chosen, probe=bench.run.check_endpoints if bench else True)  # said before any folder
         if fresh and out_dir.exists():
             shutil.rmtree(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -272,7 +275,7 @@ def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASK
             console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
             raise typer.Exit(2) from exc
         try:
-            outcome, score = finished or asyncio.run(run_one(
+            outcome, score = finished or run_quietly(run_one(
                 task_id=task, source=tasks or "offline", model=chosen, variant=variant, protocol=protocol, agent=agent,
                 out_dir=out_dir, webenv=mapping, webenv_release=release, run=bench.run if bench else RunConfig(),
                 on_retry=lambda line: console.print(f"[bold yellow]{escape(line)}[/]", highlight=False)))
@@ -294,18 +297,43 @@ def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASK
         console.print(escape(f"{task} [{chosen.name}/{variant.name}] stop={outcome.stop_reason} steps={outcome.steps} "
                              f"tokens={outcome.prompt_tokens}+{outcome.completion_tokens} "
                              f"{metrics or score.get('error', '')}"), highlight=False)
-        for restart in outcome.restarts:
-            console.print(f"[bold yellow]restarted from a clean slate:[/] an earlier run was interrupted at step "
-                          f"{restart.get('interrupted_at_step')} ({escape(str(restart.get('last_url')))})", highlight=False)
+        for restart in outcome.restarts:  # a retry of this very command was said as it happened (on_retry)
+            if line := restart_line(restart, retried_here=finished is None):
+                console.print(line, highlight=False, markup=False)
         if outcome.error:
             console.print(f"[yellow]{escape(str(outcome.error_kind))} error:[/] {escape(outcome.error)}",
                           highlight=False)
         for line in _fault_lines(out_dir, outcome, score, chosen):
             console.print(line, highlight=False, markup=False)
         console.print(f"results in {escape(str(out_dir))}", highlight=False)
-        typer.echo(outcome.answer)
-        if outcome.failed:
+        if outcome.failed:  # stdout carries the answer, and a failed run has none (never a NONE it did not give)
             raise typer.Exit(1)
+        typer.echo(outcome.answer)
+
+
+def restart_line(restart: dict[str, Any], *, retried_here: bool) -> str | None:
+    """One restart of the task (agent/rundir/checkpoints.py), worded as what it was: a process killed mid-run, or
+    an attempt ended by an infrastructure error and retried; None for a retry this command already printed."""
+    step = int(restart.get("interrupted_at_step") or 0)
+    url = restart.get("last_url")
+    where = f"at step {step}" + (f" on {url}" if url else "") if step else "before its first step"
+    if restart.get("reason") == "infra":
+        if retried_here:
+            return None
+        return f"an earlier attempt ended {where} in an infrastructure error ({restart.get('error') or 'no text'}): retried"
+    return f"restarted from a clean slate: an earlier run of this task was interrupted {where}"
+
+
+def _check_model(model: ModelConfig, *, probe: bool = True) -> None:
+    """The key is set and the endpoint answers (one request, agent/clients/probe.py), or one line saying which."""
+    from agent.clients.policies import needs_key
+    from agent.clients.probe import check_endpoints
+
+    if needs_key(model) and model.api_key() is None:
+        raise RunSetupError(f"model {model.name!r}: environment variable ${model.api_key_env} is not set (set it, or "
+                            "run without a key: --model scripted)")
+    if probe:
+        asyncio.run(check_endpoints([model]))
 
 
 def _finished(out_dir: Path) -> tuple[TaskOutcome, dict] | None:

@@ -142,6 +142,7 @@ def render_html_report(run_dir: Path, summary: RunSummary, records: list[CellRec
         stops=sorted({t.record.outcome.stop_reason for t in tasks}),
         series=sorted({f"{t.record.model} / {t.record.variant}" for t in tasks}),
         ablation=(run_dir / "ablation.md").read_text(encoding="utf-8") if (run_dir / "ablation.md").is_file() else "",
+        faults=(run_dir / "faults.md").read_text(encoding="utf-8") if (run_dir / "faults.md").is_file() else "",
     )
 
 

@@ -50,9 +50,26 @@ def build(
 
 
 @app.command("tasks")
-def list_tasks(seed: int = DEFAULT_SEED) -> None:
-    """List the offline tasks: id, domain, cardinality, start URL."""
+def list_tasks(seed: int = DEFAULT_SEED,
+               origin: str = typer.Option(None, "--origin", help="Where `sgr offline serve` listens, e.g. "
+                                          "http://127.0.0.1:8765: replaces the placeholder origin "
+                                          "http://sgr-offline.local in start URLs and instructions."),
+               jsonl: bool = typer.Option(False, "--jsonl", help="Print the whole records, one JSON line each (the "
+                                          "SGR-Bench record format), for another agent to run.")) -> None:
+    """List the offline tasks: id, domain, cardinality, start URL (or, with --jsonl, the whole records)."""
+    import json
+
+    from tasks.offline.registry import PLACEHOLDER_ORIGIN
     from tasks.offline.suite import build_records
 
+    if origin is not None and not origin.startswith(("http://", "https://")):
+        typer.echo(f"error: --origin {origin!r}: give the served origin, e.g. http://127.0.0.1:8765", err=True)
+        raise typer.Exit(2)
     for record in build_records(seed):
-        typer.echo(f"{record['task_id']}\t{record['domain']}\t{record['oracle_output_cardinality']}\t{record['start_url']}")
+        if origin:  # the placeholder only ever stands in URLs: every occurrence is the served origin
+            record = json.loads(json.dumps(record).replace(PLACEHOLDER_ORIGIN, origin.rstrip("/")))
+        if jsonl:
+            typer.echo(json.dumps(record, ensure_ascii=False))
+        else:
+            typer.echo(f"{record['task_id']}\t{record['domain']}\t{record['oracle_output_cardinality']}\t"
+                       f"{record['start_url']}")
