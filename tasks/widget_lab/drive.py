@@ -82,7 +82,8 @@ async def drive(browser: Any, url: str, page: LabPage, widget: Widget) -> Widget
     for i, action in enumerate(actions, start=1):
         result: ActionResult = await browser.act(action)
         run.replies.append(f"{action.kind}: {'ok' if result.ok else result.error} {result.message[:160]}")
-        holds = _holds(await truth(browser, widget), widget.expect, i if widget.kind != "range" else len(actions))
+        upto = len(widget.values) if widget.kind == "range" else i
+        holds = _holds(await truth(browser, widget), widget.expect, upto)
         if result.ok and not holds:
             run.silent += 1
         if not result.ok and holds:
@@ -92,7 +93,9 @@ async def drive(browser: Any, url: str, page: LabPage, widget: Widget) -> Widget
     run.first_ok = all_ok and _same(final, widget.expect)
     obs = await browser.observe()
     text = render(obs).text
-    lines = [line for line in text.splitlines() if widget.label.casefold() in line.casefold()]
+    labels = [widget.label.casefold()] + ([widget.end_label.casefold()] if widget.end_label else [])
+    lines = [line for line in text.splitlines() if line.startswith("[") and any(f'"{lb}"' in line.casefold()
+                                                                                for lb in labels)]
     run.shown = bool(lines) and all(any(_shown_value(v, line) for line in lines) for v in widget.values)
     run.rows_complete = await _rows_complete(browser)
     return run
