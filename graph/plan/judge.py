@@ -463,8 +463,9 @@ def grounding_lines(gates: list[Gate], state: dict[str, Any] | None,
         if v.status == "unresolved":
             where = f" -> {v.label!r}" if v.grounded else ""
             lines.append(f"{head}{where}: UNRESOLVED, {v.evidence}")
-        elif v.status == "held":
-            lines.append(f"{head} -> {v.label!r} needs {v.needs_text()}: held")
+        elif v.status == "held":  # held: the value needed is the one it holds; the control named only when it differs
+            where = "" if gate_key(v.label) == gate_key(v.gate.name) else f" -> {v.label!r}"
+            lines.append(f"{head}{where}: held")
         elif v.status == "clamped":
             lines.append(f"{head} -> {v.label!r} holds {v.value!r}: clamped by the page ({v.evidence})")
         else:

@@ -64,9 +64,13 @@ class Prompts:
         listings = state.get("listings") or []
         phases = [(p, phase_progress(p, tables, listings)) for p in plan.phases] if plan else []
         reports = state.get("reports") or []
-        in_force = distinct_gates(gates_for(plan, current_phase(plan, tables, state.get("history"))))
+        phase_in_force = current_phase(plan, tables, state.get("history"))
+        in_force = distinct_gates(gates_for(plan, phase_in_force))
         grounding = grounding_lines(in_force, retrieval, state.get("history") or [])
         every_gate_grounded = bool(grounding) and len(grounding) == len(in_force)  # a line per gate, none left out
+        if every_gate_grounded:  # PLAN ON THIS PAGE says each gate's control and value: not said again as a state line
+            covered = {key for gate in in_force for key in named_controls(gate, retrieval) if key}
+            state_values = [(key, value) for key, value in state_values if key not in covered]
         parts = turn_cut(cut, plan=plan, state_values=state_values, not_in_plan=not_in_plan, tables=named,
                          last_rows=[[r["values"].get(c, "") for c in columns] for r in rows[-LAST_ROWS_SHOWN:]])
         return self.env.get_template("actor_turn.md").render(
@@ -80,7 +84,7 @@ class Prompts:
             rows_collected=rows_collected(tables), last_rows=parts["last_rows"],
             step=state.get("step", 0), max_steps=max_steps, observation=untrusted(observation_text, self.turn_template),
             tables=schemas(named) if parts["tables"] else "", left_out=parts["left_out"],
-            phases=phases, derivation=derivation_text(plan.derivation if plan else "",
+            phases=phases, phase_in_force=phase_in_force if every_gate_grounded else None, derivation=derivation_text(plan.derivation if plan else "",
                                                       not any(d for _, d in phases) and not cut),
         )
 
