@@ -27,7 +27,8 @@ from graph.tools.agent_tools import MAX_URLS
 # (it opens each URL itself, on any page); read_table / read_pdf on a page with a table / a PDF, and extract_rows
 # after such a read. Not extract_rows alone: a result's page without a table (a PDF, a profile) does not offer it.
 HOW_TO_OPEN = ("open each and read it: read_facts(url=[these links], into=a table) opens each page in turn; on a "
-               "page with a table or a PDF, read_table or read_pdf, then extract_rows")
+               "page with a table or a PDF, read_table or read_pdf, then extract_rows; one left out on purpose: "
+               "finish(skip={link: why})")
 _KEYLIKE = re.compile(r"\d|[-_.~]")  # an identifier: a digit or a joiner in it (a plain word names a section)
 _SMALL_NUMBER = re.compile(r"^\d{1,4}$")  # a page number, a year: in too many URLs to name one item
 

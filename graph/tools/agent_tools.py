@@ -49,8 +49,9 @@ class Finish(BaseModel):
         default_factory=list, description="output columns, each optionally + ' desc' / ' asc' / ' num'"
     )
     note: str = ""
-    skip: dict[str, str] = Field(default_factory=dict, description="listed links left unopened on purpose -> why")
-    dispute: str = Field("", description="why a refusal is wrong (once): composed, marked disputed")
+    # said where they answer something (a [details] refusal, a repair goal), not in the schema sent every turn
+    skip: dict[str, str] = Field(default_factory=dict)  # listed links left unopened on purpose -> why
+    dispute: str = ""  # why a refusal is wrong (once): the answer is composed, marked disputed
 
 
 class DiscardRows(BaseModel):

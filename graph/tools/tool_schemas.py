@@ -81,6 +81,9 @@ def _schema(model: type[BaseModel]) -> dict[str, Any]:
     properties = params.get("properties", {})
     properties.pop("kind", None)
     properties.pop("note", None)  # accepted (walkthroughs explain steps) but not advertised
+    if name == "finish":  # accepted, said where they answer something: a repair goal (dispute), a [details] refusal
+        properties.pop("skip", None)  # (skip); not in the schema every actor call sends
+        properties.pop("dispute", None)
     for field in UNADVERTISED & set(properties):
         properties.pop(field)
     if name == "read_table":  # "Read table N" says it
