@@ -19,6 +19,7 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Locator
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
+from browser import trees
 from browser.delta import describe_delta, params_diff, state_delta
 from browser.driver import PageHandle
 from browser.facts import read_page_facts
@@ -54,6 +55,7 @@ el => {
   const tag = el.tagName.toLowerCase();
   const role = (el.getAttribute('role') || '').toLowerCase();
   if (tag === 'select') return 'select';
+  if (role === 'treeitem') return 'tree_node';
   if (tag === 'input' && el.type === 'radio') return 'radio';
   if (tag === 'input' && el.type === 'checkbox') return 'checkbox';
   if (tag === 'fieldset' || role === 'radiogroup' || el.querySelector('input[type=radio], [role=radio]'))
@@ -348,12 +350,21 @@ async def _select(driver: PageHandle, action: Select) -> Outcome:
 
 
 async def _check(driver: PageHandle, action: Check) -> Outcome:
-    locator = await _locate(driver, action.target)
+    try:
+        locator = await _locate(driver, action.target)
+    except BrowserError as exc:  # a tree node under a collapsed one is not in the page until its parent opens
+        name = action.target.label or action.target.text
+        if exc.error_class != "not_found" or not name or not await trees.open_to(driver.page, name):
+            raise
+        await driver.observe()  # the opened node is a control of the page the target is resolved against
+        locator = await _locate(driver, action.target)
     await _ensure_enabled(locator, action.target.describe())
     label = await _control_label(driver, locator, action.target)
     kind = await locator.evaluate(_KIND_JS)
     try:
-        if kind in ("checkbox", "radio"):
+        if kind == "tree_node":
+            await locator.evaluate(trees.TICK_JS, action.checked)
+        elif kind in ("checkbox", "radio"):
             await locator.set_checked(action.checked)
         elif await locator.get_attribute("aria-checked") is not None:
             if (await locator.get_attribute("aria-checked") == "true") != action.checked:

@@ -41,7 +41,8 @@
     tables.push({ kind: "table", html: html.slice(0, args.maxTableHtml), total: rows.length || null,
                   order: all.indexOf(el), rank: rankOf(el) });
   }
-  const NOT_CARDS = "nav,header,footer,form,aside,select,table,[role=listbox],[role=navigation],[role=tablist]";
+  const NOT_CARDS = "nav,header,footer,form,aside,select,table,[role=listbox],[role=navigation],[role=tablist],"
+    + "[role=tree]";
   const leafCount = (el) => {
     let n = 0;
     for (const d of el.querySelectorAll("*")) {

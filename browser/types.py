@@ -273,6 +273,8 @@ class Control(BaseModel):
     name: str | None = None
     value: str | None = None
     checked: bool | None = None
+    expanded: bool | None = Field(None, description="A tree node's: True open, False collapsed (its children one "
+                                  "action away, often not in the page yet), None: no children or no tree node.")
     options: list[Option] = Field(default_factory=list)
     options_total: int | None = Field(None, description="Set when options are summarised in the text.")
     frame: str | None = None
