@@ -15,6 +15,7 @@ from playwright.async_api import Locator
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from browser.driver import PageHandle
+from browser.grids import read_virtual_grid
 from browser.interface import BrowserError
 from browser.numbers import page_int
 from browser.readback import Outcome
@@ -46,6 +47,9 @@ async def read_table(driver: PageHandle, action: ReadTable) -> Outcome:
 
     cap = min(action.max_rows, driver.limits.table_rows)
     merged: TableData | None = None
+    missing = 0  # rows the page states but never showed
+    scrolled = False  # read by scrolling a virtualised grid
+    stated = 0  # the row count the page's pager states
     pages_read = 0
     seen: set[str] = set()
     while True:
@@ -64,6 +68,8 @@ async def read_table(driver: PageHandle, action: ReadTable) -> Outcome:
         pages_read += 1
         if merged is None:
             merged = table.model_copy(deep=True)
+            if observation.pagination and observation.pagination.total and len(observation.tables) == 1:
+                stated = observation.pagination.total  # 'showing 1-25 of 34': what all pages must add up to
         else:
             merged.rows += table.rows
             merged.row_links += table.row_links
@@ -72,6 +78,16 @@ async def read_table(driver: PageHandle, action: ReadTable) -> Outcome:
         if len(merged.rows) >= cap:
             merged.truncated = True
             break
+        if table.total_rows > len(table.rows) and len(merged.rows) == len(table.rows):
+            # the page states more rows than it holds: a virtualised grid renders only those in view
+            read = await read_virtual_grid(driver.page, table.total_rows, len(table.headers), cap=cap)
+            if read is not None and len(read.rows) > len(table.rows):
+                merged.rows, merged.row_links, merged.row_controls, merged.cell_links = (
+                    read.rows, [[] for _ in read.rows], [[] for _ in read.rows], [])
+                missing = read.missing
+                merged.truncated = len(read.rows) >= cap and table.total_rows > cap
+                scrolled = True
+                break
         if not action.all_pages or pages_read >= driver.limits.table_pages:
             merged.truncated = merged.truncated or table.truncated
             break
@@ -86,7 +102,13 @@ async def read_table(driver: PageHandle, action: ReadTable) -> Outcome:
         merged.rows[:cap], merged.row_links[:cap], merged.row_controls[:cap], merged.cell_links[:cap])
     merged.total_rows = len(merged.rows)
     cut = " (row cap reached; narrow the filters)" if merged.truncated else ""
-    return Outcome(f"read {len(merged.rows)} rows from table {action.table} over {pages_read} page(s){cut}",
+    if action.all_pages and not scrolled and stated > len(merged.rows) and not merged.truncated:
+        missing = stated - len(merged.rows)
+        cut = f" ({missing} of the {stated} rows the page states were not reached: missing)"
+    elif missing and not merged.truncated:
+        cut = f" ({missing} of the {len(merged.rows) + missing} rows the grid states were never shown: missing)"
+    where = "by scrolling the grid" if scrolled else f"over {pages_read} page(s)"
+    return Outcome(f"read {len(merged.rows)} rows from table {action.table} {where}{cut}",
                     table=merged, navigated=pages_read > 1)
 
 
