@@ -13,12 +13,22 @@ app = typer.Typer(no_args_is_help=True)
 
 
 @app.command("serve")
-def serve(port: int = 8765, seed: int = DEFAULT_SEED) -> None:
-    """Serve the offline sites on 127.0.0.1:PORT until interrupted."""
+def serve(port: int = 8765, seed: int = DEFAULT_SEED,
+          lab: bool = typer.Option(False, "--lab", help="Serve the widget lab (tasks/widget_lab) instead.")) -> None:
+    """Serve the offline sites (or, with --lab, the widget lab) on 127.0.0.1:PORT until interrupted."""
     from tasks.offline.server import OfflineServer
 
-    with OfflineServer(seed=seed, port=port) as server:
-        typer.echo(f"offline sites at {server.origin}/ (Ctrl-C to stop)")
+    if lab:
+        from tasks.widget_lab.registry import vendor_missing
+        from tasks.widget_lab.server import LabServer
+
+        if vendor_missing():
+            typer.echo(f"warning: {vendor_missing()}", err=True)
+        context, what = LabServer(port=port), "widget lab"
+    else:
+        context, what = OfflineServer(seed=seed, port=port), "offline sites"
+    with context as server:
+        typer.echo(f"{what} at {server.origin}/ (Ctrl-C to stop)")
         try:
             while True:
                 time.sleep(3600)
