@@ -19,7 +19,7 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Locator
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
-from browser import trees
+from browser import lists, trees
 from browser.delta import describe_delta, params_diff, state_delta
 from browser.driver import PageHandle
 from browser.facts import read_page_facts
@@ -487,6 +487,8 @@ async def perform(driver: PageHandle, action: Any) -> ActionResult:
         outcome = Outcome(str(exc), error=exc.error_class)
     await settle(driver.page, driver.network, quiet_ms=driver.timeouts.settle_quiet_ms,
                  timeout_ms=driver.timeouts.settle_max_ms)
+    if action.kind == "scroll" or (keyboard and action.key in lists.SCROLL_KEYS):
+        await lists.await_loading(driver)  # a feed fetches its next batch a moment after the scroll
     if await _adopt_popups(driver):
         await settle(driver.page, driver.network, quiet_ms=driver.timeouts.settle_quiet_ms,
                      timeout_ms=driver.timeouts.settle_max_ms)
@@ -508,13 +510,14 @@ async def perform(driver: PageHandle, action: Any) -> ActionResult:
                                                f"(allowed: {', '.join(sorted(driver.policy.allowed_origins))})")
     elif problem and error is None:
         error, message = "value_reverted", problem
-    elif (error is None and outcome.expect_change and after.page_id == before.page_id
+    elif (error is None and outcome.expect_change and after.page_id == before.page_id and not delta.tables_grown
           and await fingerprint(driver.page, with_focus=keyboard) == before_print):
         error, message = "no_effect", f"{outcome.message} but nothing on the page changed; try another control"
     refused_other = driver.policy.blocked[blocked_mark:]
     if refused_other and not refused_navigation:
         message += f" ({len(refused_other)} request(s) to other origins refused)"
-    summary = describe_delta(delta, url_said=bool(delta.url_after) and delta.url_after in message)
+    summary = describe_delta(delta, url_said=bool(delta.url_after) and delta.url_after in message,
+                             read_hint=action.kind != "read_table")
     described = bool(summary) and error is None
     if described:
         message += f"; {summary}"

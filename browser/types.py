@@ -364,13 +364,16 @@ class StateDelta(BaseModel):
     )
     count_before: int | None = None
     count_after: int | None = None
+    tables_grown: list[tuple[int, int, int]] = Field(
+        default_factory=list, description="(table index, rows before, rows after): a list that grew in place "
+        "(infinite scroll, 'load more').")
 
     @property
     def empty(self) -> bool:
         return not (
             self.url_before != self.url_after
             or self.params_added or self.params_removed or self.params_changed
-            or self.controls_changed or self.count_before != self.count_after
+            or self.controls_changed or self.count_before != self.count_after or self.tables_grown
         )
 
 
