@@ -26,7 +26,7 @@ class Widget:
     """One widget on a lab page, as the bench drives it.
 
     `label`: the control's label the agent sees; `kind`: how a model sets it (`select`, `select_many`, `pick`
-    (type and choose a suggestion), `date`, `range`); `values`: what to set (one or several); `truth`: a JS
+    (type and choose a suggestion), `date`, `range` over `label` and `end_label`, or one range input); `values`: what to set (one or several); `truth`: a JS
     expression (evaluated in the page) returning the widget's true state from the library's own API, as a string
     or a list of strings; `expect`: what `truth` returns once `values` are set.
     """
@@ -36,6 +36,7 @@ class Widget:
     values: list[str]
     truth: str
     expect: Any
+    end_label: str | None = None  # a range over two controls: the end's label
 
 
 @dataclass(frozen=True)
