@@ -106,7 +106,9 @@ def state_delta(before: Observation | None, after: Observation) -> StateDelta:
                           if k in before_controls and before_controls[k] != v},
         count_before=before.result_count if before else None,
         count_after=after.result_count,
-        tables_grown=tables_grown(before, after),
+        # a list grown in place, not a search's new results (those change the count or a control)
+        tables_grown=tables_grown(before, after) if before is not None and before.result_count == after.result_count
+        and not any(k in before_controls and before_controls[k] != v for k, v in after_controls.items()) else [],
     )
 
 
