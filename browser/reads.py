@@ -43,6 +43,17 @@ async def _next_page_control(driver: PageHandle) -> Locator | None:
     return None
 
 
+def _missing_note(table: TableData, *, stated: int, scrolled_missing: int) -> str:
+    """What a whole read fell short of: the rows a pager states ('showing 1-25 of 34') that all pages did not
+    add up to, or the rows a virtualised grid states that scrolling it never showed."""
+    if stated > len(table.rows):
+        return f" ({stated - len(table.rows)} of the {stated} rows the page states were not reached: missing)"
+    if scrolled_missing:
+        return (f" ({scrolled_missing} of the {len(table.rows) + scrolled_missing} rows the grid states were never "
+                "shown: missing)")
+    return ""
+
+
 async def read_table(driver: PageHandle, action: ReadTable) -> Outcome:
     from browser.observe import observe_page
 
@@ -115,12 +126,8 @@ async def read_table(driver: PageHandle, action: ReadTable) -> Outcome:
     merged.rows, merged.row_links, merged.row_controls, merged.cell_links = (
         merged.rows[:cap], merged.row_links[:cap], merged.row_controls[:cap], merged.cell_links[:cap])
     merged.total_rows = len(merged.rows)
-    cut = " (row cap reached; narrow the filters)" if merged.truncated else ""
-    if action.all_pages and not scrolled and stated > len(merged.rows) and not merged.truncated:
-        missing = stated - len(merged.rows)
-        cut = f" ({missing} of the {stated} rows the page states were not reached: missing)"
-    elif missing and not merged.truncated:
-        cut = f" ({missing} of the {len(merged.rows) + missing} rows the grid states were never shown: missing)"
+    cut = " (row cap reached; narrow the filters)" if merged.truncated else _missing_note(
+        merged, stated=stated if action.all_pages and not scrolled else 0, scrolled_missing=missing)
     where = ("by scrolling the grid" if scrolled else f"as it grew, {pages_read} batch(es)" if growing
              else f"over {pages_read} page(s)")
     return Outcome(f"read {len(merged.rows)} rows from table {action.table} {where}{cut}",
