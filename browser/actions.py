@@ -167,13 +167,15 @@ async def _click(driver: PageHandle, action: Click) -> Outcome:
     locator = await _locate(driver, action.target)
     await _ensure_enabled(locator, action.target.describe())
     try:
+        node = await locator.evaluate(_KIND_JS) == "tree_node"
         if await locator.evaluate(_OPENS_TAB_JS):
             await _click_expecting_tab(driver, locator)
         else:
             await locator.click()
     except PlaywrightError as exc:
         raise _interaction_error(exc, f"clicking {action.target.describe()}") from exc
-    return Outcome(f"clicked {action.target.describe()}", expect_change=True)
+    return Outcome(f"clicked {action.target.describe()}" + (" (a tree node: check ticks it)" if node else ""),
+                   expect_change=True)
 
 
 # A link or form button that targets another browsing context opens a tab, which `_adopt_popups` follows.

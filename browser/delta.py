@@ -63,7 +63,7 @@ def params_diff(old: dict[str, list[str]], new: dict[str, list[str]]) -> str:
 
 def _control_value(control: Control) -> str | None:
     if control.checked is not None and control.kind in ("checkbox", "toggle"):
-        return "checked" if control.checked else "unchecked"
+        return "checked" if control.checked else "partly checked" if control.value == "mixed" else "unchecked"
     return control.value
 
 
