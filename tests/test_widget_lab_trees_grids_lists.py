@@ -93,9 +93,9 @@ async def test_fancytree_check_ticks_the_node_checkbox_and_reads_back_the_librar
     counts = _data("fancytree_checkbox")["counts"]
     assert sorted(obs.tables[0].rows) == [["FHA mortgage", str(counts["FHA mortgage"])],
                                           ["Store credit card", str(counts["Store credit card"])]]
-    clicked = await lab_browser.act(Click(target=Target(label="Checking account")))  # Fancytree: activates only
+    clicked = await lab_browser.act(Click(target=Target(label="VA mortgage")))  # Fancytree: activates only
     assert "check ticks it" in clicked.message, clicked.message
-    assert "Checking account" not in await lab_browser.page.evaluate(
+    assert "VA mortgage" not in await lab_browser.page.evaluate(
         f"() => {FANCY}.getSelectedNodes().map((n) => n.title)")
     again = await lab_browser.act(Check(target=Target(label="Store credit card"), checked=False))
     assert again.ok, again.message
