@@ -49,6 +49,15 @@ from browser.types import (
     Target,
     WaitFor,
 )
+from browser.widgets import (
+    date_field,
+    fill_date,
+    is_face,
+    parse_date,
+    pick_suggestion,
+    select_face,
+    widget_fill,
+)
 
 _KIND_JS = """
 el => {
@@ -209,15 +218,20 @@ async def _fill(driver: PageHandle, action: Fill) -> Outcome:
         raise BrowserError("invalid_action", f"{label!r} is a {kind.replace('_', ' ')}, not a text field; "
                                              f"{_USE_INSTEAD[kind]}")
     try:
+        if widget := await widget_fill(driver, locator, action.value, label):
+            return widget
         await locator.fill(action.value)
+        # a typeahead: the suggestion that reads the value is clicked before anything blurs the field
+        picked = await pick_suggestion(driver, locator, action.value)
         await locator.evaluate("el => el.blur()")  # many sites apply a field on `change`, fired on blur
     except PlaywrightError as exc:
         raise _interaction_error(exc, f"filling {label!r}") from exc
-    return Outcome(f"filled {label!r} with {action.value!r}", control=locator, control_label=label,
+    said = " and picked it from the suggestions" if picked else ""
+    return Outcome(f"filled {label!r} with {action.value!r}{said}", control=locator, control_label=label,
                     expected=action.value)
 
 
-async def _select_native(locator: Locator, option: str, label: str) -> None:
+async def _select_native(locator: Locator, option: str, label: str, mode: str = "add") -> None:
     options = await locator.evaluate("el => [...el.options].map(o => [o.label || o.text, o.value])")
     wanted = norm(option)
     match = next((value for text, value in options if norm(text) == wanted), None)
@@ -227,6 +241,11 @@ async def _select_native(locator: Locator, option: str, label: str) -> None:
     if match is None:
         raise BrowserError("option_not_found", f"{label!r} has no option {option!r}; "
                                                f"{_options_hint([text for text, _ in options])}")
+    if await locator.evaluate("el => el.multiple"):  # a native multi-select: add (default), replace, remove, clear
+        chosen = await locator.evaluate("el => [...el.selectedOptions].map(o => o.value)")
+        keep = {"add": chosen, "replace": [], "remove": [v for v in chosen if v != match], "clear": []}[mode]
+        await locator.select_option(value=keep + ([match] if mode in ("add", "replace") and match not in keep else []))
+        return
     await locator.select_option(value=match)
 
 
@@ -327,11 +346,16 @@ async def _select(driver: PageHandle, action: Select) -> Outcome:
         except PlaywrightError as exc:
             raise _interaction_error(exc, f"following {action.option!r} in {label!r}") from exc
         return Outcome(f"followed {action.option!r} in {label!r}", expect_change=True)
+    if await is_face(locator):
+        try:
+            return await select_face(driver, locator, action, label)
+        except PlaywrightError as exc:
+            raise _interaction_error(exc, f"selecting {action.option!r} in {label!r}") from exc
     kind = await locator.evaluate(_KIND_JS)
     control = locator
     try:
         if kind == "select":
-            await _select_native(locator, action.option, label)
+            await _select_native(locator, action.option, label, action.mode)
         elif kind == "radio_group":
             await _select_radio(locator.locator(_RADIOS), action.option, label)
         elif kind == "radio":
@@ -383,15 +407,27 @@ async def _check(driver: PageHandle, action: Check) -> Outcome:
 async def _set_range(driver: PageHandle, action: SetRange) -> Outcome:
     start = await _locate(driver, action.start_target)
     end = await _locate(driver, action.end_target)
-    for locator, value, target in ((start, action.start, action.start_target), (end, action.end, action.end_target)):
-        await _ensure_enabled(locator, target.describe())
-        try:
-            await locator.fill(value)
-            await locator.evaluate("el => el.blur()")
-        except PlaywrightError as exc:
-            raise _interaction_error(exc, f"setting {target.describe()} to {value!r}") from exc
     label = await _control_label(driver, start, action.start_target)
     end_label = await _control_label(driver, end, action.end_target)
+    days = [parse_date(action.start), parse_date(action.end)]
+    if await start.evaluate("(a, b) => a === b", await end.element_handle()):  # one field holds the range
+        if None in days or not await date_field(driver, start):
+            raise BrowserError("invalid_action", f"{label!r} is one field: give two dates, or fill it")
+        try:
+            await fill_date(driver, start, days)  # type: ignore[arg-type]
+        except PlaywrightError as exc:
+            raise _interaction_error(exc, f"setting {label!r} to {action.start!r}..{action.end!r}") from exc
+        return Outcome(f"set {label!r} to {action.start!r}..{action.end!r}", control=start, control_label=label,
+                       expected=action.start, extra_checks=[(start, label, action.end)])
+    for locator, value, target, day in ((start, action.start, action.start_target, days[0]),
+                                        (end, action.end, action.end_target, days[1])):
+        await _ensure_enabled(locator, target.describe())
+        try:
+            if day is None or not await date_field(driver, locator) or await fill_date(driver, locator, [day]) is None:
+                await locator.fill(value)
+                await locator.evaluate("el => el.blur()")
+        except PlaywrightError as exc:
+            raise _interaction_error(exc, f"setting {target.describe()} to {value!r}") from exc
     return Outcome(f"set {label!r}={action.start!r} and {end_label!r}={action.end!r}", control=start,
                     control_label=label, expected=action.start, extra_checks=[(end, end_label, action.end)])
 

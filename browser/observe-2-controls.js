@@ -251,8 +251,8 @@
               ? "number"
               : type === "range"
                 ? "range"
-                : "text";
-      const c = { kind, label: withLegend(el, labelOf(el)), name, value: el.value };
+                : type === "text" && dateish(el) ? "date" : "text";
+      const c = { kind, label: withLegend(el, labelOf(el)), name, value: el.value, readonly: el.readOnly };
       if (kind === "range" || kind === "number" || kind === "date") {
         const bounds = [attr(el, "min"), attr(el, "max")].map((v) => v || "");
         if (bounds[0] || bounds[1]) c.bounds = bounds.join("..");

@@ -22,6 +22,8 @@ el => {
   const text = e => (e ? (e.innerText || e.textContent || '') : '').replace(/\\s+/g, ' ').trim();
   const labelOf = e => (e.labels && e.labels.length ? text(e.labels[0]) : '') || e.getAttribute('aria-label') || '';
   const tag = el.tagName.toLowerCase();
+  const face = window.__sgrFaceShown ? window.__sgrFaceShown(el) : null;  // a library widget: what its face shows
+  if (face !== null && face !== undefined) return {value: face, label: face, checked: null};
   if (tag === 'select') {
     const chosen = [...el.selectedOptions];
     return {value: chosen.map(o => o.value).join(', '), label: chosen.map(o => text(o)).join(', '), checked: null};

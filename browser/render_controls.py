@@ -106,6 +106,10 @@ def control_line(control: Control, *, with_form: bool = False, options: bool = T
         parts.append(f"= {quote(control.value, VALUE_CHARS)}")
     if control.options:
         parts.append(option_list(control) if options or control.kind == "link" else "{…}")
+    if control.multiple:
+        parts.append("(several: select adds one; mode replace/remove/clear)")
+    if control.readonly and control.kind == "date":
+        parts.append("(readonly picker: fill sets it by value)")
     if control.disabled:
         parts.append("(disabled)")
     if control.frame:

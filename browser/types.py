@@ -76,6 +76,9 @@ class Select(_Action):
     kind: Literal["select"] = "select"
     target: Target
     option: str
+    mode: Literal["add", "replace", "remove", "clear"] = Field(
+        "add", description="On a multi-select: add (default) keeps the chosen ones, replace leaves only this one, "
+                           "remove takes this one off, clear takes all off (option ignored).")
 
 
 class Check(_Action):
@@ -280,6 +283,8 @@ class Control(BaseModel):
     frame: str | None = None
     form: str | None = None
     disabled: bool = False
+    multiple: bool = Field(False, description="Several options can be chosen at once: `select` adds one.")
+    readonly: bool = Field(False, description="Not typed into (a picker sets it); `fill` still sets it by value.")
     rank: int = Field(0, description="Where it sits: 0 main content, 1 elsewhere in the body, 2 site chrome "
                                      "(menus, header, footer, sidebars, tool panels).")
     box: str | None = Field(None, description="The widget panel or landmark it sits in (a key shared by the "

@@ -94,7 +94,8 @@ async def drive(browser: Any, url: str, page: LabPage, widget: Widget) -> Widget
             run.false_alarms += int(not result.ok and await truth(browser, widget) == widget.expect)
             all_ok = bool(run.rows_complete)
             continue
-        holds = _holds(await truth(browser, widget), widget.expect, i if widget.kind != "range" else len(actions))
+        upto = len(widget.values) if widget.kind == "range" else i
+        holds = _holds(await truth(browser, widget), widget.expect, upto)
         if result.ok and not holds:
             run.silent += 1
         if not result.ok and holds:
@@ -109,7 +110,9 @@ async def drive(browser: Any, url: str, page: LabPage, widget: Widget) -> Widget
         if widget.kind == "check":
             run.rows_complete = await _rows_complete(browser)
         return run
-    lines = [line for line in text.splitlines() if widget.label.casefold() in line.casefold()]
+    labels = [widget.label.casefold()] + ([widget.end_label.casefold()] if widget.end_label else [])
+    lines = [line for line in text.splitlines() if line.startswith("[") and any(f'"{lb}"' in line.casefold()
+                                                                                for lb in labels)]
     run.shown = bool(lines) and all(any(_shown_value(v, line) for line in lines) for v in widget.values)
     run.rows_complete = await _rows_complete(browser)
     return run
