@@ -76,9 +76,8 @@ class Select(_Action):
     kind: Literal["select"] = "select"
     target: Target
     option: str
-    mode: Literal["add", "replace", "remove", "clear"] = Field(
-        "add", description="On a multi-select: add (default) keeps the chosen ones, replace leaves only this one, "
-                           "remove takes this one off, clear takes all off (option ignored).")
+    # On a multi-select: add keeps what is chosen; replace leaves only this option; remove; clear (all).
+    mode: Literal["add", "replace", "remove", "clear"] = "add"
 
 
 class Check(_Action):

@@ -80,6 +80,12 @@ def _has_choices(s: Situation) -> bool:
     return s.page is not None and any(c.options for c in s.page.controls)
 
 
+def _has_range(s: Situation) -> bool:
+    """A range control, or a pair of date fields (a From/To window): the range setter follows the control kinds."""
+    return s.page is not None and (any(c.kind == "range" for c in s.page.controls)
+                                   or sum(c.kind == "date" for c in s.page.controls) >= 2)
+
+
 def _hrefs(s: Situation) -> list[str]:
     return [link.href.lower() for link in s.page.links] if s.page else []
 
@@ -111,7 +117,8 @@ TOOL_SPECS: dict[str, ToolSpec] = {
     "select": ToolSpec("executor", Offer(_has_choices, SUCH_CONTROLS),
                        "Choose an option (its label or value) of a dropdown or radio group."),
     "check": ToolSpec("executor", _controls("checkbox", "toggle"), "Tick a checkbox or toggle (checked=false unticks)."),
-    "set_range": ToolSpec("executor", _controls("range"), "Set a date/number range: the start and end fields."),
+    "set_range": ToolSpec("executor", Offer(_has_range, SUCH_CONTROLS),
+                          "Set a date/number range: the start and end fields."),
     "submit": ToolSpec("executor", _controls("submit", "button", "text", "search", "date", "number", "select"),
                        "Submit a form (apply the filters); target: its button or any of its fields."),
     "press": ToolSpec("executor", _controls("text", "search", "textarea"), "Press a key, e.g. Enter in a search field."),
