@@ -19,7 +19,10 @@ from browser.settle import settle
 SCROLL_KEYS = frozenset({"End", "PageDown", "Space", " ", "ArrowDown", "Control+End", "Meta+ArrowDown"})
 FETCH_DELAY_MS = 400  # a feed's scroll handler is throttled (infinite-scroll: 200 ms) before it fetches
 
-_MORE = re.compile(r"^\s*(load|show|view|see|get)\s+(more|older)\b.{0,30}$", re.I)
+# "Load more", "Show more results", "View older posts": the whole name, so a "See more about this dataset" link
+# that leads elsewhere is never taken for it
+_MORE = re.compile(r"^\s*(load|show|view|see|get)\s+(more|older)(\s+(results|items|posts|rows|entries|records|"
+                   r"stories|articles|news|notices|comments))?\s*[.…]*\s*$", re.I)
 
 
 async def await_loading(driver: PageHandle) -> None:
