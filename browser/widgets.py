@@ -42,7 +42,7 @@ _TAG_SUGGESTION_JS = """([wanted, handle]) => {
   const f = window.__sgrFaces && handle ? window.__sgrFaces.get(handle) : null;
   const norm = s => (s || '').replace(/[×✕✖⨯]/g, ' ').replace(/\\s+/g, ' ').trim().toLowerCase();
   const seen = el => el.checkVisibility ? el.checkVisibility({visibilityProperty: true}) : !!el.offsetParent;
-  const pools = ['[role=option]', '[role=menuitem], li, .ui-menu-item-wrapper'];
+  const pools = ['[role=option]', '[role=menuitem], li'];
   for (const sel of pools) {
     for (const el of document.querySelectorAll(sel)) {
       if (el.tagName === 'OPTION' || !seen(el) || el.getAttribute('aria-disabled') === 'true') continue;

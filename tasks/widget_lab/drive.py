@@ -79,7 +79,7 @@ async def drive(browser: Any, url: str, page: LabPage, widget: Widget) -> Widget
     run = WidgetRun(page.name, widget.label, page.library, page.category)
     opened = await browser.act(Goto(url=url))
     await browser.page.wait_for_function(f"() => {{ try {{ return ({widget.truth}) !== undefined; }}"
-                                         " catch (e) { return false; } }", timeout=10_000)
+                                         " catch (e) { return false; } }", timeout=20_000)
     observation = await browser.observe() if opened.ok else opened.observation
     actions = natural_actions(widget, _control(observation, widget.label))
     all_ok, result = True, None
