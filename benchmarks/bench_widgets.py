@@ -1,6 +1,6 @@
 """Widget lab benchmark (issue 38): one row per widget of every lab page (discovered from the registry, so pages
 added by folder get rows without editing this file), driven through `PageDriver` with its natural first actions
-(`tasks.widget_lab.drive`) and judged by the widget library's own state.
+(`benchmarks/widget_drive.py`) and judged by the widget library's own state.
 
 Columns: shown (the control line shows the widget's own selection), set by the first natural action, silent
 failures (ok replies while the widget did not hold the value), false alarms (errors while it did), rows
@@ -22,8 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.widget_drive import WidgetRun, drive  # noqa: E402
 from browser.session import ChromiumWorker  # noqa: E402
-from tasks.widget_lab.drive import WidgetRun, drive  # noqa: E402
 from tasks.widget_lab.registry import lab_pages, vendor_missing  # noqa: E402
 from tasks.widget_lab.server import LabServer  # noqa: E402
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
+from benchmarks.widget_drive import drive, truth
 from browser.render import render
 from browser.types import Fill, Goto, Select, Target
 from graph.tools.tool_specs import TOOL_SPECS, Situation
-from tasks.widget_lab.drive import drive, truth
 from tasks.widget_lab.registry import lab_pages
 
 pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="session")]
