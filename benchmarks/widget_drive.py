@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from browser.render import render
-from browser.types import ActionResult, Fill, Goto, ReadTable, Select, SetRange, Submit, Target
+from browser.types import ActionResult, Check, Fill, Goto, ReadTable, Select, SetRange, Submit, Target
 from tasks.widget_lab.registry import LabPage, Widget
 
 _CHOICE_KINDS = {"select", "custom_select", "radio_group"}
@@ -62,6 +62,10 @@ def _control(result_or_obs: Any, label: str) -> Any:
 
 
 def natural_actions(widget: Widget, control: Any) -> list[Any]:
+    if widget.kind == "check":  # tree nodes: each ticked by its own name, wherever it sits in the tree
+        return [Check(target=Target(label=value)) for value in widget.values]
+    if widget.kind == "read":  # a grid or list read whole: the natural first action is the read itself
+        return [ReadTable(table=0, all_pages=True)]
     target = Target(label=widget.label)
     if widget.kind == "range":
         end = Target(label=widget.end_label or widget.label)
@@ -82,6 +86,14 @@ async def drive(browser: Any, url: str, page: LabPage, widget: Widget) -> Widget
     for i, action in enumerate(actions, start=1):
         result: ActionResult = await browser.act(action)
         run.replies.append(f"{action.kind}: {'ok' if result.ok else result.error} {result.message[:160]}")
+        if widget.kind == "read":  # what was read is judged against the library's own row count
+            got = len(result.table.rows) if result.ok and result.table is not None else None
+            run.rows_complete = got is not None and str(got) == str(widget.expect)
+            missing_said = "missing" in result.message
+            run.silent += int(result.ok and not run.rows_complete and not missing_said)
+            run.false_alarms += int(not result.ok and await truth(browser, widget) == widget.expect)
+            all_ok = bool(run.rows_complete)
+            continue
         upto = len(widget.values) if widget.kind == "range" else i
         holds = _holds(await truth(browser, widget), widget.expect, upto)
         if result.ok and not holds:
@@ -93,12 +105,26 @@ async def drive(browser: Any, url: str, page: LabPage, widget: Widget) -> Widget
     run.first_ok = all_ok and _same(final, widget.expect)
     obs = await browser.observe()
     text = render(obs).text
+    if widget.kind in ("check", "read"):
+        run.shown = _shown_tree_or_count(widget, obs, text)
+        if widget.kind == "check":
+            run.rows_complete = await _rows_complete(browser)
+        return run
     labels = [widget.label.casefold()] + ([widget.end_label.casefold()] if widget.end_label else [])
     lines = [line for line in text.splitlines() if line.startswith("[") and any(f'"{lb}"' in line.casefold()
                                                                                 for lb in labels)]
     run.shown = bool(lines) and all(any(_shown_value(v, line) for line in lines) for v in widget.values)
     run.rows_complete = await _rows_complete(browser)
     return run
+
+
+def _shown_tree_or_count(widget: Widget, obs: Any, text: str) -> bool:
+    """Tree nodes: each ticked node is a control shown checked. A grid or list read whole: the page as shown
+    states its whole count (a grid's stated rows, a pager's total, or the list now holding them all)."""
+    if widget.kind == "check":
+        ticked = {c.label.casefold() for c in obs.controls if c.kind == "checkbox" and c.checked}
+        return all(v.casefold() in ticked for v in widget.values)
+    return re.search(rf"(?<!\d){re.escape(str(widget.expect))}(?!\d)", text) is not None
 
 
 def _shown_value(value: str, line: str) -> bool:
@@ -110,7 +136,7 @@ def _shown_value(value: str, line: str) -> bool:
 
 async def _rows_complete(browser: Any) -> bool | None:
     submitted = await browser.act(Submit(target=Target(text="Search")))
-    if not submitted.ok and submitted.error not in ("no_effect",):
+    if not submitted.ok and submitted.error not in ("no_effect", "not_found"):  # not_found: a live filter
         return None
     said = await browser.page.evaluate("() => { const p = document.querySelector('.count'); "
                                        "return p ? parseInt(p.textContent, 10) : null; }")

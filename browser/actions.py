@@ -19,6 +19,7 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Locator
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
+from browser import lists, trees
 from browser.delta import describe_delta, params_diff, state_delta
 from browser.driver import PageHandle
 from browser.facts import read_page_facts
@@ -63,6 +64,7 @@ el => {
   const tag = el.tagName.toLowerCase();
   const role = (el.getAttribute('role') || '').toLowerCase();
   if (tag === 'select') return 'select';
+  if (role === 'treeitem') return 'tree_node';
   if (tag === 'input' && el.type === 'radio') return 'radio';
   if (tag === 'input' && el.type === 'checkbox') return 'checkbox';
   if (tag === 'fieldset' || role === 'radiogroup' || el.querySelector('input[type=radio], [role=radio]'))
@@ -174,13 +176,15 @@ async def _click(driver: PageHandle, action: Click) -> Outcome:
     locator = await _locate(driver, action.target)
     await _ensure_enabled(locator, action.target.describe())
     try:
+        node = await locator.evaluate(_KIND_JS) == "tree_node"
         if await locator.evaluate(_OPENS_TAB_JS):
             await _click_expecting_tab(driver, locator)
         else:
             await locator.click()
     except PlaywrightError as exc:
         raise _interaction_error(exc, f"clicking {action.target.describe()}") from exc
-    return Outcome(f"clicked {action.target.describe()}", expect_change=True)
+    return Outcome(f"clicked {action.target.describe()}" + (" (a tree node: check ticks it)" if node else ""),
+                   expect_change=True)
 
 
 # A link or form button that targets another browsing context opens a tab, which `_adopt_popups` follows.
@@ -372,12 +376,21 @@ async def _select(driver: PageHandle, action: Select) -> Outcome:
 
 
 async def _check(driver: PageHandle, action: Check) -> Outcome:
-    locator = await _locate(driver, action.target)
+    try:
+        locator = await _locate(driver, action.target)
+    except BrowserError as exc:  # a tree node under a collapsed one is not in the page until its parent opens
+        name = action.target.label or action.target.text
+        if exc.error_class != "not_found" or not name or not await trees.open_to(driver.page, name):
+            raise
+        await driver.observe()  # the opened node is a control of the page the target is resolved against
+        locator = await _locate(driver, action.target)
     await _ensure_enabled(locator, action.target.describe())
     label = await _control_label(driver, locator, action.target)
     kind = await locator.evaluate(_KIND_JS)
     try:
-        if kind in ("checkbox", "radio"):
+        if kind == "tree_node":
+            await locator.evaluate(trees.TICK_JS, action.checked)
+        elif kind in ("checkbox", "radio"):
             await locator.set_checked(action.checked)
         elif await locator.get_attribute("aria-checked") is not None:
             if (await locator.get_attribute("aria-checked") == "true") != action.checked:
@@ -512,6 +525,8 @@ async def perform(driver: PageHandle, action: Any) -> ActionResult:
         outcome = Outcome(str(exc), error=exc.error_class)
     await settle(driver.page, driver.network, quiet_ms=driver.timeouts.settle_quiet_ms,
                  timeout_ms=driver.timeouts.settle_max_ms)
+    if action.kind == "scroll" or (keyboard and action.key in lists.SCROLL_KEYS):
+        await lists.await_loading(driver)  # a feed fetches its next batch a moment after the scroll
     if await _adopt_popups(driver):
         await settle(driver.page, driver.network, quiet_ms=driver.timeouts.settle_quiet_ms,
                      timeout_ms=driver.timeouts.settle_max_ms)
@@ -533,13 +548,14 @@ async def perform(driver: PageHandle, action: Any) -> ActionResult:
                                                f"(allowed: {', '.join(sorted(driver.policy.allowed_origins))})")
     elif problem and error is None:
         error, message = "value_reverted", problem
-    elif (error is None and outcome.expect_change and after.page_id == before.page_id
+    elif (error is None and outcome.expect_change and after.page_id == before.page_id and not delta.tables_grown
           and await fingerprint(driver.page, with_focus=keyboard) == before_print):
         error, message = "no_effect", f"{outcome.message} but nothing on the page changed; try another control"
     refused_other = driver.policy.blocked[blocked_mark:]
     if refused_other and not refused_navigation:
         message += f" ({len(refused_other)} request(s) to other origins refused)"
-    summary = describe_delta(delta, url_said=bool(delta.url_after) and delta.url_after in message)
+    summary = describe_delta(delta, url_said=bool(delta.url_after) and delta.url_after in message,
+                             read_hint=action.kind != "read_table")
     described = bool(summary) and error is None
     if described:
         message += f"; {summary}"

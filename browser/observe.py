@@ -91,6 +91,7 @@ def _control(raw: dict[str, Any], frame_label: str | None) -> Control:
         value=plain_label(raw["value"]) if raw.get("value") and raw["kind"] not in ("text", "search", "textarea",
                                                                                "link", "button") else raw.get("value"),
         checked=raw.get("checked"),
+        expanded=raw.get("expanded"),
         options=options,
         options_total=len(options) if len(options) > LONG_OPTION_LIST else None,
         frame=frame_label,

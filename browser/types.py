@@ -275,6 +275,8 @@ class Control(BaseModel):
     name: str | None = None
     value: str | None = None
     checked: bool | None = None
+    expanded: bool | None = Field(None, description="A tree node's: True open, False collapsed (its children one "
+                                  "action away, often not in the page yet), None: no children or no tree node.")
     options: list[Option] = Field(default_factory=list)
     options_total: int | None = Field(None, description="Set when options are summarised in the text.")
     frame: str | None = None
@@ -376,13 +378,16 @@ class StateDelta(BaseModel):
     )
     count_before: int | None = None
     count_after: int | None = None
+    tables_grown: list[tuple[int, int, int]] = Field(
+        default_factory=list, description="(table index, rows before, rows after): a list that grew in place "
+        "(infinite scroll, 'load more').")
 
     @property
     def empty(self) -> bool:
         return not (
             self.url_before != self.url_after
             or self.params_added or self.params_removed or self.params_changed
-            or self.controls_changed or self.count_before != self.count_after
+            or self.controls_changed or self.count_before != self.count_after or self.tables_grown
         )
 
 

@@ -104,6 +104,11 @@ in_doubt = _when(lambda s: s.page_in_doubt, "page in doubt")
 a_table = _when(lambda s: s.page.tables or s.page.pagination, "a table")
 file_links = "file links"  # a link to the kind of file the tool reads
 
+
+def a_list(s: Situation) -> bool:
+    """A list of items in the main content: a feed grows as it is scrolled to its end (infinite scroll)."""
+    return s.page is not None and any(t.source == "cards" and t.rank == 0 for t in s.page.tables)
+
 TOOL_SPECS: dict[str, ToolSpec] = {
     "goto": ToolSpec("executor", always, "Open a URL."),
     "click": ToolSpec("executor", on_page, "Click a link, button, tab or option."),
@@ -117,7 +122,8 @@ TOOL_SPECS: dict[str, ToolSpec] = {
     "submit": ToolSpec("executor", _controls("submit", "button", "text", "search", "date", "number", "select"),
                        "Submit a form (apply the filters); target: its button or any of its fields."),
     "press": ToolSpec("executor", _controls("text", "search", "textarea"), "Press a key, e.g. Enter in a search field."),
-    "scroll": ToolSpec("executor", in_doubt, "Scroll the page."),
+    "scroll": ToolSpec("executor", Offer(lambda s: in_doubt(s) or a_list(s), "page in doubt, or a list"),
+                       "Scroll the page (a feed may load more)."),
     "back": ToolSpec("executor", on_page, "Go back in history (may reset filters)."),
     "wait_for": ToolSpec("executor", in_doubt, "Wait for text, a CSS selector or network idle."),
     "read_table": ToolSpec("executor", a_table, "Read table N whole; all_pages=true follows its pagination.",
