@@ -9,6 +9,7 @@ refused at once), up to a cap, and JSON is refused past a nesting depth. Every r
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
@@ -28,6 +29,8 @@ def read_bytes(path: Path, cap: int) -> bytes:
     try:
         fd = os.open(path, flags)
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UnsafeFile(f"{path}: a symbolic link, not read (give the file itself)") from exc
         raise UnsafeFile(f"{path}: cannot open it ({exc.strerror or exc})") from exc
     try:
         info = os.fstat(fd)
