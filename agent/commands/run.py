@@ -298,6 +298,9 @@ def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASK
                 task_id=task, source=tasks or "offline", model=chosen, variant=variant, protocol=protocol, agent=agent,
                 out_dir=out_dir, webenv=mapping, webenv_release=release, run=bench.run if bench else RunConfig(),
                 on_retry=lambda line: console.print(f"[bold yellow]{escape(line)}[/]", highlight=False)))
+        except KeyboardInterrupt as exc:  # a second Ctrl-C while playing, or Ctrl-C on any other run
+            console.print("[red]interrupted:[/] the run was cut; rerunning the command restarts it", highlight=False)
+            raise typer.Exit(130) from exc
         except TaskSkipped as exc:  # the task's site has no environment: a listed skip, not a failure
             console.print(str(exc), highlight=False)
             if {p.name for p in out_dir.iterdir()} <= {SINGLE_RUN_FINGERPRINT, "run.lock"}:  # nothing ran: no folder
