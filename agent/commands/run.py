@@ -219,7 +219,7 @@ async def run_one(*, task_id: str, source: str, model: ModelConfig, variant: Age
     # the runner's own error texts (an exception, a timeout) are redacted as the solver's are
     outcome = TaskOutcome.model_validate(Redactor.from_environment().json(last.outcome.model_dump(mode="json")))
     if played.stopped:  # the player ended the run (:quit, Ctrl-C, Ctrl-D): said so, not as a model error
-        outcome = stopped_by_player(outcome, played.stopped)
+        outcome = stopped_by_player(outcome)
     _, score = score_cell(task, outcome.answer, failure=outcome.failure())
     (out_dir / "score.json").write_text(json.dumps(score, indent=2, default=str), encoding="utf-8")
     (out_dir / "outcome.json").write_text(outcome.model_dump_json(indent=2), encoding="utf-8")

@@ -130,6 +130,8 @@ class PlayServer(ChatEndpoint):
             errors = [problem] if (problem := _shape_error(body)) else request_errors(body)
         except (ValueError, RecursionError) as exc:
             return JSONResponse(error_body(str(exc) or "the request body is nested too deeply"), status_code=400)
+        except (AttributeError, TypeError, KeyError) as exc:  # a message or tool call of the wrong shape
+            return JSONResponse(error_body(f"malformed request ({type(exc).__name__})"), status_code=400)
         with self._count:
             self.requests += 1
             n = self.requests
@@ -146,6 +148,10 @@ class PlayServer(ChatEndpoint):
             except PlayerStopped as exc:
                 self.stopped = {"by": exc.how, "request": n}
                 return self._stopped_reply()
+            except Exception as exc:  # our bug showing this request: one line here and to the agent, no ASGI dump
+                print(f"play server: request {n}: {type(exc).__name__}: {exc}", file=sys.stderr)
+                return JSONResponse(error_body(f"the play server failed on this request ({type(exc).__name__})"),
+                                    status_code=500)
         shorthand = ({"tool_calls": [{"name": reply["tool"], "arguments": reply.get("args", {})}]} if "tool" in reply
                      else {"content": reply["content"]})
         out = completion(shorthand, n, who_label(self.player.who))
@@ -174,7 +180,7 @@ class Played:
         return self.server.stopped if self.server else None
 
 
-def stopped_by_player(outcome: TaskOutcome, stopped: dict[str, Any]) -> TaskOutcome:
+def stopped_by_player(outcome: TaskOutcome) -> TaskOutcome:
     """The outcome of a run the player stopped: not an error of the model or the agent, so no error kind (the
     refused request's 403 is how the server ended it); the best answer so far is kept, as a budget stop's is."""
     return outcome.model_copy(update={"stop_reason": STOPPED_REASON, "error": None, "error_kind": None,

@@ -67,6 +67,7 @@ def test_many_requests_from_an_outsider_do_not_hold_up_the_agents_request(tmp_pa
 
 @pytest.mark.parametrize("raw", [b"not json", b"[1, 2]", b'{"messages": [1]}', b'{"messages": "hi"}',
                                  b'{"messages": [{"role": "user", "content": "x"}], "tools": [1]}',
+                                 b'{"messages": [{"role": "assistant", "content": "", "tool_calls": "x"}]}',
                                  b"[" * 100_000 + b"]" * 100_000])
 def test_a_malformed_body_is_400_in_one_line_without_a_traceback(raw, capfd):
     player = TerminalPlayer(inp=io.StringIO(""), out=io.StringIO())
