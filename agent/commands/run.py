@@ -244,7 +244,6 @@ def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASK
             chosen = with_player(chosen, player)
         variant = make_variant(ablate)
         mapping, release = _webenv_mapping(bench, webenv or [])
-        _check_task(task, tasks or "offline")  # an unknown id is a config error: no run folder is made for it
         if chosen.provider == "play" and chosen.play_dir:
             from agent.measuring.players import PlayFolderError, check_play_folder
 
@@ -253,6 +252,7 @@ def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASK
             except PlayFolderError as exc:
                 raise RunSetupError(str(exc)) from exc
         out_dir = run_path(out, task, chosen.name, variant.name)  # checked before anything is written or removed
+        _check_task(task, tasks or "offline")  # an unknown id is a config error: no run folder is made for it
         if fresh and out_dir.exists():
             shutil.rmtree(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)

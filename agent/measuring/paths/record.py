@@ -73,7 +73,7 @@ def _transcript_answers(path: Path) -> list[tuple[int, dict[str, Any]]]:
     return out
 
 
-def _answer_file(path: Path, n: int) -> dict[str, Any]:
+def _answer_file(path: Path) -> dict[str, Any]:
     try:
         reply = read_json(path, MAX_SMALL_BYTES)
     except UnsafeFile as exc:
@@ -98,7 +98,7 @@ def _answers(folder: Path) -> list[tuple[int, dict[str, Any]]]:
     numbers = sorted(int(m.group(1)) for p in folder.glob("resp-*.json") if (m := _ANSWER_FILE.fullmatch(p.name)))
     if not numbers:
         raise RunFolderError(f"{folder}: neither {TRANSCRIPT_FILE} nor resp-N.json files")
-    return [(n, _answer_file(folder / f"resp-{n}.json", n)) for n in numbers]
+    return [(n, _answer_file(folder / f"resp-{n}.json")) for n in numbers]
 
 
 def _steps_log(folder: Path) -> list[StepEvent]:
