@@ -88,8 +88,10 @@ def _positional(params: dict[str, Any]) -> list[tuple[str, str]] | None:
         out.append((key, kind))
         if kind == "list" or (kind == "string" and required and key == required[-1]):
             break  # it takes the rest of the line
-    if not required and len(out) < len(props):
-        return None  # only optional words, and some parameters out of reach (a plan, a filter): JSON says it
+    reached = {key for key, _ in out}
+    structured = [key for key in props if key not in reached and _kind(key, props[key]) is None]
+    if props and not required and (not out or len(structured) > len(out)):
+        return None  # only optional words, and mostly objects out of reach (a plan, a filter): JSON says it
     return out
 
 
