@@ -272,9 +272,14 @@ def parse_line(line: str) -> StepEvent:
 def read_events(path: Path) -> tuple[list[StepEvent], list[str]]:
     """The events of a steps.jsonl, and one line per line that could not be read (`line N: why`); a line a
     kill cut short is one such line, the rest is still read."""
+    return events_from_text(path.read_text(encoding="utf-8"))
+
+
+def events_from_text(text: str) -> tuple[list[StepEvent], list[str]]:
+    """`read_events` of a steps.jsonl's text (read by a caller that caps its size)."""
     events: list[StepEvent] = []
     problems: list[str] = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:

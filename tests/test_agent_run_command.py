@@ -93,3 +93,13 @@ def test_sgr_run_retries_an_infrastructure_error_as_a_bench_cell(tmp_path: Path)
     assert "interrupted" not in result.output and "(None)" not in result.output
     assert "NONE" not in result.output and (run_dir / "answer.txt").read_text() == "" and outcome["answer"] == ""
     assert result.stdout == ""  # stdout carries the answer, and there is none
+
+
+
+
+def test_an_unknown_task_id_leaves_no_run_folder(tmp_path: Path):
+    """Issue 40 item 8: it left fingerprint.json and run.lock behind; a config error makes no run folder."""
+    result = CliRunner().invoke(app, ["run", "--task", "offline_nope_001", "--model", "scripted", "--out",
+                                      str(tmp_path / "runs")])
+    assert result.exit_code == 2 and "unknown task id(s)" in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "runs").exists()

@@ -107,6 +107,17 @@ def pick_model(name: str | None, models: list[ModelConfig]) -> ModelConfig:
     return ModelConfig(name=name, model=name)
 
 
+def _check_task(task_id: str, source: str) -> None:
+    """The task exists in its source; said in one line before anything is written (`tasks.loaders`)."""
+    from tasks.errors import TaskLoadError, TaskSourceError
+    from tasks.loaders import load_tasks
+
+    try:
+        load_tasks(source, task_ids=[task_id])
+    except (TaskSourceError, TaskLoadError) as exc:
+        raise RunSetupError(str(exc)) from exc
+
+
 def with_player(model: ModelConfig, player: str) -> ModelConfig:
     from agent.measuring.players import parse_player
 
@@ -172,7 +183,7 @@ async def run_one(*, task_id: str, source: str, model: ModelConfig, variant: Age
     budget (`run.hard_timeout_margin_seconds`) and infrastructure errors retried (`run.retries`), in `out_dir`
     itself (no staging folder: its checkpoint restarts an interrupted thread). `on_retry` hears each retry."""
     from agent.measuring.local_server import serving
-    from agent.measuring.play_server import playing
+    from agent.measuring.play_server import playing, stopped_by_player
     from agent.rundir.cells import CellKey, cell_task_id
     from agent.runner.bench import score_cell
     from agent.runner.local import Cell, LocalSlot, chromium_worker_factory, run_attempts
@@ -182,7 +193,8 @@ async def run_one(*, task_id: str, source: str, model: ModelConfig, variant: Age
 
     run = run or RunConfig()
     with _suite_origin(source == "offline") as origin, serving(model, log_path=out_dir / "llama_server.log") as model, \
-            playing(model, out_dir) as model:
+            playing(model, out_dir) as played:
+        model = played.model
         tasks = load_tasks(source, task_ids=[task_id], origin=origin)
         task = tasks[0]
         routes = None
@@ -207,6 +219,8 @@ async def run_one(*, task_id: str, source: str, model: ModelConfig, variant: Age
             on_retry(f"attempt {attempt.number} ended in an infrastructure error, retried: {attempt.error}")
     # the runner's own error texts (an exception, a timeout) are redacted as the solver's are
     outcome = TaskOutcome.model_validate(Redactor.from_environment().json(last.outcome.model_dump(mode="json")))
+    if played.stopped:  # the player ended the run (:quit, Ctrl-C, Ctrl-D): said so, not as a model error
+        outcome = stopped_by_player(outcome)
     _, score = score_cell(task, outcome.answer, failure=outcome.failure())
     (out_dir / "score.json").write_text(json.dumps(score, indent=2, default=str), encoding="utf-8")
     (out_dir / "outcome.json").write_text(outcome.model_dump_json(indent=2), encoding="utf-8")
@@ -231,7 +245,15 @@ def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASK
             chosen = with_player(chosen, player)
         variant = make_variant(ablate)
         mapping, release = _webenv_mapping(bench, webenv or [])
+        if chosen.provider == "play" and chosen.play_dir:
+            from agent.measuring.players import PlayFolderError, check_play_folder
+
+            try:
+                check_play_folder(Path(chosen.play_dir))
+            except PlayFolderError as exc:
+                raise RunSetupError(str(exc)) from exc
         out_dir = run_path(out, task, chosen.name, variant.name)  # checked before anything is written or removed
+        _check_task(task, tasks or "offline")  # an unknown id is a config error: no run folder is made for it
         if fresh or not (out_dir / "outcome.json").is_file():  # a finished run is re-reported without its endpoint
             _check_model(chosen, probe=bench.run.check_endpoints if bench else True)  # said before any folder
         if fresh and out_dir.exists():
@@ -279,6 +301,9 @@ def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASK
                 task_id=task, source=tasks or "offline", model=chosen, variant=variant, protocol=protocol, agent=agent,
                 out_dir=out_dir, webenv=mapping, webenv_release=release, run=bench.run if bench else RunConfig(),
                 on_retry=lambda line: console.print(f"[bold yellow]{escape(line)}[/]", highlight=False)))
+        except KeyboardInterrupt as exc:  # a second Ctrl-C while playing, or Ctrl-C on any other run
+            console.print("[red]interrupted:[/] the run was cut; rerunning the command restarts it", highlight=False)
+            raise typer.Exit(130) from exc
         except TaskSkipped as exc:  # the task's site has no environment: a listed skip, not a failure
             console.print(str(exc), highlight=False)
             if {p.name for p in out_dir.iterdir()} <= {SINGLE_RUN_FINGERPRINT, "run.lock"}:  # nothing ran: no folder
