@@ -53,6 +53,14 @@ def check_bound(text: str | None) -> str | None:
     return text
 
 
+def _first_day(bound: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in bound.split("-")) + (1,) * (3 - len(bound.split("-")))
+
+
+def _last_day(bound: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in bound.split("-")) + (12, 31)[len(bound.split("-")) - 1:]
+
+
 class _Target(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, validate_by_name=True, validate_by_alias=True,
                               serialize_by_alias=True)
@@ -88,9 +96,7 @@ class Window(_Target):
 
     @model_validator(mode="after")
     def _ordered(self) -> Window:
-        from graph.plan.values import parse_date
-
-        if self.start and self.end and parse_date(self.start) > parse_date(self.end, end=True):
+        if self.start and self.end and _first_day(self.start) > _last_day(self.end):
             raise ValueError(f"window from {self.start} is after its end {self.end}")
         return self
 
