@@ -117,14 +117,14 @@ def test_switching_the_check_off_is_refused_only_while_it_would_hide_results():
 
 def test_phase_progress_counts_the_lists_results_read():
     tables, listings = _workspace(["A-1", "A-3", "A-5"])
-    assert phase_progress(PLAN.phases[1], tables, listings) == "3 of 5 pages read"
+    assert phase_progress(PLAN.phases[1], tables, listings) == "3 of 5 listed results opened"
     assert phase_progress(PLAN.phases[0], tables, listings) == "read"
     assert phase_progress(Phase(read="x", into="missing"), tables, listings) == ""
     # a search shown after the phase's reads, listing the pages read and another, is not the list it went through:
     # the progress line counts the list the detail check counts
     later = Listing(step=20, url="http://s/search", result_set="/search",
                     row_links=["http://s/sp/A-1", "http://s/sp/A-3", "http://s/sp/A-5", "http://s/sp/B-7"])
-    assert phase_progress(PLAN.phases[1], tables, [*listings, later]) == "3 of 5 pages read"
+    assert phase_progress(PLAN.phases[1], tables, [*listings, later]) == "3 of 5 listed results opened"
 
 
 def test_rows_collected_are_live_rows_per_table():
@@ -166,7 +166,7 @@ def test_a_detail_phase_read_under_other_names_is_read_and_checked_under_them():
     report = verify(plan=named_otherwise, tables=tables, columns=("species", "status"), step=10,
                             listings=listings)
     assert report["ok"], report["repair_goal"]
-    assert phase_progress(named_otherwise.phases[1], tables, listings) == "3 of 5 pages read"
+    assert phase_progress(named_otherwise.phases[1], tables, listings) == "3 of 5 listed results opened"
     short, _ = _workspace(["A-1", "A-5"])
     report = verify(plan=named_otherwise, tables=short, columns=("species", "status"), step=10,
                             listings=listings)

@@ -62,7 +62,7 @@ def test_a_short_answer_that_does_not_fit_says_why(typed, problem):
 def test_tools_are_shown_as_compact_signatures_with_their_short_form():
     lines = tool_lines(TOOLS)
     assert max(len(line) for line in lines) < 300  # a schema was one 1,500-character line
-    assert "  * select(target, option) Choose an option (its label or value) of a dropdown or radio group." in lines
+    assert "  * select(target, option, mode?) Choose an option (its label or value) of a dropdown or radio group." in lines
     assert "      short: select REF OPTION..." in lines and "      short: click REF" in lines
     assert not any(line.startswith("      short: Plan") or line.startswith("      short: extract_rows")
                    for line in lines)

@@ -284,7 +284,8 @@ def switch_off_refusal(old: Plan, new: Plan, *, tables: dict[str, Any], listings
 
 def phase_progress(phase: Phase, tables: dict[str, Any], listings: list[Listing]) -> str:
     """How far a phase's read is, for the actor's plan lines: a phase that reads each listed result's page counts
-    the list's results read ("3 of 12 pages read"); another counts its result pages when the site numbers them,
+    the list's results opened ("3 of 12 listed results opened": which of them the answer needs is the model's to say,
+    and the detail check asks only for those); another counts its result pages when the site numbers them,
     else says it was read. Empty while nothing was read into its table."""
     table = tables.get(phase.into)
     if phase.detail_pages:
@@ -292,7 +293,7 @@ def phase_progress(phase: Phase, tables: dict[str, Any], listings: list[Listing]
         rows = [r for name in names for r in tables[name]["rows"]]
         links, seen = phase_reads(rows, listings, tables) if rows else ([], Opened([]))
         if links:
-            return f"{sum(link in seen for link in links)} of {len(links)} pages read"
+            return f"{sum(link in seen for link in links)} of {len(links)} listed results opened"  # a fact, not a quota
         return f"{len({r['provenance']['url'] for r in rows})} pages read" if rows else ""
     if not table or not table["rows"]:
         return ""
