@@ -48,7 +48,7 @@ EXPENSIVE = {
     "RAY_worker_niceness=0 ray": "a Ray cluster",
     "docker ": "a Docker engine",
     "podman ": "podman and an image build, minutes (scripts/container_smoke.sh builds and runs it; tests/test_container.py)",
-    "sudo chown 1000:1000 results": "root (docs/container.md)",
+    "chown 1000:1000 results": "root (docs/container.md)",
     "sgr offline serve --port": "a server that runs until stopped (tests/test_first_hour_docs.py runs the recipe)",
     "sgr offline tasks --origin": "part of the other-agent recipe (tests/test_first_hour_docs.py runs it)",
     "sgr score --tasks offline --predictions my-agent.jsonl": "another agent's answers (tests/test_first_hour_docs.py)",
