@@ -222,3 +222,46 @@ def test_a_listed_result_opened_with_nothing_read_is_opened_and_a_declared_skip_
     other = verify(plan=PLAN, tables=tables, columns=("species", "status"), step=10, listings=listings,
                    skipped={"http://s/sp/A-2": "not needed"})
     assert [f["links"] for f in other["failures"]] == [["http://s/sp/A-3"]]
+
+
+def _filtered_workspace(taken: list[str], opened: list[str], *, filtered: bool) -> tuple[dict, list[Listing]]:
+    """A list read with a `where` filter (the agent's choice by the list's own values) into `catalogue`, then the
+    pages of some of its rows read into `pages`; the answer is computed from `pages` alone."""
+    listing = Listing(step=2, url=LIST, result_set="/catalogue", kind="links",
+                      row_links=[f"http://s/sp/{i}" for i in SPECIES],
+                      row_cells=[[i, a, c] for i, (a, c) in SPECIES.items()])
+    read = ReadRecord(step=3, result_set="/catalogue", pages_covered=[1], pages=1, site_total=None,
+                      rows=len(taken), filtered=filtered, complete=True, url=LIST)
+    catalogue = [_row({"id": i, "catalogued": SPECIES[i][0]}, LIST, 3) for i in taken]
+    tables = {"catalogue": append_rows(None, "catalogue", ["id", "catalogued"], catalogue, read, 3)}
+    pages = [_row({"species": SPECIES[i][1], "status": "holotype"}, f"http://s/sp/{i}?tab=types", 5 + n)
+             for n, i in enumerate(opened)]
+    tables["pages"] = append_rows(None, "pages", ["species", "status"], pages, None, 5)
+    tables.update(derive(Derive(sql="SELECT species, status FROM pages ORDER BY 1"), tables=tables,
+                         schema=("species", "status"), step=9).tables)
+    return tables, [listing]
+
+
+def test_results_a_filtered_list_read_left_out_are_not_asked_for():
+    """The answer uses the list table's rows, not the listing's: a `where` read that took A-1, A-3 and A-5 (by the
+    list's own values) needs those three opened, not the two it left out; a kept row left unopened is still
+    refused, and an unfiltered read that took three rows proves nothing about the other two."""
+    taken = ["A-1", "A-3", "A-5"]
+    tables, listings = _filtered_workspace(taken, taken, filtered=True)
+    assert _details(tables, listings) == []
+    tables, listings = _filtered_workspace(taken, ["A-1", "A-5"], filtered=True)
+    assert [m.split(": ")[1] for m in _details(tables, listings)] == ["1 of 5 listed result(s) were not opened"]
+    tables, listings = _filtered_workspace(taken, taken, filtered=False)
+    assert len(_details(tables, listings)) == 1  # A-2 and A-4 still asked for
+
+
+def test_finish_advertises_skip_and_dispute_only_while_a_refusal_stands():
+    """A refusal tells the model to finish with skip= or dispute=: then finish's schema has them (a played model
+    found them in no schema); on every other call they cost nothing."""
+    from graph.tools.tool_schemas import tool_schemas
+
+    def fields(repair: bool) -> set[str]:
+        (finish,) = tool_schemas(search=False, names={"finish"}, repair=repair)
+        return set(finish["function"]["parameters"]["properties"])
+
+    assert {"skip", "dispute"} <= fields(True) and not {"skip", "dispute"} & fields(False)

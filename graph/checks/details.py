@@ -184,7 +184,7 @@ def check_input_details(plan: Plan | None, tables: dict[str, Any], inputs: list[
         links, seen = phase_reads(tables[name]["rows"], listings, tables)
         missing = [link for link in links if link not in seen and link not in shown]
         if missing:
-            dropped = dropped_links(tables, listings)
+            dropped = dropped_links(tables, listings) | filtered_out_links(tables, listings)
             missing = [link for link in missing if link not in dropped]
         failures += _unopened(links, _declared(missing, skipped, notes), table=name)
     return failures
@@ -258,6 +258,40 @@ def dropped_links(tables: dict[str, Any], listings: list[Listing]) -> set[str]:
                 continue
             (kept_links if index in kept else dropped).update(matches)
     return dropped - kept_links
+
+
+def filtered_out_links(tables: dict[str, Any], listings: list[Listing]) -> set[str]:
+    """Listed links the agent left out of its list table by the list's own values: a read of that listing's page
+    with a `where` filter (`ReadRecord.filtered`) took some rows, and no row of any such table stands for the link.
+    The answer reads the list table, not the listing, so those results are not among those it uses (a played run
+    was refused for two stations its `where River=...` had rightly left out)."""
+    filtered_pages = {_norm(str(read.get("url", "")).split("#")[0]) for table in tables.values()
+                      if not table["derived"] for read in table.get("reads") or [] if read.get("filtered")}
+    out: set[str] = set()
+    for item in listings:
+        page = _norm(item["url"].split("#")[0])
+        if page not in filtered_pages:
+            continue
+        cells = [(link, {_norm(c) for c in row}) for link, row in
+                 zip(item["row_links"], item.get("row_cells") or [], strict=False)]
+        every_cell = set().union(*(c for _, c in cells)) if cells else set()
+        held: set[str] = set()
+        for table in tables.values():
+            for row in table["rows"] if not table["derived"] else []:
+                if row.get("empty") or _norm(row["provenance"]["url"].split("#")[0]) != page:
+                    continue
+                values = {_norm(v) for v in row["values"].values()} & every_cell
+                matches = {link for link, row_cells in cells if values and values <= row_cells}
+                if len(matches) != 1:  # a row that stands for no one link: which results were taken is unknown
+                    held = set()
+                    break
+                held |= matches
+            else:
+                continue
+            break
+        if held:
+            out |= {link for link, _ in cells} - held
+    return out
 
 
 def switch_off_refusal(old: Plan, new: Plan, *, tables: dict[str, Any], listings: list[Listing],

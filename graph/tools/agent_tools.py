@@ -50,8 +50,8 @@ class Finish(BaseModel):
     )
     note: str = ""
     # said where they answer something (a [details] refusal, a repair goal), not in the schema sent every turn
-    skip: dict[str, str] = Field(default_factory=dict)  # listed links left unopened on purpose -> why
-    dispute: str = ""  # why a refusal is wrong (once): the answer is composed, marked disputed
+    skip: dict[str, str] = Field(default_factory=dict, description="listed link -> why it is left unopened")
+    dispute: str = Field("", description="why the refusal is wrong (once): the answer is marked disputed")
 
 
 class DiscardRows(BaseModel):

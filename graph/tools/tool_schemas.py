@@ -81,9 +81,6 @@ def _schema(model: type[BaseModel]) -> dict[str, Any]:
     properties = params.get("properties", {})
     properties.pop("kind", None)
     properties.pop("note", None)  # accepted (walkthroughs explain steps) but not advertised
-    if name == "finish":  # accepted, said where they answer something: a repair goal (dispute), a [details] refusal
-        properties.pop("skip", None)  # (skip); not in the schema every actor call sends
-        properties.pop("dispute", None)
     for field in UNADVERTISED & set(properties):
         properties.pop(field)
     if name == "read_table":  # "Read table N" says it
@@ -105,10 +102,20 @@ def _schema(model: type[BaseModel]) -> dict[str, Any]:
     return tool
 
 
-def tool_schemas(*, search: bool, names: set[str] | frozenset[str] | None = None) -> list[dict[str, Any]]:
+REPAIR_ONLY = {"finish": ("skip", "dispute")}  # fields that answer a refusal: in the schema only while one stands
+
+
+def tool_schemas(*, search: bool, names: set[str] | frozenset[str] | None = None,
+                 repair: bool = False) -> list[dict[str, Any]]:
     """OpenAI tool definitions for what the actor may call under this protocol (only `names` when given),
-    nested shapes documented once per list."""
+    nested shapes documented once per list. `repair`: a refusal stands, so finish's `skip` (a listed result left
+    out on purpose) and `dispute` (the refusal is wrong) are in its schema, as the repair goal says; otherwise they
+    are accepted but not advertised (a played model was told of them by a refusal and found them in no schema)."""
     tools = [copy.deepcopy(t) for t in _all_schemas(search) if names is None or t["function"]["name"] in names]
+    if not repair:
+        for tool in tools:
+            for field in REPAIR_ONLY.get(tool["function"]["name"], ()):
+                tool["function"]["parameters"].get("properties", {}).pop(field, None)
     return _share_nested_docs(tools)
 
 
