@@ -68,15 +68,20 @@ class Prompts:
         in_force = distinct_gates(gates_for(plan, phase_in_force))
         grounding = grounding_lines(in_force, retrieval, state.get("history") or [])
         every_gate_grounded = bool(grounding) and len(grounding) == len(in_force)  # a line per gate, none left out
-        if every_gate_grounded:  # PLAN ON THIS PAGE says each gate's control and value: not said again as a state line
-            covered = {key for gate in in_force for key in named_controls(gate, retrieval) if key}
-            state_values = [(key, value) for key, value in state_values if key not in covered]
+        # a gate that names a control here has its PLAN ON THIS PAGE line (control, value needed, held or not): its
+        # value is not said again as a state line, nor the gate again in the PLAN's list
+        named_here = {gate.name: [k for k in named_controls(gate, retrieval) if k] for gate in in_force} \
+            if grounding and retrieval else {}
+        covered = {key for keys in named_here.values() for key in keys}
+        state_values = [(key, value) for key, value in state_values if key not in covered]
+        on_page = {name for name, keys in named_here.items() if keys} | (
+            {g.name for g in in_force} if every_gate_grounded else set())
         parts = turn_cut(cut, plan=plan, state_values=state_values, not_in_plan=not_in_plan, tables=named,
                          last_rows=[[r["values"].get(c, "") for c in columns] for r in rows[-LAST_ROWS_SHOWN:]])
         return self.env.get_template("actor_turn.md").render(
             task=state["task"], columns=columns, plan=parts["plan"], retrieval=retrieval,
             pending_gates=pending_gates(plan, retrieval, state.get("history") or [], ambiguous_only=bool(grounding)),
-            grounding=grounding, every_gate_grounded=every_gate_grounded,
+            grounding=grounding, on_page=on_page,
             retrieval_url=_retrieval_url(retrieval, state.get("observation")),
             state_values=parts["state_values"], not_in_plan=parts["not_in_plan"],
             drift_flags=state.get("drift_flags") or [], repair_goal=state.get("repair_goal"),
@@ -84,7 +89,7 @@ class Prompts:
             rows_collected=rows_collected(tables), last_rows=parts["last_rows"],
             step=state.get("step", 0), max_steps=max_steps, observation=untrusted(observation_text, self.turn_template),
             tables=schemas(named) if parts["tables"] else "", left_out=parts["left_out"],
-            phases=phases, phase_in_force=phase_in_force if every_gate_grounded else None, derivation=derivation_text(plan.derivation if plan else "",
+            phases=phases, phase_in_force=phase_in_force, derivation=derivation_text(plan.derivation if plan else "",
                                                       not any(d for _, d in phases) and not cut),
         )
 

@@ -1,0 +1,44 @@
+"""The full agent's turn says each planned gate once: a gate that names a control on the page has its PLAN ON THIS
+PAGE line, so neither its value (a RETRIEVAL STATE line) nor the gate (the PLAN's list) is said again, even when
+another gate of the plan names nothing here. A played full run spent ~20% more prompt tokens than its ablated
+pair, most of it the same window said three times a turn."""
+
+from __future__ import annotations
+
+import time
+
+from agent.solve import initial_state
+from browser.delta import render_observation
+from graph.plan.targets import Value, Window
+from graph.prompting.render import Prompts
+from graph.state import Gate, Phase, Plan
+from tasks.loaders import load_tasks
+
+
+def _value(label: str, value: str) -> dict:
+    return {"value": value, "label": label, "evidence": ["control"], "set_at_step": None, "set_by": None,
+            "kind": "select", "options": [str(y) for y in range(1960, 2025)]}
+
+
+def _turn(plan: Plan) -> str:
+    task = load_tasks("offline", origin="http://127.0.0.1:9", task_ids=["offline_water_004"])[0]
+    state = initial_state(task.solver_view(True), time.time())
+    state["plan"] = plan.model_dump(mode="json")
+    state["retrieval"] = {"url": "http://127.0.0.1:9/station/X-1/availability", "path": "/station/X-1/availability",
+                          "values": {"from_year": _value("From year", "2020"), "to_year": _value("To year", "2024")},
+                          "page": None, "pages": None, "result_count": None, "step": 8}
+    return Prompts.load().actor_turn(state, observation_text=render_observation(None, 100).text, max_steps=60)
+
+
+def test_a_gate_shown_on_this_page_is_said_once():
+    window = Gate(kind="window", name="From year / To year", target=Window(**{"from": "1962", "to": "1969"}))
+    elsewhere = Gate(kind="filter", name="Data type", target=Value(value="Flow"))
+    turn = _turn(Plan(gates=[window, elsewhere], phases=[Phase(read="availability", into="avail",
+                                                               gates=[window, elsewhere])]))
+    on_page = turn[turn.index("\nPLAN ON THIS PAGE ("):turn.index("ROWS COLLECTED")]
+    assert "From year / To year" in on_page and "NOT HELD" in on_page  # the window: its line, held or not
+    assert "Data type" in on_page and "UNRESOLVED" in on_page  # a gate naming nothing here: said there too
+    plan_part = turn[turn.index("PLAN:"):turn.index("\nPLAN ON THIS PAGE (")]
+    assert "- window From year / To year" not in plan_part and "- filter Data type" not in plan_part
+    assert "- gates: as PLAN ON THIS PAGE" in plan_part and "under the gates on this page" in plan_part
+    assert "from_year = 2020" not in turn and "to_year = 2024" not in turn  # the values: in the gate's line
