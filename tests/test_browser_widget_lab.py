@@ -120,3 +120,21 @@ async def test_a_date_pair_is_offered_the_range_setter(lab_browser, widget_lab) 
     assert TOOL_SPECS["set_range"].offered(Situation(page=obs))
     *_, single = await _open(lab_browser, widget_lab, "uswds_combo_box", "Product")
     assert not TOOL_SPECS["set_range"].offered(Situation(page=single))
+
+
+SETTABLE = [(p.name, w.label) for p in lab_pages() for w in p.widgets
+            if p.category in ("multi-select", "typeahead", "dates")]  # trees, grids, lists: read, or check by name
+
+
+@pytest.mark.parametrize(("page_name", "label"), SETTABLE)
+async def test_every_lab_widget_is_offered_a_tool_that_sets_it(page_name, label, lab_browser, widget_lab) -> None:
+    """What the model is offered follows the control kinds the page has: a widget whose options load from the server
+    only as one types shows none yet, and was offered neither select nor fill (a played model could not set it)."""
+    *_, obs = await _open(lab_browser, widget_lab, page_name, label)
+    control = next((c for c in obs.controls if c.label == label or c.label.endswith(label)), None)
+    assert control is not None, [c.label for c in obs.controls]
+    setters = {"select", "fill", "check", "set_range"}
+    offered = {name for name in setters if TOOL_SPECS[name].offered(Situation(page=obs))}
+    by_kind = {"select": {"select"}, "custom_select": {"select", "fill"}, "radio_group": {"select"},
+               "checkbox": {"check"}, "date": {"fill", "set_range"}, "text": {"fill"}, "search": {"fill"}}
+    assert offered & by_kind.get(control.kind, setters), (control.kind, offered)

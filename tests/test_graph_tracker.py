@@ -182,3 +182,21 @@ def test_default_window_narrower_than_the_plan_is_flagged():
 )
 def test_values_match_is_exact_up_to_named_forms(actual, target, match):
     assert values_match(actual, target) is match
+
+
+def test_a_multi_select_holds_every_option_it_shows_chosen():
+    """A multi-select holding Utah and Idaho holds both, not its first chosen option: a plan gate wanting both
+    together is held, one wanting Ohio is not (a played run was flagged 'holds Idaho' under 'Utah, Idaho' and
+    refused twice)."""
+    from graph.plan.judge import judge
+    from graph.plan.targets import AnyOf
+
+    states = Control(ref="e1", kind="custom_select", label="States",
+                     options=[Option(label="Idaho", value="ID", selected=True), Option(label="Ohio", value="OH"),
+                              Option(label="Utah", value="UT", selected=True)])
+    page = Observation(url=ORIGIN + "/search", query_state={}, controls=[states])
+    state, _ = track(obs=page, step=3, action=None, result=None, previous=None, history=[], active_flags=[],
+                     plan=None)
+    both = Gate(kind="filter", name="States", target=AnyOf(any_of=["Utah", "Idaho"], together=True))
+    assert judge(both, state).status == "held"
+    assert judge(Gate(kind="filter", name="States", target=Value(value="Ohio")), state).status == "mismatch"

@@ -76,8 +76,13 @@ def _controls(*kinds: str) -> Offer:
     return Offer(lambda s: s.page is not None and any(c.kind in kinds for c in s.page.controls), SUCH_CONTROLS)
 
 
+CHOICE_KINDS = ("select", "custom_select", "radio_group")
+
+
 def _has_choices(s: Situation) -> bool:
-    return s.page is not None and any(c.options for c in s.page.controls)
+    """A control with options, or a choice widget whose options are not on the page yet (a combobox that loads
+    them from the server as one types: `select` types and picks; a played model was offered no way to set one)."""
+    return s.page is not None and any(c.options or c.kind in CHOICE_KINDS for c in s.page.controls)
 
 
 def _has_range(s: Situation) -> bool:
@@ -112,7 +117,7 @@ def a_list(s: Situation) -> bool:
 TOOL_SPECS: dict[str, ToolSpec] = {
     "goto": ToolSpec("executor", always, "Open a URL."),
     "click": ToolSpec("executor", on_page, "Click a link, button, tab or option."),
-    "fill": ToolSpec("executor", _controls("text", "search", "date", "number", "textarea"),
+    "fill": ToolSpec("executor", _controls("text", "search", "date", "number", "textarea", "custom_select"),
                      "Type a value into a text, search, date or number field."),
     "select": ToolSpec("executor", Offer(_has_choices, SUCH_CONTROLS),
                        "Choose an option (its label or value) of a dropdown or radio group."),

@@ -32,12 +32,19 @@ def _control_value(control) -> str:
     if control.kind == "tab":
         return control.label if control.checked else ""
     value = control.value or ""
+    selected = [option for option in control.options if option.selected]
+    if len(selected) > 1:  # a multi-select holds every option it shows chosen, not its first (a played run was
+        return ", ".join(_option_text(option) for option in selected)  # flagged 'holds Idaho' under 'Utah, Idaho')
     for option in control.options:
         if option.selected or (value and option.value == value):
-            # both forms, so a plan target given as label ('Environmental ...') or code ('epa') matches
-            same = norm_value(option.label) == norm_value(option.value) or not option.value
-            return option.label if same else f"{option.label} [{option.value}]"
+            return _option_text(option)
     return value
+
+
+def _option_text(option) -> str:
+    """Both forms, so a plan target given as label ('Environmental ...') or code ('epa') matches."""
+    same = norm_value(option.label) == norm_value(option.value) or not option.value
+    return option.label if same else f"{option.label} [{option.value}]"
 
 
 def _url_values(obs: Observation) -> dict[str, tuple[str, str]]:
