@@ -164,3 +164,16 @@ def test_an_answer_whose_rows_were_all_discarded_is_not_verified_as_empty():
     assert checks(discarded_all) == ["schema"] and "every row read was discarded" in discarded_all["repair_goal"]
     read_none = read([1], pages=None, rows=0)
     assert verify(plan=None, columns=COLUMNS, rows=[], reads=[read([1, 2]), read_none], step=9)["ok"]
+
+
+def test_a_filtered_read_of_a_table_short_of_the_site_count_is_refused_until_read_whole():
+    """Rows lost by a read: the table held fewer rows than the site counts, and a `where` then filtered that part.
+    The [count] check refuses on that evidence (the read's `untaken`) unless the set was read whole later."""
+    from graph.checks.finish_checks import check_counts
+
+    short = {"step": 7, "result_set": "/search?q=x", "pages_covered": [1], "pages": 1, "site_total": 12, "rows": 3,
+             "filtered": True, "complete": False, "untaken": 2}
+    (refusal,) = check_counts([], [short])
+    assert refusal["check"] == "count" and "step 7" in refusal["message"] and "all_pages=true" in refusal["message"]
+    whole = {**short, "step": 9, "untaken": 0, "complete": True}
+    assert check_counts([], [short, whole]) == []

@@ -116,6 +116,13 @@ def check_counts(rows: list[EvidenceRow], reads: list[ReadRecord]) -> list[Failu
             failures.append(failure("count", (
                 f"the site shows {total} results for {result_set} but only {len(distinct)} distinct row(s) were "
                 "extracted: read the remaining rows")))
+    complete = {r["result_set"] for r in reads if not r.get("untaken") and r["complete"]}
+    for read in reads:  # a read whose table held fewer rows than the site counts, filtered or not, never read whole
+        if read.get("untaken") and read["result_set"] not in complete and read["result_set"] not in totals:
+            failures.append(failure("count", (
+                f"the read at step {read['step']} took its rows from a table holding {read['untaken']} fewer than "
+                f"the site's {read['site_total']} for {read['result_set']}: read_table with all_pages=true (all "
+                "rows) and extract_rows again")))
     return failures
 
 

@@ -136,8 +136,9 @@ def extract(
             complete = True  # trust "all pages" only when the rows add up to the site's total
             pages_covered = list(range(1, (pages or 1) + 1))
         meant_whole = not pages or pages <= 1 or bool((last_read or {}).get("all_pages"))
-        if not args.section and not args.where and site_total and meant_whole and len(table["rows"]) < site_total:
-            untaken = site_total - len(table["rows"])  # the site counts rows the table read does not hold
+        if not args.section and site_total and meant_whole and len(table["rows"]) < site_total:
+            # the site counts rows the table read does not hold: a `where` then filtered a part of the set, too
+            untaken = site_total - len(table["rows"])
         headers = table["headers"]
         records = [({norm_value(h): cell for h, cell in zip(headers, row, strict=False)},
                     f"{table_name} row {i + 1}") for i, row in enumerate(table["rows"])]
