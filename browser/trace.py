@@ -23,6 +23,24 @@ from browser.types import ActionResult, Observation
 REDACTED = "[REDACTED]"
 # the password of a URL's userinfo (`https://user:PASSWORD@host/`): a base_url may carry one
 URL_PASSWORD = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@]*:)[^@/\s]+(?=@)")
+# a URL's query parameter (`?key=...`, `&api-key=...`, `?access_token=...`, `?sig=...`) whose name says it holds a
+# credential: a base_url may carry its key there
+_QUERY_PARAM = re.compile(r"([?&;]([^=&#\s?;]+)=)([^&#\s;]+)")
+_SECRET_PARAM_NAME = re.compile(r"(?i)(?:^|[-_.])(?:x-)?(?:api)?(?:key|token|secret|password|passwd|pwd|auth|"
+                                r"authorization|sig|signature|credentials?)(?:$|[-_.])")
+
+
+def url_query_secrets(text: str) -> list[str]:
+    """The values of the query parameters in `text` whose names say they hold a credential."""
+    return [m.group(3) for m in _QUERY_PARAM.finditer(text) if _SECRET_PARAM_NAME.search(m.group(2))]
+
+
+def redact_url_query(text: str, mark: str) -> str:
+    """`text` with the value of every credential-named query parameter replaced by `mark`."""
+    return _QUERY_PARAM.sub(lambda m: m.group(1) + mark if _SECRET_PARAM_NAME.search(m.group(2)) else m.group(0),
+                            text)
+
+
 _SECRET_PATTERNS = [
     URL_PASSWORD,
     re.compile(r"\bsk-[A-Za-z0-9_\-]{16,}"),  # OpenAI-style keys (sk-..., sk-proj-...)

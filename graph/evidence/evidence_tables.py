@@ -144,7 +144,8 @@ def run_query(tables: dict[str, TableRecord], sql: str, *, seconds: float = QUER
                           "max_bytes": max_bytes})
     try:
         done = subprocess.run([sys.executable, "-I", str(_SANDBOX)], input=request.encode(), capture_output=True,
-                              timeout=seconds + STARTUP_SECONDS, check=False, env=_SANDBOX_ENV)
+                              timeout=seconds + STARTUP_SECONDS, check=False, env=_SANDBOX_ENV,
+                              cwd="/")  # no working directory of ours for the engine to show
     except subprocess.TimeoutExpired as exc:  # the engine did not stop itself: the process was killed
         raise WorkspaceError(f"the query ran longer than {seconds:g}s and was stopped; simplify it") from exc
     try:
@@ -157,7 +158,7 @@ def run_query(tables: dict[str, TableRecord], sql: str, *, seconds: float = QUER
             raise WorkspaceError(f"{memory_message()} (engine process exit status {done.returncode})")
         raise WorkspaceError(f"the query engine failed (exit status {done.returncode}): {last}")
     if "error" in reply:
-        tail = f"\nTables:\n{schemas(tables)}" if reply.get("kind") == "engine" else ""
+        tail = f"\nTables:\n{schemas(tables)}" if reply.get("kind") in ("engine", "tables") else ""
         raise WorkspaceError(f"{reply['error']}{tail}", schemas_shown=bool(tail))
     return QueryResult(columns=reply["columns"], types=reply["types"], rows=reply["rows"], inputs=reply["inputs"])
 
