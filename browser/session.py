@@ -320,6 +320,8 @@ class PageDriver:
             result = await asyncio.wait_for(perform(self, parsed), self.timeouts.act_seconds)
         except TimeoutError:
             result = await self._after_timeout(parsed)
+        except OSError as exc:  # the action's own file work (a download the page named): the action failed
+            result = _unexpected_failure(parsed, exc, self.last_observation)
         except (PlaywrightError, BrowserError) as exc:
             if self.is_alive():
                 result = _unexpected_failure(parsed, exc, self.last_observation)
@@ -387,7 +389,8 @@ def _unexpected_failure(action: Any, exc: Exception, observation: Observation | 
         error_class, message = exc.error_class, str(exc)
     else:
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        error_class = "timeout" if "Timeout" in type(exc).__name__ else "not_interactable"
+        error_class = ("timeout" if "Timeout" in type(exc).__name__ else
+                       "not_interactable" if isinstance(exc, PlaywrightError) else "invalid_action")
         message = f"{action.kind} failed: {first_line}"
     return ActionResult(ok=False, action=action.model_dump(), error=error_class,  # type: ignore[arg-type]
                         message=message, observation=observation)
