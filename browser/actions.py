@@ -466,7 +466,8 @@ async def perform(driver: PageHandle, action: Any) -> ActionResult:
         before = await driver.observe()  # the page changed since the agent last saw it: diff against now
     keyboard = action.kind == "press"
     before_print = await fingerprint(driver.page, with_focus=keyboard)
-    blocked_mark = len(driver.policy.blocked)
+    blocked_mark, cut_mark, bytes_mark, loop_mark = (len(driver.policy.blocked), len(driver.policy.cut_pages),
+                                                     driver.policy.document_bytes, len(driver.policy.redirect_loops))
     try:
         outcome = await _HANDLERS[action.kind](driver, action)
     except BrowserError as exc:
@@ -492,7 +493,10 @@ async def perform(driver: PageHandle, action: Any) -> ActionResult:
         readback = f"{readback} .. {end_readback}" if end_readback else readback
     error = outcome.error
     message = outcome.message
-    if refused_navigation and error is None:
+    looped = driver.policy.loop_message(loop_mark)  # a click or a form into a redirect loop (goto says it itself)
+    if looped and error is None:
+        error, message = "not_found", looped
+    elif refused_navigation and error is None:
         error, message = "blocked_by_policy", (f"navigation to {refused_navigation[0]} was refused by policy "
                                                f"(allowed: {', '.join(sorted(driver.policy.allowed_origins))})")
     elif problem and error is None:
@@ -503,6 +507,8 @@ async def perform(driver: PageHandle, action: Any) -> ActionResult:
     refused_other = driver.policy.blocked[blocked_mark:]
     if refused_other and not refused_navigation:
         message += f" ({len(refused_other)} request(s) to other origins refused)"
+    message += "".join(f"; the page was cut at {cut.kept:,} of its {cut.sent:,} bytes (the per-page size cap)"
+                       for cut in driver.policy.cut_pages[cut_mark:])
     summary = describe_delta(delta, url_said=bool(delta.url_after) and delta.url_after in message)
     described = bool(summary) and error is None
     if described:
@@ -513,7 +519,7 @@ async def perform(driver: PageHandle, action: Any) -> ActionResult:
                                                           *(label for _, label, _ in outcome.extra_checks)) if label],
                         table=outcome.table,
                         pdf_pages=outcome.pdf_pages, facts=outcome.facts,
-                        download_path=outcome.download_path)
+                        download_path=outcome.download_path, page_bytes=driver.policy.document_bytes - bytes_mark)
 
 
 async def _adopt_popups(driver: PageHandle) -> bool:

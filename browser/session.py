@@ -32,7 +32,7 @@ from pydantic import TypeAdapter
 from browser.driver import SessionTimeouts
 from browser.interface import BrowserError
 from browser.launch import launch_chromium
-from browser.policy import BrowserLimits, OriginPolicy, origin_of
+from browser.policy import BrowserLimits, OriginPolicy, cut_notice, origin_of
 from browser.routing import EnvironmentRouter, OriginMap
 from browser.settle import INIT_SCRIPT, NetworkMonitor, fingerprint
 from browser.trace import StepTracer
@@ -143,6 +143,7 @@ class PageDriver:
         self._crashed = False
         self._last_good_url: str | None = None
         self._blocked_noted = 0
+        self._cuts_noted = 0
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -184,6 +185,7 @@ class PageDriver:
         context.set_default_timeout(self.timeouts.action_ms)
         context.set_default_navigation_timeout(self.timeouts.navigation_ms)
         self.policy.fetch_timeout_ms = self.timeouts.navigation_ms
+        self.policy.page_bytes = self.limits.page_bytes
         await self.policy.install(context)
         if self.router is not None:
             await self.router.install(context)
@@ -219,9 +221,11 @@ class PageDriver:
             trace_path = self.task_dir / "trace.zip"
             try:
                 await asyncio.wait_for(context.tracing.stop(path=str(trace_path)), self.timeouts.close_seconds)
-                self.tracer.redactor.zip_file(trace_path)
             except (TimeoutError, PlaywrightError) as exc:
                 self.dialogs.append(f"trace not saved: {exc}")
+            else:
+                if gone := await self.tracer.redactor.zip_file_bounded(trace_path, self.timeouts.redact_seconds):
+                    self.dialogs.append(f"trace not saved: {gone}")
         with contextlib.suppress(PlaywrightError, TimeoutError):
             await asyncio.wait_for(context.close(), self.timeouts.close_seconds)
 
@@ -298,6 +302,8 @@ class PageDriver:
             origins = sorted({origin_of(blocked.url) for blocked in refused})
             notices.append(f"policy refused {len(refused)} request(s) to {', '.join(origins[:5])}")
             self._blocked_noted = len(self.policy.blocked)
+        notices += [cut_notice(cut) for cut in self.policy.cut_pages[self._cuts_noted:]]
+        self._cuts_noted = len(self.policy.cut_pages)
         if self.router is not None:
             notices.extend(self.router.take_failure_notices())
         observation.notices.extend(notices)  # events the page itself cannot show: in the text the agent reads too

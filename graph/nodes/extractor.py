@@ -4,6 +4,7 @@ state and reads it in the same call: one step per detail page, its gates judged 
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from graph.evidence.workspace_tools import extract_into, needs_page_facts
@@ -30,10 +31,11 @@ def make_extractor(deps: Deps, *, provenance: bool = True):
                 facts = (await view.open(deps, url)).facts
             elif needs_page_facts(args):
                 facts = (await read_facts_of(deps, None)).facts
-            written = extract_into(args, view.context(deps, provenance=provenance), schema=deps.spec.columns,
-                                   tables=view.get("tables") or {},
-                                   page_facts=facts.model_dump() if facts is not None else None,
-                                   echo_chars=echo_budget(len(urls)))
+            # in a worker thread: the model's regexes run there (graph/evidence/model_regex.py), off the event loop
+            written = await asyncio.to_thread(
+                extract_into, args, view.context(deps, provenance=provenance), schema=deps.spec.columns,
+                tables=view.get("tables") or {}, page_facts=facts.model_dump() if facts is not None else None,
+                echo_chars=echo_budget(len(urls)))
             view.tables_written(written.tables)
             add_flags(view, written.flags)
             deps.log.write({"node": "extractor", "step": view.get("step", 0), "into": args.into, "url": url,

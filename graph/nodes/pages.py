@@ -24,6 +24,8 @@ from graph.nodes.deps import Deps
 from graph.nodes.state_tracker import tracked
 from graph.state import AgentState, DriftFlag, Plan
 
+READ_BYTES = 10_000_000  # page documents one read opens (each already cut at the browser's per-page cap)
+
 
 class PageReadError(ValueError):
     """The page could not be opened or read (policy, not found, timeout)."""
@@ -54,6 +56,7 @@ class PageView:
 
     state: dict[str, Any]
     update: dict[str, Any] = field(default_factory=dict)
+    page_bytes: int = 0  # the page documents this read opened, as shown (`READ_BYTES`)
 
     def get(self, key: str, default: Any = None) -> Any:
         return self.state.get(key, default)
@@ -70,6 +73,7 @@ class PageView:
         """Open `url` for a read: the page's facts, its observation and retrieval state, drift flags as the
         tracker raises them on arrival (`graph.nodes.state_tracker.tracked`)."""
         result = await read_facts_of(deps, url)
+        self.page_bytes += result.page_bytes
         if result.observation is None:
             return result
         step = self.state.get("step", 0)
@@ -136,7 +140,13 @@ async def read_each(deps: Deps, state: AgentState, urls: list[str | None],
     view = PageView(state=dict(state))
     replies: list[PageReply] = []
     failed: list[PageReply] = []
-    for url in urls:
+    for index, url in enumerate(urls):
+        if url is not None and view.page_bytes >= READ_BYTES:  # a read of many huge pages stops here
+            left = urls[index:]
+            failed.append(PageReply(f"{tool}: {len(left)} page(s) not opened: this read's pages already sent "
+                                    f"{view.page_bytes:,} bytes, its size cap is {READ_BYTES:,}; read them in "
+                                    f"another call: {', '.join(page_label(u) for u in left if u)}"))
+            break
         try:
             reply = await read(view, url)
         except _READ_FAILURES as exc:

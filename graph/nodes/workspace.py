@@ -55,8 +55,9 @@ async def _read_facts(deps: Deps, state: AgentState, args: ReadFacts, *, provena
     async def read(view: PageView, url: str | None) -> PageReply:
         result = await view.open(deps, url) if url is not None else await read_facts_of(deps, None)
         assert result.facts is not None
-        written = read_facts_row(args, view.context(deps, provenance=provenance), tables=view.get("tables") or {},
-                                 page_facts=result.facts.model_dump())
+        # in a worker thread: `re:` sources are the model's regexes (graph/evidence/model_regex.py)
+        written = await asyncio.to_thread(read_facts_row, args, view.context(deps, provenance=provenance),
+                                          tables=view.get("tables") or {}, page_facts=result.facts.model_dump())
         view.tables_written(written.tables)
         add_flags(view, written.flags)
         deps.log.write({"node": "workspace", "step": view.get("step", 0), "tool": "read_facts",
