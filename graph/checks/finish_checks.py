@@ -25,6 +25,7 @@ from graph.plan.judge import (
     with_shapes,
 )
 from graph.plan.values import values_match
+from graph.prompting.page_fence import page_repr
 from graph.state import EvidenceRow, Listing, Plan, ReadRecord, VerifierReport
 
 
@@ -68,15 +69,16 @@ def check_gates(plan: Plan, rows: list[EvidenceRow], notes: list[str],
             if verdict.status == "mismatch":
                 wrong.append((row, verdict))
             elif verdict.status == "clamped":
-                clamped.add(f"{verdict.label} = {verdict.value!r} ({verdict.evidence})")
+                clamped.add(f"{page_repr(verdict.label)} = {page_repr(verdict.value)} ({verdict.evidence})")
             elif verdict.status == "unresolved" and verdict.grounded:
                 unresolved.add(verdict.evidence)
         if wrong:
             label, needs = wrong[0][1].label, wrong[0][1].needs_text()
             seen = sorted({v.value for _, v in wrong})
             failures.append(failure("gate", (
-                f"{len(wrong)} row(s) were read with {label} = {', '.join(map(repr, seen))}, but the plan needs "
-                f"{gate.name} = {gate.target!r} (read at step(s) {_steps([r for r, _ in wrong])}): set {label} to "
+                f"{len(wrong)} row(s) were read with {page_repr(label)} = {', '.join(map(page_repr, seen))}, but the "
+                f"plan needs {gate.name} = {gate.target!r} (read at step(s) {_steps([r for r, _ in wrong])}): set "
+                f"{page_repr(label)} to "
                 f"{needs}, discard_rows the wrong ones and extract again")))
         if clamped:
             notes.append(f"[gate] clamped, accepted: {gate.name} = {gate.target!r}: {'; '.join(sorted(clamped))}")
@@ -119,7 +121,7 @@ def check_counts(rows: list[EvidenceRow], reads: list[ReadRecord]) -> list[Failu
         distinct = {tuple(sorted(r["values"].items())) for r in rows if r["provenance"]["result_set"] == result_set}
         if len(distinct) < total:
             failures.append(failure("count", (
-                f"the site shows {total} results for {result_set} but only {len(distinct)} distinct row(s) were "
+                f"the page says {total} results for {result_set} but only {len(distinct)} distinct row(s) were "
                 "extracted: read the remaining rows")))
     return failures
 
@@ -132,7 +134,7 @@ def check_criteria(plan: Plan | None, rows: list[EvidenceRow]) -> list[Failure]:
         bad = [r for r in rows if column in r["values"] and not values_match(r["values"][column], wanted)]
         if bad:
             failures.append(failure("criteria", (
-                f"{len(bad)} row(s) have {column} other than {wanted!r} (e.g. {bad[0]['values'][column]!r}): "
+                f"{len(bad)} row(s) have {column} other than {wanted!r} (e.g. {page_repr(bad[0]['values'][column])}): "
                 f"discard_rows them or re-extract with where={{{column!r}: {wanted!r}}}")))
     return failures
 

@@ -15,6 +15,7 @@ from graph.checks.gates import ReadCheck, check_read, read_drift, state_snapshot
 from graph.evidence.answer_format import compose
 from graph.evidence.evidence_tables import (
     ANSWER,
+    SCHEMAS_HEAD,
     TableRecord,
     WorkspaceError,
     append_rows,
@@ -241,9 +242,17 @@ def compose_derived(table: TableRecord, spec: OutputSpec, order_by: list[str]) -
                     for row in table["rows"]], spec, order_by)
 
 
+def error_parts(exc: Exception, tables: dict[str, TableRecord]) -> list[tuple[str, bool]]:
+    """An error for the model as (text, the agent's own words?) parts (`page_fence.compose`): its message, which
+    may quote page values (an engine error quotes a cell), then the evidence tables' schemas, the agent's own."""
+    if isinstance(exc, ExtractionError | FactError):
+        return [(str(exc), False)]
+    if isinstance(exc, WorkspaceError):
+        shown = schemas(tables) if exc.schemas is None else exc.schemas
+        return [(exc.message, False), (f"{SCHEMAS_HEAD}\n{shown}", True)]
+    return [(str(exc), False), (f"{SCHEMAS_HEAD}\n{schemas(tables)}", True)]
+
+
 def error_text(exc: Exception, tables: dict[str, TableRecord]) -> str:
-    text = str(exc)
-    if isinstance(exc, ExtractionError | FactError) or (isinstance(exc, WorkspaceError) and exc.schemas_shown):
-        return text
-    return f"{text}\nTables:\n{schemas(tables)}"
+    return "\n".join(text for text, _ in error_parts(exc, tables))
 

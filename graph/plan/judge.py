@@ -34,6 +34,7 @@ from graph.plan.values import (
     state_values,
     values_match,
 )
+from graph.prompting.page_fence import page_repr
 from graph.state import Gate, Phase, Plan
 
 Status = Literal["held", "mismatch", "unresolved", "clamped"]
@@ -268,7 +269,7 @@ class Verdict:
         return self.key is not None
 
     def needs_text(self) -> str:
-        return " or ".join(repr(n) for n in self.needs) or repr(self.gate.target)
+        return " or ".join(page_repr(n) for n in self.needs) or repr(self.gate.target)  # needs: the page's options
 
 
 def judge(gate: Gate, state: dict[str, Any], *, applied: bool = False) -> Verdict:
@@ -282,7 +283,8 @@ def judge(gate: Gate, state: dict[str, Any], *, applied: bool = False) -> Verdic
     verdict = _judge_values(gate, values)
     pending = [values[k]["pending"] for k in (verdict.key, *verdict.bounds) if k in values and values[k].get("pending")]
     if pending and verdict.status == "mismatch":
-        return replace(verdict, evidence=f"the form holds {pending[0]!r}, not applied: the page shows {verdict.value!r}")
+        return replace(verdict, evidence=f"the form holds {page_repr(pending[0])}, not applied: the page shows "
+                                                f"{page_repr(verdict.value)}")
     return verdict
 
 
@@ -295,7 +297,8 @@ def _judge_values(gate: Gate, values: dict[str, Any]) -> Verdict:
     if len(found) > 1:
         labels = tuple(values[k].get("label") or k for k, _ in found)
         return Verdict(gate, "unresolved", candidates=labels,
-                       evidence=f"matches {len(found)} controls {list(labels)}; revise_plan with the full label")
+                       evidence=f"matches {len(found)} controls [{', '.join(map(page_repr, labels))}]; revise_plan "
+                                "with the full label")
     key, value = found[0]
     held = values[key]
     label = held.get("label") or key
@@ -308,12 +311,14 @@ def _judge_values(gate: Gate, values: dict[str, Any]) -> Verdict:
                        evidence=held["clamped"]["evidence"], **base)
     if needs is None and not held.get("options") and held.get("kind") not in BOX_KINDS and describes(gate.target):
         return Verdict(gate, "unresolved", **base,
-                       evidence=f"{gate.target!r} describes the value of {label!r}, it does not give it: not checked")
+                       evidence=f"{gate.target!r} describes the value of {page_repr(label)}, it does not give it: "
+                                "not checked")
     if needs is None:
         options = held.get("options") or (["on", "off"] if held.get("kind") in BOX_KINDS else [])
-        shown = f"; it offers {', '.join(map(repr, options[:8]))}{' …' if len(options) > 8 else ''}" if options else ""
+        shown = f"; it offers {', '.join(map(page_repr, options[:8]))}{' …' if len(options) > 8 else ''}" if options else ""
         return Verdict(gate, "unresolved", **base,
-                       evidence=f"{gate.target!r} names no value of {label!r}{shown}: revise_plan with the value meant")
+                       evidence=f"{gate.target!r} names no value of {page_repr(label)}{shown}: revise_plan with the "
+                                "value meant")
     return Verdict(gate, "mismatch", needs=tuple(needs), **base)
 
 
@@ -508,13 +513,14 @@ def grounding_lines(gates: list[Gate], state: dict[str, Any] | None,
     for v in judged_here(gates, state, history):
         head = f"{v.gate.kind} {v.gate.name} = {v.gate.target}"
         if v.status == "unresolved":
-            where = f" -> {v.label!r}" if v.grounded else ""
+            where = f" -> {page_repr(v.label)}" if v.grounded else ""
             lines.append(f"{head}{where}: UNRESOLVED, {v.evidence}")
         elif v.status == "held":
-            lines.append(f"{head} -> {v.label!r} needs {v.needs_text()}: held")
+            lines.append(f"{head} -> {page_repr(v.label)} needs {v.needs_text()}: held")
         elif v.status == "clamped":
-            lines.append(f"{head} -> {v.label!r} holds {v.value!r}: clamped by the page ({v.evidence})")
+            lines.append(f"{head} -> {page_repr(v.label)} holds {page_repr(v.value)}: clamped by the page ({v.evidence})")
         else:
             wider = " (wider than the plan's window)" if v.wider else ""
-            lines.append(f"{head} -> {v.label!r} needs {v.needs_text()}, holds {v.value!r}: NOT HELD{wider}")
+            lines.append(f"{head} -> {page_repr(v.label)} needs {v.needs_text()}, holds {page_repr(v.value)}: NOT "
+                         f"HELD{wider}")
     return lines
