@@ -242,17 +242,17 @@ def compose_derived(table: TableRecord, spec: OutputSpec, order_by: list[str]) -
                     for row in table["rows"]], spec, order_by)
 
 
-def error_parts(exc: Exception, tables: dict[str, TableRecord]) -> list[tuple[str, bool]]:
-    """An error for the model as (text, the agent's own words?) parts (`page_fence.compose`): its message, which
-    may quote page values (an engine error quotes a cell), then the evidence tables' schemas, the agent's own."""
+def error_parts(exc: Exception, tables: dict[str, TableRecord]) -> tuple[str, str | None]:
+    """An error for the model: its message, which may quote page values (an engine error quotes a cell), and the
+    evidence tables' schemas to follow it (the agent's own words, never marked as page text), or None."""
     if isinstance(exc, ExtractionError | FactError):
-        return [(str(exc), False)]
+        return str(exc), None
     if isinstance(exc, WorkspaceError):
-        shown = schemas(tables) if exc.schemas is None else exc.schemas
-        return [(exc.message, False), (f"{SCHEMAS_HEAD}\n{shown}", True)]
-    return [(str(exc), False), (f"{SCHEMAS_HEAD}\n{schemas(tables)}", True)]
+        return exc.message, f"{SCHEMAS_HEAD}\n{schemas(tables) if exc.schemas is None else exc.schemas}"
+    return str(exc), f"{SCHEMAS_HEAD}\n{schemas(tables)}"
 
 
 def error_text(exc: Exception, tables: dict[str, TableRecord]) -> str:
-    return "\n".join(text for text, _ in error_parts(exc, tables))
+    message, shown = error_parts(exc, tables)
+    return message if shown is None else f"{message}\n{shown}"
 

@@ -150,11 +150,10 @@ async def read_each(deps: Deps, state: AgentState, urls: list[str | None],
         try:
             reply = await read(view, url)
         except _READ_FAILURES as exc:
-            (head, _), *schemas = error_parts(exc, view.get("tables") or {})
+            message, shown = error_parts(exc, view.get("tables") or {})
             deps.log.write({**event, "url": url, "error": error_text(exc, view.get("tables") or {})})
             notes = failure_notes(view) if failure_notes else []
-            failed.append(PageReply(f"{tool} failed{f' on {url}' if url else ''}: {head}", notes,
-                                    own="\n".join(text for text, _ in schemas)))
+            failed.append(PageReply(f"{tool} failed{f' on {url}' if url else ''}: {message}", notes, own=shown or ""))
             continue
         if url is not None and len(urls) > 1:
             reply.text = f"{page_label(url)}: {reply.text}"

@@ -35,8 +35,8 @@ def make_workspace(deps: Deps, *, provenance: bool = True):
             # the engine runs in its own process; waiting for it must not block the event loop
             written = await asyncio.to_thread(derive, args, tables=tables, schema=deps.spec.columns, step=step)
         except WorkspaceError as exc:
-            (head, _), *schemas = error_parts(exc, tables)
-            text, own = compose([(f"derive failed: {head}", False), *schemas])
+            message, shown = error_parts(exc, tables)
+            text, own = compose([(f"derive failed: {message}", False), *([(shown, True)] if shown else [])])
             deps.log.write({"node": "workspace", "step": step, "tool": "derive", "error": error_text(exc, tables)})
             return {**update, "messages": [tool_reply(text, pending["id"], own=own)],
                     "errors": [error_record(state, "workspace", "agent", "derive", error_text(exc, tables))]}
