@@ -25,7 +25,7 @@ from graph.plan.judge import (
     with_shapes,
 )
 from graph.plan.values import values_match
-from graph.prompting.page_fence import page_repr
+from graph.prompting.page_fence import inline_data, page_repr
 from graph.state import EvidenceRow, Listing, Plan, ReadRecord, VerifierReport
 
 
@@ -69,16 +69,16 @@ def check_gates(plan: Plan, rows: list[EvidenceRow], notes: list[str],
             if verdict.status == "mismatch":
                 wrong.append((row, verdict))
             elif verdict.status == "clamped":
-                clamped.add(f"{page_repr(verdict.label)} = {page_repr(verdict.value)} ({verdict.evidence})")
+                clamped.add(f"{inline_data(verdict.label)} = {page_repr(verdict.value)} ({verdict.evidence})")
             elif verdict.status == "unresolved" and verdict.grounded:
                 unresolved.add(verdict.evidence)
         if wrong:
             label, needs = wrong[0][1].label, wrong[0][1].needs_text()
             seen = sorted({v.value for _, v in wrong})
             failures.append(failure("gate", (
-                f"{len(wrong)} row(s) were read with {page_repr(label)} = {', '.join(map(page_repr, seen))}, but the "
+                f"{len(wrong)} row(s) were read with {inline_data(label)} = {', '.join(map(page_repr, seen))}, but the "
                 f"plan needs {gate.name} = {gate.target!r} (read at step(s) {_steps([r for r, _ in wrong])}): set "
-                f"{page_repr(label)} to "
+                f"{inline_data(label)} to "
                 f"{needs}, discard_rows the wrong ones and extract again")))
         if clamped:
             notes.append(f"[gate] clamped, accepted: {gate.name} = {gate.target!r}: {'; '.join(sorted(clamped))}")

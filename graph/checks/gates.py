@@ -22,7 +22,7 @@ from graph.plan.judge import (
     verdicts,
     with_shapes,
 )
-from graph.prompting.page_fence import page_repr
+from graph.prompting.page_fence import inline_data, page_repr
 from graph.state import DriftFlag, Gate, Plan, RetrievalState
 from graph.tracking.drift import PLAN_RULES
 from graph.tracking.plan_flags import plan_flag
@@ -98,7 +98,7 @@ def _check(gates: list[Gate], retrieval: RetrievalState, step: int, history: lis
             if gate.kind != "window" and (not where or verdict.grounded):
                 check.unresolved.append(f"{gate.name}={gate.target} ({verdict.evidence})")
         elif verdict.status == "clamped":
-            check.clamps.append(f"{page_repr(verdict.label)} = {page_repr(verdict.value)}, not the plan's {gate.target!r}: "
+            check.clamps.append(f"{inline_data(verdict.label)} = {page_repr(verdict.value)}, not the plan's {gate.target!r}: "
                                 f"{verdict.evidence}")
         elif verdict.status == "mismatch":
             flag = DriftFlag(**plan_flag(verdict, retrieval, step), node="extractor")
@@ -108,7 +108,7 @@ def _check(gates: list[Gate], retrieval: RetrievalState, step: int, history: lis
                 kept = "" if verdict.set_by_agent or _ever_set(history, verdict.key or "") \
                     else " (its default: never set)"
                 flag["label"], flag["message"] = verdict.label, (
-                    f"{page_repr(verdict.label)} holds {page_repr(verdict.value)}{kept}{where} but the plan needs "
+                    f"{inline_data(verdict.label)} holds {page_repr(verdict.value)}{kept}{where} but the plan needs "
                     f"{verdict.needs_text()}{f' ({verdict.evidence})' if verdict.evidence else ''}: set it"
                     f"{' and apply it' if verdict.evidence else ''}, discard_rows these rows and read again")
             check.mismatches.append(flag)
