@@ -1,6 +1,8 @@
-# The SGR-Bench reference agent with Debian's Python and Chromium.
-#   docker build -t sgr-agent .
-#   docker run --rm -v "$PWD/results:/work/results" sgr-agent bench /configs/offline.yaml
+# The SGR-Bench reference agent with Debian's Python and Chromium. The recipe, for podman and Docker (a local CA,
+# the results folder owned by uid 1000): docs/container.md. In short:
+#   podman build -t sgr-agent .            (or docker build: the same, with its daemon running)
+#   mkdir -p results && sudo chown 1000:1000 results
+#   podman run --rm -v "$PWD/results:/work/results" sgr-agent bench /configs/offline.yaml
 # The Ray worker (and driver) image: the same plus the `ray` extra (target `ray`, see README "Ray"):
 #   docker build --target ray -t sgr-agent:ray .
 #   docker run --rm --network host --shm-size 2g --entrypoint ray sgr-agent:ray start --address HEAD:6379 --block

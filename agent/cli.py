@@ -13,6 +13,7 @@ from agent.commands import paths as paths_command
 from agent.commands import play as play_command
 from agent.commands import review as review_command
 from agent.commands import run as run_command
+from agent.commands import show as show_command
 from agent.commands import webenv as webenv_command
 from eval import cli as eval_cli
 from tasks import cli as tasks_cli
@@ -52,6 +53,8 @@ app.add_typer(offline_cli.app, name="offline", help="The offline state-gated sit
 app.command("score", help="Score saved answers with the shared evaluator.")(eval_cli.score)
 app.add_typer(review_command.review_app, name="review", help="Failure review (the benchmark's audit protocol).")
 app.command("run", help="Run the agent on one task.")(run_command.run)
+app.command("show", help="Show one run: outcome, steps (one numbering), answer, how to open its trace.")(
+    show_command.show)
 app.command("play", help="Play the model on one task: answer each of the agent's model requests yourself.")(
     play_command.play)
 app.command("bench", help="Run a benchmark from a YAML config.")(bench_command.bench)

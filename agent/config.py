@@ -126,6 +126,9 @@ class RunConfig(StrictModel):
         True, description="No key in the environment: run the scripted walkthrough model (offline suite only)."
     )
     html_report: bool = True
+    check_endpoints: bool = Field(
+        True, description="One request to each model endpoint before the first cell; one that does not answer stops "
+                          "the run with one line (false: its cells run and fail, each with the cause).")
     seed: int = 20260521
     executor: Literal["local", "ray"] = Field(
         "local", description="local: a pool of `concurrency` browser workers in this process; ray: cells on a "
@@ -148,7 +151,7 @@ class FaultsConfig(StrictModel):
 
 class ScoringConfig(StrictModel):
     compat: Literal["ours", "authors"] = Field(
-        "ours", description="ours: the project's definitions; authors: as the SGR-Bench authors' scorer (eval/README.md)")
+        "ours", description="ours: the project's definitions; authors: as the SGR-Bench authors' scorer (docs/evaluator.md)")
 
 
 class BenchConfig(StrictModel):

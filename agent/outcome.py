@@ -32,6 +32,10 @@ class TaskOutcome(BaseModel):
     verifier_reports: list[dict[str, Any]] = Field(default_factory=list)
     invalid_calls: int = Field(0, description="Model replies the actor could not execute (no/bad tool call).")
     repairs: int = Field(0, description="Verifier repair rounds.")
+    skipped: dict[str, str] = Field(default_factory=dict, description="Listed results the model left unopened on "
+                                                                       "purpose (finish(skip=...)): link -> why.")
+    disputed: str | None = Field(None, description="The model disputed a refusal (its reason): the answer was "
+                                                   "composed over the verifier's failures.")
     context_trims: int = Field(0, description="Actor calls whose history was cut to fit the context window.")
     restarts: list[dict[str, Any]] = Field(
         default_factory=list, description="Each time the task was interrupted (its process killed) and restarted "

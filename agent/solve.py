@@ -34,6 +34,7 @@ from agent.rundir.checkpoints import (
 from agent.rundir.evidence import RunEvidence, write_evidence
 from browser.interface import Browser
 from browser.trace import Redactor
+from eval.score import run_failed
 from graph.build import build_graph
 from graph.evidence.evidence_tables import ANSWER, extracted_answer, lineage, read_rows
 from graph.evidence.workspace_tools import compose_answer
@@ -169,6 +170,8 @@ def _finish(outcome: TaskOutcome, out_dir: Path, state: dict[str, Any] | None, s
     stop_reason = state.get("stop_reason") or ("error" if error else "finished")
     if error is None and stop_reason == "error" and errors:
         error, error_kind = errors[-1]["message"], errors[-1]["kind"]
+    if run_failed(stop_reason, error_kind) and (spec is None or compose_answer(state.get("tables"), spec, [])[1] == 0):
+        answer = ""  # a failed run that read nothing has no answer: never the answer NONE (its partial rows are kept)
     usage = state.get("usage") or {}
     nodes_run = list(dict.fromkeys(state.get("nodes_run") or []))
     outcome = outcome.model_copy(update=dict(
@@ -179,6 +182,7 @@ def _finish(outcome: TaskOutcome, out_dir: Path, state: dict[str, Any] | None, s
         drift_flags=list(state.get("drift_log") or []), verifier_reports=list(state.get("reports") or []),
         traceback=trace_text,
         invalid_calls=int(state.get("invalid_calls") or 0), repairs=int(state.get("repairs") or 0),
+        disputed=state.get("disputed"), skipped=dict(state.get("skipped") or {}),
         context_trims=int(state.get("context_trims") or 0),
     ))
     # before anything is written or returned (an error text can quote a key: a 401 body echoing it)

@@ -19,6 +19,7 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Locator
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
+from browser import lists, trees
 from browser.delta import describe_delta, params_diff, state_delta
 from browser.driver import PageHandle
 from browser.facts import read_page_facts
@@ -48,12 +49,22 @@ from browser.types import (
     Target,
     WaitFor,
 )
+from browser.widgets import (
+    date_field,
+    fill_date,
+    is_face,
+    parse_date,
+    pick_suggestion,
+    select_face,
+    widget_fill,
+)
 
 _KIND_JS = """
 el => {
   const tag = el.tagName.toLowerCase();
   const role = (el.getAttribute('role') || '').toLowerCase();
   if (tag === 'select') return 'select';
+  if (role === 'treeitem') return 'tree_node';
   if (tag === 'input' && el.type === 'radio') return 'radio';
   if (tag === 'input' && el.type === 'checkbox') return 'checkbox';
   if (tag === 'fieldset' || role === 'radiogroup' || el.querySelector('input[type=radio], [role=radio]'))
@@ -165,13 +176,15 @@ async def _click(driver: PageHandle, action: Click) -> Outcome:
     locator = await _locate(driver, action.target)
     await _ensure_enabled(locator, action.target.describe())
     try:
+        node = await locator.evaluate(_KIND_JS) == "tree_node"
         if await locator.evaluate(_OPENS_TAB_JS):
             await _click_expecting_tab(driver, locator)
         else:
             await locator.click()
     except PlaywrightError as exc:
         raise _interaction_error(exc, f"clicking {action.target.describe()}") from exc
-    return Outcome(f"clicked {action.target.describe()}", expect_change=True)
+    return Outcome(f"clicked {action.target.describe()}" + (" (a tree node: check ticks it)" if node else ""),
+                   expect_change=True)
 
 
 # A link or form button that targets another browsing context opens a tab, which `_adopt_popups` follows.
@@ -205,15 +218,20 @@ async def _fill(driver: PageHandle, action: Fill) -> Outcome:
         raise BrowserError("invalid_action", f"{label!r} is a {kind.replace('_', ' ')}, not a text field; "
                                              f"{_USE_INSTEAD[kind]}")
     try:
+        if widget := await widget_fill(driver, locator, action.value, label):
+            return widget
         await locator.fill(action.value)
+        # a typeahead: the suggestion that reads the value is clicked before anything blurs the field
+        picked = await pick_suggestion(driver, locator, action.value)
         await locator.evaluate("el => el.blur()")  # many sites apply a field on `change`, fired on blur
     except PlaywrightError as exc:
         raise _interaction_error(exc, f"filling {label!r}") from exc
-    return Outcome(f"filled {label!r} with {action.value!r}", control=locator, control_label=label,
+    said = " and picked it from the suggestions" if picked else ""
+    return Outcome(f"filled {label!r} with {action.value!r}{said}", control=locator, control_label=label,
                     expected=action.value)
 
 
-async def _select_native(locator: Locator, option: str, label: str) -> None:
+async def _select_native(locator: Locator, option: str, label: str, mode: str = "add") -> None:
     options = await locator.evaluate("el => [...el.options].map(o => [o.label || o.text, o.value])")
     wanted = norm(option)
     match = next((value for text, value in options if norm(text) == wanted), None)
@@ -223,6 +241,11 @@ async def _select_native(locator: Locator, option: str, label: str) -> None:
     if match is None:
         raise BrowserError("option_not_found", f"{label!r} has no option {option!r}; "
                                                f"{_options_hint([text for text, _ in options])}")
+    if await locator.evaluate("el => el.multiple"):  # a native multi-select: add (default), replace, remove, clear
+        chosen = await locator.evaluate("el => [...el.selectedOptions].map(o => o.value)")
+        keep = {"add": chosen, "replace": [], "remove": [v for v in chosen if v != match], "clear": []}[mode]
+        await locator.select_option(value=keep + ([match] if mode in ("add", "replace") and match not in keep else []))
+        return
     await locator.select_option(value=match)
 
 
@@ -323,11 +346,16 @@ async def _select(driver: PageHandle, action: Select) -> Outcome:
         except PlaywrightError as exc:
             raise _interaction_error(exc, f"following {action.option!r} in {label!r}") from exc
         return Outcome(f"followed {action.option!r} in {label!r}", expect_change=True)
+    if await is_face(locator):
+        try:
+            return await select_face(driver, locator, action, label)
+        except PlaywrightError as exc:
+            raise _interaction_error(exc, f"selecting {action.option!r} in {label!r}") from exc
     kind = await locator.evaluate(_KIND_JS)
     control = locator
     try:
         if kind == "select":
-            await _select_native(locator, action.option, label)
+            await _select_native(locator, action.option, label, action.mode)
         elif kind == "radio_group":
             await _select_radio(locator.locator(_RADIOS), action.option, label)
         elif kind == "radio":
@@ -348,12 +376,21 @@ async def _select(driver: PageHandle, action: Select) -> Outcome:
 
 
 async def _check(driver: PageHandle, action: Check) -> Outcome:
-    locator = await _locate(driver, action.target)
+    try:
+        locator = await _locate(driver, action.target)
+    except BrowserError as exc:  # a tree node under a collapsed one is not in the page until its parent opens
+        name = action.target.label or action.target.text
+        if exc.error_class != "not_found" or not name or not await trees.open_to(driver.page, name):
+            raise
+        await driver.observe()  # the opened node is a control of the page the target is resolved against
+        locator = await _locate(driver, action.target)
     await _ensure_enabled(locator, action.target.describe())
     label = await _control_label(driver, locator, action.target)
     kind = await locator.evaluate(_KIND_JS)
     try:
-        if kind in ("checkbox", "radio"):
+        if kind == "tree_node":
+            await locator.evaluate(trees.TICK_JS, action.checked)
+        elif kind in ("checkbox", "radio"):
             await locator.set_checked(action.checked)
         elif await locator.get_attribute("aria-checked") is not None:
             if (await locator.get_attribute("aria-checked") == "true") != action.checked:
@@ -370,15 +407,27 @@ async def _check(driver: PageHandle, action: Check) -> Outcome:
 async def _set_range(driver: PageHandle, action: SetRange) -> Outcome:
     start = await _locate(driver, action.start_target)
     end = await _locate(driver, action.end_target)
-    for locator, value, target in ((start, action.start, action.start_target), (end, action.end, action.end_target)):
-        await _ensure_enabled(locator, target.describe())
-        try:
-            await locator.fill(value)
-            await locator.evaluate("el => el.blur()")
-        except PlaywrightError as exc:
-            raise _interaction_error(exc, f"setting {target.describe()} to {value!r}") from exc
     label = await _control_label(driver, start, action.start_target)
     end_label = await _control_label(driver, end, action.end_target)
+    days = [parse_date(action.start), parse_date(action.end)]
+    if await start.evaluate("(a, b) => a === b", await end.element_handle()):  # one field holds the range
+        if None in days or not await date_field(driver, start):
+            raise BrowserError("invalid_action", f"{label!r} is one field: give two dates, or fill it")
+        try:
+            await fill_date(driver, start, days)  # type: ignore[arg-type]
+        except PlaywrightError as exc:
+            raise _interaction_error(exc, f"setting {label!r} to {action.start!r}..{action.end!r}") from exc
+        return Outcome(f"set {label!r} to {action.start!r}..{action.end!r}", control=start, control_label=label,
+                       expected=action.start, extra_checks=[(start, label, action.end)])
+    for locator, value, target, day in ((start, action.start, action.start_target, days[0]),
+                                        (end, action.end, action.end_target, days[1])):
+        await _ensure_enabled(locator, target.describe())
+        try:
+            if day is None or not await date_field(driver, locator) or await fill_date(driver, locator, [day]) is None:
+                await locator.fill(value)
+                await locator.evaluate("el => el.blur()")
+        except PlaywrightError as exc:
+            raise _interaction_error(exc, f"setting {target.describe()} to {value!r}") from exc
     return Outcome(f"set {label!r}={action.start!r} and {end_label!r}={action.end!r}", control=start,
                     control_label=label, expected=action.start, extra_checks=[(end, end_label, action.end)])
 
@@ -477,6 +526,8 @@ async def perform(driver: PageHandle, action: Any) -> ActionResult:
         outcome = Outcome(str(exc), error=exc.error_class)
     await settle(driver.page, driver.network, quiet_ms=driver.timeouts.settle_quiet_ms,
                  timeout_ms=driver.timeouts.settle_max_ms)
+    if action.kind == "scroll" or (keyboard and action.key in lists.SCROLL_KEYS):
+        await lists.await_loading(driver)  # a feed fetches its next batch a moment after the scroll
     if await _adopt_popups(driver):
         await settle(driver.page, driver.network, quiet_ms=driver.timeouts.settle_quiet_ms,
                      timeout_ms=driver.timeouts.settle_max_ms)
@@ -501,7 +552,7 @@ async def perform(driver: PageHandle, action: Any) -> ActionResult:
                                                f"(allowed: {', '.join(sorted(driver.policy.allowed_origins))})")
     elif problem and error is None:
         error, message = "value_reverted", problem
-    elif (error is None and outcome.expect_change and after.page_id == before.page_id
+    elif (error is None and outcome.expect_change and after.page_id == before.page_id and not delta.tables_grown
           and await fingerprint(driver.page, with_focus=keyboard) == before_print):
         error, message = "no_effect", f"{outcome.message} but nothing on the page changed; try another control"
     refused_other = driver.policy.blocked[blocked_mark:]
@@ -509,7 +560,8 @@ async def perform(driver: PageHandle, action: Any) -> ActionResult:
         message += f" ({len(refused_other)} request(s) to other origins refused)"
     message += "".join(f"; the page was cut at {cut.kept:,} of its {cut.sent:,} bytes (the per-page size cap)"
                        for cut in driver.policy.cut_pages[cut_mark:])
-    summary = describe_delta(delta, url_said=bool(delta.url_after) and delta.url_after in message)
+    summary = describe_delta(delta, url_said=bool(delta.url_after) and delta.url_after in message,
+                             read_hint=action.kind != "read_table")
     described = bool(summary) and error is None
     if described:
         message += f"; {summary}"

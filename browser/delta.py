@@ -63,7 +63,7 @@ def params_diff(old: dict[str, list[str]], new: dict[str, list[str]]) -> str:
 
 def _control_value(control: Control) -> str | None:
     if control.checked is not None and control.kind in ("checkbox", "toggle"):
-        return "checked" if control.checked else "unchecked"
+        return "checked" if control.checked else "partly checked" if control.value == "mixed" else "unchecked"
     return control.value
 
 
@@ -77,6 +77,17 @@ def _controls_by_label(observation: Observation) -> dict[str, str | None]:
             key = f"{key} [{control.ref}]"
         values[key] = _control_value(control)
     return values
+
+
+def tables_grown(before: Observation | None, after: Observation) -> list[tuple[int, int, int]]:
+    """(index, rows before, rows after) of each table or card list of the same page that now holds more rows."""
+    if before is None or before.page_id != after.page_id:
+        return []
+    grown = []
+    for old, new in zip(before.tables, after.tables, strict=False):
+        if old.source == new.source and old.headers == new.headers and new.total_rows > old.total_rows:
+            grown.append((new.index, old.total_rows, new.total_rows))
+    return grown
 
 
 def state_delta(before: Observation | None, after: Observation) -> StateDelta:
@@ -95,13 +106,16 @@ def state_delta(before: Observation | None, after: Observation) -> StateDelta:
                           if k in before_controls and before_controls[k] != v},
         count_before=before.result_count if before else None,
         count_after=after.result_count,
+        # a list grown in place, not a search's new results (those change the count or a control)
+        tables_grown=tables_grown(before, after) if before is not None and before.result_count == after.result_count
+        and not any(k in before_controls and before_controls[k] != v for k, v in after_controls.items()) else [],
     )
 
 
 DESCRIBED_CONTROLS = 6  # the changed controls `describe_delta` names (the first ones)
 
 
-def describe_delta(delta: StateDelta, *, url_said: bool = False) -> str:
+def describe_delta(delta: StateDelta, *, url_said: bool = False, read_hint: bool = True) -> str:
     """The delta in words (an action's message ends with it: `ActionResult.described`): the URL's change, the
     first DESCRIBED_CONTROLS changed controls, the result count's change; `url_said`: the action's message
     already names the new URL (not said again)."""
@@ -117,4 +131,7 @@ def describe_delta(delta: StateDelta, *, url_said: bool = False) -> str:
                                                list(delta.controls_changed.items())[:DESCRIBED_CONTROLS]))
     if delta.count_before != delta.count_after:
         parts.append(f"results {delta.count_before} -> {delta.count_after}")
+    for index, rows_before, rows_after in delta.tables_grown:
+        hint = f" (read_table {index} all_pages=true reads the list to its end)" if read_hint else ""
+        parts.append(f"TABLE {index} grew {rows_before} -> {rows_after} rows{hint}")
     return ", ".join(parts)

@@ -155,6 +155,42 @@
     ACTIVE_RE.test(cls(el)) ||
     (el.parentElement && ACTIVE_RE.test(cls(el.parentElement)) && el.parentElement.children.length === 1);
 
+
+  // ------------------------------------------------------------------ tree nodes (ARIA treeitem)
+  // A node of a checkbox tree (jsTree, Fancytree, react-checkbox-tree ...) is one checkbox control: its checked
+  // state (aria-checked / aria-selected, or the checkbox in its own row), and whether it is open; the children of
+  // a collapsed node are often not in the DOM at all, so the line says they exist.
+  const treeRow = (item) => {
+    const row = [];
+    const visit = (node) => {
+      for (const child of node.children) {
+        if (attr(child, "role") === "group" || ["ul", "ol"].includes(tag(child))) continue;
+        row.push(child);
+        visit(child);
+      }
+    };
+    visit(item);
+    return row;
+  };
+  const treeNode = (item) => {
+    const row = treeRow(item);
+    const box = row.find((m) => attr(m, "role") === "checkbox" || (tag(m) === "input" && m.type === "checkbox"));
+    const state = (v) => (v === "true" ? true : v === "mixed" ? "mixed" : v === "false" ? false : null);
+    let checked = state(attr(item, "aria-checked"));
+    if (checked === null && box) checked = tag(box) === "input" ? (box.indeterminate ? "mixed" : box.checked)
+      : state(attr(box, "aria-checked"));
+    if (checked === null) checked = state(attr(item, "aria-selected"));
+    if (checked !== "mixed" && row.some((m) => /\b\w*(undetermined|indeterminate|partsel|half-?checked)\b/i.test(cls(m)))
+        && !checked) checked = "mixed";
+    const expandedAttr = attr(item, "aria-expanded");
+    const text = norm(attr(item, "aria-label")) || norm(row.filter((m) => !m.children.length)
+      .map((m) => m.textContent).join(" ")) || ownText(item);
+    const level = parseInt(attr(item, "aria-level") || "0", 10) || null;
+    add(item, { kind: "checkbox", label: text, value: checked === "mixed" ? "mixed" : null,
+                checked: checked === true, expanded: expandedAttr === null ? null : expandedAttr === "true",
+                level });
+    group(refOf(item), row);
+  };
   // ------------------------------------------------------------------ main control pass
   // Form fields that exist but are not rendered (collapsed panel, another tab, or the native element
   // behind a custom widget): not controls one can use now, but the caller should know they exist.
@@ -215,8 +251,8 @@
               ? "number"
               : type === "range"
                 ? "range"
-                : "text";
-      const c = { kind, label: withLegend(el, labelOf(el)), name, value: el.value };
+                : type === "text" && dateish(el) ? "date" : "text";
+      const c = { kind, label: withLegend(el, labelOf(el)), name, value: el.value, readonly: el.readOnly };
       if (kind === "range" || kind === "number" || kind === "date") {
         const bounds = [attr(el, "min"), attr(el, "max")].map((v) => v || "");
         if (bounds[0] || bounds[1]) c.bounds = bounds.join("..");
@@ -239,6 +275,10 @@
     }
     if (role === "listbox") {
       if (shown(el) && !el.closest("select")) customSelect(el, el);
+      continue;
+    }
+    if (role === "treeitem") {
+      if (shown(el)) treeNode(el);
       continue;
     }
     if (role === "checkbox" || role === "switch") {

@@ -38,10 +38,13 @@
         tag(r.parentElement) === "thead" ? `<thead>${r.outerHTML}</thead>` : r.outerHTML);
       html = `<table>${el.caption ? el.caption.outerHTML : ""}${kept.join("")}</table>`;
     }
-    tables.push({ kind: "table", html: html.slice(0, args.maxTableHtml), total: rows.length || null,
+    // a virtualised ARIA grid holds only the rows in view; it states its whole count (header rows included)
+    const stated = parseInt(attr(el, "aria-rowcount") || "", 10);
+    tables.push({ kind: "table", html: html.slice(0, args.maxTableHtml), total: rows.length || (stated > 0 ? stated : null),
                   order: all.indexOf(el), rank: rankOf(el) });
   }
-  const NOT_CARDS = "nav,header,footer,form,aside,select,table,[role=listbox],[role=navigation],[role=tablist]";
+  const NOT_CARDS = "nav,header,footer,form,aside,select,table,[role=listbox],[role=navigation],[role=tablist],"
+    + "[role=tree]";
   const leafCount = (el) => {
     let n = 0;
     for (const d of el.querySelectorAll("*")) {

@@ -38,13 +38,13 @@ RETRY_WAIT_MS = 5_000
 _frame_prefixes: weakref.WeakKeyDictionary[Page, dict[Frame, str]] = weakref.WeakKeyDictionary()
 
 
-OBSERVE_PARTS = ("observe-1-walk.js", "observe-2-controls.js", "observe-3-places.js", "observe-4-tables.js",
+OBSERVE_PARTS = ("observe-1-walk.js", "observe-2-widgets.js", "observe-2-controls.js", "observe-3-places.js", "observe-4-tables.js",
                  "observe-5-text.js")
 
 
 @lru_cache(maxsize=1)
 def observe_script() -> str:
-    """The DOM pass: one function body kept in five files by concern, joined in order (the parts share its
+    """The DOM pass: one function body kept in six files by concern, joined in order (the parts share its
     closures)."""
     folder = resources.files("browser")
     return "".join(folder.joinpath(name).read_text(encoding="utf-8") for name in OBSERVE_PARTS)
@@ -91,11 +91,14 @@ def _control(raw: dict[str, Any], frame_label: str | None) -> Control:
         value=plain_label(raw["value"]) if raw.get("value") and raw["kind"] not in ("text", "search", "textarea",
                                                                                "link", "button") else raw.get("value"),
         checked=raw.get("checked"),
+        expanded=raw.get("expanded"),
         options=options,
         options_total=len(options) if len(options) > LONG_OPTION_LIST else None,
         frame=frame_label,
         form=raw.get("form"),
         disabled=bool(raw.get("disabled")),
+        multiple=bool(raw.get("multiple")),
+        readonly=bool(raw.get("readonly")),
         rank=int(raw.get("rank") or 0),
         box=(f"{frame_label}:{raw['box']}" if frame_label else raw["box"]) if raw.get("box") else None,
         box_label=plain_label(raw.get("boxLabel") or "") or None,

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Locator
 
+from browser.trees import STATE_JS
 from browser.types import Observation, PageFacts, PdfPage, TableData
 
 # What a control shows now: value, the visible label of the chosen option, and checked state.
@@ -21,6 +22,8 @@ el => {
   const text = e => (e ? (e.innerText || e.textContent || '') : '').replace(/\\s+/g, ' ').trim();
   const labelOf = e => (e.labels && e.labels.length ? text(e.labels[0]) : '') || e.getAttribute('aria-label') || '';
   const tag = el.tagName.toLowerCase();
+  const face = window.__sgrFaceShown ? window.__sgrFaceShown(el) : null;  // a library widget: what its face shows
+  if (face !== null && face !== undefined) return {value: face, label: face, checked: null};
   if (tag === 'select') {
     const chosen = [...el.selectedOptions];
     return {value: chosen.map(o => o.value).join(', '), label: chosen.map(o => text(o)).join(', '), checked: null};
@@ -33,6 +36,10 @@ el => {
   if (radios.length) {
     const on = [...radios].find(r => r.checked || r.getAttribute('aria-checked') === 'true');
     return {value: on ? (on.value || text(on)) : '', label: on ? (labelOf(on) || text(on)) : '', checked: null};
+  }
+  if (el.getAttribute('role') === 'treeitem') {
+    const state = (TREE_STATE)(el);
+    return {value: String(state.checked), label: state.label, checked: state.checked};
   }
   const ariaChecked = el.getAttribute('aria-checked');
   if (ariaChecked !== null) return {value: ariaChecked, label: text(el), checked: ariaChecked === 'true'};
@@ -87,7 +94,7 @@ async def read_value(locator: Locator | None) -> Readback | None:
     try:
         if not await locator.count():
             return None
-        raw = await locator.evaluate(READ_VALUE_JS, timeout=2_000)
+        raw = await locator.evaluate(READ_VALUE_JS.replace("TREE_STATE", STATE_JS), timeout=2_000)
     except PlaywrightError:
         return None
     return Readback(str(raw.get("value") or ""), str(raw.get("label") or ""), raw.get("checked"),

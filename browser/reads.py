@@ -15,7 +15,9 @@ from playwright.async_api import Locator
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from browser.driver import PageHandle
+from browser.grids import read_virtual_grid
 from browser.interface import BrowserError
+from browser.lists import load_more
 from browser.numbers import page_int
 from browser.readback import Outcome
 from browser.settle import settle
@@ -41,11 +43,26 @@ async def _next_page_control(driver: PageHandle) -> Locator | None:
     return None
 
 
+def _missing_note(table: TableData, *, stated: int, scrolled_missing: int) -> str:
+    """What a whole read fell short of: the rows a pager states ('showing 1-25 of 34') that all pages did not
+    add up to, or the rows a virtualised grid states that scrolling it never showed."""
+    if stated > len(table.rows):
+        return f" ({stated - len(table.rows)} of the {stated} rows the page states were not reached: missing)"
+    if scrolled_missing:
+        return (f" ({scrolled_missing} of the {len(table.rows) + scrolled_missing} rows the grid states were never "
+                "shown: missing)")
+    return ""
+
+
 async def read_table(driver: PageHandle, action: ReadTable) -> Outcome:
     from browser.observe import observe_page
 
     cap = min(action.max_rows, driver.limits.table_rows)
     merged: TableData | None = None
+    missing = 0  # rows the page states but never showed
+    scrolled = False  # read by scrolling a virtualised grid
+    stated = 0  # the row count the page's pager states
+    growing = False  # the list grows in place: each read holds every row so far
     pages_read = 0
     seen: set[str] = set()
     while True:
@@ -58,35 +75,62 @@ async def read_table(driver: PageHandle, action: ReadTable) -> Outcome:
             break
         table = observation.tables[action.table]
         signature = repr(table.rows[:3])
-        if signature in seen:
+        if merged is not None and growing and table.rows[:3] == merged.rows[:3]:
+            if len(table.rows) <= len(merged.rows):
+                break  # asked for more, the list stayed as it was: its end
+            merged = table.model_copy(deep=True)  # the same list, grown in place: it holds every row so far
+            pages_read += 1
+        elif signature in seen:
             break  # the 'next' control did not move to a new page
-        seen.add(signature)
-        pages_read += 1
-        if merged is None:
-            merged = table.model_copy(deep=True)
         else:
-            merged.rows += table.rows
-            merged.row_links += table.row_links
-            merged.row_controls += table.row_controls
-            merged.cell_links += table.cell_links
+            seen.add(signature)
+            pages_read += 1
+            if merged is None:
+                merged = table.model_copy(deep=True)
+                if observation.pagination and observation.pagination.total and len(observation.tables) == 1:
+                    stated = observation.pagination.total  # 'showing 1-25 of 34': what all pages must add up to
+            else:
+                merged.rows += table.rows
+                merged.row_links += table.row_links
+                merged.row_controls += table.row_controls
+                merged.cell_links += table.cell_links
         if len(merged.rows) >= cap:
             merged.truncated = True
             break
+        if not growing and table.total_rows > len(table.rows) and len(merged.rows) == len(table.rows):
+            # the page states more rows than it holds: a virtualised grid renders only those in view
+            read = await read_virtual_grid(driver.page, table.total_rows, len(table.headers), cap=cap)
+            if read is not None and len(read.rows) > len(table.rows):
+                merged.rows, merged.row_links, merged.row_controls, merged.cell_links = (
+                    read.rows, [[] for _ in read.rows], [[] for _ in read.rows], [])
+                missing = read.missing
+                merged.truncated = len(read.rows) >= cap and table.total_rows > cap
+                scrolled = True
+                break
         if not action.all_pages or pages_read >= driver.limits.table_pages:
             merged.truncated = merged.truncated or table.truncated
             break
-        next_control = await _next_page_control(driver)
-        if next_control is None:
+        next_control = None if growing else await _next_page_control(driver)
+        if next_control is not None:
+            await next_control.click()
+            await settle(driver.page, driver.network, quiet_ms=driver.timeouts.settle_quiet_ms,
+                         timeout_ms=driver.timeouts.settle_max_ms)
+            continue
+        if pages_read > 1 and not growing:
+            break  # the pager's last page
+        # no pager: a list that grows in place ('load more', infinite scroll) is asked for more
+        if not await load_more(driver):
             break
-        await next_control.click()
-        await settle(driver.page, driver.network, quiet_ms=driver.timeouts.settle_quiet_ms,
-                     timeout_ms=driver.timeouts.settle_max_ms)
+        growing = True
     assert merged is not None
     merged.rows, merged.row_links, merged.row_controls, merged.cell_links = (
         merged.rows[:cap], merged.row_links[:cap], merged.row_controls[:cap], merged.cell_links[:cap])
     merged.total_rows = len(merged.rows)
-    cut = " (row cap reached; narrow the filters)" if merged.truncated else ""
-    return Outcome(f"read {len(merged.rows)} rows from table {action.table} over {pages_read} page(s){cut}",
+    cut = " (row cap reached; narrow the filters)" if merged.truncated else _missing_note(
+        merged, stated=stated if action.all_pages and not scrolled else 0, scrolled_missing=missing)
+    where = ("by scrolling the grid" if scrolled else f"as it grew, {pages_read} batch(es)" if growing
+             else f"over {pages_read} page(s)")
+    return Outcome(f"read {len(merged.rows)} rows from table {action.table} {where}{cut}",
                     table=merged, navigated=pages_read > 1)
 
 

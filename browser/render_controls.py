@@ -90,7 +90,9 @@ def control_line(control: Control, *, with_form: bool = False, options: bool = T
     if with_form and control.form:
         parts.append(f"(form {quote(control.form)})")
     if control.kind in {"checkbox", "toggle"}:
-        parts.append("[x]" if control.checked else "[ ]")
+        parts.append("[x]" if control.checked else "[-] (partly checked)" if control.value == "mixed" else "[ ]")
+        if control.expanded is not None:
+            parts.append("(open)" if control.expanded else "(collapsed: check a child by its name, it opens)")
     elif control.kind == "tab":
         if control.checked:
             parts.append("(selected)")
@@ -104,6 +106,10 @@ def control_line(control: Control, *, with_form: bool = False, options: bool = T
         parts.append(f"= {quote(control.value, VALUE_CHARS)}")
     if control.options:
         parts.append(option_list(control) if options or control.kind == "link" else "{…}")
+    if control.multiple:
+        parts.append("(several: select adds one; mode replace/remove/clear)")
+    if control.readonly and control.kind == "date":
+        parts.append("(readonly picker: fill sets it by value)")
     if control.disabled:
         parts.append("(disabled)")
     if control.frame:

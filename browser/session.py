@@ -29,6 +29,7 @@ from playwright.async_api import Browser as PlaywrightBrowser
 from playwright.async_api import Error as PlaywrightError
 from pydantic import TypeAdapter
 
+from browser.applied import AppliedState
 from browser.driver import SessionTimeouts
 from browser.interface import BrowserError
 from browser.launch import launch_chromium
@@ -132,6 +133,7 @@ class PageDriver:
         self.trace = trace
         self.tracer = StepTracer(task_dir, screenshots=screenshots)
         self.page_id = 0
+        self.applied = AppliedState()  # the controls' values when the page's results were last shown
         self.dialogs: list[str] = []
         self.last_observation: Observation | None = None
         self.last_fingerprint: str | None = None
@@ -310,6 +312,7 @@ class PageDriver:
         if observation.url.startswith(("http://", "https://")):
             self._last_good_url = observation.url
         self._remember_refs(observation)
+        observation.pending = self.applied.pending(observation)
         self.last_observation = observation
         self.last_fingerprint = await fingerprint(self.page)
         return observation

@@ -138,9 +138,19 @@ def _html_grid(table: Tag) -> _Grid:
     return grid
 
 
+def _rows_in_place(table: Tag) -> list[Tag]:
+    """ARIA rows in the order they stand: a virtualised grid reuses row elements, so the DOM order is not the
+    shown one when every row states its place (aria-rowindex)."""
+    rows = list(table.find_all(attrs={"role": "row"}))
+    places = [str(r.get("aria-rowindex") or "") for r in rows]
+    if rows and all(p.isdigit() for p in places):
+        rows = [r for _, r in sorted(zip((int(p) for p in places), rows, strict=True), key=lambda pr: pr[0])]
+    return rows
+
+
 def _aria_grid(table: Tag) -> _Grid:
     grid = _Grid()
-    for row in table.find_all(attrs={"role": "row"}):
+    for row in _rows_in_place(table):
         cells = row.find_all(attrs={"role": ["cell", "gridcell", "columnheader", "rowheader"]})
         if not cells:
             continue

@@ -76,6 +76,8 @@ class Select(_Action):
     kind: Literal["select"] = "select"
     target: Target
     option: str
+    # On a multi-select: add keeps what is chosen; replace leaves only this option; remove; clear (all).
+    mode: Literal["add", "replace", "remove", "clear"] = "add"
 
 
 class Check(_Action):
@@ -273,11 +275,15 @@ class Control(BaseModel):
     name: str | None = None
     value: str | None = None
     checked: bool | None = None
+    expanded: bool | None = Field(None, description="A tree node's: True open, False collapsed (its children one "
+                                  "action away, often not in the page yet), None: no children or no tree node.")
     options: list[Option] = Field(default_factory=list)
     options_total: int | None = Field(None, description="Set when options are summarised in the text.")
     frame: str | None = None
     form: str | None = None
     disabled: bool = False
+    multiple: bool = Field(False, description="Several options can be chosen at once: `select` adds one.")
+    readonly: bool = Field(False, description="Not typed into (a picker sets it); `fill` still sets it by value.")
     rank: int = Field(0, description="Where it sits: 0 main content, 1 elsewhere in the body, 2 site chrome "
                                      "(menus, header, footer, sidebars, tool panels).")
     box: str | None = Field(None, description="The widget panel or landmark it sits in (a key shared by the "
@@ -327,6 +333,14 @@ class Link(BaseModel):
     href: str
 
 
+class PendingControl(BaseModel):
+    """A control changed since the page last showed results (browser.applied): the results are the old state's."""
+
+    label: str
+    value: str = Field(description="What it holds now (not applied).")
+    shown: str = Field(description="What it held when the results shown were applied.")
+
+
 class Observation(BaseModel):
     url: str
     query_state: dict[str, list[str]] = Field(default_factory=dict)
@@ -349,6 +363,8 @@ class Observation(BaseModel):
     links_total: int = Field(0, description="Plain links on the page; more than len(links) when capped.")
     notices: list[str] = Field(default_factory=list, description="Modals, banners, alerts, errors.")
     page_id: int = Field(0, description="Changes on every navigation; refs of an older page_id are stale.")
+    pending: list[PendingControl] = Field(default_factory=list, description=(
+        "Controls changed since the results shown were applied (browser.applied): a table read now is stale."))
 
 
 class StateDelta(BaseModel):
@@ -362,13 +378,16 @@ class StateDelta(BaseModel):
     )
     count_before: int | None = None
     count_after: int | None = None
+    tables_grown: list[tuple[int, int, int]] = Field(
+        default_factory=list, description="(table index, rows before, rows after): a list that grew in place "
+        "(infinite scroll, 'load more').")
 
     @property
     def empty(self) -> bool:
         return not (
             self.url_before != self.url_after
             or self.params_added or self.params_removed or self.params_changed
-            or self.controls_changed or self.count_before != self.count_after
+            or self.controls_changed or self.count_before != self.count_after or self.tables_grown
         )
 
 

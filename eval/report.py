@@ -14,7 +14,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from eval.aggregate import Aggregate, GroupStats, ScoredRecord  # noqa: E402
 
 SCORING_MODES = {
-    "ours": "the project's definitions; differences from the authors' scorer: eval/README.md",
+    "ours": "the project's definitions; differences from the authors' scorer: docs/evaluator.md",
     "authors": "`--compat authors`: the SGR-Bench authors' scorer, reimplemented in eval/compat",
 }
 METRIC_COLUMNS = ("item_f1", "row_f1", "poa", "exact_match")

@@ -63,7 +63,7 @@ def _from_cell(path: Path) -> RunEntry:
         error = raw_score.get("error") if isinstance(raw_score, dict) else None
         outcome = cell.get("outcome") or {}
         failed = run_failed(outcome.get("stop_reason"), outcome.get("error_kind")) or bool(cell.get("timed_out"))
-        if failed:  # no answer whatever this cell's score says (a folder written before the rule, eval/README.md)
+        if failed:  # no answer whatever this cell's score says (a folder written before the rule, docs/evaluator.md)
             mode = "authors" if isinstance(raw_score, dict) and raw_score.get("mode") == "authors" else "ours"
             raw_score, error = no_answer("the run ended in an error", mode).model_dump(), None
         record = ScoredRecord(

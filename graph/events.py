@@ -144,6 +144,7 @@ class ExtractorEvent(_NodeEvent):
     record: Any = None
     provenance: list[Any] | None = None
     error: str | None = None
+    stale: bool | None = None  # the read was refused: the table shown is stale (controls changed, not applied)
 
 
 class WorkspaceEvent(_NodeEvent):
@@ -157,6 +158,7 @@ class WorkspaceEvent(_NodeEvent):
     sql: str | None = None
     inputs: list[str] | None = None
     error: str | None = None
+    stale: bool | None = None  # the read was refused: the page's results are stale (controls changed, not applied)
 
 
 class VerifierEvent(_NodeEvent):
@@ -167,6 +169,7 @@ class VerifierEvent(_NodeEvent):
     failures: list[Any] = []
     notes: list[str] = []
     send_back: bool | None = None
+    dispute: str | None = None  # the model's reason for disputing the refusal: the answer composed over it
 
 
 class ComposerEvent(_NodeEvent):
@@ -269,9 +272,14 @@ def parse_line(line: str) -> StepEvent:
 def read_events(path: Path) -> tuple[list[StepEvent], list[str]]:
     """The events of a steps.jsonl, and one line per line that could not be read (`line N: why`); a line a
     kill cut short is one such line, the rest is still read."""
+    return events_from_text(path.read_text(encoding="utf-8"))
+
+
+def events_from_text(text: str) -> tuple[list[StepEvent], list[str]]:
+    """`read_events` of a steps.jsonl's text (read by a caller that caps its size)."""
     events: list[StepEvent] = []
     problems: list[str] = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:

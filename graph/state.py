@@ -11,10 +11,11 @@ import operator
 from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 from langchain_core.messages import AnyMessage
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from graph.checks.failures import Failure
 from graph.model_io.chat_protocol import chat_history
+from graph.plan.targets import Target, Unknown, Window
 
 GateKind = Literal["source", "scope", "filter", "window", "view", "sort", "search"]
 Evidence = Literal["url", "control", "readback", "chip"]
@@ -26,27 +27,33 @@ Evidence = Literal["url", "control", "readback", "chip"]
 class Gate(BaseModel):
     """One piece of retrieval state the answer depends on."""
 
+    # the target is typed (graph/plan/targets.py); a window gate's target is a window (or unknown), and a window is
+    # no other kind's, so the kind is never guessed from the target
     model_config = ConfigDict(extra="forbid")
 
     kind: GateKind
     name: str = Field(description="Control label or URL parameter as the site names it.")
-    target: str = Field(description="Value; a window as 'START..END' (dates or years).")
+    target: Target
     required: bool = True
+
+    @model_validator(mode="after")
+    def _window_kind(self) -> Gate:
+        if self.kind == "window" and not isinstance(self.target, Window | Unknown):
+            raise ValueError(f"gate {self.name!r}: a window's target is {{from, to}} (ISO dates or years, null: open)")
+        if self.kind != "window" and isinstance(self.target, Window):
+            raise ValueError(f"gate {self.name!r}: a {{from, to}} target is a window: kind 'window'")
+        return self
 
 
 class Phase(BaseModel):
-    """One read of a chained task: what, into which table, under which gates (control -> value)."""
+    """One read of a chained task: what, into which table, under which gates."""
 
     model_config = ConfigDict(extra="forbid")
 
     read: str
     into: str
-    gates: dict[str, str] = Field(default_factory=dict)
+    gates: list[Gate] = Field(default_factory=list)
     detail_pages: bool = False
-
-    def gate_list(self) -> list[Gate]:
-        return [Gate(kind="window" if ".." in target else "filter", name=name, target=target)
-                for name, target in self.gates.items()]
 
 
 class Plan(BaseModel):
@@ -104,6 +111,14 @@ class StateValue(TypedDict):
     applied: NotRequired[str]  # the URL's value where the control holds another (changed, not applied)
 
 
+class PendingValue(TypedDict):
+    """A control changed since the page last showed results (the browser's fact, browser.applied)."""
+
+    label: str
+    value: str  # what it holds now, not applied
+    shown: str  # what it held when the results shown were applied
+
+
 class RetrievalState(TypedDict):
     url: str
     path: str
@@ -112,6 +127,7 @@ class RetrievalState(TypedDict):
     pages: int | None
     result_count: int | None
     step: int
+    pending: NotRequired[list[PendingValue]]  # controls changed and not applied: the table shown is stale
 
 
 class SnapshotValue(TypedDict):
@@ -160,6 +176,9 @@ class ReadRecord(TypedDict):
     url: NotRequired[str]  # the page read
     columns: NotRequired[list[str]]  # the table's headers (what an empty read still shows)
     state: NotRequired[dict[str, Any] | None]  # the state snapshot it was read in (graph.checks.gates.state_snapshot)
+    defaults: NotRequired[list[str]]  # choice controls at their site default that no gate names (said once)
+    rows_range: NotRequired[list[int]]  # [first, last] row of the set the page showed ('Showing 21-23 of 23')
+    untaken: NotRequired[int]  # rows the site counts that this read could not take (not on the table read)
 
 
 class Listing(TypedDict):
@@ -192,6 +211,7 @@ class VerifierReport(TypedDict):
     failures: list[Failure]
     repair_goal: str | None
     notes: NotRequired[list[str]]  # reported, not refused: gates that resolve to no control, clamps accepted
+    disputed: NotRequired[str]  # the model's reason for disputing this report's failures (composed anyway)
 
 
 class ErrorRecord(TypedDict):
@@ -251,6 +271,8 @@ class AgentState(TypedDict, total=False):
     repair_goal: str | None
     repair_failures: list[Failure]  # the failures the repair goal renders, as data (what a policy in process reads)
     repairs: int
+    skipped: dict[str, str]  # listed results the model left unopened on purpose (finish(skip=...)): link -> why
+    disputed: str | None  # the model's reason for disputing a refusal (once): the answer is composed, marked so
     pending: PendingCall | None
     invalid_streak: int
     invalid_calls: int  # model replies the actor could not execute (prose, bad JSON, schema, unknown ref)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build the image with podman and run the offline benchmark inside it, results on the host.
-# Recipe: podman without a Docker engine or registry (see the README's "Container" section).
+# Recipe: podman without a Docker engine or registry (see docs/container_image.md).
 # Needs: root (run it as root; on a machine without sudo, as the root user itself), and the Debian packages
 #   podman runc debootstrap     (apt-get install -y podman runc debootstrap)
 # The build's output goes to OUT/build.log (the console shows where, and its tail if the build fails).

@@ -5,7 +5,7 @@
 #   scripts/install_local_model.sh --build-only DIR    only build the wheel into DIR (venv untouched: CI builds
 #                                                      it in the background while the other tests run)
 #   scripts/install_local_model.sh --from DIR          install the wheel built into DIR
-# The build is the slow part (measured in README: CPU minutes, 2 parallel jobs); only the library is built
+# The build is the slow part (measured in docs/local_model.md: CPU minutes, 2 parallel jobs); only the library is built
 # (no tests, examples, tools, multimodal library, curl). GGML_NATIVE: tuned to this CPU (AVX2/FMA here), so
 # a wheel built here is for this machine kind only.
 set -euo pipefail

@@ -11,12 +11,16 @@ from pathlib import Path
 from tasks.errors import TaskSourceError
 
 DEFAULT_DATASET_ID = "Ninggggy/SGR-BENCH"
+HUB_PREFIX = "hf:"
 
+# Said wherever a task source is given: `--tasks` of `sgr run`/`sgr tasks`/`sgr score`, or `datasets.source` of a
+# bench config (`sgr bench` has no --tasks: a newcomer was sent to an option that does not exist).
 _LOCAL_HINT = (
-    "Point --tasks at local files instead: download the release once where the hub is reachable, e.g.\n"
+    "Use local files instead: download the release once where the hub is reachable, e.g.\n"
     "  hf download {dataset_id} --repo-type dataset --local-dir ./sgr-bench\n"
-    "then use --tasks ./sgr-bench (release folder), --tasks ./sgr-bench/goal.jsonl (one split), or "
-    "--tasks offline (the bundled offline suite)."
+    "then give ./sgr-bench (release folder) or ./sgr-bench/goal.jsonl (one split) as the task source: "
+    "--tasks ./sgr-bench for sgr run, sgr tasks and sgr score; `source: ./sgr-bench` under `datasets:` "
+    "(suite sgrbench) in a bench config. The release is {release}."
 )
 
 
@@ -27,13 +31,13 @@ def download_release(dataset_id: str = DEFAULT_DATASET_ID, revision: str | None 
     except ImportError as exc:
         raise TaskSourceError(
             "loading from the Hugging Face hub needs the optional extra: pip install 'sgr-agent[hf]'.\n"
-            + _LOCAL_HINT.format(dataset_id=dataset_id)
+            + _LOCAL_HINT.format(dataset_id=dataset_id, release=f"{HUB_PREFIX}{DEFAULT_DATASET_ID}")
         ) from exc
     try:
         folder = snapshot_download(repo_id=dataset_id, repo_type="dataset", revision=revision)
     except Exception as exc:  # the hub raises many types (HTTP, connection, offline cache miss)
         raise TaskSourceError(
             f"could not fetch Hugging Face dataset {dataset_id!r}: {type(exc).__name__}: {exc}\n"
-            + _LOCAL_HINT.format(dataset_id=dataset_id)
+            + _LOCAL_HINT.format(dataset_id=dataset_id, release=f"{HUB_PREFIX}{DEFAULT_DATASET_ID}")
         ) from exc
     return Path(folder)

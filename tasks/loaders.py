@@ -18,14 +18,13 @@ from pydantic import ValidationError
 
 from tasks.errors import TaskLoadError, TaskProblem, TaskSourceError, display_path
 from tasks.families import family_slug, resolve_family
-from tasks.hub import DEFAULT_DATASET_ID, download_release
+from tasks.hub import DEFAULT_DATASET_ID, HUB_PREFIX, download_release
 from tasks.models import Rubric, Task, Variant, decode_json_object
 from tasks.offline.registry import PLACEHOLDER_ORIGIN
 from tasks.output_spec import OutputSpecError, derive_output_spec
 
 Split = Literal["both", "goal", "constraint"]
 OFFLINE_DATA_DIR = Path(__file__).parent / "offline" / "data"
-HUB_PREFIX = "hf:"
 _LANGUAGE_DIR = re.compile(r"^data_([a-z]{2,3})$")
 _SPLIT_STEM = re.compile(r"^(goal|constraint)(?:_hf)?$")
 NESTED_TOO_DEEPLY = "invalid JSON: nested too deeply to read"

@@ -117,7 +117,7 @@ async def test_rate_limit_then_success_is_retried_and_parsed(fake_openai, model_
 
 async def test_planner_is_forced_to_the_plan_tool(fake_openai, model_config):
     fake_openai.reply = queue((200, completion("Plan", {"gates": [{"kind": "filter", "name": "Agency",
-                                                                   "target": "EPA"}]})))
+                                                                   "target": {"value": "EPA"}}]})))
     chat = make_chat_model(model_config, "t-1").bind_tools([plan_tool()], tool_choice="Plan")
     ai = await chat.ainvoke([HumanMessage("plan")])
     assert ai.tool_calls[0]["name"] == "Plan"

@@ -44,3 +44,62 @@ def test_the_record_command_writes_a_loadable_path(tmp_path):
     assert result.exit_code == 0, result.output
     assert DecisionPath.load(out).steps[0].args == {"url": "{origin}/vulns/search"}
     assert "kept as a ref" in result.output and "e58" in result.output
+
+
+# Issue 40, reliability item 5: `sgr path record/replay` read without a cap (10 GB RSS on /dev/zero), gave a
+# traceback for an unknown task id or a malformed run folder, and put the task id unchecked into a temp folder.
+
+def test_path_reads_are_capped_and_refuse_what_is_not_a_file(tmp_path):
+    for args in (["replay", "/dev/zero"], ["record", "/dev/zero"]):
+        result = CliRunner().invoke(app, ["path", *args])
+        assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+        assert len(result.output.strip().splitlines()) == 1
+    big = tmp_path / "big.json"
+    with big.open("wb") as handle:  # sparse: 17 MB without writing them
+        handle.truncate(17 * 2**20)
+    result = CliRunner().invoke(app, ["path", "replay", str(big)])
+    assert result.exit_code == 2 and "over the cap" in result.output
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "transcript.jsonl").symlink_to("/dev/zero")
+    result = CliRunner().invoke(app, ["path", "record", str(run)])
+    assert result.exit_code == 2 and "symbolic link" in result.output
+
+
+@pytest.mark.parametrize(("files", "said"), [
+    ({"resp-1.json": "[1, 2]"}, "not an answer"),
+    ({"resp-1.json": '{"tool": ["goto"]}'}, "has no name"),
+    ({"resp-1.json": "[" * 5000 + "]" * 5000}, "nested deeper"),
+    ({"transcript.jsonl": '{"status": 200, "response": {"choices": []}, "call": 1}\n'}, "not a transcript line"),
+    ({"transcript.jsonl": "{not json\n"}, "not JSON"),
+    ({"resp-1.json": '{"tool": "goto", "args": {}}', "steps.jsonl": "[1]\n"}, "steps.jsonl: line 1"),
+])
+def test_a_malformed_run_folder_is_one_line(tmp_path, files, said):
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    result = CliRunner().invoke(app, ["path", "record", str(tmp_path)])
+    assert result.exit_code == 2 and said in result.output, result.output
+    assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1
+
+
+def test_an_unknown_task_id_is_one_line_before_anything_starts(tmp_path):
+    path = tmp_path / "path.json"
+    path.write_text(json.dumps({"task": "offline_nope_001", "steps": []}))
+    result = CliRunner().invoke(app, ["path", "replay", str(path), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2 and "unknown task id(s)" in result.output and "offline_nope_001" in result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_temp_folder_stays_in_the_temp_dir_whatever_the_task_id():
+    import shutil
+    import tempfile
+
+    from agent.commands.paths import temp_folder
+
+    for task in ("../../../../tmp/escape", "/etc/passwd", "..", "a b/c\nd", ""):
+        folder = temp_folder("replay", task)
+        try:
+            assert folder.parent == Path(tempfile.gettempdir()) and folder.name.startswith("replay-")
+            assert "/" not in folder.name and ".." not in folder.name
+        finally:
+            shutil.rmtree(folder)

@@ -17,7 +17,8 @@ import pytest
 
 from agent.clients.transcript import read_transcript
 from agent.measuring.paths.record import path_from_run
-from agent.measuring.players import RequestView, check_reply, parse_line
+from agent.measuring.play_replies import check_reply, parse_line
+from agent.measuring.play_view import RequestView
 
 ROOT = Path(__file__).resolve().parents[1]
 PATH = json.loads((ROOT / "tests/data/real_model_paths/offline_vulns_003.json").read_text())
@@ -31,13 +32,13 @@ BODY = {"messages": [{"role": "system", "content": "You are the agent."}, {"role
 def test_a_request_is_shown_once_whole_then_only_what_is_new():
     view = RequestView()
     first = view.render(1, BODY)
-    assert "=== SYSTEM PROMPT\nYou are the agent." in first and "* goto: Open a URL." in first and "TASK one" in first
+    assert "=== SYSTEM PROMPT\nYou are the agent." in first and "* goto(url) Open a URL." in first and "TASK one" in first
     call = {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "type": "function",
                                                                 "function": {"name": "goto", "arguments": "{}"}}]}
     second = view.render(2, {**BODY, "messages": [*BODY["messages"], call,
                                                   {"role": "tool", "tool_call_id": "c1", "content": "ok=True"},
                                                   {"role": "user", "content": "TASK two"}]})
-    assert "SYSTEM PROMPT" not in second and "goto: Open a URL." not in second and "TASK one" not in second
+    assert "SYSTEM PROMPT" not in second and "goto(url) Open a URL." not in second and "TASK one" not in second
     assert "(1 earlier messages unchanged)" in second and "CALL goto {}  (c1)" in second and "TASK two" in second
 
 
@@ -122,7 +123,7 @@ def test_play_at_the_terminal_through_stdin(tmp_path):
     shown = "".join(seen)
     assert proc.returncode == 0, shown[-3000:]
     assert shown.count("=== SYSTEM PROMPT") == 2  # the planner's and the actor's, each once
-    assert shown.count("* goto:") == 1 and "! goto: url: 5 is not of type 'string'; the request is still open" in shown
+    assert shown.count("* goto(url)") == 1 and "! goto: url: 5 is not of type 'string'; the request is still open" in shown
     assert "! arguments are not JSON" in shown and "OVR-2021-01011" in out
     _check_run(tmp_path / "runs" / "offline_vulns_003" / "play" / "full", {"kind": "person"})
 

@@ -88,3 +88,18 @@ def test_sgr_run_retries_an_infrastructure_error_as_a_bench_cell(tmp_path: Path)
     events = [json.loads(line) for line in (run_dir / "steps.jsonl").read_text().splitlines()]
     assert [e["event"] for e in events if e.get("node") == "run" and e.get("event") in ("start", "restart")] == \
         ["start", "start", "restart"]
+    # worded as what happened (issue 40): the retry once, never as an interruption "at step 0 (None)"; a failed
+    # run prints and stores no answer (it read nothing: not the answer NONE)
+    assert "interrupted" not in result.output and "(None)" not in result.output
+    assert "NONE" not in result.output and (run_dir / "answer.txt").read_text() == "" and outcome["answer"] == ""
+    assert result.stdout == ""  # stdout carries the answer, and there is none
+
+
+
+
+def test_an_unknown_task_id_leaves_no_run_folder(tmp_path: Path):
+    """Issue 40 item 8: it left fingerprint.json and run.lock behind; a config error makes no run folder."""
+    result = CliRunner().invoke(app, ["run", "--task", "offline_nope_001", "--model", "scripted", "--out",
+                                      str(tmp_path / "runs")])
+    assert result.exit_code == 2 and "unknown task id(s)" in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "runs").exists()

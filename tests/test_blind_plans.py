@@ -47,8 +47,8 @@ def test_blind_words_on_the_walkthrough_phases():
     by_table = {p.into: p.gates for p in shown.phases}
     assert by_table["counties"] == blind.phase_for("counties").gates  # same table name: its own gates
     assert shown.gates == blind.gates and shown.derivation == blind.derivation and shown.read == blind.read
-    names = {name for p in shown.phases for name in p.gates}
-    assert names <= {name for p in blind.phases for name in p.gates}  # never the walkthrough's words
+    names = {g.name for p in shown.phases for g in p.gates}
+    assert names <= {g.name for p in blind.phases for g in p.gates}  # never the walkthrough's words
 
 
 def test_unphased_walkthrough_takes_the_blind_top_level_gates_only():

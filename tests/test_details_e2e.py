@@ -97,7 +97,7 @@ async def test_counties_read_under_their_links_with_the_sites_query_are_opened(o
     turns = _turns(requests)
     last = turns[-1]
     assert re.search(r"phase 3 \[[^]]*\]: each county profile.*\(each listed result's page\)", last)  # kept
-    assert "10 of 10 pages read" in last and "[done]" not in last
+    assert "10 of 10 listed results opened" in last and "[done]" not in last
     assert re.search(r"ROWS COLLECTED: .*county_stats 10", last)
     for turn in turns:  # the state header is the current step; nothing the agent set is "untouched"
         header = re.search(r"RETRIEVAL STATE \(step (\d+)\)", turn)
@@ -118,7 +118,7 @@ async def test_species_the_derivation_drops_by_catalogue_values_need_no_visit(of
     assert [e for e in events if e.get("node") == "verifier"], "the path ends in finish"
     assert _detail_failures(events) == []  # 3 of the 11 catalogue species are dropped by the SQL, never opened
     last = _turns(requests)[-1]
-    assert "8 of 11 pages read" in last  # progress counts the whole list; the check asks only what the answer uses
+    assert "8 of 11 listed results opened" in last  # progress counts the whole list; the check asks only what the answer uses
     assert outcome.answer
 
 
@@ -127,7 +127,7 @@ async def test_a_result_list_read_by_url_is_a_listing_the_detail_check_holds_to(
     """`extract_rows(url=...)` opens a result list itself: the list is recorded as one a `goto` would have shown,
     so a plan needing each result's page refuses an answer read off the list alone (before, the read recorded
     no list and the check passed with no detail page opened)."""
-    plan = {"source": "vulnerability search", "gates": [{"kind": "filter", "name": "Severity", "target": "HIGH"}],
+    plan = {"source": "vulnerability search", "gates": [{"kind": "filter", "name": "Severity", "target": {"value": "HIGH"}}],
             "all_pages": False, "detail_pages": True}
     read = {"tool": "extract_rows", "args": {"url": "{origin}/vulns/search?severity=HIGH",
                                              "columns": {"id": "ID", "published": "Published", "score": "Score"}}}

@@ -68,10 +68,10 @@ def _missing(docket: str) -> list[str]:
 def test_a_results_page_read_into_another_table_counts_as_opened():
     tables, listings = _workspace(list(ACTIONS))
     assert _details(tables, listings) == []  # before: "table actions: 3 of 3 listed result(s) were not opened"
-    assert phase_progress(PLAN.phases[0], tables, listings) == "3 of 3 pages read"
+    assert phase_progress(PLAN.phases[0], tables, listings) == "3 of 3 listed results opened"
     short, _ = _workspace(["acme-015", "crest-047"])
     assert _details(short, listings) == _missing("bolt-018")
-    assert phase_progress(PLAN.phases[0], short, listings) == "2 of 3 pages read"
+    assert phase_progress(PLAN.phases[0], short, listings) == "2 of 3 listed results opened"
 
 
 def test_a_read_discarded_since_opens_nothing():
@@ -110,7 +110,7 @@ def test_the_details_repair_goal_names_only_tools_offered_where_the_repair_happe
     tables, listings = _workspace(["acme-015"])
     goal = "[details] " + _details(tables, listings)[0]
     named = {n for n in all_names if re.search(rf"\b{n}\b", goal)}
-    assert named == {"read_facts", "read_table", "read_pdf", "extract_rows"}
+    assert named == {"read_facts", "read_table", "read_pdf", "extract_rows", "finish"}  # finish: skip= or dispute=
 
     def offered(observation: dict, **extra) -> set[str]:
         state = {"observation": observation, "plan": PLAN.model_dump(), "tables": tables, "repair_goal": goal,
@@ -120,7 +120,7 @@ def test_the_details_repair_goal_names_only_tools_offered_where_the_repair_happe
     result = "http://s/enforcement/bolt-018"
     bare, with_table, with_pdf = offered(_page(result)), offered(_page(result, tables=True)), \
         offered(_page(result, pdf_link=True))
-    assert "read_facts" in bare and "extract_rows" not in bare  # the first tool named: offered on any result page
+    assert {"read_facts", "finish"} <= bare and "extract_rows" not in bare  # offered on any result page
     assert {"read_facts", "read_table", "extract_rows"} <= with_table and {"read_facts", "read_pdf"} <= with_pdf
     after_pdf = offered(_page(f"{result}/order.pdf"), last_read={"pdf_pages": [], "url": f"{result}/order.pdf"})
     assert {"read_pdf", "extract_rows"} <= after_pdf

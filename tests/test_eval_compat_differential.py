@@ -2,7 +2,7 @@
 records' oracle answers, each with the score the authors' own code gives (tests/data/compat/README.md).
 
 `--compat authors` must agree on every case and metric; the default mode may differ only in the kinds
-eval/README.md documents, and every documented kind must really differ (the table is exact).
+docs/evaluator.md documents, and every documented kind must really differ (the table is exact).
 """
 
 from __future__ import annotations
@@ -86,8 +86,8 @@ def disagreements(compat: Compat) -> list[tuple[dict[str, Any], list[str]]]:
 
 
 def documented_kinds() -> set[str]:
-    """Kinds named in the `kinds` column of eval/README.md's differences table."""
-    text = (ROOT / "eval" / "README.md").read_text(encoding="utf-8")
+    """Kinds named in the `kinds` column of docs/evaluator.md's differences table."""
+    text = (ROOT / "docs" / "evaluator.md").read_text(encoding="utf-8")
     table = text.split("## Differences from the authors' scorer", 1)[1].split("\n## ", 1)[0]
     return {kind for row in re.findall(r"^\|(.+)\|\s*$", table, re.MULTILINE)
             for kind in re.findall(r"`([a-z_]+)`", row.split("|")[0])}

@@ -71,7 +71,7 @@ rules = st.one_of(
 )
 
 # A cell of only dashes ('---') makes a row indistinguishable from a Markdown table rule, which the parser
-# drops by design (eval/README.md); gold cells of that form are left out rather than made to fail at random.
+# drops by design (docs/evaluator.md); gold cells of that form are left out rather than made to fail at random.
 GOLD_CELL = st.text(alphabet="abcXYZ019 .-", min_size=1, max_size=8).filter(
     lambda s: s.strip() != "" and not set(s.strip()) <= {"-", " "})
 

@@ -65,13 +65,21 @@ def test_sgr_ablate_without_a_key_writes_the_fault_table(tmp_path: Path) -> None
         "faults: {seed: 20260521, clean_variants: [full]}\n"
         "protocol: {budgets: {max_steps: 150}}\n"
         "agent: {variants: [{name: full}, {name: no-verifier, ablate: [verifier]}], trace: false}\n"
-        f"run: {{output_dir: '{tmp_path / 'run'}', concurrency: 2, html_report: false}}\n")
+        f"run: {{output_dir: '{tmp_path / 'run'}', concurrency: 2}}\n")
     done = sgr("ablate", str(config), env={"SGR_TEST_UNSET_KEY": ""})
     assert done.returncode == 0, done.stderr[-3000:]
     run = tmp_path / "run"
     table = (run / "faults.md").read_text()
-    assert table.startswith("# Fault table (FAULT-INJECTED REPLAYS)") and "NOT MODEL RESULTS" in done.stdout
+    assert table.startswith("# Fault table (FAULT-INJECTED REPLAYS)") and "NOT MODEL RESULTS" in table
     assert "FAULT-INJECTED REPLAYS" in done.stderr  # the console says it before the run, too
+    # the console's result is one table (issue 40: it was 117 lines under four banners), each replay row labelled
+    out = done.stdout.strip().splitlines()
+    assert all(line.startswith("|") for line in out[:-1]) and out[-1].startswith("full tables in ")
+    assert len(out) == 2 + 3 + 1 and all("(replay)" in line for line in out[2:-1])  # 3 model x variant rows
+    faulty_full = next(line for line in out if "faulty-walkthrough" in line and "| full |" in line)
+    assert faulty_full.split("|")[9].strip().endswith("/2")  # faults flagged of those injected
+    html = (run / "report.html").read_text()
+    assert 'id="faults"' in html and "Per fault class" in html  # the fault table in report.html
     data = json.loads((run / "faults.json").read_text())
     assert data["label"] == "FAULT-INJECTED REPLAYS"
     # 2 task records x 2 variants of faulty replays, and the clean replays of the full agent only

@@ -76,7 +76,7 @@ def evidence(ident: str, step: int) -> EvidenceRow:
 
 async def test_discard_rows_and_revise_plan_change_only_the_agent_state():
     rows = [evidence("a", 3), evidence("b", 3), evidence("c", 7)]
-    new_plan = {"gates": [{"kind": "filter", "name": "Severity", "target": "HIGH"}], "all_pages": False}
+    new_plan = {"gates": [{"kind": "filter", "name": "Severity", "target": {"value": "HIGH"}}], "all_pages": False}
     actor = actor_for(AIMessage("", tool_calls=[call("discard_rows", {"from_step": 3}, "d1")]),
                       AIMessage("", tool_calls=[call("discard_rows", {"where": {"id": "C"}}, "d2")]),
                       AIMessage("", tool_calls=[call("revise_plan", {"plan": new_plan, "reason": "site differs"}, "p1")]))
@@ -88,5 +88,5 @@ async def test_discard_rows_and_revise_plan_change_only_the_agent_state():
     by_value = await actor(state)
     assert [r["values"]["id"] for r in by_value["tables"]["answer"]["rows"]] == ["a", "b"]
     revised = await actor(state)
-    assert revised["plan"]["gates"][0]["target"] == "HIGH" and revised["plan"]["all_pages"] is False
+    assert revised["plan"]["gates"][0]["target"] == {"value": "HIGH"} and revised["plan"]["all_pages"] is False
     assert revised["messages"][-1].content == "plan revised: site differs"

@@ -14,7 +14,7 @@ from graph.nodes.common import history_window
 from graph.prompting.context import fit_window
 from tests.test_model_robustness import OBSERVATION, actor_with, state
 
-PLAN = {"source": "the search page", "gates": [{"kind": "filter", "name": "severity", "target": "HIGH"}],
+PLAN = {"source": "the search page", "gates": [{"kind": "filter", "name": "severity", "target": {"value": "HIGH"}}],
         "read": {"id": "record id"}}
 
 

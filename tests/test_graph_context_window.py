@@ -30,7 +30,11 @@ from graph.prompting.context import COMPLETION_RESERVE, TOKENIZER_MARGIN
 from tasks.loaders import load_tasks
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
-WINDOW = 2048
+# A short window: the tool schemas and a page that does not fit whole. 2,048 until revise_plan's summary named the
+# typed target shapes (issue 37) and select gained its multi-select mode (issue 38): the schemas grew and the e0
+# line collapsed one token short of the room, so the window keeps a margin over what it must hold
+# (the assertions name what a short window must do, not which control collapses first).
+WINDOW = 2304
 
 
 def sent_tokens(request: dict) -> int:
@@ -105,7 +109,7 @@ async def test_a_short_window_gets_the_observation_laid_out_within_what_is_left(
     # it (their schemas are part of the prompt the room was decided in, so the text is shorter than the bare room)
     assert {f"e{i}" for i in range(6)} <= named_refs(seen) and "rows of TABLE 0 not shown — read_table 0" in seen
     offered = {tool["function"]["name"] for tool in short["tools"]}
-    assert "list_options e0 lists them" in seen and {"list_options", "read_table"} <= offered
+    assert re.search(r"list_options e\d+ lists them", seen) and {"list_options", "read_table"} <= offered
     assert "list_options" not in {tool["function"]["name"] for tool in full["tools"]}  # whole: nothing to list
     assert seen.rstrip().endswith("END OBSERVATION")
 
@@ -132,7 +136,7 @@ async def test_a_page_that_fits_the_room_left_is_sent_as_it_is_and_no_trim_is_co
 def _rich(state: dict) -> dict:
     """A state with a long state part: a plan of several gates and phases, rows read, a table, a repair goal."""
     plan = {"source": "vulnerability search", "all_pages": True, "detail_pages": True,
-            "gates": [{"kind": "filter", "name": f"Filter {i}", "target": f"Value {i}"} for i in range(6)],
+            "gates": [{"kind": "filter", "name": f"Filter {i}", "target": {"value": f"Value {i}"}} for i in range(6)],
             "phases": [{"read": f"every listed record, part {i}, read on its own page with all of its fields",
                         "into": f"part_{i}", "detail_pages": True} for i in range(4)],
             "derivation": "join every part on the record id, keep the records whose vendor is listed twice " * 3}
@@ -200,7 +204,7 @@ async def _run(task, browser, tmp_path, **model: object) -> tuple[list[dict], in
 
 
 @pytest.mark.slow
-async def test_a_run_with_a_2048_token_window_never_sends_more_and_counts_only_real_cuts(
+async def test_a_run_with_a_short_window_never_sends_more_and_counts_only_real_cuts(
         offline_server, chromium_worker, tmp_path):
     task = load_tasks("offline", origin=offline_server.origin, task_ids=["offline_vulns_001"])[0]
     runs = []

@@ -8,6 +8,7 @@ from graph.checks.finish_checks import verify
 from graph.checks.list_filters import list_filters
 from graph.evidence.evidence_tables import append_rows
 from graph.evidence.workspace_tools import derive
+from graph.plan.targets import Value, Window
 from graph.prompting.render import pending_gates, rows_collected, split_state_values
 from graph.state import EvidenceRow, Gate, Listing, Phase, Plan, Provenance, ReadRecord
 from graph.tools.agent_tools import Derive
@@ -116,14 +117,14 @@ def test_switching_the_check_off_is_refused_only_while_it_would_hide_results():
 
 def test_phase_progress_counts_the_lists_results_read():
     tables, listings = _workspace(["A-1", "A-3", "A-5"])
-    assert phase_progress(PLAN.phases[1], tables, listings) == "3 of 5 pages read"
+    assert phase_progress(PLAN.phases[1], tables, listings) == "3 of 5 listed results opened"
     assert phase_progress(PLAN.phases[0], tables, listings) == "read"
     assert phase_progress(Phase(read="x", into="missing"), tables, listings) == ""
     # a search shown after the phase's reads, listing the pages read and another, is not the list it went through:
     # the progress line counts the list the detail check counts
     later = Listing(step=20, url="http://s/search", result_set="/search",
                     row_links=["http://s/sp/A-1", "http://s/sp/A-3", "http://s/sp/A-5", "http://s/sp/B-7"])
-    assert phase_progress(PLAN.phases[1], tables, [*listings, later]) == "3 of 5 pages read"
+    assert phase_progress(PLAN.phases[1], tables, [*listings, later]) == "3 of 5 listed results opened"
 
 
 def test_rows_collected_are_live_rows_per_table():
@@ -150,7 +151,7 @@ def test_a_value_the_agent_set_is_not_untouched_after_the_submit_that_carried_it
 
 
 def test_a_gate_seen_on_an_earlier_page_is_not_pending_on_a_results_own_page():
-    plan = Plan(gates=[Gate(kind="filter", name="Site type", target="Stream")])
+    plan = Plan(gates=[Gate(kind="filter", name="Site type", target=Value(value="Stream"))])
     search = {"url": "http://s/loc", "path": "/loc", "page": None, "pages": None, "result_count": 8, "step": 4,
               "values": {"site_type": {**_value("Stream", 3), "label": "Site type"}}}
     detail = {**search, "url": "http://s/loc/X-1", "path": "/loc/X-1", "step": 6, "values": {}}
@@ -165,7 +166,7 @@ def test_a_detail_phase_read_under_other_names_is_read_and_checked_under_them():
     report = verify(plan=named_otherwise, tables=tables, columns=("species", "status"), step=10,
                             listings=listings)
     assert report["ok"], report["repair_goal"]
-    assert phase_progress(named_otherwise.phases[1], tables, listings) == "3 of 5 pages read"
+    assert phase_progress(named_otherwise.phases[1], tables, listings) == "3 of 5 listed results opened"
     short, _ = _workspace(["A-1", "A-5"])
     report = verify(plan=named_otherwise, tables=short, columns=("species", "status"), step=10,
                             listings=listings)
@@ -180,8 +181,8 @@ def test_a_detail_phase_read_under_other_names_is_read_and_checked_under_them():
 
 def test_a_planned_windows_bounds_are_not_said_to_be_outside_the_plan():
     """A played run was told 'not in plan: year_from, year_to' while the plan's window on them showed held."""
-    plan = Plan(gates=[Gate(kind="window", name="From year / To year", target="2018..2021"),
-                       Gate(kind="filter", name="State", target="Southvale")])
+    plan = Plan(gates=[Gate(kind="window", name="From year / To year", target=Window(start="2018", end="2021")),
+                       Gate(kind="filter", name="State", target=Value(value="Southvale"))])
     state = {"url": "http://s/q?state=SV", "path": "/q", "page": None, "pages": None, "result_count": None, "step": 8,
              "values": {"year_from": {**_value("2018", None), "label": "From year"},
                         "year_to": {**_value("2021", None), "label": "To year"},
@@ -189,3 +190,78 @@ def test_a_planned_windows_bounds_are_not_said_to_be_outside_the_plan():
                         "totals": {**_value("on", None), "label": "Show totals"}}}
     shown, rest = split_state_values(plan, state, [])
     assert [k for k, _ in shown] == ["year_from", "year_to", "state"] and rest == ["totals"]
+
+
+def test_a_list_phase_never_read_is_a_note_a_detail_phase_never_read_is_refused():
+    """Refuse only on evidence (issue 37): a phase reading a list whose table was never read, while the answer
+    stands on tables read, is noted (a played run was refused for a phase whose columns another read held); a phase
+    reading each listed result's page with nothing read is listed results never opened, and refused."""
+    tables, listings = _workspace(["A-1", "A-3", "A-5"])
+    extra = Plan(phases=[*PLAN.phases, Phase(read="the genus list", into="genera")])
+    report = verify(plan=extra, tables=tables, columns=("species", "status"), step=10, listings=listings)
+    assert report["ok"], report["repair_goal"]
+    assert any(n.startswith("[schema] the plan's phase 'the genus list' reads into 'genera'") for n in report["notes"])
+    detail = Plan(phases=[*PLAN.phases, Phase(read="each genus page", into="genus_pages", detail_pages=True)])
+    report = verify(plan=detail, tables=tables, columns=("species", "status"), step=10, listings=listings)
+    assert not report["ok"] and "genus_pages" in report["repair_goal"]
+
+
+def test_a_listed_result_opened_with_nothing_read_is_opened_and_a_declared_skip_is_noted():
+    """Opened is membership of the pages the browser showed (a played run was refused for three results opened
+    that held nothing of the kind read); a result the model skips on purpose is declared with a reason, set aside
+    and noted; one neither opened nor declared is still refused."""
+    tables, listings = _workspace(["A-1", "A-5"])  # A-3 is kept by the derivation, never read
+    assert not verify(plan=PLAN, tables=tables, columns=("species", "status"), step=10, listings=listings)["ok"]
+    shown = verify(plan=PLAN, tables=tables, columns=("species", "status"), step=10, listings=listings,
+                   visited=[LIST, "http://s/sp/A-3?tab=types"])
+    assert shown["ok"], shown["repair_goal"]
+    declared = verify(plan=PLAN, tables=tables, columns=("species", "status"), step=10, listings=listings,
+                      skipped={"http://s/sp/A-3": "withdrawn name, no page of its own"})
+    assert declared["ok"], declared["repair_goal"]
+    assert "[details] skipped on purpose: http://s/sp/A-3 (withdrawn name, no page of its own)" in declared["notes"]
+    other = verify(plan=PLAN, tables=tables, columns=("species", "status"), step=10, listings=listings,
+                   skipped={"http://s/sp/A-2": "not needed"})
+    assert [f["links"] for f in other["failures"]] == [["http://s/sp/A-3"]]
+
+
+def _filtered_workspace(taken: list[str], opened: list[str], *, filtered: bool) -> tuple[dict, list[Listing]]:
+    """A list read with a `where` filter (the agent's choice by the list's own values) into `catalogue`, then the
+    pages of some of its rows read into `pages`; the answer is computed from `pages` alone."""
+    listing = Listing(step=2, url=LIST, result_set="/catalogue", kind="links",
+                      row_links=[f"http://s/sp/{i}" for i in SPECIES],
+                      row_cells=[[i, a, c] for i, (a, c) in SPECIES.items()])
+    read = ReadRecord(step=3, result_set="/catalogue", pages_covered=[1], pages=1, site_total=None,
+                      rows=len(taken), filtered=filtered, complete=True, url=LIST)
+    catalogue = [_row({"id": i, "catalogued": SPECIES[i][0]}, LIST, 3) for i in taken]
+    tables = {"catalogue": append_rows(None, "catalogue", ["id", "catalogued"], catalogue, read, 3)}
+    pages = [_row({"species": SPECIES[i][1], "status": "holotype"}, f"http://s/sp/{i}?tab=types", 5 + n)
+             for n, i in enumerate(opened)]
+    tables["pages"] = append_rows(None, "pages", ["species", "status"], pages, None, 5)
+    tables.update(derive(Derive(sql="SELECT species, status FROM pages ORDER BY 1"), tables=tables,
+                         schema=("species", "status"), step=9).tables)
+    return tables, [listing]
+
+
+def test_results_a_filtered_list_read_left_out_are_not_asked_for():
+    """The answer uses the list table's rows, not the listing's: a `where` read that took A-1, A-3 and A-5 (by the
+    list's own values) needs those three opened, not the two it left out; a kept row left unopened is still
+    refused, and an unfiltered read that took three rows proves nothing about the other two."""
+    taken = ["A-1", "A-3", "A-5"]
+    tables, listings = _filtered_workspace(taken, taken, filtered=True)
+    assert _details(tables, listings) == []
+    tables, listings = _filtered_workspace(taken, ["A-1", "A-5"], filtered=True)
+    assert [m.split(": ")[1] for m in _details(tables, listings)] == ["1 of 5 listed result(s) were not opened"]
+    tables, listings = _filtered_workspace(taken, taken, filtered=False)
+    assert len(_details(tables, listings)) == 1  # A-2 and A-4 still asked for
+
+
+def test_finish_advertises_skip_and_dispute_only_while_a_refusal_stands():
+    """A refusal tells the model to finish with skip= or dispute=: then finish's schema has them (a played model
+    found them in no schema); on every other call they cost nothing."""
+    from graph.tools.tool_schemas import tool_schemas
+
+    def fields(repair: bool) -> set[str]:
+        (finish,) = tool_schemas(search=False, names={"finish"}, repair=repair)
+        return set(finish["function"]["parameters"]["properties"])
+
+    assert {"skip", "dispute"} <= fields(True) and not {"skip", "dispute"} & fields(False)

@@ -150,3 +150,33 @@ def test_path_source_reads_a_url_path_segment(source, value):
 def test_path_source_needs_a_number():
     with pytest.raises(ExtractionError, match="segment number"):
         run(ExtractRows(columns={"id": "ID", "agency": "path:last", "year": "Year"}))
+
+
+def test_rows_a_read_could_not_take_are_counted():
+    """An all-pages read holding fewer rows than the site counts, or a one-page table short of the count, says
+    how many it could not take; a page of a paged set read alone does not (the [pages] check owns that), nor a
+    read filtered by `where`."""
+    table = {**OBSERVATION["tables"][0], "rows": OBSERVATION["tables"][0]["rows"][:2]}
+    partial = run(ExtractRows(columns={"id": "ID", "agency": "Agency", "year": "Year"}),
+                  last_read={"table": table, "table_index": 0, "all_pages": True})
+    assert partial.record["untaken"] == 1
+    one_page = {**OBSERVATION, "pagination": None, "result_count": 12}
+    assert run(ExtractRows(columns={"id": "ID", "agency": "Agency", "year": "Year"}),
+               observation=one_page).record["untaken"] == 9
+    paged = {**OBSERVATION, "pagination": {"page": 1, "pages": 4, "total": 12}, "result_count": 12}
+    assert "untaken" not in run(ExtractRows(columns={"id": "ID", "agency": "Agency", "year": "Year"}),
+                                observation=paged).record
+    assert "untaken" not in run(ExtractRows(columns={"id": "ID", "agency": "Agency", "year": "Year"},
+                                            where={"Year": "2021"}), observation=one_page).record
+
+
+def test_an_empty_read_is_no_row_in_the_count_a_reply_gives():
+    """A read of 0 rows leaves a marker row (read, none); the reply's count of the rows held leaves it out."""
+    from graph.evidence.workspace_tools import ReadContext, extract_into
+
+    empty = {**OBSERVATION, "tables": [], "result_count": 0, "pagination": None, "outline": ["No results."]}
+    ctx = ReadContext(observation=empty, last_read=None, retrieval=RETRIEVAL, drift_flags=[], provenance=True, step=5)
+    written = extract_into(ExtractRows(into="hits", columns={"id": "ID"}), ctx, schema=("id",), tables={},
+                           page_facts=None)
+    assert written.message.startswith("extracted 0 row(s) into hits (read, none") and "(0 now)" in written.message
+    assert len(written.tables["hits"]["rows"]) == 1 and written.tables["hits"]["rows"][0]["empty"]

@@ -11,6 +11,7 @@ from graph.checks.gates import check_read, state_snapshot
 from graph.evidence.row_extraction import ExtractionError, says_no_results
 from graph.evidence.workspace_tools import ReadContext, compose_derived, derive, extract_into
 from graph.model_io.policy import ChatPolicy
+from graph.plan.targets import Value, Window
 from graph.state import Gate, Phase, Plan
 from graph.tools.agent_tools import Derive, ExtractRows
 from graph.tracking.clamps import clamp_evidence
@@ -18,7 +19,7 @@ from graph.tracking.tracker import track
 from tasks.spec import OutputSpec
 from tests.test_graph_tracker import obs, step
 
-PLAN = Plan(gates=[Gate(kind="filter", name="Agency", target="FDA")])
+PLAN = Plan(gates=[Gate(kind="filter", name="Agency", target=Value(value="FDA"))])
 
 
 def test_a_gate_kept_at_its_default_is_flagged_when_rows_are_read_and_held_until_set():
@@ -38,8 +39,8 @@ def test_a_gate_kept_at_its_default_is_flagged_when_rows_are_read_and_held_until
 
 
 def test_the_read_checks_the_phase_of_its_table_and_reports_what_resolves_to_nothing():
-    plan = Plan(phases=[Phase(read="list", into="records", gates={"Agency": "EPA", "Basis": "v1"}),
-                        Phase(read="all", into="totals", gates={})])
+    plan = Plan(phases=[Phase(read="list", into="records", gates=[Gate(kind="filter", name="Agency", target=Value(value="EPA")), Gate(kind="filter", name="Basis", target=Value(value="v1"))]),
+                        Phase(read="all", into="totals", gates=[])])
     state, _ = step(obs("/search", agency="epa"), 1, {"kind": "goto", "url": "x"})
     check = check_read(plan, "records", state, 2)
     assert check.mismatches == [] and check.unresolved == [
@@ -60,9 +61,9 @@ def _years_page(to: str, *, last: int = 1966, text: list[str] | None = None) -> 
 
 
 @pytest.mark.parametrize("plan", [
-    Plan(gates=[Gate(kind="filter", name="To year", target="1969"), Gate(kind="filter", name="From year",
-                                                                          target="1962")]),
-    Plan(gates=[Gate(kind="window", name="Year", target="1962..1969")]),
+    Plan(gates=[Gate(kind="filter", name="To year", target=Value(value="1969")), Gate(kind="filter", name="From year",
+                                                                          target=Value(value="1962"))]),
+    Plan(gates=[Gate(kind="window", name="Year", target=Window(start="1962", end="1969"))]),
 ])
 def test_a_value_the_page_cannot_show_is_clamped_not_drift(plan):
     state, flags = track(obs=_years_page("1969"), step=2, action={"kind": "goto", "url": "x"}, result=None,
@@ -81,7 +82,7 @@ def test_a_window_clamps_only_the_from_to_pair_it_names():
     page.controls.append(Control(ref="e3", kind="select", label="Max rating year", name="max_rating_year",
                                  value="1966", options=[Option(label=str(y), value=str(y), selected=y == 1966)
                                                         for y in range(1960, 1967)]))
-    plan = Plan(gates=[Gate(kind="window", name="Year", target="1962..1969")])
+    plan = Plan(gates=[Gate(kind="window", name="Year", target=Window(start="1962", end="1969"))])
     state, flags = track(obs=page, step=2, action={"kind": "goto", "url": "x"}, result=None, previous=None,
                          history=[], active_flags=[], plan=plan)
     assert flags == [] and state["values"]["to"]["clamped"]["planned"] == "1969"
@@ -89,7 +90,7 @@ def test_a_window_clamps_only_the_from_to_pair_it_names():
 
 
 def test_a_value_the_page_could_show_is_a_mismatch_not_a_clamp():
-    plan = Plan(gates=[Gate(kind="filter", name="To year", target="1969")])
+    plan = Plan(gates=[Gate(kind="filter", name="To year", target=Value(value="1969"))])
     state, flags = track(obs=_years_page("1964", last=1975), step=2,
                          action={"kind": "select", "target": {"label": "To year"}, "option": "1964"}, result=None,
                          previous=None, history=[], active_flags=[], plan=plan)
@@ -115,7 +116,7 @@ def _date_page(to: str) -> Observation:
 def test_a_page_restating_the_filter_in_force_is_no_clamp():
     """The wrong window the agent typed itself, restated by the page, stays a mismatch (not a clamp that would
     withdraw the flag); the same range counts when the agent asked for the target and the page held its end."""
-    plan = Plan(gates=[Gate(kind="filter", name="To date", target="2024-12-31")])
+    plan = Plan(gates=[Gate(kind="filter", name="To date", target=Value(value="2024-12-31"))])
     typed_wrong = {"kind": "fill", "target": {"label": "To date"}, "value": "2020-12-31"}
     state, flags = track(obs=_date_page("2020-12-31"), step=3, action=typed_wrong, result=None, previous=None,
                          history=[], active_flags=[], plan=plan)
@@ -190,7 +191,7 @@ def test_a_record_page_is_checked_on_the_list_it_was_reached_from():
 
 
 def test_a_default_window_narrower_than_the_plan_is_flagged_at_the_read_not_on_arrival():
-    plan = Plan(gates=[Gate(kind="window", name="Date", target="2019-01-01..2021-12-31")])
+    plan = Plan(gates=[Gate(kind="window", name="Date", target=Window(start="2019-01-01", end="2021-12-31"))])
     s1, flags = step(obs("/search", window=("2021-01-01", "2021-12-31")), 1, {"kind": "goto", "url": "x"}, plan=plan)
     assert flags == []  # the page's default window: not yet a mistake
     check = check_read(plan, "answer", s1, 2)

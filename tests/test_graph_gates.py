@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from agent.measuring.scripted import plan_from_walkthrough
 from browser.types import Control, Observation, Option
+from graph.plan.targets import Value, Window
 from graph.plan.values import find_gate_value, gate_candidates
 from graph.state import Gate, Phase, Plan
 from graph.tracking.plan_flags import ambiguous_gates
@@ -33,12 +34,12 @@ def test_an_ambiguous_gate_is_reported_never_guessed():
     state = _state(date_received="2020-01-01", date_closed="2021-01-01")
     assert find_gate_value(state, "Date") is None
     assert [k for k, _ in gate_candidates(state, "Date")] == ["date_received", "date_closed"]
-    notes = ambiguous_gates(Plan(gates=[Gate(kind="filter", name="Date", target="2020")]), state)
+    notes = ambiguous_gates(Plan(gates=[Gate(kind="filter", name="Date", target=Value(value="2020"))]), state)
     assert notes == ["Date matches 2 controls ['Date Received', 'Date Closed']"]
 
 
 def test_a_gate_mismatch_is_still_flagged():
-    plan = Plan(gates=[Gate(kind="filter", name="Agency", target="FDA")])
+    plan = Plan(gates=[Gate(kind="filter", name="Agency", target=Value(value="FDA"))])
     s1, _ = step(obs("/search"), 1, {"kind": "goto", "url": "x"})
     _, flags = step(obs("/search", agency="epa"), 2, {"kind": "select", "target": {"label": "Agency"}, "option": "EPA"},
                     previous=s1, history=[s1], plan=plan)
@@ -60,15 +61,15 @@ def _reset_after_a_detour(plan: Plan | None, phase: Phase | None):
 def test_a_later_phase_may_reset_an_earlier_phases_gate():
     unphased = _reset_after_a_detour(None, None)
     assert [f["rule"] for f in unphased] == ["navigation_reset"]
-    plan = Plan(phases=[Phase(read="list", into="records", gates={"Agency": "EPA"}),
-                        Phase(read="all agencies", into="totals", gates={})])
+    plan = Plan(phases=[Phase(read="list", into="records", gates=[Gate(kind="filter", name="Agency", target=Value(value="EPA"))]),
+                        Phase(read="all agencies", into="totals", gates=[])])
     assert _reset_after_a_detour(plan, plan.phases[1]) == []  # the plan says phase 2 reads without it
     assert [f["rule"] for f in _reset_after_a_detour(plan, plan.phases[0])] == ["navigation_reset"]
 
 
 def test_each_phase_may_set_its_own_value_without_a_mismatch():
-    plan = Plan(phases=[Phase(read="EPA rows", into="epa", gates={"Agency": "EPA"}),
-                        Phase(read="FDA rows", into="fda", gates={"Agency": "FDA"})])
+    plan = Plan(phases=[Phase(read="EPA rows", into="epa", gates=[Gate(kind="filter", name="Agency", target=Value(value="EPA"))]),
+                        Phase(read="FDA rows", into="fda", gates=[Gate(kind="filter", name="Agency", target=Value(value="FDA"))])])
     s1, _ = step(obs("/search"), 1, {"kind": "goto", "url": "x"})
     s2, flags = step(obs("/search", agency="fda"), 2, {"kind": "select", "target": {"label": "Agency"},
                                                        "option": "FDA"}, previous=s1, history=[s1], plan=plan)
@@ -76,11 +77,11 @@ def test_each_phase_may_set_its_own_value_without_a_mismatch():
     _, flags = step(obs("/search", agency="epa"), 3, {"kind": "select", "target": {"label": "Agency"},
                                                       "option": "EPA"}, previous=s2, history=[s1, s2], plan=plan)
     assert flags == []
-    plan.phases[0].gates["Agency"] = "Any agency"
+    plan.phases[0].gates[0] = Gate(kind="filter", name="Agency", target=Value(value="Any agency"))
     _, flags = step(obs("/search", agency="epa"), 3, {"kind": "select", "target": {"label": "Agency"},
                                                       "option": "EPA"}, previous=s2, history=[s1, s2], plan=plan)
     assert [f["rule"] for f in flags] == ["gate_mismatch"]  # a value no phase names is still wrong
-    plan.phases[0].gates["Agency"] = "DOE"  # names no option of the control: unresolved (the model is asked)
+    plan.phases[0].gates[0] = Gate(kind="filter", name="Agency", target=Value(value="DOE"))  # names no option of the control: unresolved (the model is asked)
     _, flags = step(obs("/search", agency="epa"), 3, {"kind": "select", "target": {"label": "Agency"},
                                                       "option": "EPA"}, previous=s2, history=[s1, s2], plan=plan)
     assert flags == []
@@ -101,7 +102,7 @@ def test_the_scripted_plan_has_one_phase_per_table():
         {"tool": "finish", "args": {}},
     ]
     plan = plan_from_walkthrough(steps)
-    assert [(p.into, p.gates, p.detail_pages) for p in plan.phases] == [
+    assert [(p.into, {g.name: str(g.target) for g in p.gates}, p.detail_pages) for p in plan.phases] == [
         ("groups", {"scope": "all"}, False),  # Group took two values in this table: no single gate to check
         ("facts", {"scope": "all", "Group": "B"}, True)]
     assert plan.gates == [] and plan.derivation == "SELECT g FROM groups"
@@ -135,20 +136,20 @@ def _page_with_look_alikes(status: str = "open") -> Observation:
 def test_look_alike_gates_are_told_apart_by_options_and_kind():
     state, _ = track(obs=_page_with_look_alikes(), step=1, action={"kind": "goto", "url": "x"}, result=None,
                      previous=None, history=[], active_flags=[], plan=None)
-    closed = Gate(kind="filter", name="Status", target="Closed")
+    closed = Gate(kind="filter", name="Status", target=Value(value="Closed"))
     assert find_gate_value(state, "Status") is None  # by label alone: two controls
     assert find_gate_value(state, "Status", closed) == ("case_status", "Open")  # only it offers 'Closed'
-    window = Gate(kind="window", name="Date", target="2020-01-01..2020-12-31")
+    window = Gate(kind="window", name="Date", target=Window(start="2020-01-01", end="2020-12-31"))
     assert find_gate_value(state, "Date") is None
     assert find_gate_value(state, "Date", window) == ("filed", "2020-01-01")  # the date field, not 'Date type'
-    neither = Gate(kind="filter", name="Status", target="Pending")  # no control offers it: still ambiguous
+    neither = Gate(kind="filter", name="Status", target=Value(value="Pending"))  # no control offers it: still ambiguous
     assert find_gate_value(state, "Status", neither) is None
     assert ambiguous_gates(Plan(gates=[neither, closed]), state) == [
         "Status matches 2 controls ['Case status', 'Status of review']"]
 
 
 def test_a_look_alike_gate_resolved_by_options_is_checked_for_mismatch():
-    plan = Plan(gates=[Gate(kind="filter", name="Status", target="Closed")])
+    plan = Plan(gates=[Gate(kind="filter", name="Status", target=Value(value="Closed"))])
     state, flags = track(obs=_page_with_look_alikes("open"), step=2,
                          action={"kind": "select", "target": {"label": "Case status"}, "option": "Open"},
                          result=None, previous=None, history=[], active_flags=[], plan=plan)

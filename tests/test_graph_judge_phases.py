@@ -7,6 +7,7 @@ from __future__ import annotations
 from graph.checks.finish_checks import TableCheck
 from graph.checks.gates import check_read, rejudge_tables
 from graph.plan.judge import current_phase, gate_sets, judge, settle, verdicts
+from graph.plan.targets import AnyOf, Value
 from graph.state import Gate, Phase, Plan, RetrievalState
 
 
@@ -33,23 +34,23 @@ def _record(group: str, step: int = 2) -> RetrievalState:
 
 
 def _plan(*second: str) -> Plan:
-    return Plan(gates=[Gate(kind="scope", name="Basin unit (HUC)", target="05; 02; 04 (each separately)"),
-                       Gate(kind="filter", name="Site type", target="Stream")],
+    return Plan(gates=[Gate(kind="scope", name="Basin unit (HUC)", target=AnyOf(any_of=["05", "02", "04"])),
+                       Gate(kind="filter", name="Site type", target=Value(value="Stream"))],
                 phases=[Phase(read="list", into="candidates"),
-                        *(Phase(read=g, into="periods", gates={"Characteristic group": g})
+                        *(Phase(read=g, into="periods", gates=[Gate(kind="filter", name="Characteristic group", target=Value(value=g))])
                           for g in ("Inorganics", *second))])
 
 
 def test_a_list_value_equal_as_a_set_to_a_list_target_is_held():
     for value in ("02,04,05", "05;02;04", "04, 05, 02"):
         state = {"huc": {"value": value, "label": "HUC"}}
-        assert judge(Gate(kind="scope", name="HUC", target="02, 04, 05 (each separately)"), state).status == "held"
+        assert judge(Gate(kind="scope", name="HUC", target=AnyOf(any_of=["02", "04", "05"])), state).status == "held"
     short = {"huc": {"value": "02,04", "label": "HUC"}}
-    assert judge(Gate(kind="scope", name="HUC", target="06; 07"), short).status == "mismatch"
+    assert judge(Gate(kind="scope", name="HUC", target=AnyOf(any_of=["06", "07"])), short).status == "mismatch"
 
 
 def test_gates_naming_one_control_are_alternatives():
-    gates = [Gate(kind="filter", name="Site type", target=t) for t in ("Stream", "Lake")]
+    gates = [Gate(kind="filter", name="Site type", target=Value(value=t)) for t in ("Stream", "Lake")]
     judged = verdicts(gates, LIST)
     assert [v.status for v in judged] == ["held", "mismatch"]
     assert [v.status for v in settle(judged)] == ["held", "held"]

@@ -138,7 +138,7 @@ def test_compact_schemas_still_validate_the_same_calls():
         parse_tool_call("fill", {"target": {"name": "Name"}, "value": "x"}, search=False)
     with pytest.raises(ToolCallError, match="plan"):  # revise_plan advertises a summary; the Plan still validates
         parse_tool_call("revise_plan", {"plan": {"gates": [{"kind": "colour"}]}, "reason": "r"}, search=False)
-    plan = {"gates": [{"kind": "filter", "name": "Kind", "target": "A"}]}
+    plan = {"gates": [{"kind": "filter", "name": "Kind", "target": {"value": "A"}}]}
     assert parse_tool_call("revise_plan", {"plan": plan, "reason": "r"}, search=False).plan.gates[0].name == "Kind"
     with pytest.raises(ToolCallError, match="list_links"):  # an unadvertised limit is still bounded
         parse_tool_call("list_links", {"limit": 0}, search=False)
@@ -230,7 +230,7 @@ def test_facts_scroll_and_wait_are_offered_when_they_can_help():
 
 def test_revise_plan_is_offered_while_the_plan_is_in_question():
     all_names = {t["function"]["name"] for t in tool_schemas(search=False)}
-    plan = {"gates": [{"kind": "filter", "name": "Kind", "target": "A"}]}
+    plan = {"gates": [{"kind": "filter", "name": "Kind", "target": {"value": "A"}}]}
     found = {"kind": {"value": "A", "label": "Kind", "evidence": ["control"], "set_at_step": 2, "set_by": "select"}}
     retrieval = {"url": "u", "path": "/s", "values": {}, "page": None, "pages": None, "result_count": None, "step": 2}
 
@@ -299,3 +299,24 @@ async def test_deltas_on_a_real_run_hide_no_control_and_the_replay_stays_exact(o
     actor = [e for e in events if e.get("node") == "actor" and "prompt_parts" in e]
     assert sum(e["observation_delta"] for e in actor) == deltas
     assert all(e["prompt_tokens"] == sum(e["prompt_parts"].values()) for e in actor)
+
+
+@pytest.mark.parametrize("ablated", [frozenset(), frozenset({"state_tracker", "verifier"}), frozenset({"planner"}),
+                                     frozenset({"state_tracker"}), frozenset({"verifier", "provenance"})])
+def test_the_system_prompt_says_nothing_of_what_is_switched_off_and_numbers_its_rules_in_order(ablated):
+    """With `--ablate state_tracker,verifier` the prompt said "check the RETRIEVAL STATE" and its rules skipped from 2
+    to 5 (issue 37): each rule of a switched-off node goes, and the rules are numbered 1..n as shown."""
+    import re
+    from types import SimpleNamespace
+
+    from graph.tools.offers import actor_system
+
+    text = actor_system(SimpleNamespace(prompts=Prompts.load(), ablated=ablated, search_enabled=False))
+    numbers = [int(n) for n in re.findall(r"^(\d+)\. ", text, flags=re.MULTILINE)]
+    assert numbers == list(range(1, len(numbers) + 1)), text
+    said = {"RETRIEVAL STATE": "state_tracker", "DRIFT FLAGS": "state_tracker", "REPAIR GOAL": "verifier",
+            "PLAN ON THIS PAGE": "state_tracker", "revise_plan": "planner", "of the plan": "planner",
+            "read-time state": "provenance"}
+    for words, node in said.items():
+        assert (words in text) is (node not in ablated and (words != "PLAN ON THIS PAGE" or "planner" not in ablated)), \
+            (words, sorted(ablated))

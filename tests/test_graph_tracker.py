@@ -7,6 +7,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from browser.types import ActionResult, Control, Observation, Option, Pagination
+from graph.plan.targets import Value, Window
 from graph.plan.values import gate_key, values_match
 from graph.state import Gate, Plan
 from graph.tracking.state_reading import result_set_key
@@ -146,7 +147,7 @@ def test_page_parameters_are_not_gates():
 
 
 def test_plan_gate_set_to_another_value_is_a_mismatch():
-    plan = Plan(gates=[Gate(kind="filter", name="Agency", target="FDA")])
+    plan = Plan(gates=[Gate(kind="filter", name="Agency", target=Value(value="FDA"))])
     s1, _ = step(obs("/search"), 1, {"kind": "goto", "url": "x"}, plan=plan)
     s2, flags = step(obs("/search", agency="epa"), 2, {"kind": "select", "target": {"label": "Agency"}}, previous=s1,
                      plan=plan)
@@ -157,7 +158,7 @@ def test_plan_gate_set_to_another_value_is_a_mismatch():
 
 
 def test_default_window_narrower_than_the_plan_is_flagged():
-    plan = Plan(gates=[Gate(kind="window", name="Date", target="2019..2023")])
+    plan = Plan(gates=[Gate(kind="window", name="Date", target=Window(start="2019", end="2023"))])
     s1, flags = step(obs("/results?from=2023-01-01&to=2023-12-31", window=("2023-01-01", "2023-12-31")), 1,
                      {"kind": "goto", "url": "x"}, plan=plan)
     assert [(f["rule"], f["after"]) for f in flags] == [("window_narrower", "2023-01-01..2023-12-31")]

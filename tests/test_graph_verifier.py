@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from graph.checks import finish_checks
 from graph.evidence.evidence_tables import TableRecord, new_table
+from graph.plan.targets import Value
 from graph.state import EvidenceRow, Gate, Listing, Plan, Provenance, ReadRecord
 
 COLUMNS = ("id", "agency")
-PLAN = Plan(gates=[Gate(kind="filter", name="Agency", target="EPA")], row_criteria={"agency": "EPA"})
+PLAN = Plan(gates=[Gate(kind="filter", name="Agency", target=Value(value="EPA"))], row_criteria={"agency": "EPA"})
 
 
 def row(ident: str, *, agency: str = "EPA", state: dict | None = None, drift: list[str] | None = None,
@@ -65,7 +66,7 @@ def test_rows_read_in_a_wrong_gate_state_fail():
 
 
 def test_a_gate_named_by_label_resolves_to_a_snapshot_keyed_by_parameter():
-    plan = Plan(gates=[Gate(kind="filter", name="Date basis", target="Original submission (v1)")])
+    plan = Plan(gates=[Gate(kind="filter", name="Date basis", target=Value(value="Original submission (v1)"))])
     kept = {"basis": {"label": "Date basis", "value": "Latest version [latest]"}}
     report = verify(plan=plan, columns=COLUMNS, rows=[row("1", state=kept)], reads=[read([1, 2])], step=9)
     assert checks(report) == ["gate"]
@@ -76,7 +77,7 @@ def test_a_gate_named_by_label_resolves_to_a_snapshot_keyed_by_parameter():
 
 
 def test_a_gate_naming_no_control_is_reported_not_skipped_silently():
-    plan = Plan(gates=[Gate(kind="filter", name="Submission kind", target="v1")])
+    plan = Plan(gates=[Gate(kind="filter", name="Submission kind", target=Value(value="v1"))])
     report = verify(plan=plan, columns=COLUMNS, rows=[row("1")], reads=[read([1, 2])], step=9)
     assert report["ok"] and report["notes"] == [
         "[gate] unresolved: Submission kind=v1 names no control or URL parameter of the state any row was read in "
@@ -84,7 +85,7 @@ def test_a_gate_naming_no_control_is_reported_not_skipped_silently():
 
 
 def test_a_clamped_value_is_accepted_and_noted_but_another_value_is_not():
-    plan = Plan(gates=[Gate(kind="filter", name="To year", target="1969")])
+    plan = Plan(gates=[Gate(kind="filter", name="To year", target=Value(value="1969"))])
     clamp = {"planned": "1969", "evidence": "'To year' offers 1958..1966"}
     clamped = {"to": {"label": "To year", "value": "1966", "clamped": clamp}}
     report = verify(plan=plan, columns=COLUMNS, rows=[row("1", state=clamped)], reads=[read([1, 2])], step=9)
@@ -113,9 +114,10 @@ def test_fewer_rows_than_the_site_total_fail_unless_filtered():
     assert filtered["ok"]
 
 
-def test_rows_that_miss_a_stated_criterion_fail():
+def test_rows_that_miss_a_stated_criterion_are_noted_not_refused():
+    """A row criterion is the planner's words compared with a cell, no value the page bound: a note (issue 37)."""
     report = verify(plan=PLAN, columns=COLUMNS, rows=[row("1"), row("2", agency="FDA")], reads=[read([1, 2])], step=9)
-    assert checks(report) == ["criteria"] and "'FDA'" in report["repair_goal"]
+    assert report["ok"] and any(n.startswith("[criteria] 1 row(s)") and "'FDA'" in n for n in report["notes"])
 
 
 def test_schema_needs_an_extraction_and_every_column():

@@ -6,7 +6,8 @@ from __future__ import annotations
 from graph.checks.finish_checks import verify
 from graph.evidence.evidence_tables import append_rows, computed_from, evidence_inputs
 from graph.evidence.workspace_tools import derive
-from graph.state import EvidenceRow, Listing, Phase, Plan, Provenance, ReadRecord
+from graph.plan.targets import Value
+from graph.state import EvidenceRow, Gate, Listing, Phase, Plan, Provenance, ReadRecord
 from graph.tools.agent_tools import Derive
 
 
@@ -34,7 +35,7 @@ def _workspace(*, state=None, drift=(), read=None, detail_ids=("a", "b")):
     return tables
 
 
-PLAN = Plan(phases=[Phase(read="list", into="items", gates={"Agency": "EPA"}),
+PLAN = Plan(phases=[Phase(read="list", into="items", gates=[Gate(kind="filter", name="Agency", target=Value(value="EPA"))]),
                     Phase(read="each item's page", into="sizes", detail_pages=True)])
 LISTING = Listing(step=3, url="http://s/list", result_set="/list", row_links=["http://s/item/a", "http://s/item/b"])
 
@@ -83,12 +84,12 @@ def test_a_listed_detail_page_not_read():
     report = _verify(_workspace(detail_ids=("a",)))  # b was opened (visited) but never read into the table
     assert [f["check"] for f in report["failures"]] == ["details"]
     assert "http://s/item/b" in report["repair_goal"] and "table sizes" in report["repair_goal"]
-    unphased = Plan(gates=PLAN.phases[0].gate_list())
+    unphased = Plan(gates=PLAN.phases[0].gates)
     assert _verify(_workspace(detail_ids=("a",)), unphased)["ok"]  # no phase says each page is read
 
 
 def test_without_phases_the_plan_gates_apply_and_ablated_provenance_skips_them():
-    plan = Plan(gates=[PLAN.phases[0].gate_list()[0]])
+    plan = Plan(gates=[PLAN.phases[0].gates[0]])
     assert not _verify(_workspace(state={"agency": {"label": "Agency", "value": "FDA"}}), plan)["ok"]
     tables = _workspace()
     for row in tables["items"]["rows"]:

@@ -50,11 +50,11 @@ def _saved(out: Path) -> dict:
 
 
 SCHOLAR_BLIND = {"source": "preprint search", "gates": [
-    {"kind": "search", "name": "Search terms", "target": "calibration"},
-    {"kind": "filter", "name": "Category", "target": "cs.CL"},
-    {"kind": "scope", "name": "Include cross-listed papers", "target": "ticked"},
-    {"kind": "scope", "name": "Search field", "target": "abstract or title"},
-    {"kind": "window", "name": "date", "target": "2021-01-01..2021-12-31"}]}
+    {"kind": "search", "name": "Search terms", "target": {"value": "calibration"}},
+    {"kind": "filter", "name": "Category", "target": {"value": "cs.CL"}},
+    {"kind": "scope", "name": "Include cross-listed papers", "target": {"checked": True}},
+    {"kind": "scope", "name": "Search field", "target": {"value": "abstract or title"}},
+    {"kind": "window", "name": "date", "target": {"from": "2021-01-01", "to": "2021-12-31"}}]}
 
 
 async def test_a_blind_plan_is_grounded_leniently_and_an_unknown_target_is_unresolved(offline_server,
@@ -71,13 +71,13 @@ async def test_a_blind_plan_is_grounded_leniently_and_an_unknown_target_is_unres
     read_turn = next(t for t in reversed(_turns(model)) if "PLAN ON THIS PAGE" in t)
     grounding = read_turn.split("PLAN ON THIS PAGE", 1)[1].split("\n\n", 1)[0]
     assert "filter Category = cs.CL -> 'Subject: Category' needs 'cs.CL (Computation and Language)': held" in grounding, grounding
-    assert "Include cross-listed papers = ticked -> " in grounding and "needs 'on': held" in grounding
+    assert "Include cross-listed papers = checked -> " in grounding and "needs 'on': held" in grounding
     assert "NOT HELD" not in grounding and "AMBIGUOUS" not in read_turn, grounding
     assert "window date = 2021-01-01..2021-12-31 -> 'Date basis: From date / Date basis: To date'" in grounding
 
     unknown = {**SCHOLAR_BLIND, "gates": [*SCHOLAR_BLIND["gates"][:2],
                                           {"kind": "scope", "name": "Include cross-listed papers",
-                                           "target": "primary or cross-listed"}]}
+                                           "target": {"value": "primary or cross-listed"}}]}
     task, outcome, model = await _solve("offline_scholar_002", steps, unknown, tmp_path / "unknown", offline_server,
                                         chromium_worker)
     assert _plan_flags(outcome) == [], outcome.drift_flags
@@ -95,7 +95,7 @@ async def test_flags_are_judged_again_after_revise_plan(offline_server, chromium
     clears the flag at once (no page action between), so the rows read next carry no drift and pass."""
     steps = load_walkthrough("offline_scholar_002", origin=offline_server.origin)
     wrong = {**SCHOLAR_BLIND, "gates": [*SCHOLAR_BLIND["gates"][:1],
-                                        {"kind": "filter", "name": "Category", "target": "cs.LG"}]}
+                                        {"kind": "filter", "name": "Category", "target": {"value": "cs.LG"}}]}
     right = {**SCHOLAR_BLIND, "gates": SCHOLAR_BLIND["gates"][:2]}
     read = next(i for i, s in enumerate(steps) if s["tool"] == "read_table")
     steps[read:read] = [{"tool": "revise_plan", "args": {"reason": "the category is cs.CL", "plan": right}}]
@@ -141,7 +141,7 @@ async def test_read_facts_with_a_url_is_judged_on_the_page_it_read(offline_serve
     origin = offline_server.origin
     plan = {"source": "profiles", "phases": [
         {"read": "county profile", "into": "county_stats", "detail_pages": False,
-         "gates": {"Survey product": "5-year estimates", "Vintage": "2022"}}]}
+         "gates": [{"kind": "filter", "name": "Survey product", "target": {"value": "5-year estimates"}}, {"kind": "filter", "name": "Vintage", "target": {"value": "2022"}}]}]}
     steps = [{"tool": "goto", "args": {"url": f"{origin}/stats/profile/EM-01"}},
              {"tool": "read_facts", "args": {"into": "county_stats", "url": f"{origin}/stats/profile/EM-01?product=acs5"
                                                                          "&vintage=2022",
@@ -167,7 +167,7 @@ async def test_each_read_is_judged_against_its_own_phases_window(offline_server,
             "start": start, "end": end}})
         steps += [({**s, "args": {**s["args"], "into": into}} if s["tool"] == "extract_rows" else s) for s in tail]
     steps.append({"tool": "finish", "args": {}})
-    plan = {"source": "vulnerability search", "gates": [{"kind": "filter", "name": "Severity", "target": "Medium"}],
+    plan = {"source": "vulnerability search", "gates": [{"kind": "filter", "name": "Severity", "target": {"value": "Medium"}}],
             "phases": [{"read": f"records of {into}", "into": into, "gates": {"From date": f"{start}..{end}"}}
                        for start, end, into in quarters]}
     _, outcome, _ = await _solve("offline_vulns_003", steps, plan, tmp_path, offline_server, chromium_worker)

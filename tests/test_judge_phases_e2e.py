@@ -36,14 +36,14 @@ SQL = ("SELECT c.huc, c.location_id, max(p.start_year) AS common_start_year, min
 def _plan(second_group: str) -> dict:
     return {
         "source": "water quality locations",
-        "gates": [{"kind": "scope", "name": "Basin unit (HUC)", "target": "05040505; 02040502; 04040504 (each separately)"},
-                  {"kind": "filter", "name": "Site type", "target": "Stream"}],
+        "gates": [{"kind": "scope", "name": "Basin unit (HUC)", "target": {"any_of": ["05040505", "02040502", "04040504"]}},
+                  {"kind": "filter", "name": "Site type", "target": {"value": "Stream"}}],
         "all_pages": True, "detail_pages": False,
         "phases": [
             {"read": "stream locations of the units", "into": "candidates"},
-            {"read": "Inorganics period per location", "into": "periods", "gates": {"Characteristic group": "Inorganics"}},
+            {"read": "Inorganics period per location", "into": "periods", "gates": [{"kind": "filter", "name": "Characteristic group", "target": {"value": "Inorganics"}}]},
             {"read": "second group's period per location", "into": "periods",
-             "gates": {"Characteristic group": second_group}},
+             "gates": [{"kind": "filter", "name": "Characteristic group", "target": {"value": second_group}}]},
         ],
         "derivation": "periods joined to candidates",
     }

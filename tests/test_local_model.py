@@ -31,7 +31,7 @@ def test_sgr_run_with_the_local_model_completes_with_answer_score_and_transcript
     config["protocol"]["budgets"].update(max_steps=3, wall_seconds=1800)
     config_path = tmp_path / "local.yaml"
     config_path.write_text(yaml.safe_dump(config))
-    # planner off: its JSON-grammar plan is the slowest call on a CPU (README); the actor path is what is tested
+    # planner off: its JSON-grammar plan is the slowest call on a CPU (docs/local_model.md); the actor path is what is tested
     done = subprocess.run([sys.executable, "-m", "agent.cli", "run", "--model", "local", "--ablate", "planner",
                            "--task", TASK, "--config", str(config_path), "--out", str(tmp_path / "runs")],
                           capture_output=True, text=True, timeout=1500)

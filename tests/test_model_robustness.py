@@ -154,7 +154,7 @@ async def test_the_prompt_fits_the_context_window_and_older_steps_are_summarised
 async def test_an_ablated_node_takes_its_prompt_parts_and_tools_with_it(ablated, gone_text, gone_tools):
     rows = [{"values": {"cve_id": "X"}, "provenance": {"step": 1, "locator": "table 0 row 0", "url": "u"}}]
     current = state(observation=OBSERVATION, rows=rows, last_read={"table": {}},  # a plan gate not found yet:
-                    plan={"source": "s", "gates": [{"kind": "filter", "name": "Severity", "target": "High"}],
+                    plan={"source": "s", "gates": [{"kind": "filter", "name": "Severity", "target": {"value": "High"}}],
                           "read": {}, "row_criteria": {}, "all_pages": True, "detail_pages": False,
                           "stopping_rule": "done"},  # revise_plan is offered (graph/tools/offers.py)
                     retrieval={"url": OBSERVATION["url"], "path": "/vulns/search", "values": {}, "page": None,

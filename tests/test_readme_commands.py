@@ -1,7 +1,8 @@
-"""The README is true: every command line in its shell blocks is found here and either run (the cheap ones,
-under a minute each) or named with the reason it is not run here; every `sgr` command it writes anywhere (shell
-blocks, the Commands table, inline code) names a real command with real options. A README command added
-without a place in these lists fails the test, so the README cannot drift from the program again."""
+"""The README and docs/ are true: every command line in their shell blocks is found here and either run (the cheap
+ones, under a minute each) or skipped here with the reason it is not run (each skip shows in pytest's report);
+every `sgr` command they write anywhere (shell blocks, the Commands table, inline code) names a real command with
+real options. A command added to README.md or a page of docs/ without a place in these lists fails the test, so
+the documents cannot drift from the program again."""
 
 from __future__ import annotations
 
@@ -18,12 +19,14 @@ from agent.cli import app
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+DOCUMENTS = [README, *sorted((ROOT / "docs").glob("*.md"))]
 
 # Run here, as written (`.venv/bin/` dropped; `--out` sent to a temporary folder): prefix -> exit codes accepted.
 CHEAP = {
     "sgr score --tasks tests/data/sgrbench_sample": (0,),
     "sgr model check": (0, 1),  # 1: the local model is not installed here, and it says what is missing
     "sgr webenv check configs/sgr-webenv.yaml": (1,),  # no environment runs here (or the hub is unreachable)
+    "sgr run --task offline_stats_003 --model faulty:7": (0,),  # one fault-injected replay, ~35 s
 }
 # Not run here, with why (each is exercised elsewhere, or needs what a test machine lacks).
 EXPENSIVE = {
@@ -40,16 +43,27 @@ EXPENSIVE = {
     "sgr run --tasks hf:Ninggggy/SGR-BENCH": "needs the hub and an environment",
     "sgr run ... --webenv": "a pattern (`...` stands for the options above)",
     "sgr bench configs/offline-ray.yaml": "a benchmark on Ray (tests/test_runner_ray.py)",
-    "sgr bench configs/offline.yaml": "the whole suite, minutes (tests/test_runner_bench.py runs a sample)",
+    "sgr bench configs/offline.yaml": "the suite or a sample of it, minutes (tests/test_runner_bench.py runs a sample)",
     "ray ": "a Ray cluster",
     "RAY_worker_niceness=0 ray": "a Ray cluster",
     "docker ": "a Docker engine",
+    "podman ": "podman and an image build, minutes (scripts/container_smoke.sh builds and runs it; tests/test_container.py)",
+    "chown 1000:1000 results": "root (docs/container.md)",
+    "sgr offline serve --port": "a server that runs until stopped (tests/test_first_hour_docs.py runs the recipe)",
+    "sgr offline tasks --origin": "part of the other-agent recipe (tests/test_first_hour_docs.py runs it)",
+    "sgr score --tasks offline --predictions my-agent.jsonl": "another agent's answers (tests/test_first_hour_docs.py)",
+    "mkdir -p results": "changes the owner of a folder for the container's uid (docs/container.md; root or podman)",
     "apt-get install": "system packages",
     "scripts/container_smoke.sh": "podman and root (tests/test_container.py, SGR_CONTAINER_SMOKE=1)",
     "sgr play": "waits for a person or a program to answer (tests/test_agent_play.py drives both)",
     "sgr run --task offline_vulns_003 --model play": "the same as sgr play (tests/test_agent_play.py)",
     "sgr path record runs/": "needs a played run's folder (tests/test_agent_paths.py records one)",
     "sgr path replay": "a whole task in Chromium, minutes (tests/test_real_model_paths.py)",
+    "sgr path inject": "one whole task in Chromium per fault, minutes (tests/test_path_faults.py)",
+    "sgr run --task offline_regulatory_001 --model gpt-4.1-mini": "a real model: OPENAI_API_KEY and the network",
+    "sgr run --task offline_regulatory_001 --config configs/openrouter-example.yaml":
+        "a real model: OPENROUTER_API_KEY and the network",
+    "sgr ablate configs/ablation": "a whole ablation, 120-360 cells, tens of minutes (tests/test_faults_e2e.py runs a sample)",
 }
 
 
@@ -98,13 +112,31 @@ def _classified(command: str) -> str | None:
     return None
 
 
-def test_every_readme_shell_command_is_run_or_says_why_not() -> None:
-    commands = shell_commands(README.read_text(encoding="utf-8"))
-    assert len(commands) > 15
-    unclassified = [c for c in commands if _classified(c) is None]
-    assert not unclassified, f"README commands with no place in tests/test_readme_commands.py: {unclassified}"
-    used = {_classified(c) for c in commands}
-    assert set(CHEAP) <= used, f"cheap commands no longer in the README: {set(CHEAP) - used}"
+def documented_commands() -> list[tuple[str, str]]:
+    """(document, command) for every shell command of the README and the pages of docs/."""
+    return [(str(doc.relative_to(ROOT)), command) for doc in DOCUMENTS
+            for command in shell_commands(doc.read_text(encoding="utf-8"))]
+
+
+def test_every_documented_shell_command_is_run_or_says_why_not() -> None:
+    commands = documented_commands()
+    assert len(commands) > 30 and {doc for doc, _ in commands} > {"README.md"}
+    unclassified = [f"{doc}: {c}" for doc, c in commands if _classified(c) is None]
+    assert not unclassified, f"documented commands with no place in tests/test_readme_commands.py: {unclassified}"
+    used = {_classified(c) for _, c in commands}
+    assert set(CHEAP) <= used, f"cheap commands no longer documented: {set(CHEAP) - used}"
+    unused = set(EXPENSIVE) - used
+    assert not unused, f"reasons for commands no document holds any more: {unused}"
+
+
+def _command_params() -> list:
+    """One case per documented command: a cheap one runs (slow), any other is skipped with its reason."""
+    params = []
+    for index, (doc, command) in enumerate(documented_commands()):
+        prefix = _classified(command)
+        marks = [pytest.mark.slow] if prefix in CHEAP else []
+        params.append(pytest.param(doc, command, marks=marks, id=f"{doc}:{index}:{normalized(command)[:40]}"))
+    return params
 
 
 def _sgr_invocations(text: str) -> list[str]:
@@ -118,10 +150,11 @@ def _options(command: typer.main.TyperGroup | object) -> set[str]:
     return {opt for param in getattr(command, "params", []) for opt in (*param.opts, *param.secondary_opts)}
 
 
-def test_every_sgr_command_in_the_readme_names_real_commands_and_options() -> None:
+@pytest.mark.parametrize("document", DOCUMENTS, ids=lambda doc: str(doc.relative_to(ROOT)))
+def test_every_sgr_command_documented_names_real_commands_and_options(document: Path) -> None:
     root = typer.main.get_command(app)
     problems = []
-    for invocation in _sgr_invocations(README.read_text(encoding="utf-8")):
+    for invocation in _sgr_invocations(document.read_text(encoding="utf-8")):
         words = invocation.replace("\\|", "|").split()[1:]
         command, path = root, ["sgr"]
         while words and hasattr(command, "commands"):  # a group: the next word names a sub-command
@@ -143,23 +176,27 @@ def test_every_sgr_command_in_the_readme_names_real_commands_and_options() -> No
     assert not problems, "\n".join(problems)
 
 
-def test_the_readme_synopses_match_the_programs_usage() -> None:
-    """The README's known mismatches, held fixed: `-t ID` for tasks show, --model or --config for sgr run."""
-    text = README.read_text(encoding="utf-8")
+def test_the_commands_table_synopses_match_the_programs_usage() -> None:
+    """The Commands table's known mismatches, held fixed: `-t ID` for tasks show, --model or --config for sgr run."""
+    text = (ROOT / "docs" / "running.md").read_text(encoding="utf-8")
     assert "`sgr tasks list\\|show\\|validate [--tasks SRC]" in text and "[-t ID]`" in text
     assert "sgr run --task ID [--suite offline \\| --tasks SRC] (--model NAME \\| --config FILE)" in text
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("prefix", sorted(CHEAP))
-def test_cheap_readme_commands_run_as_written(prefix: str, tmp_path: Path) -> None:
-    command = next(c for c in shell_commands(README.read_text(encoding="utf-8")) if _classified(c) == prefix)
+@pytest.mark.parametrize(("document", "command"), _command_params())
+def test_documented_command_runs_as_written(document: str, command: str, tmp_path: Path) -> None:
+    prefix = _classified(command)
+    if prefix not in CHEAP:
+        pytest.skip(f"not run here: {EXPENSIVE[prefix]}" if prefix else "unclassified (the test above fails)")
     args = shlex.split(normalized(command))[1:]
-    if "--out" in args:  # the example writes into the repository otherwise
-        args[args.index("--out") + 1] = str(tmp_path / "out")
+    for option in ("--out", "-o"):
+        if option in args:  # the example writes into the repository otherwise
+            args[args.index(option) + 1] = str(tmp_path / "out")
+    if args[0] == "run" and "--out" not in args:
+        args += ["--out", str(tmp_path / "out")]
     done = subprocess.run([sys.executable, "-m", "agent.cli", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=180)
-    assert done.returncode in CHEAP[prefix], f"{command}: rc {done.returncode}\n{done.stdout[-1500:]}{done.stderr[-1500:]}"
+                          timeout=300)
+    assert done.returncode in CHEAP[prefix], f"{document}: {command}: rc {done.returncode}\n{done.stdout[-1500:]}{done.stderr[-1500:]}"
     assert "Traceback" not in done.stdout + done.stderr
     if prefix.startswith("sgr score"):
         assert (tmp_path / "out" / "scores.jsonl").is_file() and "wrote" in done.stdout

@@ -41,7 +41,7 @@ def test_one_row_per_step_with_target_effect_and_flags(tmp_path: Path) -> None:
     url = "http://127.0.0.1:5000/stats/profile/EM"
     steps = _write(tmp_path / "steps.jsonl", [
         {"node": "run", "event": "start"},
-        {"node": "planner", "plan": {"gates": [{"name": "Vintage", "target": "2022"}]}},
+        {"node": "planner", "plan": {"gates": [{"name": "Vintage", "target": {"value": "2022"}}]}},
         {"node": "actor", "step": 1, "tool": "select", "call_id": "x1", "note": {"kind": "fault", "step": 3},
          "args": {"target": target,
                                                                                     "option": "2023"}},

@@ -79,7 +79,7 @@ async def test_review_init_prefills_trace_evidence(tmp_path: Path) -> None:
 
 
 def test_first_divergence_finds_a_wrong_and_a_lost_gate() -> None:
-    plan = {"gates": [{"kind": "filter", "name": "Year", "target": "2021", "required": True}]}
+    plan = {"gates": [{"kind": "filter", "name": "Year", "target": {"value": "2021"}, "required": True}]}
 
     def state(step: int, value: str | None, set_at: int | None) -> dict:
         values = {"year": {"value": value, "set_at_step": set_at}} if value else {}

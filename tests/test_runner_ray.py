@@ -73,7 +73,7 @@ def _start_head() -> tuple[subprocess.Popen, str]:
          "--node-ip-address", "127.0.0.1", "--temp-dir", temp_dir, "--include-dashboard", "false",
          "--object-store-memory", str(100 * 2**20), "--disable-usage-stats"],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
-        env={**os.environ, "RAY_worker_niceness": "0"},  # as the README starts a cluster's nodes
+        env={**os.environ, "RAY_worker_niceness": "0"},  # as docs/ray.md starts a cluster's nodes
     )
     address = f"127.0.0.1:{port}"
     deadline = time.monotonic() + 180

@@ -23,8 +23,9 @@ from graph.checks.details import Opened, detail_list
 from graph.checks.finish_checks import evidence_tables, verify
 from graph.evidence.evidence_tables import append_rows
 from graph.evidence.workspace_tools import derive
+from graph.plan.targets import Value
 from graph.settings import Budgets
-from graph.state import EvidenceRow, Listing, Phase, Plan, Provenance, ReadRecord
+from graph.state import EvidenceRow, Gate, Listing, Phase, Plan, Provenance, ReadRecord
 from graph.tools.agent_tools import Derive
 from tasks.loaders import load_tasks
 
@@ -56,7 +57,7 @@ def _candidates_then_records(candidate_pages: list[int]) -> dict:
     return tables
 
 
-PHASED = Plan(phases=[Phase(read="the list", into="candidates", gates={"Query": "a"}),
+PHASED = Plan(phases=[Phase(read="the list", into="candidates", gates=[Gate(kind="filter", name="Query", target=Value(value="a"))]),
                       Phase(read="each record", into="records")])
 
 
@@ -216,11 +217,17 @@ async def test_a_wrong_from_year_is_refused_not_taken_for_a_clamp(offline_server
     await _clean(task_id, tmp_path, offline_server, chromium_worker)
 
 
-def test_a_phase_of_the_plan_never_read_is_refused_naming_it():
+def test_a_phase_of_the_plan_never_read_is_named_a_detail_phase_refused():
+    """Refuse only on evidence (issue 37 stage 5): a phase never read that reads each listed result's page is
+    listed results never opened (refused, naming it); one that reads a list is a note naming it."""
     tables = _candidates_then_records([1, 2])
-    three = Plan(phases=[*PHASED.phases, Phase(read="each record's history", into="history")])
+    three = Plan(phases=[*PHASED.phases, Phase(read="each record's history", into="history", detail_pages=True)])
     report = verify(plan=three, tables=tables, columns=("id", "kind"), step=8)
     assert [f["check"] for f in report["failures"]] == ["schema"]
     assert "each record's history\" reads into 'history', but nothing was read into 'history'" in \
         report["failures"][0]["message"]
+    listed = Plan(phases=[*PHASED.phases, Phase(read="the history list", into="history")])
+    report = verify(plan=listed, tables=tables, columns=("id", "kind"), step=8)
+    assert report["ok"] and any("'the history list' reads into 'history', which was never read" in n
+                                for n in report["notes"])
     assert verify(plan=PHASED, tables=tables, columns=("id", "kind"), step=8)["ok"]

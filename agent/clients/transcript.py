@@ -9,6 +9,7 @@ failed real run is replayed from this file by `agent.measuring.fake_server.FakeO
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -50,7 +51,9 @@ class TranscriptRecorder:
         self.calls += 1
         line = {"t": round(time.time(), 3), "call": self.calls, "status": status,
                 "request": _json_or_text(request_body), "response": _json_or_text(response_body)}
-        with open(self.path, "a", encoding="utf-8") as fh:
+        # 0600: the prompts, pages and answers of a run are the user's, not every local account's
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        with os.fdopen(fd, "a", encoding="utf-8") as fh:
             fh.write(json.dumps(self.redactor.json(line), ensure_ascii=False) + "\n")
 
     def async_client(self, timeout: float) -> httpx.AsyncClient:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
+from agent.commands.interrupt import run_quietly
 from agent.config import ConfigError
 from agent.rundir.manifest import ConfigurationMismatch
 from agent.runner.bench import BrowserUnavailable, RunFolderBusy, run_bench
@@ -18,16 +18,19 @@ _OUTPUT = typer.Option(None, "--output", "-o", help="Run folder (overrides run.o
 _CONCURRENCY = typer.Option(None, "--concurrency", "-j", min=1, help="Workers (overrides run.concurrency).")
 _LIMIT = typer.Option(None, "--limit", min=1, help="Demo mode: run a reproducible sample of N tasks.")
 _FRESH = typer.Option(False, "--fresh", help="Empty the run folder first instead of resuming it.")
+_RETRY_FAILED = typer.Option(False, "--retry-failed", help="Also rerun the finished cells that ended in an error "
+                                                            "(a dead endpoint, a crash); the other cells are kept.")
 _ALLOW_MIXED = typer.Option(False, "--allow-mixed", help="Resume over cells made by other code (prompts, tools, "
                                                          "commit); recorded in the manifest.")
 
 
 def _run(config: Path, output: Path | None, concurrency: int | None, limit: int | None, fresh: bool = False,
-         allow_mixed: bool = False, command: str = "bench") -> Path:
+         allow_mixed: bool = False, command: str = "bench", retry_failed: bool = False) -> Path:
     console = Console(stderr=True, soft_wrap=True)
     try:
-        result = asyncio.run(run_bench(config, output_dir=output, concurrency=concurrency, limit=limit,
-                                       console=console, fresh=fresh, allow_mixed=allow_mixed))
+        result = run_quietly(run_bench(config, output_dir=output, concurrency=concurrency, limit=limit,
+                                       console=console, fresh=fresh, allow_mixed=allow_mixed,
+                                       retry_failed=retry_failed))
     except ConfigurationMismatch as exc:  # the exact command that gives this configuration its own folder
         options = "".join([f" -j {concurrency}" if concurrency else "", f" --limit {limit}" if limit else "",
                            " --allow-mixed" if allow_mixed else ""])
@@ -54,26 +57,29 @@ def _run(config: Path, output: Path | None, concurrency: int | None, limit: int 
 
 
 def bench(config: Path = _CONFIG, output: Path | None = _OUTPUT, concurrency: int | None = _CONCURRENCY,
-          limit: int | None = _LIMIT, fresh: bool = _FRESH, allow_mixed: bool = _ALLOW_MIXED) -> None:
+          limit: int | None = _LIMIT, fresh: bool = _FRESH, allow_mixed: bool = _ALLOW_MIXED,
+          retry_failed: bool = _RETRY_FAILED) -> None:
     """Run every (model x variant x task) cell of CONFIG; rerunning resumes unfinished cells."""
-    run_dir = _run(config, output, concurrency, limit, fresh, allow_mixed)
+    run_dir = _run(config, output, concurrency, limit, fresh, allow_mixed, retry_failed=retry_failed)
     typer.echo((run_dir / "summary.md").read_text(encoding="utf-8"))
 
 
 def ablate(config: Path = _CONFIG, output: Path | None = _OUTPUT, concurrency: int | None = _CONCURRENCY,
-           limit: int | None = _LIMIT, fresh: bool = _FRESH, allow_mixed: bool = _ALLOW_MIXED) -> None:
+           limit: int | None = _LIMIT, fresh: bool = _FRESH, allow_mixed: bool = _ALLOW_MIXED,
+           retry_failed: bool = _RETRY_FAILED) -> None:
     """Run (or resume) CONFIG's variants and print the ablation table: deltas against the full agent."""
-    from agent.reports.ablation import write_ablation
+    from agent.reports.ablation import render_console_table, write_ablation
+    from agent.reports.faults import read_fault_rows
 
-    run_dir = _run(config, output, concurrency, limit, fresh, allow_mixed, command="ablate")
+    run_dir = _run(config, output, concurrency, limit, fresh, allow_mixed, command="ablate", retry_failed=retry_failed)
     rows = write_ablation(run_dir)
+    faults = read_fault_rows(run_dir)
     if any(r.replayed for r in rows):
-        typer.echo("note: no real model ran (no key / scripted model): the table below shows SCRIPTED REPLAYS, "
+        typer.echo("note: no real model ran: SCRIPTED" + (" and FAULT-INJECTED" if faults else "") + " REPLAYS, "
                    "pipeline checks, not agent results", err=True)
     if len({r.variant for r in rows}) < 2:
         typer.echo(f"note: {config} has one agent variant; add agent.variants to get deltas", err=True)
-    typer.echo((run_dir / "ablation.md").read_text(encoding="utf-8"))
-    if (run_dir / "faults.md").is_file():
-        typer.echo("note: the fault table below shows FAULT-INJECTED REPLAYS (a scripted policy making seeded "
-                   "mistakes and following feedback), not model results", err=True)
-        typer.echo((run_dir / "faults.md").read_text(encoding="utf-8"))
+    typer.echo(render_console_table(rows, faults), nl=False)
+    files = ["ablation.md (per family)", *(["faults.md (per fault class, what was missed)"] if faults else []),
+             "report.html"]
+    typer.echo(f"full tables in {run_dir}: {', '.join(files)}")

@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import tempfile
 from pathlib import Path
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
 from agent.measuring.paths.path import DecisionPath
 from agent.measuring.paths.record import RunFolderError, path_from_run
+from agent.measuring.safe_files import UnsafeFile
 
 path_app = typer.Typer(no_args_is_help=True)
 _RUN = typer.Argument(..., help="A run folder (transcript.jsonl + steps.jsonl) or a relay folder (resp-N.json; its "
@@ -31,7 +34,7 @@ def record(run: Path = _RUN, task: str | None = _TASK, output: Path | None = _OU
     try:
         path = path_from_run(run, task)
     except (RunFolderError, OSError, ValueError) as exc:
-        console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+        console.print(f"[red]error:[/] {escape(_first_line(exc))}", highlight=False)
         raise typer.Exit(2) from exc
     if output:
         output.write_text(path.dump(), encoding="utf-8")
@@ -49,10 +52,18 @@ def replay(path_file: Path = _PATH, out: Path | None = _OUT) -> None:
     console = Console(stderr=True, soft_wrap=True)
     try:
         path = DecisionPath.load(path_file)
-    except (OSError, ValueError) as exc:
-        console.print(f"[red]error:[/] {escape(str(path_file))}: {escape(str(exc).splitlines()[0])}", highlight=False)
+    except UnsafeFile as exc:  # names the file itself
+        console.print(f"[red]error:[/] {escape(_first_line(exc))}", highlight=False)
         raise typer.Exit(2) from exc
-    out_dir = out or Path(tempfile.mkdtemp(prefix=f"replay-{path.task}-"))
+    except (OSError, ValueError) as exc:
+        console.print(f"[red]error:[/] {escape(str(path_file))}: {escape(_first_line(exc))}", highlight=False)
+        raise typer.Exit(2) from exc
+    try:
+        _check_task(path.task)
+    except ValueError as exc:
+        console.print(f"[red]error:[/] {escape(str(path_file))}: {escape(_first_line(exc))}", highlight=False)
+        raise typer.Exit(2) from exc
+    out_dir = out or temp_folder("replay", path.task)
     summary = asyncio.run(_replay(path, out_dir))
     typer.echo(json.dumps({**summary, "out": str(out_dir)}))
 
@@ -69,3 +80,72 @@ async def _replay(path: DecisionPath, out_dir: Path) -> dict:
     finally:
         await worker.close()
     return result.summary()
+
+
+def _first_line(exc: BaseException) -> str:
+    if isinstance(exc, ValidationError):  # its own first line only counts the errors
+        first = exc.errors()[0]
+        return f"not a decision path: {'.'.join(str(p) for p in first['loc']) or '<root>'}: {first['msg']}"
+    return (str(exc).splitlines() or [type(exc).__name__])[0]
+
+
+def _check_task(task_id: str) -> None:
+    """A path replays on the bundled offline sites: its task must be one of them (ValueError, one line)."""
+    from tasks.loaders import load_tasks
+
+    load_tasks("offline", task_ids=[task_id])  # TaskSourceError names the id and the closest known ones
+
+
+def temp_folder(kind: str, task: str) -> Path:
+    """A new folder under the temp dir, named after the task with every character but [A-Za-z0-9_-] replaced:
+    a task id of `../../x` or `/etc` cannot place it anywhere else."""
+    safe = re.sub(r"[^A-Za-z0-9_-]+", "_", task)[:60].strip("_") or "task"
+    return Path(tempfile.mkdtemp(prefix=f"{kind}-{safe}-"))
+
+
+_PATHS = typer.Argument(..., help="Decision paths (JSON) to inject faults into, one replay per fault.")
+_KINDS = typer.Option(None, "--kind", help="Only these fault kinds (repeatable); default: every kind that applies.")
+
+
+@path_app.command("inject")
+def inject(path_files: list[Path] = _PATHS, out: Path | None = _OUT, kind: list[str] | None = _KINDS) -> None:
+    """Inject each fault kind that applies into each path and replay it through the full agent: which check
+    caught it before the answer (FAULT-INJECTED REPLAYS of real-model paths, not model results)."""
+    from agent.measuring.paths.inject import FAULT_KINDS
+
+    console = Console(stderr=True, soft_wrap=True)
+    unknown = sorted(set(kind or []) - set(FAULT_KINDS))
+    if unknown:
+        console.print(f"[red]error:[/] unknown fault kind {', '.join(unknown)} (known: {', '.join(FAULT_KINDS)})")
+        raise typer.Exit(2)
+    try:
+        paths = [DecisionPath.load(p) for p in path_files]
+        for path in paths:
+            _check_task(path.task)
+    except (OSError, ValueError) as exc:
+        console.print(f"[red]error:[/] {escape(_first_line(exc))}", highlight=False)
+        raise typer.Exit(2) from exc
+    out_dir = out or Path(tempfile.mkdtemp(prefix="inject-"))
+    table = asyncio.run(_inject(paths, out_dir, tuple(kind or FAULT_KINDS)))
+    typer.echo(table)
+    console.print(f"FAULT-INJECTED REPLAYS of real-model paths (not model results); runs and "
+                  f"faults_on_paths.json in {out_dir}", highlight=False)
+
+
+async def _inject(paths: list[DecisionPath], out_dir: Path, kinds: tuple) -> str:
+    from agent.measuring.paths.inject import fault_table, inject_faults
+    from browser.session import ChromiumWorker
+    from tasks.offline.server import OfflineServer
+
+    worker, outcomes = ChromiumWorker(), []
+    try:
+        with OfflineServer() as server:
+            for path in paths:
+                outcomes += await inject_faults(path, origin=server.origin, worker=worker, out_dir=out_dir,
+                                                kinds=kinds)
+    finally:
+        await worker.close()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "faults_on_paths.json").write_text(
+        json.dumps([o.model_dump() for o in outcomes], indent=1) + "\n", encoding="utf-8")
+    return fault_table(outcomes)

@@ -30,6 +30,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from agent.commands.interrupt import run_quietly
 from agent.config import (
     ABLATABLE_NODES,
     AgentConfig,
@@ -106,6 +107,17 @@ def pick_model(name: str | None, models: list[ModelConfig]) -> ModelConfig:
     return ModelConfig(name=name, model=name)
 
 
+def _check_task(task_id: str, source: str) -> None:
+    """The task exists in its source; said in one line before anything is written (`tasks.loaders`)."""
+    from tasks.errors import TaskLoadError, TaskSourceError
+    from tasks.loaders import load_tasks
+
+    try:
+        load_tasks(source, task_ids=[task_id])
+    except (TaskSourceError, TaskLoadError) as exc:
+        raise RunSetupError(str(exc)) from exc
+
+
 def with_player(model: ModelConfig, player: str) -> ModelConfig:
     from agent.measuring.players import parse_player
 
@@ -171,7 +183,7 @@ async def run_one(*, task_id: str, source: str, model: ModelConfig, variant: Age
     budget (`run.hard_timeout_margin_seconds`) and infrastructure errors retried (`run.retries`), in `out_dir`
     itself (no staging folder: its checkpoint restarts an interrupted thread). `on_retry` hears each retry."""
     from agent.measuring.local_server import serving
-    from agent.measuring.play_server import playing
+    from agent.measuring.play_server import playing, stopped_by_player
     from agent.rundir.cells import CellKey, cell_task_id
     from agent.runner.bench import score_cell
     from agent.runner.local import Cell, LocalSlot, chromium_worker_factory, run_attempts
@@ -181,7 +193,8 @@ async def run_one(*, task_id: str, source: str, model: ModelConfig, variant: Age
 
     run = run or RunConfig()
     with _suite_origin(source == "offline") as origin, serving(model, log_path=out_dir / "llama_server.log") as model, \
-            playing(model, out_dir) as model:
+            playing(model, out_dir) as played:
+        model = played.model
         tasks = load_tasks(source, task_ids=[task_id], origin=origin)
         task = tasks[0]
         routes = None
@@ -206,6 +219,8 @@ async def run_one(*, task_id: str, source: str, model: ModelConfig, variant: Age
             on_retry(f"attempt {attempt.number} ended in an infrastructure error, retried: {attempt.error}")
     # the runner's own error texts (an exception, a timeout) are redacted as the solver's are
     outcome = TaskOutcome.model_validate(Redactor.from_environment().json(last.outcome.model_dump(mode="json")))
+    if played.stopped:  # the player ended the run (:quit, Ctrl-C, Ctrl-D): said so, not as a model error
+        outcome = stopped_by_player(outcome)
     _, score = score_cell(task, outcome.answer, failure=outcome.failure())
     (out_dir / "score.json").write_text(json.dumps(score, indent=2, default=str), encoding="utf-8")
     (out_dir / "outcome.json").write_text(outcome.model_dump_json(indent=2), encoding="utf-8")
@@ -230,7 +245,17 @@ def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASK
             chosen = with_player(chosen, player)
         variant = make_variant(ablate)
         mapping, release = _webenv_mapping(bench, webenv or [])
+        if chosen.provider == "play" and chosen.play_dir:
+            from agent.measuring.players import PlayFolderError, check_play_folder
+
+            try:
+                check_play_folder(Path(chosen.play_dir))
+            except PlayFolderError as exc:
+                raise RunSetupError(str(exc)) from exc
         out_dir = run_path(out, task, chosen.name, variant.name)  # checked before anything is written or removed
+        _check_task(task, tasks or "offline")  # an unknown id is a config error: no run folder is made for it
+        if fresh or not (out_dir / "outcome.json").is_file():  # a finished run is re-reported without its endpoint
+            _check_model(chosen, probe=bench.run.check_endpoints if bench else True)  # said before any folder
         if fresh and out_dir.exists():
             shutil.rmtree(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -272,10 +297,13 @@ def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASK
             console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
             raise typer.Exit(2) from exc
         try:
-            outcome, score = finished or asyncio.run(run_one(
+            outcome, score = finished or run_quietly(run_one(
                 task_id=task, source=tasks or "offline", model=chosen, variant=variant, protocol=protocol, agent=agent,
                 out_dir=out_dir, webenv=mapping, webenv_release=release, run=bench.run if bench else RunConfig(),
                 on_retry=lambda line: console.print(f"[bold yellow]{escape(line)}[/]", highlight=False)))
+        except KeyboardInterrupt as exc:  # a second Ctrl-C while playing, or Ctrl-C on any other run
+            console.print("[red]interrupted:[/] the run was cut; rerunning the command restarts it", highlight=False)
+            raise typer.Exit(130) from exc
         except TaskSkipped as exc:  # the task's site has no environment: a listed skip, not a failure
             console.print(str(exc), highlight=False)
             if {p.name for p in out_dir.iterdir()} <= {SINGLE_RUN_FINGERPRINT, "run.lock"}:  # nothing ran: no folder
@@ -294,22 +322,47 @@ def run(task: str = _TASK, suite: str | None = _SUITE, tasks: str | None = _TASK
         console.print(escape(f"{task} [{chosen.name}/{variant.name}] stop={outcome.stop_reason} steps={outcome.steps} "
                              f"tokens={outcome.prompt_tokens}+{outcome.completion_tokens} "
                              f"{metrics or score.get('error', '')}"), highlight=False)
-        for restart in outcome.restarts:
-            console.print(f"[bold yellow]restarted from a clean slate:[/] an earlier run was interrupted at step "
-                          f"{restart.get('interrupted_at_step')} ({escape(str(restart.get('last_url')))})", highlight=False)
+        for restart in outcome.restarts:  # a retry of this very command was said as it happened (on_retry)
+            if line := restart_line(restart, retried_here=finished is None):
+                console.print(line, highlight=False, markup=False)
         if outcome.error:
             console.print(f"[yellow]{escape(str(outcome.error_kind))} error:[/] {escape(outcome.error)}",
                           highlight=False)
         for line in _fault_lines(out_dir, outcome, score, chosen):
             console.print(line, highlight=False, markup=False)
         console.print(f"results in {escape(str(out_dir))}", highlight=False)
-        typer.echo(outcome.answer)
-        if outcome.failed:
+        if outcome.failed:  # stdout carries the answer, and a failed run has none (never a NONE it did not give)
             raise typer.Exit(1)
+        typer.echo(outcome.answer)
+
+
+def restart_line(restart: dict[str, Any], *, retried_here: bool) -> str | None:
+    """One restart of the task (agent/rundir/checkpoints.py), worded as what it was: a process killed mid-run, or
+    an attempt ended by an infrastructure error and retried; None for a retry this command already printed."""
+    step = int(restart.get("interrupted_at_step") or 0)
+    url = restart.get("last_url")
+    where = f"at step {step}" + (f" on {url}" if url else "") if step else "before its first step"
+    if restart.get("reason") == "infra":
+        if retried_here:
+            return None
+        return f"an earlier attempt ended {where} in an infrastructure error ({restart.get('error') or 'no text'}): retried"
+    return f"restarted from a clean slate: an earlier run of this task was interrupted {where}"
+
+
+def _check_model(model: ModelConfig, *, probe: bool = True) -> None:
+    """The key is set and the endpoint answers (one request, agent/clients/probe.py), or one line saying which."""
+    from agent.clients.policies import needs_key
+    from agent.clients.probe import check_endpoints
+
+    if needs_key(model) and model.api_key() is None:
+        raise RunSetupError(f"model {model.name!r}: environment variable ${model.api_key_env} is not set (set it, or "
+                            "run without a key: --model scripted)")
+    if probe:
+        asyncio.run(check_endpoints([model]))
 
 
 def _finished(out_dir: Path) -> tuple[TaskOutcome, dict] | None:
-    """The outcome and score of a finished run, re-reported as they are (its checkpoint is gone: agent/README.md);
+    """The outcome and score of a finished run, re-reported as they are (its checkpoint is gone: docs/configuration.md);
     None when there is none, or when it ended in an infrastructure error (that run goes again, as a bench's
     retry would). Raises ValueError, one line, for an outcome.json that is not one."""
     done, scored = out_dir / "outcome.json", out_dir / "score.json"

@@ -47,5 +47,5 @@ def on_walkthrough_phases(blind: Plan, walkthrough: Plan) -> Plan:
     for phase in walkthrough.phases:
         source = blind.phase_for(phase.into) or (unmatched.pop(0) if unmatched else None)
         phases.append(Phase(read=phase.read, into=phase.into, detail_pages=phase.detail_pages,
-                            gates=dict(source.gates) if source else {}))
+                            gates=list(source.gates) if source else []))
     return blind.model_copy(update={"phases": phases})

@@ -1,6 +1,6 @@
 """One tool call per turn in ChatML for llama.cpp's server: the chat format `sgr-chatml-tools`.
 
-Why not llama-cpp-python's `chatml-function-calling` (measured with SmolLM2-135M, README): with
+Why not llama-cpp-python's `chatml-function-calling` (measured with SmolLM2-135M, docs/local_model.md): with
 `tool_choice: auto` its sub-completions pass `max_tokens=None`, so the request's cap is ignored and a small
 model can write until the 8k context is full; after each call it asks the model for *another* call (one more
 completion, and a loop while the model keeps choosing tools); the prompt lists only each tool's parameter

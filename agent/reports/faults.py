@@ -240,8 +240,14 @@ def render_fault_markdown(rows: list[FaultRow], clean: list[CleanRow], cells: li
                       f"{', '.join(placeless)}."]
     missed = [c for c in cells if c.injected and not c.flagged and c.ablated == "-"]
     if missed:
-        lines += ["", "## Not flagged by the full agent", "", "| Task | Fault | What was done | EM |", "|---|---|---|---|"]
-        lines += [f"| {c.task_id} | {c.fault} | {c.detail} | {100 * c.em:.0f} |" for c in missed]
+        lines += ["", "## Not flagged by the full agent", "",
+                  "EM 100 on a missed fault means the mistake did no harm: what the policy left or set (a kept "
+                  "default, a skipped control) happened to give the right answer on this task, so no node had "
+                  "anything to flag. EM below 100 is a real miss.", "",
+                  "| Task | Fault | What was done | EM | Verdict |", "|---|---|---|---|---|"]
+        lines += [f"| {c.task_id} | {c.fault} | {c.detail} | {100 * c.em:.0f} | "
+                  f"{'harmless: the answer stayed exact' if c.em == 1.0 else 'MISSED: the answer is wrong'} |"
+                  for c in missed]
     lines += ["", "## Fault classes", "", *[f"- `{f}`: {FAULT_DESCRIPTIONS[f]} (owned by {', '.join(FAULT_OWNERS[f])})"
                                            for f in FAULT_CLASSES]]
     return "\n".join(lines) + "\n"
@@ -265,6 +271,16 @@ def write_fault_report(run_dir: Path, records: list[CellRecord] | None = None) -
         "cells": [{**asdict(c), "flagged": c.flagged, "repaired": c.repaired} for c in cells],
     })
     return rows
+
+
+def read_fault_rows(run_dir: Path) -> list[FaultRow]:
+    """The rows `write_fault_report` wrote to faults.json ([] without one)."""
+    path = Path(run_dir) / "faults.json"
+    if not path.is_file():
+        return []
+    data = json.loads(path.read_text(encoding="utf-8"))
+    names = set(FaultRow.__dataclass_fields__)
+    return [FaultRow(**{k: v for k, v in row.items() if k in names}) for row in data.get("rows", [])]
 
 
 def describe_fault(cell: FaultCell, record: CellRecord, seed: int | None = None) -> list[str]:

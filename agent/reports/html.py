@@ -63,7 +63,10 @@ def _alarms(record: CellRecord) -> list[str]:
     failed_checks = [str(f.get("check", "?")) if isinstance(f, dict) else "check"
                      for report in record.outcome.verifier_reports if not report.get("ok")
                      for f in report.get("failures") or []]
-    return [f"drift {d}" for d in dict.fromkeys(flags)] + [f"verifier [{c}]" for c in dict.fromkeys(failed_checks)]
+    disputed = [f"disputed: {record.outcome.disputed}"] if record.outcome.disputed else []
+    disputed += [f"skipped on purpose: {link} ({why})" for link, why in record.outcome.skipped.items()]
+    return ([f"drift {d}" for d in dict.fromkeys(flags)] + [f"verifier [{c}]" for c in dict.fromkeys(failed_checks)]
+            + disputed)
 
 
 def _status(record: CellRecord, alarms: list[str]) -> str:
@@ -139,6 +142,7 @@ def render_html_report(run_dir: Path, summary: RunSummary, records: list[CellRec
         stops=sorted({t.record.outcome.stop_reason for t in tasks}),
         series=sorted({f"{t.record.model} / {t.record.variant}" for t in tasks}),
         ablation=(run_dir / "ablation.md").read_text(encoding="utf-8") if (run_dir / "ablation.md").is_file() else "",
+        faults=(run_dir / "faults.md").read_text(encoding="utf-8") if (run_dir / "faults.md").is_file() else "",
     )
 
 

@@ -84,7 +84,7 @@ class RunSummary:
     by_shape: list[GroupStats]  # copy vs derived answers, where the records say (the offline suite does)
     stop_reasons: dict[str, dict[str, int]]
     scripted: bool
-    scoring: str = "ours"  # the evaluator's mode (eval/README.md), as the cells record it
+    scoring: str = "ours"  # the evaluator's mode (docs/evaluator.md), as the cells record it
     replays: list[str] = field(default_factory=list)  # models that replay walkthroughs: labelled on every row
 
     def label(self, model: str) -> str:
@@ -169,7 +169,7 @@ def render_markdown(summary: RunSummary) -> str:
               "on every metric and are counted in the Failed column; an explicit NONE after a run that ended "
               "normally is an answer.", ""]
     lines += [f"Scoring mode: {summary.scoring} (ours: the project's definitions; authors: as the SGR-Bench "
-              "authors' scorer; differences in eval/README.md).", ""]
+              "authors' scorer; differences in docs/evaluator.md).", ""]
     lines += ["## Overall (per model and variant)", "", *_table(summary.overall, None, summary.label), ""]
     lines += ["## By source family", "", *_table(summary.by_family, "Family", summary.label), ""]
     lines += ["## Goal vs constraint", "", *_table(summary.by_split, "Split", summary.label), ""]

@@ -64,6 +64,19 @@ def _short(value: Any, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _target_shown(target: Any) -> str:
+    """A plan gate's target as the graph shows it (`graph.plan.targets.show`); a run logged before targets were
+    typed holds text."""
+    from pydantic import TypeAdapter, ValidationError
+
+    from graph.plan.targets import Target, show
+
+    try:
+        return show(TypeAdapter(Target).validate_python(target))
+    except ValidationError:
+        return str(target)
+
+
 def _target_text(target: Any) -> str:
     """A control as a reader names it: its label or text, else its selector, with the ref kept short."""
     if not isinstance(target, dict):
@@ -133,6 +146,7 @@ class _Fold:
     tables: dict[str, int] = field(default_factory=dict)
     last_url: str = ""
     attempt: int = 0  # a retry or restart logs its steps again from step 1: its rows are new rows
+    actor_step: int | None = None  # the step of the actor's latest call: the browser's lines belong to it
 
     def row(self, step: str) -> StepRow:
         key = f"{self.attempt}:{step}"
@@ -152,7 +166,7 @@ def _fold(fold: _Fold, event: StepEvent, screenshots: dict[int, str]) -> None:
         kind = event.event
         if kind in ("new_attempt", "restart"):
             fold.attempt += 1
-            fold.state, fold.tables, fold.last_url = {}, {}, ""
+            fold.state, fold.tables, fold.last_url, fold.actor_step = {}, {}, "", None
         if kind in ("new_attempt", "restart", "bug"):
             row = fold.row(f"run:{kind}")
             row.step, row.action = "run", {"new_attempt": "retry: the task runs again from a clean slate",
@@ -165,14 +179,19 @@ def _fold(fold: _Fold, event: StepEvent, screenshots: dict[int, str]) -> None:
         if event.plan:
             gates = event.plan.get("gates") or []
             row.action = "plan"
-            row.effect = ["gates: " + "; ".join(f"{g.get('name')} = {_short(g.get('target'), 60)}"
+            row.effect = ["gates: " + "; ".join(f"{g.get('name')} = {_short(_target_shown(g.get('target')), 60)}"
                                                 for g in gates if isinstance(g, dict))] if gates else []
         elif event.invalid or event.error:
             row.action = row.action or "plan (failed)"
             row.flags.append(Flag("error" if event.error else "invalid", _short(event.invalid or event.error, 200)))
         return
     step = event.step
-    row = fold.row(str(step) if step is not None else "end")
+    if isinstance(event, ActorEvent) and isinstance(step, int):
+        fold.actor_step = step
+    # The browser counts its own actions (a workspace tool or a refused call is an actor step without one, so after
+    # a repair browser 8 was actor 11): its line is shown under the actor's step that made the action, one numbering.
+    shown = fold.actor_step if isinstance(event, BrowserLine) and fold.actor_step is not None else step
+    row = fold.row(str(shown) if shown is not None else "end")
     if isinstance(event, ActorEvent):
         if event.is_call:
             row.action, row.target = describe_call(str(event.tool), event.args or {})

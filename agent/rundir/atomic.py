@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -54,7 +55,16 @@ def write_json_atomic(path: Path, obj: Any) -> None:
 
 
 def replace_dir_atomic(src: Path, dst: Path) -> None:
-    """Move a fully written folder into place in one rename (both on the same filesystem)."""
+    """Move a fully written folder into place in one rename (both on the same filesystem). A folder already
+    there (a failed cell run again by `--retry-failed`) is first renamed aside beside `src`, then deleted: a kill
+    in between leaves the cell unfinished (it runs again), never half of each."""
     dst.parent.mkdir(parents=True, exist_ok=True)
+    old = None
+    if dst.is_dir() and not dst.is_symlink():
+        old = src.with_name(src.name + ".replaced")
+        shutil.rmtree(old, ignore_errors=True)
+        os.replace(dst, old)
     os.replace(src, dst)
     fsync_dir(dst.parent)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)

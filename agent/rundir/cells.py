@@ -118,6 +118,16 @@ def is_finished(run_dir: Path, key: CellKey) -> bool:
     return (cell_dir(run_dir, key) / CELL_FILE).is_file()
 
 
+def finished_failed(run_dir: Path, key: CellKey) -> bool:
+    """A finished cell that ended in an error (`--retry-failed` reruns these and keeps the others); an unreadable
+    `cell.json` counts as failed, so the rerun replaces it."""
+    try:
+        record = CellRecord.model_validate_json((cell_dir(run_dir, key) / CELL_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return True
+    return record.failed
+
+
 def staging_dir(run_dir: Path, key: CellKey) -> Path:
     return ensure_inside(run_dir, run_dir / STAGING_DIR / key.relpath.relative_to(CELLS_DIR))
 

@@ -19,7 +19,7 @@ URLs); the file is compacted when the task ends.
 
 Finished: once a run's outcome stands (a bench cell's `cell.json` is in place; `sgr run`'s `outcome.json` is
 written and not an infrastructure failure) its checkpoint is deleted (`prune`): results are read from the
-outcome, never from the checkpoint, so it is resume machinery for unfinished threads only (agent/README.md).
+outcome, never from the checkpoint, so it is resume machinery for unfinished threads only (docs/configuration.md, "What a run keeps").
 
 Infrastructure failure: a thread the graph ended because the browser crashed or the model endpoint failed
 (an `infra` error) is finished, but the runner retries such a cell. Reporting that thread again would make

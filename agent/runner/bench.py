@@ -23,6 +23,7 @@ from typing import Any, Literal
 from rich.console import Console
 from rich.markup import escape
 
+from agent.clients.probe import check_endpoints
 from agent.clients.resolve import resolve_models
 from agent.config import BenchConfig, ConfigError, ModelConfig, load_config, make_output_dir
 from agent.measuring.local_server import serving_config
@@ -38,6 +39,7 @@ from agent.rundir.cells import (
     CellRecord,
     cell_dir,
     cell_task_id,
+    finished_failed,
     fresh_staging_dir,
     is_finished,
     slug,
@@ -327,12 +329,14 @@ async def run_bench(
     config_path: Path, *, output_dir: Path | None = None, concurrency: int | None = None,
     limit: int | None = None, solve: SolveFn | None = None, worker_factory: WorkerFactory | None = None,
     console: Console | None = None, write_reports: bool = True, executor: str | None = None,
-    fresh: bool = False, allow_mixed: bool = False,
+    fresh: bool = False, allow_mixed: bool = False, retry_failed: bool = False,
 ) -> BenchResult:
     """Load, plan, resume, run and report. Raises `ConfigError` naming file and key for bad configs.
 
     `executor` overrides `run.executor`; `fresh` empties the run folder first; `allow_mixed` resumes a
-    folder whose cells were made by other code (recorded in the manifest)."""
+    folder whose cells were made by other code (recorded in the manifest); `retry_failed` also reruns the
+    finished cells that ended in an error (the others are kept). Each configured endpoint is checked with one
+    request before anything is written (agent/clients/probe.py)."""
     console = console or Console(stderr=True, soft_wrap=True)
     config = load_config(config_path)
     updates: dict[str, Any] = {}
@@ -354,6 +358,8 @@ async def run_bench(
         from agent.runner.ray_pool import require_ray
 
         require_ray(config_path)
+    if config.run.check_endpoints:
+        await check_endpoints(config.models)
 
     given_as = f"--output {output_dir}" if output_dir is not None else f"{config_path}: run.output_dir"
     run_dir = Path(config.run.output_dir)
@@ -380,13 +386,19 @@ async def run_bench(
                                       "(Ray workers would need the environments on their own loopback)")
                 tasks = webenv.runnable
             cells = plan_cells(served, tasks)  # `local` models: their server's loopback URL
-            todo = [c for c in cells if not is_finished(run_dir, c.key)]
+            finished = {c.key for c in cells if is_finished(run_dir, c.key)}
+            failed = {key for key in finished if finished_failed(run_dir, key)}
+            todo = [c for c in cells if c.key not in finished or (retry_failed and c.key in failed)]
             result = BenchResult(run_dir, planned=len(cells), skipped=len(cells) - len(todo), notices=notices)
+            kept_failed = "" if retry_failed or not failed else \
+                f" ({len(failed)} of them failed: --retry-failed reruns only those)"
+            rerun_failed = f" ({len(failed)} failed cell(s) rerun)" if retry_failed and failed else ""
             allowed = [origin, *config.protocol.allowed_origins] if origin else list(config.protocol.allowed_origins)
             async with _executor(config, run_dir, allowed, solve, worker_factory, bool(todo), webenv) as engine:
                 console.print(
                     f"sgr bench: {len(cells)} cells ({len(config.models)} model(s) x {len(config.agent.variants)} "
-                    f"variant(s) x {len(tasks)} task(s)); {result.skipped} already finished, {len(todo)} to run; "
+                    f"variant(s) x {len(tasks)} task(s)); {result.skipped} already finished{kept_failed}, {len(todo)} to run"
+                    f"{rerun_failed}; "
                     f"{_describe_engine(engine)}; results in {run_dir}", highlight=False,
                 )
                 if todo:

@@ -96,7 +96,7 @@ class CellResult:
 # A private cluster (no `address`) runs only our cells, so its workers get normal priority: Ray starts
 # worker processes at niceness 15 (so that its own daemons win), which on a shared machine starves the
 # agent and the Chromium it launches behind any other load. On a cluster of your own, start every node
-# with `RAY_worker_niceness=0 ray start ...` for the same effect (README).
+# with `RAY_worker_niceness=0 ray start ...` for the same effect (docs/ray.md).
 PRIVATE_CLUSTER: dict[str, Any] = {"include_dashboard": False, "_system_config": {"worker_niceness": 0}}
 
 

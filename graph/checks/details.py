@@ -1,6 +1,6 @@
 """The detail check: a plan that needs each listed result's own page had the results the answer uses opened.
 
-What counts as opened (graph/README "What counts as opened"): a listed result is opened when rows or facts were
+What counts as opened (docs/graph_checks.md, "What counts as opened"): a listed result is opened when rows or facts were
 read, into any table (rows discarded since do not count), on a page under its link: the same path with any query
 (`/item/7?year=2022`: the site's state travels in the query), a sub-page of it (`/item/7/history`), or a page
 whose path or query names the link's key (its last path segment, or a query value, when that looks like an
@@ -18,6 +18,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from graph.checks.failures import Failure, failure
 from graph.checks.list_filters import kept_rows
+from graph.checks.result_pages import pages_read
 from graph.evidence.evidence_tables import ANSWER, computed_from, evidence_inputs
 from graph.state import Listing, Phase, Plan
 from graph.tools.agent_tools import MAX_URLS
@@ -26,7 +27,8 @@ from graph.tools.agent_tools import MAX_URLS
 # (it opens each URL itself, on any page); read_table / read_pdf on a page with a table / a PDF, and extract_rows
 # after such a read. Not extract_rows alone: a result's page without a table (a PDF, a profile) does not offer it.
 HOW_TO_OPEN = ("open each and read it: read_facts(url=[these links], into=a table) opens each page in turn; on a "
-               "page with a table or a PDF, read_table or read_pdf, then extract_rows")
+               "page with a table or a PDF, read_table or read_pdf, then extract_rows; one left out on purpose: "
+               "finish(skip={link: why})")
 _KEYLIKE = re.compile(r"\d|[-_.~]")  # an identifier: a digit or a joiner in it (a plain word names a section)
 _SMALL_NUMBER = re.compile(r"^\d{1,4}$")  # a page number, a year: in too many URLs to name one item
 
@@ -78,13 +80,30 @@ class Opened:
         return any((parts.netloc, key) in self.tokens for key in _link_keys(link))
 
 
-def check_details(plan: Plan | None, listings: list[Listing], visited: list[str]) -> list[Failure]:
-    """A plan that needs each result's own page: every row link of the list it works through was opened."""
+def check_details(plan: Plan | None, listings: list[Listing], visited: list[str],
+                  skipped: dict[str, str] | None = None, notes: list[str] | None = None) -> list[Failure]:
+    """A plan that needs each result's own page: every row link of the list it works through was opened (or
+    declared skipped on purpose, `finish(skip=...)`: noted with the model's reason)."""
     if plan is None or not plan.detail_pages or not listings:
         return []
     seen = Opened(visited)
     links = detail_list(listings, seen)
-    return _unopened(links, [link for link in links if link not in seen])
+    return _unopened(links, _declared([link for link in links if link not in seen], skipped, notes))
+
+
+def _declared(missing: list[str], skipped: dict[str, str] | None, notes: list[str] | None) -> list[str]:
+    """The links still missing once those the model declared skipped (link -> why) are set aside; each set
+    aside is said in `notes` with its reason (the report shows it)."""
+    if not skipped or not missing:
+        return missing
+    left: list[str] = []
+    for link in missing:
+        reason = next((why for url, why in skipped.items() if link in Opened([url])), None)
+        if reason is None:
+            left.append(link)
+        elif notes is not None and (note := f"[details] skipped on purpose: {link} ({reason})") not in notes:
+            notes.append(note)
+    return left
 
 
 def _unopened(links: list[str], missing: list[str], table: str | None = None) -> list[Failure]:
@@ -149,22 +168,25 @@ def phase_reads(rows: list[dict[str, Any]], listings: list[Listing], tables: dic
 
 
 def check_input_details(plan: Plan | None, tables: dict[str, Any], inputs: list[str],
-                        listings: list[Listing]) -> list[Failure]:
-    """A phase that reads each listed result's own page: every row link of that list the answer uses was read,
-    into any evidence table (`read_pages`: opening a page without reading it does not count). The list is the one
-    the phase's table (or the tables standing in for it) went through."""
+                        listings: list[Listing], visited: list[str] | None = None,
+                        skipped: dict[str, str] | None = None, notes: list[str] | None = None) -> list[Failure]:
+    """A phase that reads each listed result's own page: every row link of that list the answer uses was opened:
+    read into any evidence table, or shown by the browser (`visited`: a result opened that holds nothing of the
+    kind read is opened; a played run was refused for three such), or declared skipped with a reason. The list is
+    the one the phase's table (or the tables standing in for it) went through."""
     if plan is None or not listings:
         return []
+    shown = Opened(visited or [])
     failures: list[Failure] = []
     for name in detail_tables(plan, tables, listings):
         if name not in inputs:
             continue
         links, seen = phase_reads(tables[name]["rows"], listings, tables)
-        missing = [link for link in links if link not in seen]
+        missing = [link for link in links if link not in seen and link not in shown]
         if missing:
-            dropped = dropped_links(tables, listings)
+            dropped = dropped_links(tables, listings) | filtered_out_links(tables, listings)
             missing = [link for link in missing if link not in dropped]
-        failures += _unopened(links, missing, table=name)
+        failures += _unopened(links, _declared(missing, skipped, notes), table=name)
     return failures
 
 
@@ -238,6 +260,40 @@ def dropped_links(tables: dict[str, Any], listings: list[Listing]) -> set[str]:
     return dropped - kept_links
 
 
+def filtered_out_links(tables: dict[str, Any], listings: list[Listing]) -> set[str]:
+    """Listed links the agent left out of its list table by the list's own values: a read of that listing's page
+    with a `where` filter (`ReadRecord.filtered`) took some rows, and no row of any such table stands for the link.
+    The answer reads the list table, not the listing, so those results are not among those it uses (a played run
+    was refused for two stations its `where River=...` had rightly left out)."""
+    filtered_pages = {_norm(str(read.get("url", "")).split("#")[0]) for table in tables.values()
+                      if not table["derived"] for read in table.get("reads") or [] if read.get("filtered")}
+    out: set[str] = set()
+    for item in listings:
+        page = _norm(item["url"].split("#")[0])
+        if page not in filtered_pages:
+            continue
+        cells = [(link, {_norm(c) for c in row}) for link, row in
+                 zip(item["row_links"], item.get("row_cells") or [], strict=False)]
+        every_cell = set().union(*(c for _, c in cells)) if cells else set()
+        held: set[str] = set()
+        for table in tables.values():
+            for row in table["rows"] if not table["derived"] else []:
+                if row.get("empty") or _norm(row["provenance"]["url"].split("#")[0]) != page:
+                    continue
+                values = {_norm(v) for v in row["values"].values()} & every_cell
+                matches = {link for link, row_cells in cells if values and values <= row_cells}
+                if len(matches) != 1:  # a row that stands for no one link: which results were taken is unknown
+                    held = set()
+                    break
+                held |= matches
+            else:
+                continue
+            break
+        if held:
+            out |= {link for link, _ in cells} - held
+    return out
+
+
 def switch_off_refusal(old: Plan, new: Plan, *, tables: dict[str, Any], listings: list[Listing],
                        visited: list[str]) -> str | None:
     """Why a plan revision that stops needing results' own pages is refused, or None. Switching the need off is
@@ -262,7 +318,8 @@ def switch_off_refusal(old: Plan, new: Plan, *, tables: dict[str, Any], listings
 
 def phase_progress(phase: Phase, tables: dict[str, Any], listings: list[Listing]) -> str:
     """How far a phase's read is, for the actor's plan lines: a phase that reads each listed result's page counts
-    the list's results read ("3 of 12 pages read"); another counts its result pages when the site numbers them,
+    the list's results opened ("3 of 12 listed results opened": which of them the answer needs is the model's to say,
+    and the detail check asks only for those); another counts its result pages when the site numbers them,
     else says it was read. Empty while nothing was read into its table."""
     table = tables.get(phase.into)
     if phase.detail_pages:
@@ -270,16 +327,11 @@ def phase_progress(phase: Phase, tables: dict[str, Any], listings: list[Listing]
         rows = [r for name in names for r in tables[name]["rows"]]
         links, seen = phase_reads(rows, listings, tables) if rows else ([], Opened([]))
         if links:
-            return f"{sum(link in seen for link in links)} of {len(links)} pages read"
+            return f"{sum(link in seen for link in links)} of {len(links)} listed results opened"  # a fact, not a quota
         return f"{len({r['provenance']['url'] for r in rows})} pages read" if rows else ""
     if not table or not table["rows"]:
         return ""
-    covered: dict[str, set[int]] = {}
-    pages: dict[str, int] = {}
-    for record in table["reads"]:
-        covered.setdefault(record["result_set"], set()).update(record["pages_covered"])
-        if record["pages"] and not record.get("complete"):
-            pages[record["result_set"]] = max(pages.get(record["result_set"], 0), record["pages"])
+    covered, pages = pages_read(table["reads"])
     if pages and sum(pages.values()) > 1:
         done = sum(len(covered[k] & set(range(1, n + 1))) for k, n in pages.items())
         return f"{done} of {sum(pages.values())} pages read"

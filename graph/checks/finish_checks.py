@@ -7,12 +7,12 @@ sees when agents re-answer without new evidence.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
 from graph.checks.details import check_details, check_input_details, stand_ins
 from graph.checks.failures import Failure, failure, in_table, render_goal
+from graph.checks.result_pages import pages_read
 from graph.evidence.evidence_tables import ANSWER, TableRecord, derived_answer, evidence_inputs, read_rows
 from graph.plan.judge import (
     STATE_GATES,
@@ -77,11 +77,11 @@ def check_gates(plan: Plan, rows: list[EvidenceRow], notes: list[str],
             seen = sorted({v.value for _, v in wrong})
             failures.append(failure("gate", (
                 f"{len(wrong)} row(s) were read with {inline_data(label)} = {', '.join(map(page_repr, seen))}, but the "
-                f"plan needs {gate.name} = {gate.target!r} (read at step(s) {_steps([r for r, _ in wrong])}): set "
+                f"plan needs {gate.name} = {str(gate.target)!r} (read at step(s) {_steps([r for r, _ in wrong])}): set "
                 f"{inline_data(label)} to "
                 f"{needs}, discard_rows the wrong ones and extract again")))
         if clamped:
-            notes.append(f"[gate] clamped, accepted: {gate.name} = {gate.target!r}: {'; '.join(sorted(clamped))}")
+            notes.append(f"[gate] clamped, accepted: {gate.name} = {str(gate.target)!r}: {'; '.join(sorted(clamped))}")
         if unresolved:
             notes.append(f"[gate] unresolved: {gate.name}={gate.target}: {'; '.join(sorted(unresolved))} (not checked)")
         elif not grounded:
@@ -94,18 +94,13 @@ def check_pages(plan: Plan | None, reads: list[ReadRecord]) -> list[Failure]:
     """Pagination seen but not all pages read -> the rows are incomplete."""
     if plan is not None and not plan.all_pages:
         return []
-    covered: dict[str, set[int]] = defaultdict(set)
-    total_pages: dict[str, int] = {}
+    covered, total_pages = pages_read(reads)
     complete = {r["result_set"] for r in reads if r.get("complete")}
-    for read in reads:
-        covered[read["result_set"]].update(read["pages_covered"])
-        if read["pages"]:
-            total_pages[read["result_set"]] = max(total_pages.get(read["result_set"], 0), read["pages"])
     failures: list[Failure] = []
     for result_set, pages in total_pages.items():
         if result_set in complete:
             continue
-        missing = sorted(set(range(1, pages + 1)) - covered[result_set])
+        missing = sorted(set(range(1, pages + 1)) - covered.get(result_set, set()))
         if missing:
             failures.append(failure("pages", (
                 f"result set {result_set} has {pages} pages but page(s) {missing} were not read: "
@@ -126,17 +121,14 @@ def check_counts(rows: list[EvidenceRow], reads: list[ReadRecord]) -> list[Failu
     return failures
 
 
-def check_criteria(plan: Plan | None, rows: list[EvidenceRow]) -> list[Failure]:
-    if plan is None:
-        return []
-    failures: list[Failure] = []
-    for column, wanted in plan.row_criteria.items():
+def check_criteria(plan: Plan | None, rows: list[EvidenceRow], notes: list[str]) -> None:
+    """Rows whose cell differs from a row criterion the planner wrote blind, in its own words: a note, not a
+    refusal (the words are compared, not a value the page bound; issue 37: refuse only on evidence)."""
+    for column, wanted in (plan.row_criteria if plan is not None else {}).items():
         bad = [r for r in rows if column in r["values"] and not values_match(r["values"][column], wanted)]
         if bad:
-            failures.append(failure("criteria", (
-                f"{len(bad)} row(s) have {column} other than {wanted!r} (e.g. {page_repr(bad[0]['values'][column])}): "
-                f"discard_rows them or re-extract with where={{{column!r}: {wanted!r}}}")))
-    return failures
+            notes.append(f"[criteria] {len(bad)} row(s) have {column} other than {wanted!r} (e.g. "
+                         f"{page_repr(bad[0]['values'][column])}): discard_rows them if the task excludes them")
 
 
 def check_schema(columns: tuple[str, ...], rows: list[EvidenceRow], extracted: bool) -> list[Failure]:
@@ -221,7 +213,7 @@ class TableCheck:
 
 def verify(*, plan: Plan | None, columns: tuple[str, ...], tables: dict[str, TableRecord], step: int,
            listings: list[Listing] | None = None, visited: list[str] | None = None,
-           shapes: dict[str, dict[str, Any]] | None = None) -> VerifierReport:
+           shapes: dict[str, dict[str, Any]] | None = None, skipped: dict[str, str] | None = None) -> VerifierReport:
     """The one verifier, over evidence tables: a derived answer stands on its lineage and every table a phase of
     the plan read (`evidence_tables`), an extracted one on the `answer` table. Each evidence table is checked
     the same way (no drift, its gates held, every page read), then the detail pages the plan needs, and the
@@ -241,12 +233,12 @@ def verify(*, plan: Plan | None, columns: tuple[str, ...], tables: dict[str, Tab
     failures += [f for e in evidence for f in e.gates(plan, notes, shapes)]
     failures += [f for e in evidence for f in e.pages(plan)]
     if derived is not None:  # a listed page counts once read into the table standing for its phase
-        failures += check_input_details(plan, tables, names, listings)
+        failures += check_input_details(plan, tables, names, listings, visited, skipped, notes)
         return _report(step, failures, notes)
-    failures += check_details(plan, listings, visited or [])  # the answer's own: a listed page counts once opened
+    failures += check_details(plan, listings, visited or [], skipped, notes)  # the answer's own: a listed page counts once opened
     if evidence:
         failures += check_counts(read_rows(evidence[0].table), evidence[0].reads)
-        failures += check_criteria(plan, read_rows(evidence[0].table))
+        check_criteria(plan, read_rows(evidence[0].table), notes)
     return _report(step, failures, notes)
 
 
@@ -309,8 +301,15 @@ def check_unread_phases(plan: Plan | None, tables: dict[str, Any], listings: lis
 
     The planner names its tables blind: when the answer's lineage reads at least as many tables that no phase
     names as there are phases still without a table, those are taken as the phases' reads under the model's own
-    names and the gap is noted (revise_plan to name them), not refused."""
-    missing = [p for p in (plan.phases if plan is not None else []) if p.into not in tables
+    names and the gap is noted (revise_plan to name them), not refused. A phase that reads a list, not each listed
+    result's page, is noted too: nothing shows the answer lacks rows it would hold (a played run was refused for a
+    phase whose columns another read already held); a detail phase never read is listed results never opened."""
+    phases = plan.phases if plan is not None else []
+    for p in phases:
+        if not p.detail_pages and p.into not in tables:
+            notes.append(f"[schema] the plan's phase {p.read!r} reads into {p.into!r}, which was never read (noted: "
+                         "the answer stands on the tables read; revise_plan if it needs none)")
+    missing = [p for p in phases if p.detail_pages and p.into not in tables
                and not stand_ins(plan, p, tables, listings)]
     named = {p.into for p in plan.phases} if plan is not None else set()
     unnamed = [n for n in evidence_inputs(tables) if n not in named]

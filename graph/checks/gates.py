@@ -22,6 +22,7 @@ from graph.plan.judge import (
     verdicts,
     with_shapes,
 )
+from graph.plan.values import last_set
 from graph.prompting.page_fence import inline_data, page_repr
 from graph.state import DriftFlag, Gate, Plan, RetrievalState
 from graph.tracking.drift import PLAN_RULES
@@ -36,6 +37,18 @@ def state_snapshot(retrieval: RetrievalState | None) -> dict[str, dict[str, Any]
             for key, value in (retrieval or {}).get("values", {}).items()}
 
 
+def stale_read(retrieval: RetrievalState | None) -> str | None:
+    """Why a read of the page's results now is refused, or None: controls changed since the results shown were
+    applied (the browser's fact, `RetrievalState.pending`), so the rows would be the old state's."""
+    pending = (retrieval or {}).get("pending") or []
+    if not pending:
+        return None
+    changed = "; ".join(f"{p['label']} = {p['value']!r} (the page shows results for {p['shown']!r})"
+                        for p in pending)
+    return (f"refused: the page's results are stale: {changed} changed and not applied. Apply it (submit the form "
+            "or press its apply/search button), then read again; or set it back")
+
+
 @dataclass
 class ReadCheck:
     """The planned gates at one read: held at another value (flags), clamped by the page, or naming nothing."""
@@ -47,10 +60,6 @@ class ReadCheck:
     def notes(self) -> list[str]:
         return ([f"[gate] {f['message']}" for f in self.mismatches] + [f"[gate] clamped: {c}" for c in self.clamps]
                 + [f"[gate] unresolved: {u}" for u in self.unresolved])
-
-
-def _ever_set(history: list[RetrievalState], key: str) -> bool:
-    return any((s["values"].get(key) or {}).get("set_at_step") is not None for s in history)
 
 
 def check_read(plan: Plan | None, into: str, retrieval: RetrievalState | None, step: int,
@@ -83,7 +92,7 @@ def _check(gates: list[Gate], retrieval: RetrievalState, step: int, history: lis
     never set" is said only when no state visited shows the agent setting that control."""
     windows = [g for g in gates if g.kind == "window"]
     gates = [g for g in gates if g.kind != "window"]
-    judged = [(v, "") for v in judged_here(gates, retrieval, history, applied=True)]  # as applied: graph/README
+    judged = [(v, "") for v in judged_here(gates, retrieval, history, applied=True)]  # as applied: docs/graph_checks.md
     if not judged and gates:
         source = next((s for s in reversed(history) if s is not retrieval and s["url"] != retrieval["url"]
                        and any(v.grounded for v in verdicts(gates, s))), None)
@@ -98,14 +107,15 @@ def _check(gates: list[Gate], retrieval: RetrievalState, step: int, history: lis
             if gate.kind != "window" and (not where or verdict.grounded):
                 check.unresolved.append(f"{gate.name}={gate.target} ({verdict.evidence})")
         elif verdict.status == "clamped":
-            check.clamps.append(f"{inline_data(verdict.label)} = {page_repr(verdict.value)}, not the plan's {gate.target!r}: "
+            check.clamps.append(f"{inline_data(verdict.label)} = {page_repr(verdict.value)}, not the plan's "
+                                f"{str(gate.target)!r}: "
                                 f"{verdict.evidence}")
         elif verdict.status == "mismatch":
             flag = DriftFlag(**plan_flag(verdict, retrieval, step), node="extractor")
             if gate.kind == "window":
                 flag["message"] += " (read so: discard_rows these rows and read again)"
             else:  # said by the control's label, with where it was read and whether the agent ever set it
-                kept = "" if verdict.set_by_agent or _ever_set(history, verdict.key or "") \
+                kept = "" if verdict.set_by_agent or last_set(history, verdict.key or "") is not None \
                     else " (its default: never set)"
                 flag["label"], flag["message"] = verdict.label, (
                     f"{inline_data(verdict.label)} holds {page_repr(verdict.value)}{kept}{where} but the plan needs "

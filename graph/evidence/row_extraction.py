@@ -110,8 +110,11 @@ def extract(
     records: list[tuple[dict[str, str], str]]  # (column/header -> value, locator)
     links: list[dict[str, str]] = []  # per record: normalised header -> the URL its cell links to
     pdf_page: list[int | None] = []  # per record: the PDF page it was read on
-    pages_covered = [page or 1]
+    first_row, last_row = pagination.get("first"), pagination.get("last")
+    # a page the site numbers; else one its row range places (graph.checks.result_pages); else the first
+    pages_covered = [page] if page else [] if first_row and last_row and first_row > 1 else [1]
     complete = False
+    untaken = 0
     sources = {col: args.columns.get(col, col) for col in columns}
     if args.source == "table":
         table = (last_read or {}).get("table")
@@ -133,6 +136,9 @@ def extract(
         elif last_read and last_read.get("all_pages") and (site_total is None or len(table["rows"]) >= site_total):
             complete = True  # trust "all pages" only when the rows add up to the site's total
             pages_covered = list(range(1, (pages or 1) + 1))
+        meant_whole = not pages or pages <= 1 or bool((last_read or {}).get("all_pages"))
+        if not args.section and not args.where and site_total and meant_whole and len(table["rows"]) < site_total:
+            untaken = site_total - len(table["rows"])  # the site counts rows the table read does not hold
         headers = table["headers"]
         records = [({norm_value(h): cell for h, cell in zip(headers, row, strict=False)},
                     f"{table_name} row {i + 1}") for i, row in enumerate(table["rows"])]
@@ -201,6 +207,10 @@ def extract(
                         site_total=site_total, rows=len(rows), filtered=bool(args.where) or args.source != "table",
                         complete=complete, url=url, columns=read_columns,
                         state=dict(snapshot) if provenance else None)
+    if untaken:
+        record["untaken"] = untaken
+    if first_row and last_row and not complete:
+        record["rows_range"] = [first_row, last_row]
     return Extraction(rows=rows, record=record, shared=shared)
 
 

@@ -40,7 +40,7 @@ PROVENANCE_COLUMNS: dict[str, str] = {
 _LOADABLE_TYPES = re.compile(r"^(VARCHAR|BIGINT|INTEGER|HUGEINT|SMALLINT|TINYINT|UBIGINT|UINTEGER|DOUBLE|FLOAT|"
                              r"BOOLEAN|DATE|DECIMAL\(\d+,\d+\))$")
 
-# Helpers real pages need; documented in the derive tool and graph/README.md.
+# Helpers real pages need; documented in the derive tool and docs/evidence_workspace.md.
 _MACROS = (
     r"""CREATE MACRO num(t) AS TRY_CAST(NULLIF(replace(regexp_extract(replace(CAST(t AS VARCHAR), '−', '-'),
         '-?[0-9][0-9,]*(\.[0-9]+)?|-?\.[0-9]+', 0), ',', ''), '') AS DOUBLE)""",

@@ -11,7 +11,7 @@ from typing import Any
 
 from browser.delta import render_observation
 from browser.render import DEFAULT_BUDGET
-from graph.checks.gates import ReadCheck, check_read, read_drift, state_snapshot
+from graph.checks.gates import ReadCheck, check_read, read_drift, stale_read, state_snapshot
 from graph.evidence.answer_format import compose
 from graph.evidence.evidence_tables import (
     ANSWER,
@@ -91,6 +91,10 @@ class ReadContext:
         return check_read(self.plan, into, self.retrieval, self.step, self.history)
 
 
+class StaleRead(WorkspaceError):
+    """A read refused because the table shown is stale (controls changed and not applied): logged as such."""
+
+
 def needs_page_facts(args: ExtractRows) -> bool:
     return bool(args.section) or any(s.startswith("fact:") for s in args.columns.values())
 
@@ -114,6 +118,8 @@ def extract_into(args: ExtractRows, ctx: ReadContext, *, schema: tuple[str, ...]
         raise WorkspaceError("the answer table was derived by SQL: extract_rows into a named table (into=...) and "
                              "derive the answer again")
     columns = schema if into == ANSWER else tuple(check_name(c) for c in args.columns)
+    if args.source != "pdf" and (stale := stale_read(ctx.retrieval)):
+        raise StaleRead(stale)
     check = ctx.check(into)
     extraction = extract(args, columns=columns, observation=ctx.observation, last_read=ctx.last_read,
                          retrieval=ctx.retrieval, drift_flags=read_drift(ctx.drift_flags, check),
@@ -126,7 +132,10 @@ def extract_into(args: ExtractRows, ctx: ReadContext, *, schema: tuple[str, ...]
     stored = rows or [empty_read_row(columns, extraction.shared, record, ctx, check)]
     table = append_rows(tables.get(into), into, list(columns), stored, record, ctx.step)
     first = (f"extracted {len(rows)} row(s){empty} ({len(read_rows(table))} collected)" if into == ANSWER else
-             f"extracted {len(rows)} row(s) into {into}{empty} ({len(table['rows'])} now)")
+             f"extracted {len(rows)} row(s) into {into}{empty} ({len(read_rows(table))} now)")
+    if untaken := record.get("untaken"):  # said with the count: a read that silently took part of a set misleads
+        first += (f"; {untaken} of the site's {record['site_total']} rows were not on the table read: read them "
+                  "(read_table with all_pages=true, or each page) and extract them")
     return Written("\n".join([first, *echo]), rows, {into: table}, record, check.mismatches, check.notes())
 
 
@@ -148,6 +157,8 @@ def read_facts_row(args: ReadFacts, ctx: ReadContext, *, tables: dict[str, Table
     into = check_name(args.into)
     if into == ANSWER:
         raise WorkspaceError("read_facts cannot write the answer table; read into a table, then derive the answer")
+    if stale := stale_read(ctx.retrieval):  # the page's values are the old state's, as a table's rows would be
+        raise StaleRead(stale)
     url = page_facts.get("url") or ctx.observation.get("url", "")
     text = ctx.page_text() if any(s.startswith("re:") for s in args.fields.values()) else ""
     values: dict[str, str] = {}

@@ -201,7 +201,7 @@ def recheck(deps: Deps, state: AgentState, update: dict[str, Any]) -> dict[str, 
     if "tables" in update:
         after["tables"] = merge_tables(state.get("tables"), update["tables"])
     rejudged: dict[str, Any] = {}
-    if "plan" in update:  # the rows' read checks done again under the revised plan (graph/README, "The gate judge")
+    if "plan" in update:  # the rows' read checks done again under the revised plan (docs/graph_checks.md, "The gate judge")
         rejudged = rejudge_tables(Plan.model_validate(update["plan"]), after.get("tables") or {},
                                   state.get("history") or [])
         after["tables"] = merge_tables(after.get("tables"), rejudged)

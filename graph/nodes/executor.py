@@ -10,7 +10,7 @@ from pydantic import TypeAdapter
 
 from browser.delta import content_key
 from browser.interface import BrowserError
-from browser.types import CHANGING_KINDS, PASSIVE_KINDS, ActionResult, BrowserAction, Observation
+from browser.types import CHANGING_KINDS, ActionResult, BrowserAction, Observation
 from graph.checks.listings import listing_of
 from graph.model_io.robust import NO_CHANGE, tool_reply
 from graph.nodes.common import error_record, result_lines
@@ -18,7 +18,8 @@ from graph.nodes.deps import Deps
 from graph.state import AgentState, PendingCall
 from graph.tools.agent_tools import WebSearch
 
-# Passive actions (browser.types.ACTION_SPECS) do not invalidate what was just read. An action meant to change
+# Only actions that may change the page (browser.types.ACTION_SPECS: a change, or a read opening a URL) invalidate
+# what was just read; a wait, a scroll or a read returning no table (options, links, a section) do not. An action meant to change
 # the page that leaves it exactly as it was is said to be a no-op, so that repeating it counts as a failing
 # repeat (graph/model_io/robust.py) instead of looping until the step budget.
 
@@ -63,8 +64,9 @@ def make_executor(deps: Deps):
                                    "url": observation.url}
         elif result.pdf_pages:
             update["last_read"] = {"pdf_pages": [p.model_dump() for p in result.pdf_pages], "url": observation.url}
-        elif action.kind not in PASSIVE_KINDS:
-            update["last_read"] = None
+        elif action.kind in CHANGING_KINDS or getattr(action, "url", None):
+            update["last_read"] = None  # the page may have changed; a read returning no table (options, links,
+            # a section) leaves the table just read as it was: extract_rows still takes it whole
         if not result.delta.empty or result.table is not None or result.pdf_pages:
             update["usage"] = {**state["usage"], "last_progress_at": deps.clock()}
         if result.error == "crashed":

@@ -10,6 +10,7 @@ from typing import Any
 from graph.evidence.workspace_tools import extract_into, needs_page_facts
 from graph.nodes.deps import Deps
 from graph.nodes.pages import PageReply, PageView, add_flags, echo_budget, open_pdf, read_each, read_facts_of
+from graph.prompting.render import defaults_unnamed
 from graph.state import AgentState
 from graph.tools.agent_tools import ExtractRows
 
@@ -36,6 +37,12 @@ def make_extractor(deps: Deps, *, provenance: bool = True):
                 extract_into, args, view.context(deps, provenance=provenance), schema=deps.spec.columns,
                 tables=view.get("tables") or {}, page_facts=facts.model_dump() if facts is not None else None,
                 echo_chars=echo_budget(len(urls)))
+            kept = defaults_unnamed(view.context(deps, provenance=provenance).plan, view.get("retrieval"),
+                                    view.get("history") or [], view.get("tables") or {})
+            if kept and written.record is not None:  # stored with the read, said once
+                written.record["defaults"] = [k for k, _, _ in kept]
+                written.notes.append("note: at their site default, named by no gate of the plan: " + "; ".join(
+                    f"{label} = {value!r}" for _, label, value in kept) + " (revise_plan if the task needs another)")
             view.tables_written(written.tables)
             add_flags(view, written.flags)
             deps.log.write({"node": "extractor", "step": view.get("step", 0), "into": args.into, "url": url,

@@ -16,7 +16,7 @@ from graph.checks.listings import listing_of
 from graph.evidence.evidence_tables import WorkspaceError
 from graph.evidence.fact_match import FactError
 from graph.evidence.row_extraction import ExtractionError
-from graph.evidence.workspace_tools import ECHO_CHARS, ReadContext, error_parts, error_text
+from graph.evidence.workspace_tools import ECHO_CHARS, ReadContext, StaleRead, error_parts, error_text
 from graph.model_io.robust import tool_reply
 from graph.nodes.common import error_record
 from graph.nodes.deps import Deps
@@ -151,7 +151,8 @@ async def read_each(deps: Deps, state: AgentState, urls: list[str | None],
             reply = await read(view, url)
         except _READ_FAILURES as exc:
             message, shown = error_parts(exc, view.get("tables") or {})
-            deps.log.write({**event, "url": url, "error": error_text(exc, view.get("tables") or {})})
+            deps.log.write({**event, "url": url, "error": error_text(exc, view.get("tables") or {}),
+                            **({"stale": True} if isinstance(exc, StaleRead) else {})})
             notes = failure_notes(view) if failure_notes else []
             failed.append(PageReply(f"{tool} failed{f' on {url}' if url else ''}: {message}", notes, own=shown or ""))
             continue

@@ -1,14 +1,14 @@
 """One judge of "is the planned gate held?": the gates in force (`gates_for`) and one verdict per gate on the
 values a state holds (`judge`). The state tracker, the read check and the verifier are policies over these
-verdicts (graph/README, "The gate judge").
+verdicts (docs/graph_checks.md, "The gate judge").
 
-The planner writes blind, from the task alone, so its targets are the task's words, not the site's: `ticked`
-for a checkbox that holds `on`, `Diabetes mellitus` for the option `Diabetes mellitus (E10-E14)`,
-`02040502, 04040504 (one at a time)` for a list of codes read one by one. A gate is therefore *grounded* on
-the page first: its control by label words or URL parameter (`graph.plan.values.gate_candidates`), its target on
-that control's options or values, leniently (`ground_target`). Only a target grounded to a definite value
-that the control does not hold is a **mismatch**. A target no option or value answers, or a gate naming no
-control (or several), is **unresolved**: the model is asked to say what it meant, never told it drifted.
+The planner writes blind, from the task alone, but its targets are typed (`graph.plan.targets`): a value, any of
+several values, checked/unchecked, a date window with open ends, or unknown. Nothing here interprets words: a
+gate is *grounded* on the page (its control by label words or URL parameter, `graph.plan.values.gate_candidates`),
+a value target on that control's options (the same label or code, or the one option holding all its words), and
+the judge compares values. Only a target grounded to a definite value that the control does not hold is a
+**mismatch**; a window narrower or wider than the plan's is a mismatch on either side. A target no option answers,
+a gate naming no control (or several), or an `unknown` target is **unresolved**: said, never passed silently.
 """
 
 from __future__ import annotations
@@ -19,18 +19,19 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
 
+from graph.plan.targets import AnyOf, Checked, Unknown, Window, show, values_of
 from graph.plan.values import (
-    ASIDE,
     WINDOW_END_WORDS,
     WINDOW_KINDS,
     WINDOW_START_WORDS,
+    find_gate_value,
     gate_candidates,
     gate_key,
     is_clamped,
     key_matches,
     norm_value,
     parse_date,
-    split_window,
+    set_by_agent,
     state_values,
     values_match,
 )
@@ -38,20 +39,7 @@ from graph.prompting.page_fence import page_repr
 from graph.state import Gate, Phase, Plan
 
 Status = Literal["held", "mismatch", "unresolved", "clamped"]
-TRUE_WORDS = frozenset({"on", "yes", "true", "ticked", "checked", "tick", "check", "selected", "enabled", "1",
-                        "included", "include", "shown", "show"})
-ALL_WORDS = frozenset({"all", "any", "every", "entire", "whole", "full", "no", "unlimited", "unrestricted", "ever"})
-TIME_WORDS = frozenset({"date", "dates", "time", "times", "year", "years", "period", "periods", "range", "history",
-                        "limit", "limits", "window", "available", "records", "record"})
-FALSE_WORDS = frozenset({"off", "no", "false", "unticked", "unchecked", "untick", "uncheck", "cleared", "disabled",
-                         "0", "excluded", "exclude", "hidden", "hide", "none"})
 BOX_KINDS = frozenset({"checkbox", "toggle"})
-# a free-text target that describes its value ('the oldest name', 'each code') instead of giving it
-DESCRIBING_HEADS = frozenset({"the", "each", "every", "any", "a", "an", "its", "their", "this", "that", "per"})
-PLACEHOLDER_NOUNS = frozenset({"name", "names", "value", "values", "term", "terms", "id", "ids", "code", "codes",
-                               "number", "numbers", "title", "titles", "keyword", "keywords", "query", "identifier"})
-_LIST_HEAD = re.compile(r"^(?:each|every|one|any|all|either|both)\s+(?:of\s+)?(?:the\s+)?", re.IGNORECASE)
-_ALTERNATIVES = re.compile(r"\s*(?:,|;|/|\bor\b|\bthen\b)\s*", re.IGNORECASE)
 _DATE_FORMATS = ("%Y-%m-%d", "%Y/%m/%d", "%d %B %Y", "%d %b %Y", "%B %d, %Y", "%b %d, %Y", "%B %d %Y", "%b %d %Y",
                  "%d.%m.%Y", "%B %Y", "%b %Y", "%Y-%m")
 
@@ -71,7 +59,7 @@ def gates_for(plan: Plan | None, where: str | Phase | None = None, *, every_phas
         return []
     phase = plan.phase_for(where) if isinstance(where, str) else where
     phases = list(plan.phases) if every_phase else [phase] if phase is not None else []
-    gates = [*plan.gates, *(g for p in phases for g in p.gate_list())]
+    gates = [*plan.gates, *(g for p in phases for g in p.gates)]
     return [g for g in gates if g.required] if required else gates
 
 
@@ -146,30 +134,9 @@ def _words(text: str) -> set[str]:
     return set(norm_value(text).replace(".", " ").replace(":", " ").replace("-", " ").split())
 
 
-def _alternatives(target: str) -> tuple[list[str], list[str]]:
-    """The target whole (and without its asides: 'Eastmarch (state)' -> Eastmarch), and the values it lists
-    ('A, B (one at a time)' -> A, B; 'x or y' -> x, y)."""
-    bare = ASIDE.sub(" ", target).strip()
-    whole = list(dict.fromkeys(t for t in (target, bare) if t))
-    parts = [p.strip() for p in _ALTERNATIVES.split(_LIST_HEAD.sub("", bare)) if p and p.strip()]
-    if len(parts) < 2:  # 'each of A, B' lists A and B; 'All records' is one value, its head kept
-        parts = [p.strip() for p in _ALTERNATIVES.split(bare) if p and p.strip()]
-    return whole, [p for p in dict.fromkeys(parts) if p not in whole]
-
-
-def _box_state(target: str) -> str | None:
-    """on / off for a yes/no word, the planner's aside left out ('ticked (for the back-search)')."""
-    words = _words(ASIDE.sub(" ", target)) or _words(target)
-    if words and words <= TRUE_WORDS:
-        return "on"
-    if words and words <= FALSE_WORDS:
-        return "off"
-    return None
-
-
 def _option_for(target: str, options: list[str]) -> str | None:
-    """The option a target names: the same value (label or code), else the only option whose label holds all
-    the target's words ('Diabetes mellitus' -> 'Diabetes mellitus (E10-E14)')."""
+    """The option a value names: the same value (label or code), else the only option whose label holds all
+    the value's words ('Diabetes mellitus' -> 'Diabetes mellitus (E10-E14)')."""
     same = [o for o in options if values_match(o, target)]
     if same:
         return same[0]
@@ -178,46 +145,28 @@ def _option_for(target: str, options: list[str]) -> str | None:
     return holding[0] if len(holding) == 1 else None
 
 
-def ground_target(target: str, held: dict[str, Any]) -> list[str] | None:
-    """The values of this control the target stands for (several for a list read one at a time), or None when
-    none can be told: a box's target that is no yes/no word, a target no option holds. A control whose options
-    are unknown (a row's snapshot, a text field) takes the target's own forms."""
-    kind = held.get("kind")
-    value = held.get("value") or ""
-    if kind in BOX_KINDS or (kind is None and value in ("on", "off")):
-        state = _box_state(target)
-        return [state] if state else None
+def is_box(held: dict[str, Any]) -> bool:
+    return held.get("kind") in BOX_KINDS or (held.get("kind") is None and held.get("value") in ("on", "off"))
+
+
+def ground_target(target: Any, held: dict[str, Any]) -> list[str] | None:
+    """The values of this control a typed target stands for (each value of an any-of list), or None when none can
+    be told: a checked/unchecked target on a control that is no box, a value no option holds. A control whose
+    options are unknown (a row's snapshot, a text field) takes the target's own values."""
+    if isinstance(target, Checked):
+        return ["on" if target.checked else "off"] if is_box(held) else None
+    wanted = values_of(target)
+    if is_box(held) or not wanted:
+        return None
     options = held.get("options") or []
-    whole, parts = _alternatives(target)
-    if options:
-        by_part = [o for alt in parts if (o := _option_for(alt, options)) is not None]
-        # the whole target names one option only when that option is not one of the listed values: a list
-        # ('A, B, C (each separately)') matches its first item as a whole too, and stands for every item
-        found = [o for alt in whole if (o := _option_for(alt, options)) is not None and o not in by_part]
-        found = found or by_part
-        if found:
-            return list(dict.fromkeys(found))
-        if kind in ("text", "search", "date", "number", "range"):  # free input with suggestions
-            return [*whole, *parts]
-        return None
-    if len(parts) < 2 and describes(target):  # a list names values; one described value is none
-        return None
-    return [*whole, *parts]
-
-
-def describes(target: str) -> bool:
-    """A free-text target that describes the value rather than giving it ('the oldest other-genus name',
-    'each candidate's code', '<name>'): the judge cannot tell which value it stands for, so it is unresolved.
-    Told by a leading determiner or quantifier, or lowercase words ending in a placeholder noun."""
-    text = ASIDE.sub(" ", target).strip()
-    if re.search(r"[<{]", text):
-        return True
-    words = text.split()
-    if len(words) < 2:
-        return False
-    if words[0].casefold() in DESCRIBING_HEADS:
-        return True
-    return text == text.casefold() and not re.search(r"\d", text) and words[-1].casefold() in PLACEHOLDER_NOUNS
+    if not options:
+        return wanted
+    found = [o for value in wanted if (o := _option_for(value, options)) is not None]
+    if found:
+        return list(dict.fromkeys(found))
+    if held.get("kind") in ("text", "search", "date", "number", "range"):  # free input with suggestions
+        return wanted
+    return None
 
 
 def _same(value: str, wanted: str) -> bool:
@@ -232,15 +181,22 @@ def _same(value: str, wanted: str) -> bool:
 _LIST_SEPARATORS = re.compile(r"\s*[,;]\s*")
 
 
-def _same_list(value: str, target: str) -> bool:
-    """A field holding a separated list ('A,B,C': every value at once) equal, as a set, to the values a list
-    target names ('C; A; B', 'A, B, C (each separately)'): all of them are held."""
+def _same_list(value: str, wanted: list[str]) -> bool:
+    """A field holding a separated list ('A,B,C': every value at once) equal, as a set, to the values an any-of
+    target names: all of them are held."""
     items = [i for i in _LIST_SEPARATORS.split(value or "") if i.strip()]
-    _, parts = _alternatives(target)
-    if len(items) < 2 or len(parts) < 2:
+    if len(items) < 2 or len(wanted) < 2:
         return False
-    return (all(any(_same(i, p) for p in parts) for i in items)
-            and all(any(_same(i, p) for i in items) for p in parts))
+    return (all(any(_same(i, p) for p in wanted) for i in items)
+            and all(any(_same(i, p) for i in items) for p in wanted))
+
+
+def holds(value: str, target: Any, needs: list[str]) -> bool:
+    """The control's value is what the target asks: one of the values (any of them when read one at a time), or
+    all of them at once for an any-of read together."""
+    if isinstance(target, AnyOf) and target.together:
+        return _same_list(value, needs) or _same_list(value, list(target.any_of))
+    return any(_same(value, n) for n in needs) or _same_list(value, values_of(target))
 
 
 # ---------------------------------------------------------------- verdicts
@@ -289,8 +245,8 @@ def judge(gate: Gate, state: dict[str, Any], *, applied: bool = False) -> Verdic
 
 
 def _judge_values(gate: Gate, values: dict[str, Any]) -> Verdict:
-    if gate.kind == "window":
-        return _judge_window(gate, values)
+    if gate.kind == "window" and isinstance(gate.target, Window):
+        return _judge_window(gate, gate.target, values)
     found = gate_candidates(values, gate.name, gate)
     if not found:
         return Verdict(gate, "unresolved", evidence="no control or URL parameter here is named so")
@@ -302,24 +258,34 @@ def _judge_values(gate: Gate, values: dict[str, Any]) -> Verdict:
     key, value = found[0]
     held = values[key]
     label = held.get("label") or key
-    base = dict(key=key, label=label, value=value, set_by_agent=held.get("set_at_step") is not None)
+    base = dict(key=key, label=label, value=value, set_by_agent=set_by_agent(held))
+    if isinstance(gate.target, Unknown):
+        return Verdict(gate, "unresolved", **base, evidence=f"the plan gives no value ({gate.target.unknown}): not checked")
     needs = ground_target(gate.target, held)
-    if needs is not None and (any(_same(value, n) for n in needs) or _same_list(value, gate.target)):
+    if needs is not None and holds(value, gate.target, needs):
         return Verdict(gate, "held", needs=tuple(needs), **base)
-    if is_clamped(held, gate.target):  # the page offers no such value (or cannot hold it): its clamp says so
-        return Verdict(gate, "clamped", needs=(gate.target,) if needs is None else tuple(needs),
+    if any(is_clamped(held, v) for v in values_of(gate.target)):  # the page offers no such value: its clamp says so
+        return Verdict(gate, "clamped", needs=tuple(needs or values_of(gate.target)),
                        evidence=held["clamped"]["evidence"], **base)
-    if needs is None and not held.get("options") and held.get("kind") not in BOX_KINDS and describes(gate.target):
-        return Verdict(gate, "unresolved", **base,
-                       evidence=f"{gate.target!r} describes the value of {page_repr(label)}, it does not give it: "
-                                "not checked")
     if needs is None:
-        options = held.get("options") or (["on", "off"] if held.get("kind") in BOX_KINDS else [])
+        options = held.get("options") or (["on", "off"] if is_box(held) else [])
         shown = f"; it offers {', '.join(map(page_repr, options[:8]))}{' …' if len(options) > 8 else ''}" if options else ""
         return Verdict(gate, "unresolved", **base,
-                       evidence=f"{gate.target!r} names no value of {page_repr(label)}{shown}: revise_plan with the "
-                                "value meant")
+                       evidence=f"{show(gate.target)!r} names no value of {page_repr(label)}{shown}: revise_plan with "
+                                "the value meant")
     return Verdict(gate, "mismatch", needs=tuple(needs), **base)
+
+
+def named_controls(gate: Gate, state: dict[str, Any]) -> list[str | None]:
+    """Which controls a gate names on a state: the one answer every caller asks (the turn's state lines, clamps,
+    the gates not seen yet, the phase a loss flag belongs to). A window: its [From, To] keys (`window_bounds`, None
+    where the pair has no such end); any other gate: [the key] of the one control it names, [] when none or several
+    (ambiguity is never guessed)."""
+    values = state_values(state)
+    if gate.kind == "window":
+        return list(window_bounds(gate.name, values))
+    found = find_gate_value(values, gate.name, gate)
+    return [found[0]] if found else []
 
 
 def window_bounds(name: str, values: dict[str, Any]) -> tuple[str | None, str | None]:
@@ -351,44 +317,18 @@ def window_bounds(name: str, values: dict[str, Any]) -> tuple[str | None, str | 
 
 
 def _open_end(values: dict[str, Any], name: str, words: tuple[str, ...]) -> str | None:
-    """A window bound control left empty (no limit: the window is open on that side), named as the pair is."""
+    """A window bound control left empty (no limit: the window is open on that side): named as the pair is, else
+    the only empty date field with a From/To word."""
     def stems(text: str) -> set[str]:
         return {w.rstrip("s") for w in gate_key(text).split("_") if w}
 
     name_words = stems(name) - set(WINDOW_START_WORDS) - set(WINDOW_END_WORDS)
-    for key, value in values.items():
-        keys = stems(key) | stems(value.get("label") or "")
-        if keys & set(words) and keys & name_words and not (value.get("value") or "").strip() \
-                and value.get("kind") in (*WINDOW_KINDS, "select", "text", None):
-            return key
-    return None
-
-
-def unbounded(target: str) -> bool:
-    """A window target asking for no limit ('all dates', 'any time', 'no limit (clear the default)'): the asides
-    left out, only words of time and of all."""
-    words = _words(ASIDE.sub(" ", target)) or _words(target)
-    return bool(words & ALL_WORDS) and words <= ALL_WORDS | TIME_WORDS
-
-
-def _judge_unbounded(gate: Gate, values: dict[str, Any]) -> Verdict:
-    """A window the plan wants open: held when the From/To pair it names is empty; a site's default window kept
-    (the commonest scope drift: a search that opens on the last three years) is narrower, a mismatch. Dates the
-    agent set are not judged (unresolved): a window from the site's first record to today is every date, and
-    nothing here says where the records begin. Unresolved without a pair."""
-    start, end = window_bounds(gate.name, values)
-    keys = [k for k in (start or _open_end(values, gate.name, WINDOW_START_WORDS),
-                        end or _open_end(values, gate.name, WINDOW_END_WORDS)) if k]
-    if not keys:
-        return Verdict(gate, "unresolved", evidence="no From/To pair here is named so")
-    shown = f"{values[start]['value'] if start else ''}..{values[end]['value'] if end else ''}"
-    base = _window_base(gate, values, keys, shown, start, end)
-    if not start and not end:
-        return Verdict(gate, "held", **base)
-    if base["set_by_agent"]:
-        return Verdict(gate, "unresolved", evidence=f"set to {shown}: whether that is every date is not known here",
-                       **base)
-    return Verdict(gate, "mismatch", **base)
+    empty = [(key, value) for key, value in values.items() if not (value.get("value") or "").strip()
+             and (stems(key) | stems(value.get("label") or "")) & set(words)]
+    named = [key for key, value in empty if (stems(key) | stems(value.get("label") or "")) & name_words
+             and value.get("kind") in (*WINDOW_KINDS, "select", "text", None)]
+    dated = [key for key, value in empty if value.get("kind") == "date"]
+    return named[0] if named else dated[0] if len(dated) == 1 else None
 
 
 def _window_base(gate: Gate, values: dict[str, Any], keys: list[str], shown: str, start: str | None,
@@ -396,56 +336,68 @@ def _window_base(gate: Gate, values: dict[str, Any], keys: list[str], shown: str
     """What every window verdict says of where it grounds: the pair's labels, the window shown, whether the agent
     set a bound of it, the dated keys."""
     return dict(key=gate_key(gate.name), label=" / ".join(dict.fromkeys(values[k].get("label") or k for k in keys)),
-                value=shown, needs=(gate.target,), set_by_agent=any(values[k].get("set_at_step") is not None
-                                                                    for k in keys),
+                value=shown, needs=(show(gate.target),), set_by_agent=any(set_by_agent(values[k]) for k in keys),
                 bounds=(start or "", end or ""))
 
 
-def _judge_window(gate: Gate, values: dict[str, Any]) -> Verdict:
-    """A window narrower than the plan's drops rows the answer needs; a wider one (a bound left at a default
-    outside the plan, or empty) lets in rows the answer must not have: both are a mismatch (`wider` tells them
-    apart: the tracker flags a wider window between reads only once a read was made in it, since a From set
-    before its To is a window being set). A bound the page clamps is clamped; no parseable target or no dated
-    control is unresolved."""
-    bounds = split_window(gate.target) or ("", "")
-    want_start, want_end = parse_date(bounds[0]), parse_date(bounds[1], end=True)
-    if (want_start is None and want_end is None) or (bounds[0] and want_start is None) or (
-            bounds[1] and want_end is None):  # a bound no date parses says nothing: never held by default
-        if unbounded(gate.target):
-            return _judge_unbounded(gate, values)
-        return Verdict(gate, "unresolved", evidence=f"{gate.target!r} is not a window START..END")
+Side = Literal["ok", "narrow", "wide", "unknown", "missing", "clamped"]
+
+
+def _side(values: dict[str, Any], key: str | None, open_key: str | None, want: str | None, *, end: bool
+          ) -> tuple[Side, str]:
+    """One end of a window: the page's bound (`key`: a control holding a date; `open_key`: one left empty) against
+    the plan's (`want`; None: open). A wanted open end is held by an empty bound or the widest option the control
+    offers. On a control without options, a date the agent set is unknown (nothing here says where the records begin
+    or end), and so is a site's default end (a default window ends at the site's present: its latest records); a
+    site's default start kept is narrower (a search that opens on its last years: the commonest scope drift). A wanted bound is compared as dates; an empty bound is
+    wider; no control for that end at all is missing (said, never held)."""
+    if want is None:
+        if key is None:
+            return "ok", ""
+        held = values[key]
+        got = parse_date(held["value"], end=end)
+        dated = [d for o in held.get("options") or [] if (d := parse_date(o.split(" [", 1)[0].strip(), end=end))]
+        if dated:
+            return ("narrow" if any((d > got) if end else (d < got) for d in dated) else "ok"), ""
+        if set_by_agent(held) or end:
+            return "unknown", f"{'To' if end else 'From'} holds {held['value']}: whether that is every date is not known here"
+        return "narrow", ""
+    if key is None:
+        return ("wide", "") if open_key else ("missing", f"no control for the window's {'end' if end else 'start'} here")
+    got, wanted = parse_date(values[key]["value"], end=end), parse_date(want, end=end)
+    off = "narrow" if (got < wanted if end else got > wanted) else "wide" if (got > wanted if end else got < wanted) \
+        else "ok"
+    if off != "ok" and is_clamped(values[key], want):
+        return "clamped", values[key]["clamped"]["evidence"]
+    return off, ""
+
+
+def _judge_window(gate: Gate, window: Window, values: dict[str, Any]) -> Verdict:
+    """A window narrower than the plan's drops rows the answer needs; a wider one (a bound set outside the plan's,
+    or left empty) lets in rows the answer must not have: both are a mismatch (`wider` tells them apart: the
+    tracker flags a wider window between reads only once a read was made in it, since a From set before its To is
+    a window being set). A bound the page clamps is clamped; an end with no control, or an open end set to a date
+    nothing here can judge, is unresolved; no From/To pair at all is unresolved."""
     start, end = window_bounds(gate.name, values)
-    if start is None and end is None:
-        return Verdict(gate, "unresolved", evidence="no From/To pair here holds a date")
-    got_start = parse_date(values[start]["value"]) if start else None
-    got_end = parse_date(values[end]["value"], end=True) if end else None
     open_start = _open_end(values, gate.name, WINDOW_START_WORDS) if start is None or start == end else None
     open_end = _open_end(values, gate.name, WINDOW_END_WORDS) if end is None or start == end else None
-    narrow_start = bool(want_start and got_start and got_start > want_start and not open_start)
-    narrow_end = bool(want_end and got_end and got_end < want_end and not open_end)
-    wide_start = bool(want_start and ((got_start and got_start < want_start) or open_start))
-    wide_end = bool(want_end and ((got_end and got_end > want_end) or open_end))
-    clamps: list[Any] = []
-
-    def unclamped(off: bool, key: str | None, bound: Any) -> bool:
-        """A bound off the plan's stays off unless the page clamped it there (then its evidence is kept)."""
-        if off and key and is_clamped(values[key], bound):
-            clamps.append(values[key]["clamped"]["evidence"])
-            return False
-        return off
-
-    narrow_start, narrow_end = unclamped(narrow_start, start, bounds[0]), unclamped(narrow_end, end, bounds[1])
-    wide_start, wide_end = unclamped(wide_start, start, bounds[0]), unclamped(wide_end, end, bounds[1])
-    start_shown = "" if open_start else values[start]["value"] if start else "?"
-    end_shown = "" if open_end else values[end]["value"] if end else "?"
-    shown = f"{start_shown}..{end_shown}"
-    base = _window_base(gate, values, [k for k in (open_start or start, open_end or end) if k], shown, start, end)
-    if narrow_start or narrow_end:
+    if not any((start, end, open_start, open_end)):
+        return Verdict(gate, "unresolved", evidence="no From/To pair here is named so")
+    if start is not None and start == end and (open_start or open_end):
+        start, end = (None if open_start else start), (None if open_end else end)  # one dated control and an empty one
+    sides = [_side(values, start, open_start, window.start, end=False), _side(values, end, open_end, window.end, end=True)]
+    shown = f"{'' if start is None else values[start]['value']}..{'' if end is None else values[end]['value']}"
+    base = _window_base(gate, values, [k for k in (start or open_start, end or open_end) if k], shown, start, end)
+    outcomes = [o for o, _ in sides]
+    notes = "; ".join(n for _, n in sides if n)
+    if "narrow" in outcomes:
         return Verdict(gate, "mismatch", **base)
-    if wide_start or wide_end:
+    if "wide" in outcomes:
         return Verdict(gate, "mismatch", wider=True, **base)
-    if clamps:
-        return Verdict(gate, "clamped", evidence="; ".join(clamps), **base)
+    if "unknown" in outcomes or "missing" in outcomes:
+        return Verdict(gate, "unresolved", evidence=notes, **base)
+    if "clamped" in outcomes:
+        return Verdict(gate, "clamped", evidence=notes, **base)
     return Verdict(gate, "held", **base)
 
 
@@ -515,8 +467,9 @@ def grounding_lines(gates: list[Gate], state: dict[str, Any] | None,
         if v.status == "unresolved":
             where = f" -> {page_repr(v.label)}" if v.grounded else ""
             lines.append(f"{head}{where}: UNRESOLVED, {v.evidence}")
-        elif v.status == "held":
-            lines.append(f"{head} -> {page_repr(v.label)} needs {v.needs_text()}: held")
+        elif v.status == "held":  # held: the value needed is the one it holds; the control named only when it differs
+            where = "" if gate_key(v.label) == gate_key(v.gate.name) else f" -> {page_repr(v.label)}"
+            lines.append(f"{head}{where}: held")
         elif v.status == "clamped":
             lines.append(f"{head} -> {page_repr(v.label)} holds {page_repr(v.value)}: clamped by the page ({v.evidence})")
         else:

@@ -49,6 +49,19 @@ def key_matches(key: str, label: str, names: set[str]) -> bool:
     return any(n and (n in (key, label_key) or (len(n) >= 3 and (n in key or n in label_key))) for n in names)
 
 
+def set_by_agent(value: dict[str, Any] | None) -> bool:
+    """Did the agent set this control (an action of its own set it), rather than the site (a default, a side effect)?
+    The one answer: the tracker records it as `set_at_step` (graph/tracking/tracker.py)."""
+    return bool(value) and value.get("set_at_step") is not None
+
+
+def last_set(history: list[Any], key: str, value: str | None = None) -> int | None:
+    """The latest step at which the agent set `key` (to `value`, when given) on a page visited before."""
+    steps = [held["set_at_step"] for state in history if set_by_agent(held := state["values"].get(key))
+             and (value is None or held.get("value") == value)]
+    return steps[-1] if steps else None
+
+
 def state_values(state: RetrievalState | dict[str, Any]) -> dict[str, dict[str, Any]]:
     """key -> {value, label, ...} of a retrieval state or of a row's snapshot (`graph.checks.gates.state_snapshot`)."""
     values = state.get("values")
@@ -78,8 +91,11 @@ def gate_candidates(state: RetrievalState | dict[str, Any], name: str, gate: Gat
 
 
 def _narrow(found: list[tuple[str, str]], values: dict, gate: Gate) -> list[tuple[str, str]]:
+    from graph.plan.targets import values_of
+
+    wanted = values_of(gate.target)
     by_option = [(k, v) for k, v in found
-                 if any(values_match(option, gate.target) for option in values[k].get("options") or [])]
+                 if any(values_match(option, w) for option in values[k].get("options") or [] for w in wanted)]
     if by_option:
         return by_option
     fitting = WINDOW_KINDS if gate.kind == "window" else SEARCH_KINDS if gate.kind == "search" else None
@@ -104,20 +120,6 @@ def parse_date(value: str, *, end: bool = False) -> tuple[int, int, int] | None:
         return None
     year, month, day = match.groups()
     return int(year), int(month or (12 if end else 1)), int(day or (31 if end else 1))
-
-
-# a planner's aside inside a target: '(one at a time)', '(state)', '(2018..2022)'; '[code]' is a value form, kept
-ASIDE = re.compile(r"\s*\((?:[^()]*)\)\s*")
-
-
-def split_window(target: str) -> tuple[str, str] | None:
-    """A window target's (start, end): 'A..B', 'A to B', or one date for both; a planner's aside is no bound
-    ('2022 (2018..2022)' is 2022: the aside says what the value covers)."""
-    text = ASIDE.sub(" ", target).strip() or target.strip()
-    parts = re.split(r"\s*(?:\.\.|/| to |–|—)\s*", text, maxsplit=1)
-    if len(parts) == 2:
-        return parts[0], parts[1]
-    return (parts[0], parts[0]) if parts and parse_date(parts[0]) else None
 
 
 def is_clamped(value: dict[str, Any], target: str) -> bool:

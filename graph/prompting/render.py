@@ -18,8 +18,8 @@ from browser.render import Rendering, whole_tokens
 from browser.tokens import count_tokens, encoding
 from graph.checks.details import phase_progress
 from graph.evidence.evidence_tables import extracted_answer, read_rows, schemas, workspace_tables
-from graph.plan.judge import current_phase, gates_for, grounding_lines, window_bounds
-from graph.plan.values import find_gate_value, gate_key
+from graph.plan.judge import current_phase, gates_for, grounding_lines, named_controls
+from graph.plan.values import gate_key, last_set, set_by_agent
 from graph.prompting.page_fence import inline_data, untrusted
 from graph.state import AgentState, Gate, Plan, TaskView
 from graph.tracking.plan_flags import ambiguous_gates
@@ -64,9 +64,13 @@ class Prompts:
         listings = state.get("listings") or []
         phases = [(p, phase_progress(p, tables, listings)) for p in plan.phases] if plan else []
         reports = state.get("reports") or []
-        in_force = distinct_gates(gates_for(plan, current_phase(plan, tables, state.get("history"))))
+        phase_in_force = current_phase(plan, tables, state.get("history"))
+        in_force = distinct_gates(gates_for(plan, phase_in_force))
         grounding = grounding_lines(in_force, retrieval, state.get("history") or [])
         every_gate_grounded = bool(grounding) and len(grounding) == len(in_force)  # a line per gate, none left out
+        if every_gate_grounded:  # PLAN ON THIS PAGE says each gate's control and value: not said again as a state line
+            covered = {key for gate in in_force for key in named_controls(gate, retrieval) if key}
+            state_values = [(key, value) for key, value in state_values if key not in covered]
         parts = turn_cut(cut, plan=plan, state_values=state_values, not_in_plan=not_in_plan, tables=named,
                          last_rows=[[r["values"].get(c, "") for c in columns] for r in rows[-LAST_ROWS_SHOWN:]])
         return self.env.get_template("actor_turn.md").render(
@@ -80,7 +84,7 @@ class Prompts:
             rows_collected=rows_collected(tables), last_rows=parts["last_rows"],
             step=state.get("step", 0), max_steps=max_steps, observation=untrusted(observation_text, self.turn_template),
             tables=schemas(named) if parts["tables"] else "", left_out=parts["left_out"],
-            phases=phases, derivation=derivation_text(plan.derivation if plan else "",
+            phases=phases, phase_in_force=phase_in_force if every_gate_grounded else None, derivation=derivation_text(plan.derivation if plan else "",
                                                       not any(d for _, d in phases) and not cut),
         )
 
@@ -143,29 +147,36 @@ def split_state_values(plan: Plan | None, retrieval: Any,
         return [], []
     named: set[str] = set()
     for gate in gates_for(plan, every_phase=True) if plan else []:
-        if gate.kind == "window":  # a window names its From/To pair, which no single key matches
-            named.update(k for k in window_bounds(gate.name, retrieval["values"]) if k)
-        elif found := find_gate_value(retrieval, gate.name, gate):
-            named.add(found[0])
+        named.update(k for k in named_controls(gate, retrieval) if k)  # a window: its From/To pair
     shown: list[tuple[str, Any]] = []
     rest: list[str] = []
     for key, value in retrieval["values"].items():
         if not value.get("value"):
             continue
-        if value.get("set_at_step") is None and (carried := _set_before(key, value["value"], history or [])):
+        if not set_by_agent(value) and (carried := last_set(history or [], key, value["value"])):
             value = {**value, "set_at_step": carried}  # set by the agent, carried here by a submit
-        if value.get("set_at_step") is not None or key in named or set(value["evidence"]) - {"url", "control"}:
+        if set_by_agent(value) or key in named or set(value["evidence"]) - {"url", "control"}:
             shown.append((key, value))
         else:
             rest.append(key)
     return shown, rest
 
 
-def _set_before(key: str, value: str, history: list[Any]) -> int | None:
-    """The latest step at which the agent set `key` to `value` on a page visited before."""
-    steps = [held["set_at_step"] for state in history if (held := state["values"].get(key))
-             and held.get("set_at_step") is not None and held.get("value") == value]
-    return steps[-1] if steps else None
+CHOICE_KINDS = frozenset({"select", "custom_select", "radio_group"})
+
+
+def defaults_unnamed(plan: Plan | None, retrieval: Any, history: list[Any], tables: dict[str, Any]
+                     ) -> list[tuple[str, str, str]]:
+    """(key, label, value) of the choice controls a read leaves at their site default that no gate of the plan
+    names, not said at an earlier read: said once, as a note (the traps of played tasks were such controls: a
+    choice the results depend on, left at its default and shown only as "not in plan")."""
+    if plan is None or not retrieval:
+        return []
+    said = {k for table in tables.values() for read in table.get("reads") or [] for k in read.get("defaults") or []}
+    _, rest = split_state_values(plan, retrieval, history)
+    values = retrieval["values"]
+    return [(k, values[k].get("label") or k, values[k]["value"]) for k in rest
+            if k not in said and values[k].get("kind") in CHOICE_KINDS and len(values[k].get("options") or []) > 1]
 
 
 def _retrieval_url(retrieval: Any, observation: dict[str, Any] | None) -> str:
@@ -180,7 +191,7 @@ def distinct_gates(gates: list[Gate]) -> list[Gate]:
     seen: set[tuple[str, str]] = set()
     out = []
     for gate in gates:
-        key = (gate_key(gate.name), gate.target.strip().casefold())
+        key = (gate_key(gate.name), str(gate.target).strip().casefold())
         if key not in seen:
             seen.add(key)
             out.append(gate)
@@ -195,8 +206,8 @@ def pending_gates(plan: Plan | None, retrieval: Any, history: list[Any] | None =
     if plan is None or not retrieval:
         return []
     return [f"{g.name}={g.target}" for g in plan.gates
-            if not ambiguous_only and g.kind not in ("window", "search") and not find_gate_value(retrieval, g.name, g)
-            and not any(find_gate_value(h, g.name, g) for h in history or [])] + [
+            if not ambiguous_only and g.kind not in ("window", "search") and not named_controls(g, retrieval)
+            and not any(named_controls(g, h) for h in history or [])] + [
         f"AMBIGUOUS {note}" for note in ambiguous_gates(plan, retrieval)]
 
 

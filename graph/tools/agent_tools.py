@@ -49,6 +49,9 @@ class Finish(BaseModel):
         default_factory=list, description="output columns, each optionally + ' desc' / ' asc' / ' num'"
     )
     note: str = ""
+    # said where they answer something (a [details] refusal, a repair goal), not in the schema sent every turn
+    skip: dict[str, str] = Field(default_factory=dict, description="listed link -> why it is left unopened")
+    dispute: str = Field("", description="why the refusal is wrong (once): the answer is marked disputed")
 
 
 class DiscardRows(BaseModel):

@@ -111,7 +111,7 @@ def actor_tools(deps: Deps, state: AgentState, shown: Rendering | bool = False) 
     element target) is spelled out at its first use here."""
     all_names = {t["function"]["name"] for t in tool_schemas(search=deps.search_enabled)}
     names = offered_tool_names(state, ablated=deps.ablated, all_names=all_names, shown=shown)
-    return tool_schemas(search=deps.search_enabled, names=names)
+    return tool_schemas(search=deps.search_enabled, names=names, repair=bool(state.get("repair_goal")))
 
 
 def actor_system(deps: Deps, state: AgentState | None = None) -> str:

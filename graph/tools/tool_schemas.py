@@ -25,9 +25,9 @@ SELF_EVIDENT = {"Text of the section's heading.", "Only links whose text or addr
                 "Only options whose label contains this (any case).", "only rows extracted at this step"}
 UNADVERTISED = {"max_rows", "max_pages", "max_chars", "timeout_ms", "pixels", "offset", "limit"}  # limits: defaults serve
 TARGET_FIELDS = ("target", "start_target", "end_target")
-PLAN_DOC = ("The full new plan, the planner's fields: source, gates [{kind, name, target, required}], read, "
-            "row_criteria, all_pages, detail_pages, stopping_rule, phases [{read, into, gates, detail_pages}], "
-            "derivation.")
+PLAN_DOC = ("The new plan: source, gates [{kind, name, target: {value}|{any_of,together}|{checked}|{from,to}|{unknown}, "
+            "required}], read, row_criteria, all_pages, detail_pages, stopping_rule, phases [{read, into, gates, "
+            "detail_pages}], derivation.")
 _NOISE_KEYS = frozenset({"title", "default", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
 # pydantic's field titles repeat the property names; defaults and bounds are applied by validation
 
@@ -102,10 +102,20 @@ def _schema(model: type[BaseModel]) -> dict[str, Any]:
     return tool
 
 
-def tool_schemas(*, search: bool, names: set[str] | frozenset[str] | None = None) -> list[dict[str, Any]]:
+REPAIR_ONLY = {"finish": ("skip", "dispute")}  # fields that answer a refusal: in the schema only while one stands
+
+
+def tool_schemas(*, search: bool, names: set[str] | frozenset[str] | None = None,
+                 repair: bool = False) -> list[dict[str, Any]]:
     """OpenAI tool definitions for what the actor may call under this protocol (only `names` when given),
-    nested shapes documented once per list."""
+    nested shapes documented once per list. `repair`: a refusal stands, so finish's `skip` (a listed result left
+    out on purpose) and `dispute` (the refusal is wrong) are in its schema, as the repair goal says; otherwise they
+    are accepted but not advertised (a played model was told of them by a refusal and found them in no schema)."""
     tools = [copy.deepcopy(t) for t in _all_schemas(search) if names is None or t["function"]["name"] in names]
+    if not repair:
+        for tool in tools:
+            for field in REPAIR_ONLY.get(tool["function"]["name"], ()):
+                tool["function"]["parameters"].get("properties", {}).pop(field, None)
     return _share_nested_docs(tools)
 
 
@@ -133,8 +143,11 @@ def _share_nested_docs(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def plan_tool() -> dict[str, Any]:
-    tool = convert_to_openai_tool(Plan)
+    """The planner's one tool: the Plan model's schema, compacted as the actor's are (the same calls validate)."""
+    tool = _compact(convert_to_openai_tool(Plan))
     tool["function"]["name"] = "Plan"
+    phase = tool["function"]["parameters"]["properties"]["phases"]["items"]["properties"]
+    phase["gates"] = {"type": "array", "items": {"type": "object"}, "description": "As gates."}  # spelled out once
     return tool
 
 

@@ -80,6 +80,12 @@ def _has_choices(s: Situation) -> bool:
     return s.page is not None and any(c.options for c in s.page.controls)
 
 
+def _has_range(s: Situation) -> bool:
+    """A range control, or a pair of date fields (a From/To window): the range setter follows the control kinds."""
+    return s.page is not None and (any(c.kind == "range" for c in s.page.controls)
+                                   or sum(c.kind == "date" for c in s.page.controls) >= 2)
+
+
 def _hrefs(s: Situation) -> list[str]:
     return [link.href.lower() for link in s.page.links] if s.page else []
 
@@ -98,6 +104,11 @@ in_doubt = _when(lambda s: s.page_in_doubt, "page in doubt")
 a_table = _when(lambda s: s.page.tables or s.page.pagination, "a table")
 file_links = "file links"  # a link to the kind of file the tool reads
 
+
+def a_list(s: Situation) -> bool:
+    """A list of items in the main content: a feed grows as it is scrolled to its end (infinite scroll)."""
+    return s.page is not None and any(t.source == "cards" and t.rank == 0 for t in s.page.tables)
+
 TOOL_SPECS: dict[str, ToolSpec] = {
     "goto": ToolSpec("executor", always, "Open a URL."),
     "click": ToolSpec("executor", on_page, "Click a link, button, tab or option."),
@@ -106,11 +117,13 @@ TOOL_SPECS: dict[str, ToolSpec] = {
     "select": ToolSpec("executor", Offer(_has_choices, SUCH_CONTROLS),
                        "Choose an option (its label or value) of a dropdown or radio group."),
     "check": ToolSpec("executor", _controls("checkbox", "toggle"), "Tick a checkbox or toggle (checked=false unticks)."),
-    "set_range": ToolSpec("executor", _controls("range"), "Set a date/number range: the start and end fields."),
+    "set_range": ToolSpec("executor", Offer(_has_range, SUCH_CONTROLS),
+                          "Set a date/number range: the start and end fields."),
     "submit": ToolSpec("executor", _controls("submit", "button", "text", "search", "date", "number", "select"),
                        "Submit a form (apply the filters); target: its button or any of its fields."),
     "press": ToolSpec("executor", _controls("text", "search", "textarea"), "Press a key, e.g. Enter in a search field."),
-    "scroll": ToolSpec("executor", in_doubt, "Scroll the page."),
+    "scroll": ToolSpec("executor", Offer(lambda s: in_doubt(s) or a_list(s), "page in doubt, or a list"),
+                       "Scroll the page (a feed may load more)."),
     "back": ToolSpec("executor", on_page, "Go back in history (may reset filters)."),
     "wait_for": ToolSpec("executor", in_doubt, "Wait for text, a CSS selector or network idle."),
     "read_table": ToolSpec("executor", a_table, "Read table N whole; all_pages=true follows its pagination.",

@@ -6,14 +6,9 @@ from __future__ import annotations
 
 import re
 
-from graph.plan.judge import gates_for, window_bounds
-from graph.plan.values import (
-    find_gate_value,
-    is_clamped,
-    parse_date,
-    split_window,
-    values_match,
-)
+from graph.plan.judge import gates_for, named_controls
+from graph.plan.targets import Window, values_of
+from graph.plan.values import is_clamped, parse_date, values_match
 from graph.prompting.page_fence import page_repr
 from graph.state import Clamp, Plan, RetrievalState, StateValue
 
@@ -64,13 +59,14 @@ def mark_clamps(plan: Plan, state: RetrievalState, page_lines: list[str], reques
     """Record `clamped` on each value a plan gate (or a window's end) names that the page cannot set."""
     for gate in gates_for(plan, every_phase=True):
         wanted: list[tuple[str, str]] = []
-        if gate.kind == "window":
-            bounds = split_window(gate.target)
-            start, end = window_bounds(gate.name, state["values"]) if bounds else (None, None)
-            if bounds and start != end:  # the From/To pair the gate names, as the judge reads it
-                wanted += [(key, bound) for key, bound in ((start, bounds[0]), (end, bounds[1])) if key]
-        elif found := find_gate_value(state, gate.name, gate):
-            wanted.append((found[0], gate.target))
+        named = named_controls(gate, state)
+        if isinstance(gate.target, Window):
+            start, end = named
+            if start != end:  # the From/To pair the gate names, as the judge reads it
+                wanted += [(key, bound) for key, bound in ((start, gate.target.start), (end, gate.target.end))
+                           if key and bound]
+        elif named:
+            wanted += [(named[0], value) for value in values_of(gate.target)[:1]]
         for key, target in wanted:
             value = state["values"][key]
             if values_match(value["value"], target) or is_clamped(value, target):

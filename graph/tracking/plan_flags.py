@@ -4,8 +4,8 @@ flags judged again when the plan changes.
 
 from __future__ import annotations
 
-from graph.plan.judge import Verdict, gates_for, verdicts
-from graph.plan.values import find_gate_value, gate_key
+from graph.plan.judge import Verdict, gates_for, named_controls, verdicts
+from graph.plan.values import gate_key
 from graph.prompting.page_fence import page_repr
 from graph.state import DriftFlag, Phase, Plan, RetrievalState
 from graph.tracking.drift import PLAN_RULES, dedupe_flags
@@ -17,7 +17,7 @@ def in_phase(flag: DriftFlag, phase: Phase | None, plan: Plan) -> bool:
         return True
     gates = gates_for(plan, phase)
     state = {flag["gate"]: {"label": flag["gate"], "value": flag["before"] or ""}}  # keyed as before
-    return any(find_gate_value(state, g.name) or gate_key(g.name) == gate_key(flag["label"]) for g in gates)
+    return any(flag["gate"] in named_controls(g, state) or gate_key(g.name) == gate_key(flag["label"]) for g in gates)
 
 
 def ambiguous_gates(plan: Plan | None, state: RetrievalState | None) -> list[str]:
@@ -63,7 +63,7 @@ def plan_flag(verdict: Verdict, state: RetrievalState, step: int) -> DriftFlag:
         rule, message = "window_narrower", f"{shown} narrower than the plan's {gate.target}; widen it"
     if verdict.evidence:  # the form was changed and not applied
         message += f" ({verdict.evidence}; apply the form)"
-    return DriftFlag(rule=rule, gate=verdict.key or gate_key(gate.name), label=gate.name, before=gate.target,
+    return DriftFlag(rule=rule, gate=verdict.key or gate_key(gate.name), label=gate.name, before=str(gate.target),
                      after=verdict.value, step=step, path=state["path"], message=message)
 
 

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 from browser.types import ActionResult, Observation
 from graph.plan.values import key_matches
-from graph.state import DriftFlag, Phase, Plan, RetrievalState, StateValue
+from graph.state import DriftFlag, PendingValue, Phase, Plan, RetrievalState, StateValue
 from graph.tracking.clamps import mark_clamps, requested_values
 from graph.tracking.drift import NAVIGATIONS, carry_flags, dedupe_flags, last_on_path, lost_gates
 from graph.tracking.plan_flags import in_phase, plan_flags
@@ -68,6 +68,8 @@ def track(
         step=step,
     )
 
+    if obs.pending:  # the browser's fact: controls changed since the results shown were applied
+        state["pending"] = [PendingValue(label=p.label, value=p.value, shown=p.shown) for p in obs.pending]
     if plan is not None:
         mark_clamps(plan, state, obs.outline, requested=requested_values(action))
     flags = carry_flags(active_flags, state, kind, targets)

@@ -13,12 +13,22 @@ app = typer.Typer(no_args_is_help=True)
 
 
 @app.command("serve")
-def serve(port: int = 8765, seed: int = DEFAULT_SEED) -> None:
-    """Serve the offline sites on 127.0.0.1:PORT until interrupted."""
+def serve(port: int = 8765, seed: int = DEFAULT_SEED,
+          lab: bool = typer.Option(False, "--lab", help="Serve the widget lab (tasks/widget_lab) instead.")) -> None:
+    """Serve the offline sites (or, with --lab, the widget lab) on 127.0.0.1:PORT until interrupted."""
     from tasks.offline.server import OfflineServer
 
-    with OfflineServer(seed=seed, port=port) as server:
-        typer.echo(f"offline sites at {server.origin}/ (Ctrl-C to stop)")
+    if lab:
+        from tasks.widget_lab.registry import vendor_missing
+        from tasks.widget_lab.server import LabServer
+
+        if vendor_missing():
+            typer.echo(f"warning: {vendor_missing()}", err=True)
+        context, what = LabServer(port=port), "widget lab"
+    else:
+        context, what = OfflineServer(seed=seed, port=port), "offline sites"
+    with context as server:
+        typer.echo(f"{what} at {server.origin}/ (Ctrl-C to stop)")
         try:
             while True:
                 time.sleep(3600)
@@ -50,9 +60,26 @@ def build(
 
 
 @app.command("tasks")
-def list_tasks(seed: int = DEFAULT_SEED) -> None:
-    """List the offline tasks: id, domain, cardinality, start URL."""
+def list_tasks(seed: int = DEFAULT_SEED,
+               origin: str = typer.Option(None, "--origin", help="Where `sgr offline serve` listens, e.g. "
+                                          "http://127.0.0.1:8765: replaces the placeholder origin "
+                                          "http://sgr-offline.local in start URLs and instructions."),
+               jsonl: bool = typer.Option(False, "--jsonl", help="Print the whole records, one JSON line each (the "
+                                          "SGR-Bench record format), for another agent to run.")) -> None:
+    """List the offline tasks: id, domain, cardinality, start URL (or, with --jsonl, the whole records)."""
+    import json
+
+    from tasks.offline.registry import PLACEHOLDER_ORIGIN
     from tasks.offline.suite import build_records
 
+    if origin is not None and not origin.startswith(("http://", "https://")):
+        typer.echo(f"error: --origin {origin!r}: give the served origin, e.g. http://127.0.0.1:8765", err=True)
+        raise typer.Exit(2)
     for record in build_records(seed):
-        typer.echo(f"{record['task_id']}\t{record['domain']}\t{record['oracle_output_cardinality']}\t{record['start_url']}")
+        if origin:  # the placeholder only ever stands in URLs: every occurrence is the served origin
+            record = json.loads(json.dumps(record).replace(PLACEHOLDER_ORIGIN, origin.rstrip("/")))
+        if jsonl:
+            typer.echo(json.dumps(record, ensure_ascii=False))
+        else:
+            typer.echo(f"{record['task_id']}\t{record['domain']}\t{record['oracle_output_cardinality']}\t"
+                       f"{record['start_url']}")

@@ -95,7 +95,7 @@ def test_secrets_echoed_401_never_printed_or_written_by_sgr_run_or_bench(tmp_pat
     assert KEY not in bench.output
     run_dir = tmp_path / "runs" / "offline_stats_001" / "echo" / "full"
     assert REDACTED in (run_dir / "outcome.json").read_text()
-    # a finished run's checkpoints are deleted (agent/README.md); what the checkpointer writes while a run goes
+    # a finished run's checkpoints are deleted (docs/configuration.md); what the checkpointer writes while a run goes
     # is checked by the test above
     assert not [*tmp_path.rglob("*.sqlite")]
     assert _files_holding(tmp_path, KEY) == []

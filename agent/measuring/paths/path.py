@@ -13,8 +13,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agent.measuring.safe_files import read_json
+
 ORIGIN = "{origin}"
 TARGET_KEYS = ("target", "start_target", "end_target")
+MAX_PATH_BYTES = 16 * 2**20  # a path is a few KB: its plan and calls
 ASSERTIONS = ("exact_match", "no_refusal", "no_gate_flag", "no_rejected_request")
 
 
@@ -42,7 +45,8 @@ class DecisionPath(BaseModel):
 
     @classmethod
     def load(cls, path: Path) -> DecisionPath:
-        return cls.model_validate_json(Path(path).read_text(encoding="utf-8"))
+        """ValueError (its first line says why) for a file that is not a path, over the cap, or not a file."""
+        return cls.model_validate(read_json(Path(path), MAX_PATH_BYTES))
 
     def with_origin(self, origin: str) -> DecisionPath:
         """The path with `{origin}` replaced by where the sites run now."""

@@ -17,10 +17,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from agent.clients.transcript import TRANSCRIPT_FILE, read_transcript
+from agent.clients.transcript import TRANSCRIPT_FILE
 from agent.measuring.paths.path import ORIGIN, TARGET_KEYS, DecisionPath, PathStep
 from agent.measuring.play_server import PLAY_FILE
-from graph.events import ActorEvent, BrowserLine, RunEvent, StepEvent, read_events
+from agent.measuring.safe_files import UnsafeFile, loads, read_json, read_text
+from graph.events import ActorEvent, BrowserLine, RunEvent, StepEvent, events_from_text
 
 PLAN_TOOL = "Plan"
 # the browser's own message names the control it acted on (older runs log no `shown`)
@@ -32,41 +33,78 @@ class RunFolderError(ValueError):
     """Not a run or relay folder, or one whose answers and events do not pair up."""
 
 
-def _answers(folder: Path) -> list[tuple[int, dict[str, Any]]]:
-    """(request number, `{"tool", "args"}` or `{"content"}`) per answered request, in order."""
-    if (folder / TRANSCRIPT_FILE).exists():
-        out = []
-        for line in read_transcript(folder / TRANSCRIPT_FILE):
+MAX_TRANSCRIPT_BYTES = 512 * 2**20  # 60 calls of at most 2 MB each way (the recorder's own cap) fit
+MAX_STEPS_BYTES = 256 * 2**20
+MAX_SMALL_BYTES = 1_000_000  # an answer file, play.json
+
+
+def _read(path: Path, cap: int) -> str:
+    try:
+        return read_text(path, cap)
+    except UnsafeFile as exc:
+        raise RunFolderError(str(exc)) from exc
+
+
+def _transcript_answers(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    out = []
+    for number, text in enumerate(_read(path, MAX_TRANSCRIPT_BYTES).splitlines(), start=1):
+        if not text.strip():
+            continue
+        try:
+            line = loads(text, f"{path}: line {number}", max_depth=None)
             if line["status"] != 200 or not isinstance(line["response"], dict):
                 continue  # a refused request: the model never answered it
             message = line["response"]["choices"][0]["message"]
             calls = message.get("tool_calls") or []
             if calls:
+                raw = calls[0]["function"]["arguments"] or "{}"
                 try:
-                    args = json.loads(calls[0]["function"]["arguments"] or "{}")
-                except ValueError:
-                    args = {"_raw": calls[0]["function"]["arguments"]}
-                out.append((line["call"], {"tool": calls[0]["function"]["name"], "args": args}))
+                    args = json.loads(raw)
+                except (ValueError, RecursionError):
+                    args = None
+                args = args if isinstance(args, dict) else {"_raw": str(raw)[:10_000]}
+                out.append((int(line["call"]), {"tool": str(calls[0]["function"]["name"]), "args": args}))
             else:
-                out.append((line["call"], {"content": message.get("content") or ""}))
-        return out
+                out.append((int(line["call"]), {"content": str(message.get("content") or "")}))
+        except UnsafeFile as exc:
+            raise RunFolderError(str(exc)) from exc
+        except (KeyError, IndexError, TypeError, AttributeError, ValueError, RecursionError) as exc:
+            raise RunFolderError(f"{path}: line {number} is not a transcript line ({type(exc).__name__})") from exc
+    return out
+
+
+def _answer_file(path: Path) -> dict[str, Any]:
+    try:
+        reply = read_json(path, MAX_SMALL_BYTES)
+    except UnsafeFile as exc:
+        raise RunFolderError(str(exc)) from exc
+    if not isinstance(reply, dict):
+        raise RunFolderError(f"{path}: not an answer ({{\"tool\": NAME, \"args\": {{...}}}} or {{\"content\": ...}})")
+    calls = reply.get("tool_calls") or ([{"name": reply["tool"], "args": reply.get("args", {})}]
+                                        if reply.get("tool") else [])
+    if calls and not (isinstance(calls, list) and isinstance(calls[0], dict) and isinstance(calls[0].get("name"), str)
+                      and isinstance(calls[0].get("args", {}), dict)):
+        raise RunFolderError(f"{path}: its tool call has no name or its args are not an object")
+    return ({"tool": calls[0]["name"], "args": calls[0].get("args", {})} if calls
+            else {"content": str(reply.get("content", ""))})
+
+
+def _answers(folder: Path) -> list[tuple[int, dict[str, Any]]]:
+    """(request number, `{"tool", "args"}` or `{"content"}`) per answered request, in order."""
+    if not folder.is_dir():
+        raise RunFolderError(f"{folder}: not a folder (give a run folder or a play/relay folder)")
+    if (folder / TRANSCRIPT_FILE).exists():
+        return _transcript_answers(folder / TRANSCRIPT_FILE)
     numbers = sorted(int(m.group(1)) for p in folder.glob("resp-*.json") if (m := _ANSWER_FILE.fullmatch(p.name)))
     if not numbers:
         raise RunFolderError(f"{folder}: neither {TRANSCRIPT_FILE} nor resp-N.json files")
-    out = []
-    for n in numbers:
-        reply = json.loads((folder / f"resp-{n}.json").read_text(encoding="utf-8"))
-        calls = reply.get("tool_calls") or ([{"name": reply["tool"], "args": reply.get("args", {})}]
-                                            if reply.get("tool") else [])
-        out.append((n, {"tool": calls[0]["name"], "args": calls[0].get("args", {})} if calls
-                    else {"content": reply.get("content", "")}))
-    return out
+    return [(n, _answer_file(folder / f"resp-{n}.json")) for n in numbers]
 
 
 def _steps_log(folder: Path) -> list[StepEvent]:
     for candidate in (folder / "steps.jsonl", folder.parent / "steps.jsonl"):
         if candidate.exists():
-            events, problems = read_events(candidate)
+            events, problems = events_from_text(_read(candidate, MAX_STEPS_BYTES))
             if problems:
                 raise RunFolderError(f"{candidate}: {problems[0]}"
                                      + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
@@ -116,7 +154,11 @@ def path_from_run(folder: Path, task: str | None = None) -> DecisionPath:
                 unmapped.append(f"request {n} ({answer['tool']}): {key} ref {target['ref']}")
         steps.append(PathStep(tool=answer["tool"], args=args, n=n))
     played = folder / PLAY_FILE
-    player = json.loads(played.read_text(encoding="utf-8")).get("player") if played.exists() else None
+    try:
+        record = read_json(played, MAX_SMALL_BYTES) if played.exists() else {}
+    except UnsafeFile as exc:
+        raise RunFolderError(str(exc)) from exc
+    player = record.get("player") if isinstance(record, dict) else None
     path = DecisionPath(task=task_id, plan=plan, steps=steps, source=str(folder), player=player,
                         unmapped=unmapped or None)
     origin = _origin(events)

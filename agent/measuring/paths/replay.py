@@ -127,13 +127,16 @@ def replay_protocol(path: DecisionPath) -> ProtocolConfig:
 
 
 async def replay_path(path: DecisionPath, *, origin: str, worker: Any, out_dir: Path,
-                      variant: AgentVariant | None = None) -> ReplayResult:
-    """`worker`: a `browser.session.ChromiumWorker`; `origin`: where the offline sites run now."""
+                      variant: AgentVariant | None = None,
+                      policy_for: Callable[[DecisionPath, Callable[[], Observation | None]], PathPolicy] = PathPolicy,
+                      ) -> ReplayResult:
+    """`worker`: a `browser.session.ChromiumWorker`; `origin`: where the offline sites run now; `policy_for`:
+    the responder made from the path (with the origin filled in) and the page the agent is on."""
     live = path.with_origin(origin)
     task = load_tasks("offline", origin=origin, task_ids=[path.task])[0]
     out_dir = Path(out_dir)
     async with worker.task_browser(str(out_dir), [origin]) as browser:
-        policy = PathPolicy(live, lambda: browser.last_observation)
+        policy = policy_for(live, lambda: browser.last_observation)
         with FakeOpenAIServer(policy, model=MODEL_ID) as fake:
             outcome = await solve_task(task, browser=browser, model=fake.model_config(name=MODEL_ID),
                                        variant=variant or AgentVariant(name="full"), protocol=replay_protocol(path),

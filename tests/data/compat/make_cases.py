@@ -3,7 +3,7 @@
     .venv/bin/python tests/data/compat/make_cases.py CASES.jsonl   # rewrites rules.json here
 
 Each case applies exactly one kind of change (its `kind`) to the gold table, so a disagreement between
-our default scoring and the authors' is attributable to that kind (eval/README.md documents them).
+our default scoring and the authors' is attributable to that kind (docs/evaluator.md documents them).
 `rules.json` holds authors'-format rules per task (columns, row_key, record_separator, integer/decimal
 types inferred once from the gold values): the bundled records carry none, and the authors' scorer needs
 them. Expected scores are computed from the authors' own code outside the project (see README.md here).

@@ -1,0 +1,263 @@
+"""Faults injected into real-model decision paths: what the full agent's checks catch on a path a model took.
+
+The faulty policy (agent/measuring/faulty.py) injects mistakes into the walkthroughs, which were written with
+the checks in view. A real model's path was not: it sets controls by ref, reads in its own order, and words its
+plan its own way. So each fault kind that applies to a path is injected into it (one fault per replay), the path
+is replayed through the full agent against the strict fake server, and the fault counts as caught only when the
+check that names it spoke before the answer was composed: a drift flag on the faulted gate, a verifier refusal
+of the kind (pages, details, count) or a refused read. These are FAULT-INJECTED REPLAYS, not model results.
+
+Where a fault needs the page (another option of the control, the table's row count), it is made at replay time
+from the browser's structured observation, as the path's targets are.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from agent.measuring.paths.path import DecisionPath, PathStep
+from agent.measuring.paths.replay import PathPolicy, ReplayResult, replay_path
+from browser.types import Observation
+from graph.events import ExtractorEvent, WorkspaceEvent, read_events
+from graph.plan.values import gate_key
+
+FaultKind = Literal["kept_default", "wrong_option", "narrower_window", "open_bound", "stale_read", "page_unread",
+                    "detail_unopened", "rows_lost"]
+FAULT_KINDS: tuple[FaultKind, ...] = ("kept_default", "wrong_option", "narrower_window", "open_bound", "stale_read",
+                                      "page_unread", "detail_unopened", "rows_lost")
+SETTERS = {"select", "fill", "check"}
+READS = {"read_table", "extract_rows", "read_facts", "read_pdf", "page_facts"}
+APPLIERS = {"submit", "click", "press"}
+_ISO = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_YEAR = re.compile(r"^\d{4}$")
+_WINDOW_WORDS = re.compile(r"\b(from|to|start|end|since|until|before|after|min|max|begin)\b", re.I)
+
+
+class PathFault(BaseModel):
+    """One injected mistake: which step it alters and what the check that catches it must name."""
+
+    kind: FaultKind
+    step: int  # index into the path's steps
+    names: str  # the gate label, the page or URL, or the table the catching check names
+    note: str
+
+
+def _label(step: PathStep) -> str | None:
+    target = step.args.get("target")
+    return target.get("shown_label") or target.get("label") if isinstance(target, dict) else None
+
+
+def _is_bound(step: PathStep) -> bool:
+    """A window bound: a date or year filled or chosen in a control whose label says which end it is."""
+    value = str(step.args.get("value", step.args.get("option", ""))).strip()
+    label = _label(step) or ""
+    return step.tool in ("fill", "select") and bool(_ISO.match(value) or _YEAR.match(value)) \
+        and bool(_WINDOW_WORDS.search(label))
+
+
+def _is_start(step: PathStep) -> bool:
+    return bool(re.search(r"\b(from|start|since|after|min|begin)\b", _label(step) or "", re.I))
+
+
+def _shift(value: str, narrower_from_start: bool) -> str:
+    """A bound moved inwards: a later start or an earlier end (a month for dates, a year for years)."""
+    if _YEAR.match(value):
+        return str(int(value) + (1 if narrower_from_start else -1))
+    day = date.fromisoformat(value)
+    return (day + timedelta(days=31 if narrower_from_start else -31)).isoformat()
+
+
+def plan_faults(path: DecisionPath) -> list[PathFault]:
+    """Each fault kind that applies to the path, at its first place (one replay each)."""
+    steps = path.steps
+    found: dict[str, PathFault] = {}
+
+    def add(kind: FaultKind, i: int, names: str, note: str) -> None:
+        found.setdefault(kind, PathFault(kind=kind, step=i, names=names, note=note))
+
+    for i, step in enumerate(steps):
+        label = _label(step)
+        if step.tool in SETTERS and label and not _is_bound(step):
+            add("kept_default", i, label, f"step {i} ({step.tool} {label!r}) skipped: the control keeps its default")
+        if step.tool == "select" and label and not _is_bound(step):
+            add("wrong_option", i, label, f"step {i}: another option of {label!r} than {step.args.get('option')!r}")
+        if _is_bound(step):
+            add("narrower_window", i, label or "", f"step {i}: the bound {label!r} moved inwards")
+            add("open_bound", i, label or "", f"step {i}: the bound {label!r} left empty")
+        if step.tool in APPLIERS and i > 0 and steps[i - 1].tool in SETTERS \
+                and any(s.tool in READS for s in steps[i + 1:i + 3]):
+            add("stale_read", i, _label(steps[i - 1]) or "", f"step {i} ({step.tool}) dropped: the read that "
+                "follows sees a form changed and not applied")
+        if step.tool == "read_table" and step.args.get("all_pages"):
+            add("page_unread", i, "pages", f"step {i}: read_table on its first page only")
+            add("rows_lost", i, "count", f"step {i}: read_table keeps all but the last row (max_rows)")
+        urls = step.args.get("url")
+        if step.tool in ("read_facts", "extract_rows") and isinstance(urls, list) and len(urls) > 1:
+            add("detail_unopened", i, str(urls[-1]), f"step {i}: the last of {len(urls)} listed pages not opened")
+    return [found[k] for k in FAULT_KINDS if k in found]
+
+
+def faulted_path(path: DecisionPath, fault: PathFault) -> DecisionPath:
+    """The path with the fault's static part made (a step dropped or its arguments changed); the page-bound
+    parts (another option, one row fewer) are made at replay time by `FaultyPathPolicy`."""
+    steps = [s.model_copy(deep=True) for s in path.steps]
+    step = steps[fault.step]
+    if fault.kind in ("kept_default", "open_bound", "stale_read"):
+        del steps[fault.step]
+    elif fault.kind == "narrower_window":
+        key = "value" if "value" in step.args else "option"
+        step.args[key] = _shift(str(step.args[key]).strip(), _is_start(step))
+    elif fault.kind == "page_unread":
+        step.args["all_pages"] = False
+    elif fault.kind == "detail_unopened":
+        step.args["url"] = list(step.args["url"])[:-1]
+    return path.model_copy(update={"steps": steps})
+
+
+PAGE_BOUND: tuple[FaultKind, ...] = ("wrong_option", "rows_lost", "page_unread")
+
+
+class FaultyPathPolicy(PathPolicy):
+    """The path's decisions, with the page-bound part of one fault made from the page the agent is on."""
+
+    def __init__(self, path: DecisionPath, fault: PathFault, observation: Any):
+        super().__init__(faulted_path(path, fault), observation)
+        self.fault = fault
+        self.made: str | None = None
+
+    def __call__(self, body: dict[str, Any]) -> dict[str, Any]:
+        at = self.next
+        reply = super().__call__(body)
+        if at != self.fault.step or self.fault.kind not in PAGE_BOUND:
+            return reply
+        call = reply["tool_calls"][0]
+        obs: Observation | None = self.observation()
+        if self.fault.kind == "page_unread":  # made only where there is a page 2 to leave unread
+            pages = obs.pagination.pages if obs and obs.pagination else None
+            self.made = f"page 1 of {pages}" if pages and pages > 1 else None
+        elif self.fault.kind == "wrong_option":
+            control = next((c for c in (obs.controls if obs else []) if c.ref == call["arguments"]["target"].get("ref")
+                            or c.label == self.fault.names), None)
+            planned = str(call["arguments"].get("option", ""))
+            others = [o.label for o in (control.options if control else [])
+                      if o.label.strip() and gate_key(o.label) != gate_key(planned) and o.value.strip()]
+            if others:
+                call["arguments"]["option"] = self.made = others[0]
+        else:
+            table = next((t for t in (obs.tables if obs else []) if t.index == call["arguments"].get("table", 0)), None)
+            total = (obs.pagination.total if obs and obs.pagination and obs.pagination.total else None) \
+                or (table.total_rows if table else None)
+            if total and total > 1:
+                call["arguments"]["max_rows"] = total - 1
+                self.made = f"max_rows {total - 1} of {total}"
+        return reply
+
+
+WINDOW_FAULTS = ("narrower_window", "open_bound")  # the plan's window gate names the From/To pair, not one bound
+CHECK_FOR: dict[FaultKind, tuple[str, ...]] = {
+    "page_unread": ("pages",), "rows_lost": ("count", "pages"), "detail_unopened": ("details",),
+}
+
+
+def _names_result(url: str, links: list[str]) -> bool:
+    """The refusal names the listed result the faulted page belongs to: the page itself, or the result whose
+    own page it lies under (a result's PDF, `/action/X/order.pdf`, is opened through the listed `/action/X`)."""
+    return any(url == link or url.split("?", 1)[0].startswith(link.split("?", 1)[0].rstrip("/") + "/")
+               for link in links)
+
+
+def caught_by(fault: PathFault, result: ReplayResult, read_refusals: list[dict[str, Any]]) -> str | None:
+    """The check that caught the fault, naming what it altered, before the answer was composed; None if none.
+
+    A gate fault is caught by a drift flag on that gate (the tracker's, or the read check's when rows were read)
+    or a refusal naming it (a window fault: a window flag, on the plan's window gate that names the pair); a page, detail or count fault by the verifier's check of that kind; a stale read by
+    the read that was refused (or rows flagged as read from a stale table)."""
+    key = gate_key(fault.names)
+    for flag in result.outcome.drift_flags:
+        on_gate = key and key in {gate_key(str(flag.get("gate", ""))), gate_key(str(flag.get("label", "")))}
+        on_window = fault.kind in WINDOW_FAULTS and str(flag.get("rule", "")).startswith("window_")
+        if fault.kind not in CHECK_FOR and (on_gate or on_window):
+            return f"{flag.get('node') or 'state_tracker'}:{flag.get('rule')}"
+    for report in result.outcome.verifier_reports:
+        for failure in report.get("failures") or []:
+            check = failure.get("check")
+            if fault.kind in CHECK_FOR:
+                if check in CHECK_FOR[fault.kind] and (fault.kind != "detail_unopened"
+                                                       or _names_result(fault.names, failure.get("links") or [])):
+                    return f"verifier:{check}"
+            elif key and key in {gate_key(str(failure.get(f, ""))) for f in ("gate", "label")}:
+                return f"verifier:{check}"
+    for refusal in read_refusals:
+        text = gate_key(str(refusal.get("message", "")))
+        if fault.kind == "stale_read" and refusal.get("stale"):
+            return f"read:{refusal.get('node', 'read')}"
+        if key and key in text and fault.kind not in CHECK_FOR:
+            return f"read:{refusal.get('node', 'read')}"
+    return None
+
+
+class FaultOutcome(BaseModel):
+    """One faulted replay: was it caught before the answer, by which check, and the answer's exact match."""
+
+    task: str
+    kind: FaultKind
+    names: str
+    note: str
+    made: bool  # the fault was injected (a page-bound fault needs another option, or more than one row)
+    caught_by: str | None
+    exact_match: bool
+    stop: str | None
+
+
+def read_refusals(run_dir: Path) -> list[dict[str, Any]]:
+    """The reads the graph refused, from the run's typed event log (a refused read answers with an error)."""
+    events, _ = read_events(Path(run_dir) / "steps.jsonl")
+    return [{"node": e.node, "message": e.error, "stale": bool(getattr(e, "stale", False))}
+            for e in events if isinstance(e, ExtractorEvent | WorkspaceEvent) and getattr(e, "error", None)]
+
+
+async def inject_faults(path: DecisionPath, *, origin: str, worker: Any, out_dir: Path,
+                        kinds: tuple[FaultKind, ...] = FAULT_KINDS) -> list[FaultOutcome]:
+    """Every fault kind that applies to the path, one replay each through the full agent."""
+    live = path.with_origin(origin)
+    outcomes: list[FaultOutcome] = []
+    for fault in (f for f in plan_faults(live) if f.kind in kinds):
+        made: list[FaultyPathPolicy] = []
+
+        def policy_for(p: DecisionPath, obs: Any, fault: PathFault = fault,
+                       made: list[FaultyPathPolicy] = made) -> FaultyPathPolicy:
+            made.append(FaultyPathPolicy(p, fault, obs))
+            return made[-1]
+
+        run_dir = Path(out_dir) / f"{path.task}-{fault.kind}"
+        result = await replay_path(live, origin=origin, worker=worker, out_dir=run_dir, policy_for=policy_for)
+        needs_page = fault.kind in PAGE_BOUND
+        outcomes.append(FaultOutcome(
+            task=path.task, kind=fault.kind, names=fault.names, note=fault.note,
+            made=not needs_page or bool(made and made[0].made),
+            caught_by=caught_by(fault, result, read_refusals(run_dir)),
+            exact_match=bool(result.score.get("exact_match")), stop=result.outcome.stop_reason))
+    return outcomes
+
+
+def fault_table(outcomes: list[FaultOutcome]) -> str:
+    """The fault table on real paths (README, docs/results_log.md): per fault kind, how many injected faults were caught before the answer, and by what."""
+    rows = ["| fault kind | injected | caught before the answer | by | EM under the fault |", "|---|---:|---:|---|---:|"]
+    made = [o for o in outcomes if o.made]
+    for kind in FAULT_KINDS:
+        of_kind = [o for o in made if o.kind == kind]
+        if not of_kind:
+            continue
+        caught = [o for o in of_kind if o.caught_by]
+        by = ", ".join(sorted({str(o.caught_by).split(":")[0] for o in caught})) or "-"
+        rows.append(f"| {kind} | {len(of_kind)} | {len(caught)} | {by} | "
+                    f"{sum(o.exact_match for o in of_kind)}/{len(of_kind)} |")
+    caught_all = sum(1 for o in made if o.caught_by)
+    rows.append(f"| **all** | {len(made)} | **{caught_all}** ({100 * caught_all // max(1, len(made))}%) | | "
+                f"{sum(o.exact_match for o in made)}/{len(made)} |")
+    return "\n".join(rows)

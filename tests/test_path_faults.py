@@ -1,0 +1,60 @@
+"""Faults injected into real-model decision paths (agent/measuring/paths/inject.py): which kinds apply where, the
+faulted path each makes, and (slow) that the full agent catches them on a real path, by the check that names
+the faulted gate or page. FAULT-INJECTED REPLAYS, not model results."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent.measuring.paths.inject import FAULT_KINDS, faulted_path, inject_faults, plan_faults
+from agent.measuring.paths.path import DecisionPath
+
+CASES = Path(__file__).parent / "data" / "real_model_paths"
+PATHS = {p.stem: DecisionPath.load(p) for p in sorted(CASES.glob("*.json")) if "." not in p.stem}
+
+
+def test_every_real_path_gets_faults_of_several_kinds_and_each_alters_one_step() -> None:
+    for name, path in PATHS.items():
+        faults = plan_faults(path)
+        assert len({f.kind for f in faults}) >= 2, name
+        for fault in faults:
+            assert fault.kind in FAULT_KINDS
+            faulted = faulted_path(path, fault)
+            changed = [i for i, (a, b) in enumerate(zip(path.steps, faulted.steps, strict=False)) if a != b]
+            if fault.kind in ("kept_default", "open_bound", "stale_read"):
+                assert len(faulted.steps) == len(path.steps) - 1, (name, fault)
+                assert path.steps[fault.step] not in faulted.steps[fault.step:fault.step + 1], (name, fault)
+            elif fault.kind in ("wrong_option", "rows_lost"):  # made at replay time, from the page
+                assert faulted.steps == path.steps, (name, fault)
+            else:
+                assert changed == [fault.step], (name, fault)
+
+
+def test_a_narrower_window_moves_the_bound_inwards() -> None:
+    path = PATHS["offline_vulns_003"]
+    fault = next(f for f in plan_faults(path) if f.kind == "narrower_window")
+    before, after = path.steps[fault.step].args["value"], faulted_path(path, fault).steps[fault.step].args["value"]
+    assert after > before if "From" in fault.names else after < before
+
+
+@pytest.mark.slow
+@pytest.mark.asyncio(loop_scope="session")
+async def test_gate_faults_on_a_real_path_are_caught_by_the_check_naming_the_gate(offline_server, chromium_worker,
+                                                                                   tmp_path) -> None:
+    outcomes = await inject_faults(PATHS["offline_vulns_003"], origin=offline_server.origin, worker=chromium_worker,
+                                   out_dir=tmp_path, kinds=("kept_default", "wrong_option", "narrower_window"))
+    assert {o.kind for o in outcomes} == {"kept_default", "wrong_option", "narrower_window"}
+    for outcome in outcomes:
+        assert outcome.made and outcome.caught_by, outcome
+
+
+def test_a_detail_fault_on_a_results_pdf_is_caught_by_the_refusal_naming_that_result() -> None:
+    from agent.measuring.paths.inject import _names_result
+
+    listed = ["http://s/regulatory/enforcement/frontier-046"]
+    assert _names_result("http://s/regulatory/enforcement/frontier-046/consent-order.pdf", listed)
+    assert _names_result("http://s/regulatory/enforcement/frontier-046", listed)
+    assert not _names_result("http://s/regulatory/enforcement/frontier-0467/consent-order.pdf", listed)
+    assert not _names_result("http://s/regulatory/enforcement/sterling-015/consent-order.pdf", listed)
