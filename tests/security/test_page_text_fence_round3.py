@@ -18,6 +18,7 @@ from graph.model_io.policy import ChatPolicy
 from graph.model_io.robust import tool_reply
 from graph.nodes import Deps, make_verifier
 from graph.nodes.workspace import make_workspace
+from graph.plan.targets import Value
 from graph.prompting.page_fence import PAGE_LINE_MARK, page_repr, untrusted
 from graph.state import Gate, Plan
 from tests.security.test_page_text_fenced import TASK, _wire, hostile_page
@@ -66,8 +67,8 @@ async def test_page_text_round3_a_page_count_is_said_as_the_pages():
 
 
 def _hostile_state() -> dict:
-    plan = Plan(gates=[Gate(kind="filter", name="Severity", target="High"),
-                       Gate(kind="filter", name="Status", target="Open")])
+    plan = Plan(gates=[Gate(kind="filter", name="Severity", target=Value(value="High")),
+                       Gate(kind="filter", name="Status", target=Value(value="Open"))])
     values = {"severity": {"value": "Low", "label": HOSTILE_LABEL, "evidence": ["control"], "set_at_step": None,
                            "set_by": None, "kind": "select", "options": ["Low", "High"]},
               "status": {"value": "Open", "label": "Status", "evidence": ["control"], "set_at_step": 1,
