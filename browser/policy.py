@@ -135,6 +135,16 @@ class RedirectLoop:
     last: str  # the hop it was stopped at
 
 
+@dataclass(frozen=True)
+class PolicyMark:
+    """Where the policy's records stood before an action: what the action added is what came after."""
+
+    blocked: int
+    cuts: int
+    document_bytes: int
+    loops: int
+
+
 @dataclass
 class CutPage:
     url: str
@@ -266,6 +276,14 @@ class OriginPolicy:
         self._chain = []
         await route.fulfill(status=508, headers={"content-type": "text/html; charset=utf-8"},
                             body=b"<!doctype html><title>Redirect loop</title><h1>Redirect loop stopped</h1>")
+
+    def mark(self) -> PolicyMark:
+        return PolicyMark(len(self.blocked), len(self.cut_pages), self.document_bytes, len(self.redirect_loops))
+
+    def cut_note(self, mark: PolicyMark) -> str:
+        """What an action's reply says of the pages cut at the per-page cap since `mark` ('' if none)."""
+        return "".join(f"; the page was cut at {cut.kept:,} of its {cut.sent:,} bytes (the per-page size cap)"
+                       for cut in self.cut_pages[mark.cuts:])
 
     def loop_message(self, since: int) -> str | None:
         """What a redirect loop stopped since `since` (an index in `redirect_loops`) says, or None."""
