@@ -515,7 +515,7 @@ async def perform(driver: PageHandle, action: Any) -> ActionResult:
         before = await driver.observe()  # the page changed since the agent last saw it: diff against now
     keyboard = action.kind == "press"
     before_print = await fingerprint(driver.page, with_focus=keyboard)
-    blocked_mark = len(driver.policy.blocked)
+    mark = driver.policy.mark()
     try:
         outcome = await _HANDLERS[action.kind](driver, action)
     except BrowserError as exc:
@@ -530,7 +530,7 @@ async def perform(driver: PageHandle, action: Any) -> ActionResult:
     if await _adopt_popups(driver):
         await settle(driver.page, driver.network, quiet_ms=driver.timeouts.settle_quiet_ms,
                      timeout_ms=driver.timeouts.settle_max_ms)
-    refused_navigation = [b.url for b in driver.policy.blocked[blocked_mark:] if b.navigation]
+    refused_navigation = [b.url for b in driver.policy.blocked[mark.blocked:] if b.navigation]
     if driver.page.url.startswith("chrome-error://") and refused_navigation:
         await _leave_error_page(driver)
     after = await driver.observe()
@@ -543,7 +543,9 @@ async def perform(driver: PageHandle, action: Any) -> ActionResult:
         readback = f"{readback} .. {end_readback}" if end_readback else readback
     error = outcome.error
     message = outcome.message
-    if refused_navigation and error is None:
+    if (looped := driver.policy.loop_message(mark.loops)) and error is None:  # a click or a form into a loop
+        error, message = "not_found", looped
+    elif refused_navigation and error is None:
         error, message = "blocked_by_policy", (f"navigation to {refused_navigation[0]} was refused by policy "
                                                f"(allowed: {', '.join(sorted(driver.policy.allowed_origins))})")
     elif problem and error is None:
@@ -551,9 +553,10 @@ async def perform(driver: PageHandle, action: Any) -> ActionResult:
     elif (error is None and outcome.expect_change and after.page_id == before.page_id and not delta.tables_grown
           and await fingerprint(driver.page, with_focus=keyboard) == before_print):
         error, message = "no_effect", f"{outcome.message} but nothing on the page changed; try another control"
-    refused_other = driver.policy.blocked[blocked_mark:]
+    refused_other = driver.policy.blocked[mark.blocked:]
     if refused_other and not refused_navigation:
         message += f" ({len(refused_other)} request(s) to other origins refused)"
+    message += driver.policy.cut_note(mark)
     summary = describe_delta(delta, url_said=bool(delta.url_after) and delta.url_after in message,
                              read_hint=action.kind != "read_table")
     described = bool(summary) and error is None
@@ -565,7 +568,7 @@ async def perform(driver: PageHandle, action: Any) -> ActionResult:
                                                           *(label for _, label, _ in outcome.extra_checks)) if label],
                         table=outcome.table,
                         pdf_pages=outcome.pdf_pages, facts=outcome.facts,
-                        download_path=outcome.download_path)
+                        download_path=outcome.download_path, page_bytes=driver.policy.document_bytes - mark.document_bytes)
 
 
 async def _adopt_popups(driver: PageHandle) -> bool:

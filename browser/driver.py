@@ -30,6 +30,8 @@ class SessionTimeouts(BaseModel):
     observe_seconds: float = Field(20.0, gt=0)
     act_seconds: float = Field(90.0, gt=0, description="Includes read_table following many pages.")
     close_seconds: float = Field(10.0, gt=0)
+    redact_seconds: float = Field(60.0, gt=0, description="Redacting trace.zip at close, in its own process; "
+                                                          "past it the trace is deleted, never kept unredacted.")
 
 
 class WorkerHandle(Protocol):

@@ -82,6 +82,8 @@ class BrowserLimits(BaseModel):
     table_rows: int = Field(2_000, gt=0, description="Most rows read_table/download return.")
     table_pages: int = Field(100, gt=0, description="Most pagination pages read_table follows.")
     text_chars: int = Field(100_000, gt=0, description="Most characters of document text one read returns (PDF).")
+    page_bytes: int = Field(3_000_000, gt=0, description="Largest page document shown, in bytes: a longer one is "
+                                                         "cut there, and the observation and the action say so.")
 
 
 def origin_of(url: str) -> str:
@@ -123,6 +125,33 @@ class BlockedRequest:
     at: float
 
 
+MAX_REDIRECTS = 20  # page redirects in one chain, as Chromium's own cap: past it the chain is a loop
+
+
+@dataclass
+class RedirectLoop:
+    start: str  # the URL the chain started at
+    hops: int
+    last: str  # the hop it was stopped at
+
+
+@dataclass(frozen=True)
+class PolicyMark:
+    """Where the policy's records stood before an action: what the action added is what came after."""
+
+    blocked: int
+    cuts: int
+    document_bytes: int
+    loops: int
+
+
+@dataclass
+class CutPage:
+    url: str
+    sent: int  # bytes the server sent
+    kept: int
+
+
 @dataclass
 class OriginPolicy:
     """Allowed origins (scheme://host:port); anything else over http(s) is refused, and so is every
@@ -133,6 +162,11 @@ class OriginPolicy:
     fetch_timeout_ms: float = 30_000
     static_assets: bool = True
     third_party_assets: list[str] = field(default_factory=list)
+    page_bytes: int = BrowserLimits().page_bytes
+    cut_pages: list[CutPage] = field(default_factory=list)
+    document_bytes: int = 0  # every page document shown so far, as shown (a running count: callers take deltas)
+    redirect_loops: list[RedirectLoop] = field(default_factory=list)
+    _chain: list[str] = field(default_factory=list)  # the page redirects followed since the last page shown
 
     @classmethod
     def for_task(cls, allowed: list[str], start_url: str | None = None) -> OriginPolicy:
@@ -218,9 +252,56 @@ class OriginPolicy:
             if not self.request_allowed(target) or urlsplit(target).scheme.lower() not in ("http", "https"):
                 await self._refuse(route, target)
                 return
-            await route.fulfill(status=200, headers=hop_headers(response.headers), body=hop_page(target))
+            await self.fulfill_redirect(route, response.headers, target)
             return
-        await route.fulfill(response=response)
+        body = await response.body()
+        shown = self.page_body(route.request.url, body)
+        if shown is body:
+            await route.fulfill(response=response)
+        else:
+            await route.fulfill(status=response.status, headers=_body_headers(response.headers), body=shown)
+
+    async def fulfill_redirect(self, route: Route, headers: dict[str, str], target: str) -> None:
+        """A page navigation's redirect to an allowed `target`: answered with `hop_page` (the next hop is a new
+        navigation, routed again), counted in its chain; past MAX_REDIRECTS the chain is a loop, recorded and
+        ended with a page saying so (Chromium's own count never sees these hops)."""
+        url = route.request.url
+        if not self._chain or self._chain[-1] != url:
+            self._chain = [url]
+        self._chain.append(target)
+        if len(self._chain) - 1 <= MAX_REDIRECTS:
+            await route.fulfill(status=200, headers=hop_headers(headers), body=hop_page(target))
+            return
+        self.redirect_loops.append(RedirectLoop(self._chain[0], len(self._chain) - 1, target))
+        self._chain = []
+        await route.fulfill(status=508, headers={"content-type": "text/html; charset=utf-8"},
+                            body=b"<!doctype html><title>Redirect loop</title><h1>Redirect loop stopped</h1>")
+
+    def mark(self) -> PolicyMark:
+        return PolicyMark(len(self.blocked), len(self.cut_pages), self.document_bytes, len(self.redirect_loops))
+
+    def cut_note(self, mark: PolicyMark) -> str:
+        """What an action's reply says of the pages cut at the per-page cap since `mark` ('' if none)."""
+        return "".join(f"; the page was cut at {cut.kept:,} of its {cut.sent:,} bytes (the per-page size cap)"
+                       for cut in self.cut_pages[mark.cuts:])
+
+    def loop_message(self, since: int) -> str | None:
+        """What a redirect loop stopped since `since` (an index in `redirect_loops`) says, or None."""
+        if len(self.redirect_loops) <= since:
+            return None
+        loop = self.redirect_loops[-1]
+        return (f"{loop.start} redirects in a loop: stopped after {loop.hops} redirects (at {loop.last}); "
+                "open another page")
+
+    def page_body(self, url: str, body: bytes) -> bytes:
+        """A page document as shown: cut at `page_bytes` (recorded: the observation and the action say so), and
+        counted in `document_bytes`."""
+        if len(body) > self.page_bytes:
+            self.cut_pages.append(CutPage(url, len(body), self.page_bytes))
+            body = body[:self.page_bytes]
+        self.document_bytes += len(body)
+        self._chain = []  # a page shown ends a chain of redirects
+        return body
 
     async def _fetch_checking_every_hop(self, route: Route) -> None:
         """A sub-resource (fetch/XHR, image, script, ...): its redirects are followed here, each hop checked
@@ -251,6 +332,18 @@ class OriginPolicy:
         request = route.request
         self.blocked.append(BlockedRequest(url, request.resource_type, _page_navigation(request), time.time()))
         await route.abort("blockedbyclient")
+
+
+def _body_headers(headers: dict[str, str]) -> dict[str, str]:
+    """A response's headers for a body sent anew (decoded, maybe cut): its length and encoding are not these."""
+    return {k: v for k, v in headers.items() if k.lower() not in ("content-length", "content-encoding",
+                                                                  "transfer-encoding")}
+
+
+def cut_notice(cut: CutPage) -> str:
+    """What a page cut at the per-page cap says, in its observation and in the action's reply."""
+    return (f"page cut: {cut.url} sent {cut.sent:,} bytes; only the first {cut.kept:,} are shown (the per-page "
+            "size cap): narrow it (filters, a smaller page size) or read another page")
 
 
 def _page_navigation(request: Any) -> bool:

@@ -182,10 +182,29 @@ _DISPOSITION_NAME = re.compile(r"filename\*?=(?:UTF-8'')?\"?([^\";]+)", re.I)
 
 def _file_name(fetched: _Fetched) -> str:
     if match := _DISPOSITION_NAME.search(fetched.disposition):
-        name = unquote(match.group(1))
-    else:
-        name = unquote(urlsplit(fetched.url).path.rsplit("/", 1)[-1])
-    return Path(name).name or "download.bin"  # never a path out of the downloads folder
+        return safe_file_name(unquote(match.group(1)))
+    return safe_file_name(unquote(urlsplit(fetched.url).path.rsplit("/", 1)[-1]))
+
+
+FALLBACK_FILE_NAME = "download.bin"
+FILE_NAME_BYTES = 120  # well under any file system's 255, in UTF-8
+_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,10}$")
+_UNSAFE_IN_NAME = re.compile(r"[^\w.+,()-]+")  # \w: letters and digits of any script, and _
+
+
+def safe_file_name(name: str) -> str:
+    """The agent's name for a file the page named (`Content-Disposition`, a URL's last part, a script's
+    download): its last path part only, anything but letters, digits and `._+,()-` as `_`, no leading or
+    trailing dots (so never `.` or `..`, nor a hidden file), at most FILE_NAME_BYTES with its extension kept;
+    FALLBACK_FILE_NAME when nothing is left."""
+    base = _UNSAFE_IN_NAME.sub("_", re.split(r"[/\\]", name)[-1]).strip("._")
+    if not base:
+        return FALLBACK_FILE_NAME
+    extension = match.group(0) if (match := _EXTENSION.search(base)) else ""
+    stem = base[:len(base) - len(extension)]
+    while stem and len((stem + extension).encode()) > FILE_NAME_BYTES:
+        stem = stem[:-1]
+    return (stem.strip("._") + extension) if stem.strip("._") else FALLBACK_FILE_NAME
 
 
 async def read_pdf(driver: PageHandle, action: ReadPdf) -> Outcome:
@@ -228,7 +247,7 @@ async def download(driver: PageHandle, action: Download) -> Outcome:
     except PlaywrightTimeout as exc:
         raise BrowserError("no_effect", f"clicking {action.target.describe()} started no download; "
                                         "use read_pdf for PDFs or click for pages") from exc
-    path = driver.downloads_dir / (Path(download.suggested_filename or "download.bin").name or "download.bin")
+    path = driver.downloads_dir / safe_file_name(download.suggested_filename or "")
     path.parent.mkdir(parents=True, exist_ok=True)
     await download.save_as(path)
     return _saved_file(driver, path, is_csv=False)

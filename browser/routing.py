@@ -40,7 +40,7 @@ from playwright.async_api import APIResponse, BrowserContext, Route, WebSocketRo
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
-from browser.policy import BlockedRequest, OriginPolicy, fetch_resending_on_reset, hop_headers, hop_page
+from browser.policy import BlockedRequest, OriginPolicy, fetch_resending_on_reset
 
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 _TEXT_TYPES = re.compile(r"text/|javascript|json|xml|ecmascript", re.I)
@@ -199,12 +199,14 @@ class EnvironmentRouter:
                 if location and navigation:
                     # Chromium does not route the hop after a fulfilled redirect (it would go to the real
                     # network), so the page is sent on with a new navigation that is routed again.
-                    await route.fulfill(status=200, headers=hop_headers(live_headers), body=hop_page(location))
+                    await self.policy.fulfill_redirect(route, live_headers, location)
                     return
                 if location and self.origins.maps(location):
                     url, method, post_data = location, "GET", None  # sub-resources: follow hop by hop
                     continue
                 body = self._rewrite_body(await response.body(), live_headers.get("content-type", ""), url)
+                if navigation:
+                    body = self.policy.page_body(url, body)
                 self.served += 1
                 await route.fulfill(status=response.status, headers=live_headers, body=body)
                 return

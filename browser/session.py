@@ -33,7 +33,7 @@ from browser.applied import AppliedState
 from browser.driver import SessionTimeouts
 from browser.interface import BrowserError
 from browser.launch import launch_chromium
-from browser.policy import BrowserLimits, OriginPolicy, origin_of
+from browser.policy import BrowserLimits, OriginPolicy, cut_notice, origin_of
 from browser.routing import EnvironmentRouter, OriginMap
 from browser.settle import INIT_SCRIPT, NetworkMonitor, fingerprint
 from browser.trace import StepTracer
@@ -145,6 +145,7 @@ class PageDriver:
         self._crashed = False
         self._last_good_url: str | None = None
         self._blocked_noted = 0
+        self._cuts_noted = 0
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -186,6 +187,7 @@ class PageDriver:
         context.set_default_timeout(self.timeouts.action_ms)
         context.set_default_navigation_timeout(self.timeouts.navigation_ms)
         self.policy.fetch_timeout_ms = self.timeouts.navigation_ms
+        self.policy.page_bytes = self.limits.page_bytes
         await self.policy.install(context)
         if self.router is not None:
             await self.router.install(context)
@@ -221,9 +223,11 @@ class PageDriver:
             trace_path = self.task_dir / "trace.zip"
             try:
                 await asyncio.wait_for(context.tracing.stop(path=str(trace_path)), self.timeouts.close_seconds)
-                self.tracer.redactor.zip_file(trace_path)
             except (TimeoutError, PlaywrightError) as exc:
                 self.dialogs.append(f"trace not saved: {exc}")
+            else:
+                if gone := await self.tracer.redactor.zip_file_bounded(trace_path, self.timeouts.redact_seconds):
+                    self.dialogs.append(f"trace not saved: {gone}")
         with contextlib.suppress(PlaywrightError, TimeoutError):
             await asyncio.wait_for(context.close(), self.timeouts.close_seconds)
 
@@ -300,6 +304,8 @@ class PageDriver:
             origins = sorted({origin_of(blocked.url) for blocked in refused})
             notices.append(f"policy refused {len(refused)} request(s) to {', '.join(origins[:5])}")
             self._blocked_noted = len(self.policy.blocked)
+        notices += [cut_notice(cut) for cut in self.policy.cut_pages[self._cuts_noted:]]
+        self._cuts_noted = len(self.policy.cut_pages)
         if self.router is not None:
             notices.extend(self.router.take_failure_notices())
         observation.notices.extend(notices)  # events the page itself cannot show: in the text the agent reads too
@@ -323,6 +329,8 @@ class PageDriver:
             result = await asyncio.wait_for(perform(self, parsed), self.timeouts.act_seconds)
         except TimeoutError:
             result = await self._after_timeout(parsed)
+        except OSError as exc:  # the action's own file work (a download the page named): the action failed
+            result = _unexpected_failure(parsed, exc, self.last_observation)
         except (PlaywrightError, BrowserError) as exc:
             if self.is_alive():
                 result = _unexpected_failure(parsed, exc, self.last_observation)
@@ -390,7 +398,8 @@ def _unexpected_failure(action: Any, exc: Exception, observation: Observation | 
         error_class, message = exc.error_class, str(exc)
     else:
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        error_class = "timeout" if "Timeout" in type(exc).__name__ else "not_interactable"
+        error_class = ("timeout" if "Timeout" in type(exc).__name__ else
+                       "not_interactable" if isinstance(exc, PlaywrightError) else "invalid_action")
         message = f"{action.kind} failed: {first_line}"
     return ActionResult(ok=False, action=action.model_dump(), error=error_class,  # type: ignore[arg-type]
                         message=message, observation=observation)

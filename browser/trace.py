@@ -6,10 +6,12 @@ URL can carry a key even when no code meant to log it.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
 import re
+import sys
 import time
 import zipfile
 from dataclasses import dataclass, field
@@ -23,6 +25,24 @@ from browser.types import ActionResult, Observation
 REDACTED = "[REDACTED]"
 # the password of a URL's userinfo (`https://user:PASSWORD@host/`): a base_url may carry one
 URL_PASSWORD = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@]*:)[^@/\s]+(?=@)")
+# a URL's query parameter (`?key=...`, `&api-key=...`, `?access_token=...`, `?sig=...`) whose name says it holds a
+# credential: a base_url may carry its key there
+_QUERY_PARAM = re.compile(r"([?&;]([^=&#\s?;]+)=)([^&#\s;]+)")
+_SECRET_PARAM_NAME = re.compile(r"(?i)(?:^|[-_.])(?:x-)?(?:api)?(?:key|token|secret|password|passwd|pwd|auth|"
+                                r"authorization|sig|signature|credentials?)(?:$|[-_.])")
+
+
+def url_query_secrets(text: str) -> list[str]:
+    """The values of the query parameters in `text` whose names say they hold a credential."""
+    return [m.group(3) for m in _QUERY_PARAM.finditer(text) if _SECRET_PARAM_NAME.search(m.group(2))]
+
+
+def redact_url_query(text: str, mark: str) -> str:
+    """`text` with the value of every credential-named query parameter replaced by `mark`."""
+    return _QUERY_PARAM.sub(lambda m: m.group(1) + mark if _SECRET_PARAM_NAME.search(m.group(2)) else m.group(0),
+                            text)
+
+
 _SECRET_PATTERNS = [
     URL_PASSWORD,
     re.compile(r"\bsk-[A-Za-z0-9_\-]{16,}"),  # OpenAI-style keys (sk-..., sk-proj-...)
@@ -93,11 +113,14 @@ class Redactor:
             return (RuntimeError(redacted), True) if redacted != text else (value, False)
         return value, False
 
+    def secrets(self) -> list[str]:
+        """The literal secrets redacted, longest first (registered after this redactor was made: still covered)."""
+        if _REGISTERED_SECRETS.issubset(self.env_secrets):
+            return self.env_secrets
+        return sorted(set(self.env_secrets) | _REGISTERED_SECRETS, key=len, reverse=True)
+
     def text(self, text: str) -> str:
-        secrets = self.env_secrets
-        if not _REGISTERED_SECRETS.issubset(secrets):  # registered after this redactor was made: still covered
-            secrets = sorted(set(secrets) | _REGISTERED_SECRETS, key=len, reverse=True)
-        for secret in secrets:
+        for secret in self.secrets():
             text = text.replace(secret, REDACTED)
         for pattern in _SECRET_PATTERNS:
             text = pattern.sub(lambda m: (m.group(1) if m.lastindex else "") + REDACTED, text)
@@ -122,6 +145,40 @@ class Redactor:
                     data = self.text(data.decode("utf-8")).encode("utf-8")
                 dst.writestr(info, data)
         tmp.replace(path)
+
+    async def zip_file_bounded(self, path: Path, seconds: float) -> str | None:
+        """`zip_file` in a process of its own, so it never holds the event loop (a trace of large pages takes
+        minutes), killed past `seconds`: the trace is then deleted, never kept unredacted. None when it was
+        redacted, else why it is gone."""
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-I", "-c", _REDACT_CHILD, stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+        request = json.dumps({"root": str(Path(__file__).resolve().parents[1]), "path": str(path),
+                              "secrets": self.secrets()})
+        try:
+            _, errors = await asyncio.wait_for(process.communicate(request.encode()), seconds)
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+            await process.wait()
+            why = f"redacting it took over {seconds:g} s"
+        else:
+            if process.returncode == 0:
+                return None
+            why = f"redacting it failed ({(errors.decode(errors='replace').strip().splitlines() or ['?'])[-1]})"
+        for leftover in (path, path.with_suffix(".redacting")):
+            leftover.unlink(missing_ok=True)
+        return why
+
+
+# the child of `Redactor.zip_file_bounded`: the project from the parent's root, the secrets on stdin, never argv
+_REDACT_CHILD = """import json, sys
+request = json.loads(sys.stdin.read())
+sys.path.insert(0, request["root"])
+from pathlib import Path
+from browser.trace import Redactor
+Redactor(request["secrets"]).zip_file(Path(request["path"]))
+"""
 
 
 @dataclass

@@ -445,4 +445,6 @@ class ActionResult(BaseModel):
     pdf_pages: list[PdfPage] = Field(default_factory=list)
     facts: PageFacts | None = Field(None, description="Set by page_facts.")
     download_path: str | None = None
+    page_bytes: int = Field(0, description="Bytes of the page documents the action loaded, each cut at the per-page "
+                                           "size cap: what a read over many pages counts against its own cap.")
     elapsed_ms: float = 0.0

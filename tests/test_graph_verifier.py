@@ -108,7 +108,7 @@ def test_without_provenance_the_gate_check_cannot_see_the_state():
 
 def test_fewer_rows_than_the_site_total_fail_unless_filtered():
     report = verify(plan=None, columns=COLUMNS, rows=[row("1"), row("2")], reads=[read([1, 2], total=16)], step=9)
-    assert checks(report) == ["count"] and "shows 16 results" in report["repair_goal"]
+    assert checks(report) == ["count"] and "the page says 16 results" in report["repair_goal"]
     filtered = verify(plan=None, columns=COLUMNS, rows=[row("1")], reads=[read([1, 2], total=16, filtered=True)],
                       step=9)
     assert filtered["ok"]

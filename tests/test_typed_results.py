@@ -82,14 +82,14 @@ def test_a_workspace_error_says_as_data_whether_it_lists_the_schemas():
     tables = {"t": new_table("t", ["a"])}
     quoting = error_text(WorkspaceError("no table 'Tables:' here"), tables)  # words alone: the schemas are added
     assert quoting.endswith("Tables:\nt(a): 0 row(s)")
-    shown = error_text(WorkspaceError("bad column\nTables:\nt(a): 0 row(s)", schemas_shown=True), tables)
+    shown = error_text(WorkspaceError("bad column", schemas="t(a): 0 row(s)"), tables)
     assert shown.count("Tables:") == 1
 
 
 def test_a_read_over_pages_says_each_note_once_from_the_notes_not_from_bracketed_lines():
     note = "[gate] Agency holds 'EPA' but the plan needs 'FDA'"
     pages = [PageReply(f"/r?p={n}: extracted 1 row(s) into t\n[draft] | 2020", [note]) for n in (1, 2)]
-    assert join_replies(pages).splitlines() == ["/r?p=1: extracted 1 row(s) into t", "[draft] | 2020", note,
+    assert join_replies(pages)[0].splitlines() == ["/r?p=1: extracted 1 row(s) into t", "[draft] | 2020", note,
                                                 "/r?p=2: extracted 1 row(s) into t", "[draft] | 2020"]
 
 

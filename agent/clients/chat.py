@@ -16,7 +16,7 @@ from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
 from agent.clients.transcript import TranscriptRecorder
-from browser.trace import register_secret
+from browser.trace import register_secret, url_query_secrets
 from graph.model_io.llm_errors import (
     CONFIG_STATUSES as CONFIG_STATUSES,  # re-exported: error classes live below
 )
@@ -57,6 +57,8 @@ def make_chat_model(model: ModelConfig, task_id: str, *, transcript: Path | None
                              "it, or run `sgr model serve` and set base_url")
     key = model.api_key()
     register_secret(key)  # whatever the variable is called, no artefact or message may carry it
+    for secret in url_query_secrets(model.base_url or ""):  # a key in the base_url's query string, likewise
+        register_secret(secret)
     if key is None and model.api_key_env is not None:
         raise MissingApiKey(f"model {model.name!r}: environment variable {model.api_key_env} is not set")
     extra = {"http_async_client": TranscriptRecorder(transcript).async_client(model.timeout)} if transcript else {}

@@ -18,7 +18,7 @@ from typing import Any
 from agent.config import BenchConfig, ConfigError
 from agent.rundir.atomic import write_json_atomic
 from agent.rundir.paths import safe_segment
-from browser.trace import URL_PASSWORD
+from browser.trace import URL_PASSWORD, redact_url_query
 
 MANIFEST_FILE = "manifest.json"
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -52,6 +52,7 @@ def _scrub(node: Any, secrets: set[str], key: str = "") -> Any:
         if any(s in node for s in secrets):
             return REDACTED
         node = URL_PASSWORD.sub(lambda m: m.group(1) + REDACTED, node)  # a base_url's password
+        node = redact_url_query(node, REDACTED)  # and a key in its query string (`?key=...`)
         # Fields such as `api_key_env` hold a variable NAME; any other secret-looking field is dropped.
         if any(w in key.lower() for w in _SECRET_WORDS) and not key.lower().endswith("_env") and node:
             return REDACTED

@@ -25,6 +25,7 @@ from graph.plan.judge import (
     with_shapes,
 )
 from graph.plan.values import values_match
+from graph.prompting.page_fence import inline_data, page_repr
 from graph.state import EvidenceRow, Listing, Plan, ReadRecord, VerifierReport
 
 
@@ -68,15 +69,16 @@ def check_gates(plan: Plan, rows: list[EvidenceRow], notes: list[str],
             if verdict.status == "mismatch":
                 wrong.append((row, verdict))
             elif verdict.status == "clamped":
-                clamped.add(f"{verdict.label} = {verdict.value!r} ({verdict.evidence})")
+                clamped.add(f"{inline_data(verdict.label)} = {page_repr(verdict.value)} ({verdict.evidence})")
             elif verdict.status == "unresolved" and verdict.grounded:
                 unresolved.add(verdict.evidence)
         if wrong:
             label, needs = wrong[0][1].label, wrong[0][1].needs_text()
             seen = sorted({v.value for _, v in wrong})
             failures.append(failure("gate", (
-                f"{len(wrong)} row(s) were read with {label} = {', '.join(map(repr, seen))}, but the plan needs "
-                f"{gate.name} = {str(gate.target)!r} (read at step(s) {_steps([r for r, _ in wrong])}): set {label} to "
+                f"{len(wrong)} row(s) were read with {inline_data(label)} = {', '.join(map(page_repr, seen))}, but the "
+                f"plan needs {gate.name} = {str(gate.target)!r} (read at step(s) {_steps([r for r, _ in wrong])}): set "
+                f"{inline_data(label)} to "
                 f"{needs}, discard_rows the wrong ones and extract again")))
         if clamped:
             notes.append(f"[gate] clamped, accepted: {gate.name} = {str(gate.target)!r}: {'; '.join(sorted(clamped))}")
@@ -114,7 +116,7 @@ def check_counts(rows: list[EvidenceRow], reads: list[ReadRecord]) -> list[Failu
         distinct = {tuple(sorted(r["values"].items())) for r in rows if r["provenance"]["result_set"] == result_set}
         if len(distinct) < total:
             failures.append(failure("count", (
-                f"the site shows {total} results for {result_set} but only {len(distinct)} distinct row(s) were "
+                f"the page says {total} results for {result_set} but only {len(distinct)} distinct row(s) were "
                 "extracted: read the remaining rows")))
     complete = {r["result_set"] for r in reads if not r.get("untaken") and r["complete"]}
     for read in reads:  # a read whose table held fewer rows than the site counts, filtered or not, never read whole
@@ -133,7 +135,7 @@ def check_criteria(plan: Plan | None, rows: list[EvidenceRow], notes: list[str])
         bad = [r for r in rows if column in r["values"] and not values_match(r["values"][column], wanted)]
         if bad:
             notes.append(f"[criteria] {len(bad)} row(s) have {column} other than {wanted!r} (e.g. "
-                         f"{bad[0]['values'][column]!r}): discard_rows them if the task excludes them")
+                         f"{page_repr(bad[0]['values'][column])}): discard_rows them if the task excludes them")
 
 
 def check_schema(columns: tuple[str, ...], rows: list[EvidenceRow], extracted: bool) -> list[Failure]:

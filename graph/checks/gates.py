@@ -23,6 +23,7 @@ from graph.plan.judge import (
     with_shapes,
 )
 from graph.plan.values import last_set
+from graph.prompting.page_fence import inline_data, page_repr
 from graph.state import DriftFlag, Gate, Plan, RetrievalState
 from graph.tracking.drift import PLAN_RULES
 from graph.tracking.plan_flags import plan_flag
@@ -106,7 +107,8 @@ def _check(gates: list[Gate], retrieval: RetrievalState, step: int, history: lis
             if gate.kind != "window" and (not where or verdict.grounded):
                 check.unresolved.append(f"{gate.name}={gate.target} ({verdict.evidence})")
         elif verdict.status == "clamped":
-            check.clamps.append(f"{verdict.label} = {verdict.value!r}, not the plan's {str(gate.target)!r}: "
+            check.clamps.append(f"{inline_data(verdict.label)} = {page_repr(verdict.value)}, not the plan's "
+                                f"{str(gate.target)!r}: "
                                 f"{verdict.evidence}")
         elif verdict.status == "mismatch":
             flag = DriftFlag(**plan_flag(verdict, retrieval, step), node="extractor")
@@ -116,7 +118,7 @@ def _check(gates: list[Gate], retrieval: RetrievalState, step: int, history: lis
                 kept = "" if verdict.set_by_agent or last_set(history, verdict.key or "") is not None \
                     else " (its default: never set)"
                 flag["label"], flag["message"] = verdict.label, (
-                    f"{verdict.label} holds {verdict.value!r}{kept}{where} but the plan needs "
+                    f"{inline_data(verdict.label)} holds {page_repr(verdict.value)}{kept}{where} but the plan needs "
                     f"{verdict.needs_text()}{f' ({verdict.evidence})' if verdict.evidence else ''}: set it"
                     f"{' and apply it' if verdict.evidence else ''}, discard_rows these rows and read again")
             check.mismatches.append(flag)

@@ -45,13 +45,18 @@ class TableRecord(TypedDict):
     steps: list[int]  # steps that wrote it
 
 
-class WorkspaceError(ValueError):
-    """A bad table name or query; the message (with the tables' schemas) goes back to the model.
-    `schemas_shown`: the message already lists them (an engine error), so no reader looks for them in it."""
+SCHEMAS_HEAD = "Tables:"
 
-    def __init__(self, message: str, *, schemas_shown: bool = False) -> None:
-        super().__init__(message)
-        self.schemas_shown = schemas_shown
+
+class WorkspaceError(ValueError):
+    """A bad table name or query; the message (with the tables' schemas) goes back to the model. `schemas`: the
+    tables' schemas the error shows after its own message (an engine error), as data: the message may quote page
+    values, the schemas are the agent's own words."""
+
+    def __init__(self, message: str, *, schemas: str | None = None) -> None:
+        super().__init__(message if schemas is None else f"{message}\n{SCHEMAS_HEAD}\n{schemas}")
+        self.message = message
+        self.schemas = schemas
 
 
 @dataclass
@@ -144,7 +149,8 @@ def run_query(tables: dict[str, TableRecord], sql: str, *, seconds: float = QUER
                           "max_bytes": max_bytes})
     try:
         done = subprocess.run([sys.executable, "-I", str(_SANDBOX)], input=request.encode(), capture_output=True,
-                              timeout=seconds + STARTUP_SECONDS, check=False, env=_SANDBOX_ENV)
+                              timeout=seconds + STARTUP_SECONDS, check=False, env=_SANDBOX_ENV,
+                              cwd="/")  # no working directory of ours for the engine to show
     except subprocess.TimeoutExpired as exc:  # the engine did not stop itself: the process was killed
         raise WorkspaceError(f"the query ran longer than {seconds:g}s and was stopped; simplify it") from exc
     try:
@@ -157,8 +163,8 @@ def run_query(tables: dict[str, TableRecord], sql: str, *, seconds: float = QUER
             raise WorkspaceError(f"{memory_message()} (engine process exit status {done.returncode})")
         raise WorkspaceError(f"the query engine failed (exit status {done.returncode}): {last}")
     if "error" in reply:
-        tail = f"\nTables:\n{schemas(tables)}" if reply.get("kind") == "engine" else ""
-        raise WorkspaceError(f"{reply['error']}{tail}", schemas_shown=bool(tail))
+        shown = schemas(tables) if reply.get("kind") in ("engine", "tables") else None
+        raise WorkspaceError(reply["error"], schemas=shown)
     return QueryResult(columns=reply["columns"], types=reply["types"], rows=reply["rows"], inputs=reply["inputs"])
 
 

@@ -8,6 +8,7 @@ import re
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from graph.evidence import model_regex
 from graph.plan.values import norm_value
 
 
@@ -102,9 +103,9 @@ def source_value(source: str, facts: dict[str, Any] | None, *, url: str, page_te
         return find_link(facts, source[5:], section=section)
     if source.startswith("re:"):
         try:
-            match = re.search(source[3:], page_text)
-        except re.error as exc:
-            raise FactError(f"regex {source[3:]!r} does not compile: {exc}") from exc
+            match = model_regex.search(source[3:], page_text)
+        except model_regex.PatternError as exc:  # does not compile, or ran past its deadline: the model rewrites it
+            raise FactError(str(exc)) from exc
         if not match:
             raise FactError(f"regex {source[3:]!r} found nothing in the page text")
         return (match.group(1) if match.groups() else match.group(0)).strip(), "page text"

@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from graph.checks.gates import state_snapshot
+from graph.evidence import model_regex
 from graph.evidence.fact_match import FactError, section_table, source_value
 from graph.plan.values import gate_key, norm_value
 from graph.state import DriftFlag, EvidenceRow, Provenance, ReadRecord, RetrievalState
@@ -56,9 +57,9 @@ def _shared_value(source: str, page_text: Callable[[], str], url: str, page_fact
         raise ExtractionError("fact: sources need the page's labelled values (none were read)")
     if source.startswith("re:"):
         try:
-            match = re.search(source[3:], page_text())
-        except re.error as exc:  # the model's regex: a tool error it can correct, not a crash of the node
-            raise ExtractionError(f"regex {source[3:]!r} does not compile: {exc}") from exc
+            match = model_regex.search(source[3:], page_text())
+        except model_regex.PatternError as exc:  # the model's regex: a tool error it can correct, not a crash
+            raise ExtractionError(str(exc)) from exc
         if not match:
             raise ExtractionError(f"regex {source[3:]!r} found nothing in the page text")
         return (match.group(1) if match.groups() else match.group(0)).strip()
@@ -159,9 +160,9 @@ def extract(
         if not args.pattern:
             raise ExtractionError(f"source {args.source!r} needs a `pattern` with named groups")
         try:
-            regex = re.compile(args.pattern, re.MULTILINE)
-        except re.error as exc:
-            raise ExtractionError(f"pattern does not compile: {exc}") from exc
+            pattern = model_regex.compile_pattern(args.pattern, model_regex.MULTILINE)
+        except model_regex.PatternError as exc:
+            raise ExtractionError(str(exc)) from exc
         if args.source == "pdf":
             pdf_pages = (last_read or {}).get("pdf_pages") or []
             if not pdf_pages:
@@ -170,12 +171,15 @@ def extract(
             chunks = [(p["text"], f"pdf page {p['page']}", p["page"]) for p in pdf_pages]
         else:
             chunks = [(page_text(), "page text", None)]
-        found = [({k: (v or "").strip() for k, v in m.groupdict().items()}, loc, number)
-                 for text, loc, number in chunks for m in regex.finditer(text)]
+        try:
+            found = [({k: (v or "").strip() for k, v in m.groupdict().items()}, loc, number)
+                     for text, loc, number in chunks for m in model_regex.find_all(pattern, text)]
+        except model_regex.PatternError as exc:
+            raise ExtractionError(str(exc)) from exc
         records = [(raw, loc) for raw, loc, _ in found]
         pdf_page = [number for *_, number in found]
         header_for = {col: src for col, src in sources.items() if not src.startswith(SHARED_PREFIXES)}
-        read_columns = list(regex.groupindex)
+        read_columns = list(pattern.groupindex)
 
     shared = {col: _shared_value(src, page_text, url, page_facts) for col, src in sources.items()}
     snapshot, active = state_snapshot(retrieval), active_drift(drift_flags, url)

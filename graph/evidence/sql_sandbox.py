@@ -24,6 +24,7 @@ import sys
 import threading
 import time
 import unicodedata
+from collections.abc import Iterable
 from typing import Any
 
 import duckdb
@@ -60,6 +61,9 @@ _MACROS = (
 # the engine's own catalogue and settings (duckdb_settings() shows the host's paths, getenv() its environment)
 _ENGINE_INTROSPECTION = re.compile(r'(?i)(?<![\w$])"?(duckdb_\w+|current_setting|getenv|pragma_\w+|which_secret|'
                                    r'version|current_database|current_schema|current_user)"?\s*\(')
+# what a query may read besides the evidence tables and its own CTEs: table functions that make values, never
+# ones that read the catalogue, a file or another query's text (`query('...')`, `query_table('pg_settings')`)
+TABLE_FUNCTIONS = frozenset({"unnest", "range", "generate_series", "json_each", "json_tree"})
 
 
 class Refused(ValueError):
@@ -87,8 +91,10 @@ def connect() -> duckdb.DuckDBPyConnection:
     return con
 
 
-def check_select(con: duckdb.DuckDBPyConnection, sql: str) -> None:
-    """Exactly one SELECT / WITH ... SELECT, checked by DuckDB's parser before anything runs."""
+def check_select(con: duckdb.DuckDBPyConnection, sql: str, tables: Iterable[str] = ()) -> None:
+    """Exactly one SELECT / WITH ... SELECT, checked by DuckDB's parser before anything runs, that reads only
+    `tables` (the evidence tables), its own CTEs and `TABLE_FUNCTIONS`: the engine's catalogue
+    (`pg_catalog.pg_settings`, `information_schema`, `duckdb_settings()`) shows the host's paths."""
     try:
         statements = con.extract_statements(sql)
     except duckdb.Error as exc:
@@ -101,6 +107,46 @@ def check_select(con: duckdb.DuckDBPyConnection, sql: str) -> None:
     if found := _ENGINE_INTROSPECTION.search(sql):
         raise Refused(f"{found.group(1)}() describes the engine and its host, not the evidence tables; "
                       "query the tables only")
+    read_tables, functions, ctes = _reads(con, sql)
+    allowed = (f"a query reads only the evidence tables ({', '.join(sorted(tables)) or 'none yet'}), its own WITH "
+               f"tables and {', '.join(f'{f}()' for f in sorted(TABLE_FUNCTIONS))} to make values")
+    for catalog, schema, name in read_tables:
+        if name.casefold() in {cte.casefold() for cte in ctes} and not (catalog or schema):
+            continue
+        if name not in tables or catalog not in ("", "memory") or schema not in ("", "main"):
+            raise Refused(f"no evidence table {'.'.join(p for p in (catalog, schema, name) if p)!r}: {allowed}",
+                          "tables")
+    for function in functions:
+        if function.casefold() not in TABLE_FUNCTIONS:
+            raise Refused(f"the table function {function}() is not allowed: {allowed}")
+
+
+def _reads(con: duckdb.DuckDBPyConnection, sql: str) -> tuple[list[tuple[str, str, str]], list[str], list[str]]:
+    """Every table a SELECT names (catalog, schema, name), every table function it calls, every CTE it defines,
+    from DuckDB's own parse tree (subqueries, joins, set operations and CTE bodies included)."""
+    [(text,)] = con.execute("SELECT json_serialize_sql(?)", [sql]).fetchall()
+    tree = json.loads(text)
+    if tree.get("error"):
+        raise Refused(f"SQL does not parse: {tree.get('error_message')}")
+    tables: list[tuple[str, str, str]] = []
+    functions: list[str] = []
+    ctes: list[str] = []
+    todo: list[Any] = [tree]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, list):
+            todo.extend(node)
+            continue
+        if not isinstance(node, dict):
+            continue
+        if node.get("type") == "BASE_TABLE":
+            tables.append((node.get("catalog_name") or "", node.get("schema_name") or "", node.get("table_name") or ""))
+        elif node.get("type") == "TABLE_FUNCTION" and isinstance(node.get("function"), dict):
+            functions.append(str(node["function"].get("function_name") or ""))
+        if isinstance(node.get("cte_map"), dict):
+            ctes += [str(entry.get("key")) for entry in node["cte_map"].get("map") or []]
+        todo.extend(node.values())
+    return tables, functions, ctes
 
 
 def check_columns(columns: list[str]) -> None:
@@ -190,7 +236,7 @@ def execute(con: duckdb.DuckDBPyConnection, request: dict[str, Any], deadline: f
     The timer interrupts a running statement; `deadline` catches the time spent between statements."""
     sql, tables = request["sql"], request["tables"]
     max_rows, max_bytes = request["max_rows"], request["max_bytes"]
-    check_select(con, sql)
+    check_select(con, sql, tables)
     inputs = _referenced(con, sql, tables)
     for name in inputs:
         load(con, name, tables[name], deadline)

@@ -15,6 +15,7 @@ from graph.checks.gates import ReadCheck, check_read, read_drift, stale_read, st
 from graph.evidence.answer_format import compose
 from graph.evidence.evidence_tables import (
     ANSWER,
+    SCHEMAS_HEAD,
     TableRecord,
     WorkspaceError,
     append_rows,
@@ -252,9 +253,17 @@ def compose_derived(table: TableRecord, spec: OutputSpec, order_by: list[str]) -
                     for row in table["rows"]], spec, order_by)
 
 
+def error_parts(exc: Exception, tables: dict[str, TableRecord]) -> tuple[str, str | None]:
+    """An error for the model: its message, which may quote page values (an engine error quotes a cell), and the
+    evidence tables' schemas to follow it (the agent's own words, never marked as page text), or None."""
+    if isinstance(exc, ExtractionError | FactError):
+        return str(exc), None
+    if isinstance(exc, WorkspaceError):
+        return exc.message, f"{SCHEMAS_HEAD}\n{schemas(tables) if exc.schemas is None else exc.schemas}"
+    return str(exc), f"{SCHEMAS_HEAD}\n{schemas(tables)}"
+
+
 def error_text(exc: Exception, tables: dict[str, TableRecord]) -> str:
-    text = str(exc)
-    if isinstance(exc, ExtractionError | FactError) or (isinstance(exc, WorkspaceError) and exc.schemas_shown):
-        return text
-    return f"{text}\nTables:\n{schemas(tables)}"
+    message, shown = error_parts(exc, tables)
+    return message if shown is None else f"{message}\n{shown}"
 

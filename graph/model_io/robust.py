@@ -23,6 +23,8 @@ from typing import Any, Literal, TypedDict
 
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 
+from graph.prompting.page_fence import compose, page_repr
+
 REPEAT_WARN = 2
 REPEAT_STOP = 3
 NO_CHANGE = "no change: the page is exactly as it was before this action"
@@ -42,9 +44,10 @@ def page_refs(observation: dict[str, Any] | None) -> dict[str, str]:
     """ref -> what it is, for every element the latest observation lists."""
     if not observation:
         return {}
-    refs = {c["ref"]: f"{c.get('kind', '')} {c.get('label', '')!r}".strip() for c in observation.get("controls") or []}
-    refs.update({link["ref"]: f"link {link.get('text', '')!r}" for link in observation.get("links") or []})
-    refs.update({link["ref"]: f"link {link.get('text', '')!r}" for table in observation.get("tables") or []
+    refs = {c["ref"]: f"{c.get('kind', '')} {page_repr(c.get('label', ''))}".strip()
+            for c in observation.get("controls") or []}
+    refs.update({link["ref"]: f"link {page_repr(link.get('text', ''))}" for link in observation.get("links") or []})
+    refs.update({link["ref"]: f"link {page_repr(link.get('text', ''))}" for table in observation.get("tables") or []
                  for row in table.get("cell_links") or [] for cell in row for link in cell if link.get("ref")})
     return refs
 
@@ -96,20 +99,25 @@ class CallEffect(TypedDict, total=False):
 
     changed: bool  # False: the action ran and left the page exactly as it was
     gist: str  # what happened, in one line: all the history's summary keeps of the step (graph/prompting/context.py)
+    own: list[int]  # the lines of the text that are the agent's own words (`page_fence.compose`): never marked as
+    # page text on the wire; a page value inside them was quoted where it was put in (`page_fence.page_repr`)
 
 
 Outcome = Literal["failed", "unchanged", "ok"]
 
 
 def tool_reply(text: str, call_id: str, *, failed: bool = False, unchanged: bool = False,
-               gist: str | None = None) -> ToolMessage:
+               gist: str | None = None, own: bool | list[int] = False) -> ToolMessage:
     """A tool reply: `failed` for a call refused or failed (status "error"), `unchanged` for an action that ran and
-    changed nothing, `gist` for the line a folded history keeps (else the text's first line)."""
+    changed nothing, `gist` for the line a folded history keeps (else the text's first line), `own` for the agent's
+    own words (True: every line; else the numbers of its own lines, `page_fence.compose`)."""
     effect = CallEffect()
     if unchanged:
         effect["changed"] = False
     if gist is not None:
         effect["gist"] = gist
+    if own:
+        effect["own"] = compose([(text, True)])[1] if own is True else list(own)
     return ToolMessage(text, tool_call_id=call_id, status="error" if failed else "success", artifact=effect or None)
 
 
@@ -127,6 +135,11 @@ def call_outcome(reply: ToolMessage) -> Outcome:
 def reply_gist(reply: ToolMessage) -> str | None:
     """The line its producer gave for a folded history, if any."""
     return _effect(reply).get("gist")
+
+
+def own_lines(reply: ToolMessage) -> list[int]:
+    """The lines of a reply that are the agent's own words (`tool_reply(own=...)`)."""
+    return list(_effect(reply).get("own") or [])
 
 
 def call_failed(reply: ToolMessage | None) -> bool:

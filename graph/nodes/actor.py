@@ -24,6 +24,7 @@ from graph.model_io.robust import (
     call_signature,
     failed_repeats,
     invalid_json_message,
+    own_lines,
     repeat_message,
     shown_targets,
     tool_reply,
@@ -84,15 +85,16 @@ def make_actor(deps: Deps):
         calls = ai.tool_calls or []
         bad_json = ai.invalid_tool_calls or []
         if not calls and bad_json:  # arguments that are not JSON: answer each with its parse error
-            replies = [tool_reply(invalid_json_message(b), b["id"] or "invalid", failed=True) for b in bad_json]
+            replies = [tool_reply(invalid_json_message(b), b["id"] or "invalid", failed=True, own=True)
+                       for b in bad_json]
             return {**update, **_invalid(deps, state, step, [ai, *replies], replies[0].content, llm_ms, spent)}
         if not calls:
             return {**update, **_invalid(deps, state, step, [ai, HumanMessage(PROSE_FEEDBACK)], "no tool call",
                                          llm_ms, spent)}
         call, extra = calls[0], calls[1:]
-        ignored = [ToolMessage(f"refused: one tool call per turn; only {call['name']} was run", tool_call_id=c["id"])
+        ignored = [tool_reply(f"refused: one tool call per turn; only {call['name']} was run", c["id"], own=True)
                    for c in extra]
-        ignored += [tool_reply(invalid_json_message(b), b["id"], failed=True) for b in bad_json if b.get("id")]
+        ignored += [tool_reply(invalid_json_message(b), b["id"], failed=True, own=True) for b in bad_json if b.get("id")]
         try:
             tool = parse_tool_call(call["name"], call["args"], search=deps.search_enabled)
             if isinstance(tool, Finish):
@@ -101,7 +103,7 @@ def make_actor(deps: Deps):
             repeats = failed_repeats(state.get("messages") or [], call_signature(call["name"], call["args"]))
             if refusal is None and repeats >= REPEAT_STOP:
                 deps.log.write({"node": "actor", "step": step, "stop": "repeated_failure", "tool": call["name"]})
-                return {**update, "messages": [ai, ToolMessage(repeat_message(repeats), tool_call_id=call["id"]),
+                return {**update, "messages": [ai, tool_reply(repeat_message(repeats), call["id"], own=True),
                                                *ignored],
                         "stop_reason": "repeated_failure", "invalid_calls": state.get("invalid_calls", 0) + 1}
             if refusal is None and repeats >= REPEAT_WARN:
@@ -109,7 +111,7 @@ def make_actor(deps: Deps):
             if refusal:
                 raise ToolCallError(refusal)
         except (ToolCallError, ValueError) as exc:
-            reply = tool_reply(f"{INVALID}{exc}", call["id"], failed=True)
+            reply = tool_reply(f"{INVALID}{exc}", call["id"], failed=True, own=True)  # page labels in it: page_repr
             return {**update, **_invalid(deps, state, step, [ai, reply, *ignored], str(exc), llm_ms, spent)}
 
         deps.log.write({"node": "actor", "step": step, "tool": call["name"], "call_id": call["id"],
@@ -171,10 +173,11 @@ def _prompt(deps: Deps, state: AgentState
 
 def _page_data(message: AnyMessage, deps: Deps) -> AnyMessage:
     """A tool reply quotes page cells (read_table, extract_rows, derive): a line of it that imitates one of the
-    turn's headers is marked as page text on the wire, as in the observation (the state keeps the reply)."""
+    turn's headers or a tool result is marked as page text on the wire, as in the observation (the state keeps the
+    reply); the lines its producer wrote itself (`own_lines`) are not."""
     if not isinstance(message, ToolMessage) or not isinstance(message.content, str):
         return message
-    marked = untrusted(message.content, deps.prompts.turn_template)
+    marked = untrusted(message.content, deps.prompts.turn_template, own=own_lines(message), reply=True)
     return message if marked == message.content else message.model_copy(update={"content": marked})
 
 
@@ -216,9 +219,9 @@ def _bookkeeping(state: AgentState, tool: BaseModel, call_id: str) -> dict[str, 
                                      listings=state.get("listings") or [],
                                      visited=state.get("visited") or []) if state.get("plan") else None
         if refused:
-            return {"messages": [ToolMessage(refused, tool_call_id=call_id)]}
-        return {"plan": tool.plan.model_dump(), "messages": [ToolMessage(f"plan revised: {tool.reason}", tool_call_id=call_id)]}
+            return {"messages": [tool_reply(refused, call_id, own=True)]}
+        return {"plan": tool.plan.model_dump(), "messages": [tool_reply(f"plan revised: {tool.reason}", call_id, own=True)]}
     assert isinstance(tool, DiscardRows)
     written = discard(tool, state.get("tables") or {})
     return {**({"tables": written.tables} if written.tables else {}),
-            "messages": [ToolMessage(written.message, tool_call_id=call_id)]}
+            "messages": [tool_reply(written.message, call_id, own=True)]}

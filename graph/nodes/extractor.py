@@ -4,6 +4,7 @@ state and reads it in the same call: one step per detail page, its gates judged 
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from graph.evidence.workspace_tools import extract_into, needs_page_facts
@@ -31,10 +32,11 @@ def make_extractor(deps: Deps, *, provenance: bool = True):
                 facts = (await view.open(deps, url)).facts
             elif needs_page_facts(args):
                 facts = (await read_facts_of(deps, None)).facts
-            written = extract_into(args, view.context(deps, provenance=provenance), schema=deps.spec.columns,
-                                   tables=view.get("tables") or {},
-                                   page_facts=facts.model_dump() if facts is not None else None,
-                                   echo_chars=echo_budget(len(urls)))
+            # in a worker thread: the model's regexes run there (graph/evidence/model_regex.py), off the event loop
+            written = await asyncio.to_thread(
+                extract_into, args, view.context(deps, provenance=provenance), schema=deps.spec.columns,
+                tables=view.get("tables") or {}, page_facts=facts.model_dump() if facts is not None else None,
+                echo_chars=echo_budget(len(urls)))
             kept = defaults_unnamed(view.context(deps, provenance=provenance).plan, view.get("retrieval"),
                                     view.get("history") or [], view.get("tables") or {})
             if kept and written.record is not None:  # stored with the read, said once

@@ -10,19 +10,21 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-from langchain_core.messages import ToolMessage
-
 from browser.interface import BrowserError
 from browser.types import ActionResult, BrowserAction, ReadPageFacts, ReadPdf
 from graph.checks.listings import listing_of
 from graph.evidence.evidence_tables import WorkspaceError
 from graph.evidence.fact_match import FactError
 from graph.evidence.row_extraction import ExtractionError
-from graph.evidence.workspace_tools import ECHO_CHARS, ReadContext, StaleRead, error_text
+from graph.evidence.workspace_tools import ECHO_CHARS, ReadContext, StaleRead, error_parts, error_text
+from graph.model_io.robust import tool_reply
 from graph.nodes.common import error_record
 from graph.nodes.deps import Deps
 from graph.nodes.state_tracker import tracked
+from graph.prompting.page_fence import compose
 from graph.state import AgentState, DriftFlag, Plan
+
+READ_BYTES = 10_000_000  # page documents one read opens (each already cut at the browser's per-page cap)
 
 
 class PageReadError(ValueError):
@@ -54,6 +56,7 @@ class PageView:
 
     state: dict[str, Any]
     update: dict[str, Any] = field(default_factory=dict)
+    page_bytes: int = 0  # the page documents this read opened, as shown (`READ_BYTES`)
 
     def get(self, key: str, default: Any = None) -> Any:
         return self.state.get(key, default)
@@ -70,6 +73,7 @@ class PageView:
         """Open `url` for a read: the page's facts, its observation and retrieval state, drift flags as the
         tracker raises them on arrival (`graph.nodes.state_tracker.tracked`)."""
         result = await read_facts_of(deps, url)
+        self.page_bytes += result.page_bytes
         if result.observation is None:
             return result
         step = self.state.get("step", 0)
@@ -136,25 +140,31 @@ async def read_each(deps: Deps, state: AgentState, urls: list[str | None],
     view = PageView(state=dict(state))
     replies: list[PageReply] = []
     failed: list[PageReply] = []
-    for url in urls:
+    for index, url in enumerate(urls):
+        if url is not None and view.page_bytes >= READ_BYTES:  # a read of many huge pages stops here
+            left = urls[index:]
+            failed.append(PageReply(f"{tool}: {len(left)} page(s) not opened: this read's pages already sent "
+                                    f"{view.page_bytes:,} bytes, its size cap is {READ_BYTES:,}; read them in "
+                                    f"another call: {', '.join(page_label(u) for u in left if u)}"))
+            break
         try:
             reply = await read(view, url)
         except _READ_FAILURES as exc:
-            message = error_text(exc, view.get("tables") or {})
-            deps.log.write({**event, "url": url, "error": message,
+            message, shown = error_parts(exc, view.get("tables") or {})
+            deps.log.write({**event, "url": url, "error": error_text(exc, view.get("tables") or {}),
                             **({"stale": True} if isinstance(exc, StaleRead) else {})})
             notes = failure_notes(view) if failure_notes else []
-            failed.append(PageReply(f"{tool} failed{f' on {url}' if url else ''}: {message}", notes))
+            failed.append(PageReply(f"{tool} failed{f' on {url}' if url else ''}: {message}", notes, own=shown or ""))
             continue
         if url is not None and len(urls) > 1:
             reply.text = f"{page_label(url)}: {reply.text}"
         replies.append(reply)
     node = event["node"]
+    text, own = join_replies([*replies, *failed])
     update: dict[str, Any] = {"pending": None, "nodes_run": [node], **view.update,
-                              "messages": [ToolMessage(join_replies([*replies, *failed]),
-                                                       tool_call_id=state["pending"]["id"])]}
+                              "messages": [tool_reply(text, state["pending"]["id"], own=own)]}
     if failed:
-        update["errors"] = [error_record(state, node, "agent", error_class, join_replies([f])) for f in failed]
+        update["errors"] = [error_record(state, node, "agent", error_class, join_replies([f])[0]) for f in failed]
     if replies:
         update["usage"] = {**state["usage"], "last_progress_at": deps.clock()}
     return update
@@ -173,17 +183,20 @@ class PageReply:
 
     text: str
     notes: list[str] = field(default_factory=list)
+    own: str = ""  # the agent's own words after the text (an error's table schemas), never marked as page text
 
 
-def join_replies(replies: list[PageReply]) -> str:
+def join_replies(replies: list[PageReply]) -> tuple[str, list[int]]:
     """The replies of a read over several pages as one: each page's text (its row line starts with the page it
-    was read on, path and query: the origin is the same), a note the same on every page said once."""
+    was read on, path and query: the origin is the same), a note the same on every page said once; with the
+    numbers of the lines that are the agent's own words (`page_fence.compose`)."""
     seen: set[str] = set()
-    lines: list[str] = []
+    parts: list[tuple[str, bool]] = []
     for reply in replies:
-        lines.append(reply.text)
-        lines += [note for note in reply.notes if not (note in seen or seen.add(note))]
-    return "\n".join(lines)
+        parts.append((reply.text, False))
+        parts += [(reply.own, True)] if reply.own else []
+        parts += [(note, False) for note in reply.notes if not (note in seen or seen.add(note))]
+    return compose(parts)
 
 
 def page_label(url: str) -> str:

@@ -5,9 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from langchain_core.messages import ToolMessage
-
 from graph.checks.finish_checks import verify
+from graph.model_io.robust import tool_reply
 from graph.nodes.deps import Deps
 from graph.plan.judge import site_shapes
 from graph.state import AgentState, Plan, VerifierReport
@@ -68,7 +67,8 @@ def make_verifier(deps: Deps):
                  f"VERIFICATION FAILED, REPAIR GOAL: {report['repair_goal']}" if send_back else
                  f"verification failed but the repair budget is spent; composing: {report['repair_goal']}") + notes
         update: dict[str, Any] = {"reports": [report], "nodes_run": ["verifier"],
-                                  "messages": [ToolMessage(reply, tool_call_id=pending["id"])],
+                                  # the verifier's own words: page values in it are quoted where the checks put them
+                                  "messages": [tool_reply(reply, pending["id"], own=True)],
                                   "skipped": declared_skips(state)}
         if dispute is not None:
             update["disputed"] = dispute

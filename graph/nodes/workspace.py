@@ -11,10 +11,12 @@ from typing import Any
 from langchain_core.messages import ToolMessage
 
 from graph.evidence.evidence_tables import WorkspaceError
-from graph.evidence.workspace_tools import derive, error_text, read_facts_row
+from graph.evidence.workspace_tools import derive, error_parts, error_text, read_facts_row
+from graph.model_io.robust import tool_reply
 from graph.nodes.common import error_record, result_lines
 from graph.nodes.deps import Deps
 from graph.nodes.pages import PageReply, PageView, add_flags, read_each, read_facts_of
+from graph.prompting.page_fence import compose
 from graph.state import AgentState
 from graph.tools.agent_tools import Derive, ReadFacts
 
@@ -33,10 +35,11 @@ def make_workspace(deps: Deps, *, provenance: bool = True):
             # the engine runs in its own process; waiting for it must not block the event loop
             written = await asyncio.to_thread(derive, args, tables=tables, schema=deps.spec.columns, step=step)
         except WorkspaceError as exc:
-            message = error_text(exc, tables)
-            deps.log.write({"node": "workspace", "step": step, "tool": "derive", "error": message})
-            return {**update, "messages": [ToolMessage(f"derive failed: {message}", tool_call_id=pending["id"])],
-                    "errors": [error_record(state, "workspace", "agent", "derive", message)]}
+            message, shown = error_parts(exc, tables)
+            text, own = compose([(f"derive failed: {message}", False), *([(shown, True)] if shown else [])])
+            deps.log.write({"node": "workspace", "step": step, "tool": "derive", "error": error_text(exc, tables)})
+            return {**update, "messages": [tool_reply(text, pending["id"], own=own)],
+                    "errors": [error_record(state, "workspace", "agent", "derive", error_text(exc, tables))]}
         deps.log.write({"node": "workspace", "step": step, "tool": "derive", "sql": args.sql,
                         "inputs": written.tables[args.into]["inputs"],
                         "tables": {k: len(v["rows"]) for k, v in written.tables.items() if v}})
@@ -55,8 +58,9 @@ async def _read_facts(deps: Deps, state: AgentState, args: ReadFacts, *, provena
     async def read(view: PageView, url: str | None) -> PageReply:
         result = await view.open(deps, url) if url is not None else await read_facts_of(deps, None)
         assert result.facts is not None
-        written = read_facts_row(args, view.context(deps, provenance=provenance), tables=view.get("tables") or {},
-                                 page_facts=result.facts.model_dump())
+        # in a worker thread: `re:` sources are the model's regexes (graph/evidence/model_regex.py)
+        written = await asyncio.to_thread(read_facts_row, args, view.context(deps, provenance=provenance),
+                                          tables=view.get("tables") or {}, page_facts=result.facts.model_dump())
         view.tables_written(written.tables)
         add_flags(view, written.flags)
         deps.log.write({"node": "workspace", "step": view.get("step", 0), "tool": "read_facts",

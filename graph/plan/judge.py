@@ -35,6 +35,7 @@ from graph.plan.values import (
     state_values,
     values_match,
 )
+from graph.prompting.page_fence import page_repr
 from graph.state import Gate, Phase, Plan
 
 Status = Literal["held", "mismatch", "unresolved", "clamped"]
@@ -224,7 +225,7 @@ class Verdict:
         return self.key is not None
 
     def needs_text(self) -> str:
-        return " or ".join(repr(n) for n in self.needs) or repr(self.gate.target)
+        return " or ".join(page_repr(n) for n in self.needs) or repr(self.gate.target)  # needs: the page's options
 
 
 def judge(gate: Gate, state: dict[str, Any], *, applied: bool = False) -> Verdict:
@@ -238,7 +239,8 @@ def judge(gate: Gate, state: dict[str, Any], *, applied: bool = False) -> Verdic
     verdict = _judge_values(gate, values)
     pending = [values[k]["pending"] for k in (verdict.key, *verdict.bounds) if k in values and values[k].get("pending")]
     if pending and verdict.status == "mismatch":
-        return replace(verdict, evidence=f"the form holds {pending[0]!r}, not applied: the page shows {verdict.value!r}")
+        return replace(verdict, evidence=f"the form holds {page_repr(pending[0])}, not applied: the page shows "
+                                                f"{page_repr(verdict.value)}")
     return verdict
 
 
@@ -251,7 +253,8 @@ def _judge_values(gate: Gate, values: dict[str, Any]) -> Verdict:
     if len(found) > 1:
         labels = tuple(values[k].get("label") or k for k, _ in found)
         return Verdict(gate, "unresolved", candidates=labels,
-                       evidence=f"matches {len(found)} controls {list(labels)}; revise_plan with the full label")
+                       evidence=f"matches {len(found)} controls [{', '.join(map(page_repr, labels))}]; revise_plan "
+                                "with the full label")
     key, value = found[0]
     held = values[key]
     label = held.get("label") or key
@@ -266,9 +269,10 @@ def _judge_values(gate: Gate, values: dict[str, Any]) -> Verdict:
                        evidence=held["clamped"]["evidence"], **base)
     if needs is None:
         options = held.get("options") or (["on", "off"] if is_box(held) else [])
-        shown = f"; it offers {', '.join(map(repr, options[:8]))}{' …' if len(options) > 8 else ''}" if options else ""
+        shown = f"; it offers {', '.join(map(page_repr, options[:8]))}{' …' if len(options) > 8 else ''}" if options else ""
         return Verdict(gate, "unresolved", **base,
-                       evidence=f"{show(gate.target)!r} names no value of {label!r}{shown}: revise_plan with the value meant")
+                       evidence=f"{show(gate.target)!r} names no value of {page_repr(label)}{shown}: revise_plan with "
+                                "the value meant")
     return Verdict(gate, "mismatch", needs=tuple(needs), **base)
 
 
@@ -461,14 +465,15 @@ def grounding_lines(gates: list[Gate], state: dict[str, Any] | None,
     for v in judged_here(gates, state, history):
         head = f"{v.gate.kind} {v.gate.name} = {v.gate.target}"
         if v.status == "unresolved":
-            where = f" -> {v.label!r}" if v.grounded else ""
+            where = f" -> {page_repr(v.label)}" if v.grounded else ""
             lines.append(f"{head}{where}: UNRESOLVED, {v.evidence}")
         elif v.status == "held":  # held: the value needed is the one it holds; the control named only when it differs
-            where = "" if gate_key(v.label) == gate_key(v.gate.name) else f" -> {v.label!r}"
+            where = "" if gate_key(v.label) == gate_key(v.gate.name) else f" -> {page_repr(v.label)}"
             lines.append(f"{head}{where}: held")
         elif v.status == "clamped":
-            lines.append(f"{head} -> {v.label!r} holds {v.value!r}: clamped by the page ({v.evidence})")
+            lines.append(f"{head} -> {page_repr(v.label)} holds {page_repr(v.value)}: clamped by the page ({v.evidence})")
         else:
             wider = " (wider than the plan's window)" if v.wider else ""
-            lines.append(f"{head} -> {v.label!r} needs {v.needs_text()}, holds {v.value!r}: NOT HELD{wider}")
+            lines.append(f"{head} -> {page_repr(v.label)} needs {v.needs_text()}, holds {page_repr(v.value)}: NOT "
+                         f"HELD{wider}")
     return lines

@@ -25,7 +25,8 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMes
 
 from browser.render import Rendering
 from browser.tokens import count_tokens
-from graph.model_io.robust import call_outcome, reply_gist
+from graph.model_io.robust import call_outcome, own_lines, reply_gist
+from graph.prompting.page_fence import untrusted
 
 COMPLETION_RESERVE = 512
 TOKENIZER_MARGIN = 0.85  # cl100k counts ~10-15% fewer tokens than small models' own tokenizers
@@ -110,12 +111,15 @@ OUTCOME_WORDS = {"failed": "failed: ", "unchanged": "no change: ", "ok": ""}
 
 def _result(message: AnyMessage) -> str:
     """What a step's reply says happened: the outcome its status and artifact carry (graph/model_io/robust.py) and the
-    gist its producer gave, else the first line of its text; never a reading of how the text is worded."""
+    gist its producer gave, else the first line of its text; never a reading of how the text is worded. A gist
+    that is not the agent's own words (a browser message quotes page labels) is marked as its reply's lines are."""
     first = (str(message.content or "").splitlines() or [""])[0]
     if not isinstance(message, ToolMessage):
         return first
     outcome = call_outcome(message)
     gist = reply_gist(message)
+    if gist is not None and 0 not in own_lines(message):
+        gist = untrusted(gist)
     return OUTCOME_WORDS[outcome] + (first if gist is None else gist) or outcome
 
 

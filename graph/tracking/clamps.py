@@ -9,6 +9,7 @@ import re
 from graph.plan.judge import gates_for, named_controls
 from graph.plan.targets import Window, values_of
 from graph.plan.values import is_clamped, parse_date, values_match
+from graph.prompting.page_fence import page_repr
 from graph.state import Clamp, Plan, RetrievalState, StateValue
 
 _STATED_RANGE = re.compile(r"\b(\d{4}(?:-\d{2}){0,2})\s*(?:–|—|\.\.|\bto\b|\s-\s)\s*(\d{4}(?:-\d{2}){0,2})\b"
@@ -36,12 +37,12 @@ def clamp_evidence(value: StateValue, target: str, page_lines: list[str], *, ask
     if dated and not any(values_match(o, target) for o in options):
         (low, low_label), (high, high_label) = dated[0], dated[-1]
         if (want > high and held == high) or (want < low and held == low):
-            return f"{value['label']!r} offers {low_label}..{high_label}"
+            return f"{page_repr(value['label'])} offers {low_label}..{high_label}"
     for line in page_lines if asked_for_target else []:
         for match in _STATED_RANGE.finditer(line):
             ends = sorted(p for g in match.groups() if g and (p := parse_date(g)) is not None)
             if len(ends) == 2 and ((want > ends[1] and held == ends[1]) or (want < ends[0] and held == ends[0])):
-                return f"the page states {' '.join(line.split())[:100]!r}"
+                return f"the page states {page_repr(' '.join(line.split())[:100])}"
     return None
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from browser.types import NAVIGATING_KINDS, SETTER_KINDS
 from graph.plan.values import key_matches, values_match
+from graph.prompting.page_fence import inline_data, page_repr
 from graph.state import DriftFlag, RetrievalState
 
 PLAN_RULES = ("gate_mismatch", "window_narrower", "window_wider")
@@ -57,8 +58,8 @@ def lost_gates(before: RetrievalState, after: RetrievalState, kind: str | None, 
         flags.append(DriftFlag(
             rule=rule, gate=key, label=old["label"] or key, before=old["value"], after=new_value, step=step,
             path=after["path"],
-            message=f"{old['label'] or key} was {old['value']!r} (set at step {old['set_at_step']}), "
-                    f"now {new_value!r}: {why}; set it again before reading rows",
+            message=f"{inline_data(old['label'] or key)} was {page_repr(old['value'])} (set at step "
+                    f"{old['set_at_step']}), now {page_repr(new_value)}: {why}; set it again before reading rows",
         ))
     return flags
 

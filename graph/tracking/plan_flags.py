@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from graph.plan.judge import Verdict, gates_for, named_controls, verdicts
 from graph.plan.values import gate_key
+from graph.prompting.page_fence import page_repr
 from graph.state import DriftFlag, Phase, Plan, RetrievalState
 from graph.tracking.drift import PLAN_RULES, dedupe_flags
 
@@ -24,7 +25,7 @@ def ambiguous_gates(plan: Plan | None, state: RetrievalState | None) -> list[str
     window names a From/To pair, never "several controls"."""
     if plan is None or not state:
         return []
-    return [f"{v.gate.name} matches {len(v.candidates)} controls {list(v.candidates)}"
+    return [f"{v.gate.name} matches {len(v.candidates)} controls [{', '.join(map(page_repr, v.candidates))}]"
             for v in verdicts(gates_for(plan, every_phase=True), state) if v.candidates]
 
 
@@ -54,7 +55,7 @@ def plan_flag(verdict: Verdict, state: RetrievalState, step: int) -> DriftFlag:
     """The drift flag a mismatch verdict raises (the tracker's wording; the read check adds what to do)."""
     gate, shown = verdict.gate, f"the time window shown ({verdict.value}) is"
     if gate.kind != "window":
-        rule, message = "gate_mismatch", f"{gate.name} is {verdict.value!r} but the plan needs {verdict.needs_text()}"
+        rule, message = "gate_mismatch", f"{gate.name} is {page_repr(verdict.value)} but the plan needs {verdict.needs_text()}"
     elif verdict.wider:
         rule, message = "window_wider", (f"{shown} wider than the plan's {gate.target}: rows outside the plan's window "
                                          "are read as in it; set both bounds")
