@@ -118,3 +118,16 @@ def test_the_helpers_step_script_still_plays_a_folder(tmp_path):
     assert "the run is over" in answering.communicate(timeout=30)[0]
     over = subprocess.run([sys.executable, str(STEP), str(folder)], capture_output=True, text=True, timeout=60)
     assert "the run is over" in over.stdout
+
+
+def test_a_folder_request_shows_no_terminal_short_forms():
+    """A folder's answers are JSON: its request text shows each tool's parameters, not the terminal's short forms
+    (four played folder runs sent {"ref": ...} where `click REF` was shown); the terminal still shows them."""
+    from agent.measuring.play_view import RequestView
+
+    body = {"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}],
+            "tools": [{"type": "function", "function": {"name": "click", "description": "Click.", "parameters": {
+                "type": "object", "properties": {"target": {"type": "object", "properties": {"ref": {"type": "string"}}}},
+                "required": ["target"]}}}]}
+    assert "short: click" not in RequestView(short_forms=False).render(1, body)
+    assert "short: click" in RequestView().render(1, body)

@@ -44,8 +44,10 @@ def type_of(schema: Any) -> str:
     return _TYPES.get(str(kind), "any")
 
 
-def tool_lines(tools: list[dict[str, Any]]) -> list[str]:
-    """Each tool: `* name(param, opt?) description`, a line per parameter, and its short form when it has one."""
+def tool_lines(tools: list[dict[str, Any]], *, short_forms: bool = True) -> list[str]:
+    """Each tool: `* name(param, opt?) description`, a line per parameter, and its short form when it has one
+    (`short_forms`: only where short answers are read: at the terminal; a folder's answers are JSON, and four
+    folder players sent `{"ref": ...}` for `click REF`)."""
     out = []
     for tool in tools:
         f = tool["function"]
@@ -59,7 +61,7 @@ def tool_lines(tools: list[dict[str, Any]]) -> list[str]:
                 kind = kind[:MAX_SIGNATURE_CHARS] + f"... (:schema {f['name']})"
             doc = (schema.get("description") or "").strip() if isinstance(schema, dict) else ""
             out.append(f"      {key}: {kind}" + (f"  - {doc}" if doc else ""))
-        short = short_form(params)
+        short = short_form(params) if short_forms else None
         if short is not None:
             out.append(f"      short: {f['name']}{' ' + short if short else ''}")
     return out
@@ -79,7 +81,8 @@ def message_lines(message: dict[str, Any]) -> list[str]:
 class RequestView:
     """What is new in each request: a system prompt or tool not shown before, then the new messages."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, short_forms: bool = True) -> None:
+        self.short_forms = short_forms
         self.seen: set[str] = set()
         self.previous: dict[str, list[dict[str, Any]]] = {}  # system prompt hash -> that conversation's messages
 
@@ -94,7 +97,7 @@ class RequestView:
             self.seen.add(f"sys:{_h(system)}")
         new_tools = [t for t in body.get("tools") or [] if full or f"tool:{_h(t)}" not in self.seen]
         if new_tools:
-            lines += ["=== TOOLS (not shown before)", *tool_lines(new_tools)]
+            lines += ["=== TOOLS (not shown before)", *tool_lines(new_tools, short_forms=self.short_forms)]
             self.seen.update(f"tool:{_h(t)}" for t in new_tools)
         start = 1 if system is not None else 0
         before = self.previous.get(_h(system))

@@ -207,7 +207,7 @@ class FolderPlayer:
         self.folder = Path(folder)
         self.who = who or {"kind": "program"}
         self.poll = poll
-        self.view = RequestView()
+        self.view = RequestView(short_forms=False)  # its answers are JSON files
         self.stopping = threading.Event()
         self._lock: int | None = self._claim()
 
