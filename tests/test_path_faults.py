@@ -18,7 +18,8 @@ PATHS = {p.stem: DecisionPath.load(p) for p in sorted(CASES.glob("*.json")) if "
 def test_every_real_path_gets_faults_of_several_kinds_and_each_alters_one_step() -> None:
     for name, path in PATHS.items():
         faults = plan_faults(path)
-        assert len({f.kind for f in faults}) >= 2, name
+        if "played" not in name:  # the six real-model paths all set gates; a played path may only click a tree
+            assert len({f.kind for f in faults}) >= 2, name
         for fault in faults:
             assert fault.kind in FAULT_KINDS
             faulted = faulted_path(path, fault)

@@ -467,9 +467,10 @@ def grounding_lines(gates: list[Gate], state: dict[str, Any] | None,
         if v.status == "unresolved":
             where = f" -> {page_repr(v.label)}" if v.grounded else ""
             lines.append(f"{head}{where}: UNRESOLVED, {v.evidence}")
-        elif v.status == "held":  # held: the value needed is the one it holds; the control named only when it differs
+        elif v.status == "held":  # the control and the value it stands for said only where they differ from the plan's
             where = "" if gate_key(v.label) == gate_key(v.gate.name) else f" -> {page_repr(v.label)}"
-            lines.append(f"{head}{where}: held")
+            plain = {norm_value(n) for n in v.needs} <= {norm_value(show(v.gate.target))}
+            lines.append(f"{head}{where}{'' if plain else ' needs ' + v.needs_text()}: held")
         elif v.status == "clamped":
             lines.append(f"{head} -> {page_repr(v.label)} holds {page_repr(v.value)}: clamped by the page ({v.evidence})")
         else:

@@ -39,7 +39,7 @@ def test_model_call_deadline_sgr_run_ends_within_its_wall_budget(tmp_path: Path)
         # `sgr run` is one bench cell: an infra error is retried as `run.retries` says; none here, so the one
         # attempt's deadline is what is measured
         config.write_text(_model(endpoint) + f"protocol: {{budgets: {{wall_seconds: {WALL}}}}}\n"
-                          "agent: {trace: false}\nrun: {retries: 0}\n", encoding="utf-8")
+                          "agent: {trace: false}\nrun: {retries: 0, check_endpoints: false}\n", encoding="utf-8")
         done = sgr("run", "--task", "offline_stats_001", "--config", str(config), "--out", str(tmp_path / "runs"),
                    timeout=WALL + 240)  # the process also starts Python, the offline sites and Chromium
         assert endpoint.requests >= 1
@@ -63,7 +63,7 @@ def test_model_call_deadline_bench_over_none_tasks_with_a_hung_endpoint_scores_z
         config.write_text(_model(endpoint) + f"datasets: [{{suite: sgrbench, source: '{source}'}}]\n"
                           "protocol: {budgets: {wall_seconds: 8}}\n"
                           "agent: {trace: false}\n"
-                          f"run: {{output_dir: '{tmp_path / 'bench'}', concurrency: 2, retries: 0}}\n",
+                          f"run: {{output_dir: '{tmp_path / 'bench'}', concurrency: 2, retries: 0, check_endpoints: false}}\n",
                           encoding="utf-8")
         done = sgr("bench", str(config), timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -96,7 +96,7 @@ def test_model_call_deadline_a_step_past_the_wall_budget_is_interrupted(tmp_path
         config = tmp_path / "run.yaml"
         config.write_text(f"models: [{{name: busy, provider: openai, model: m, base_url: '{fake.base_url}', "
                           "api_key_env: null, max_retries: 0}]\n"
-                          f"protocol: {{budgets: {{wall_seconds: {wall}}}}}\nagent: {{trace: false}}\n")
+                          f"protocol: {{budgets: {{wall_seconds: {wall}}}}}\nagent: {{trace: false}}\nrun: {{check_endpoints: false}}\n")
         done = sgr("run", "--task", "none_task_001", "--tasks", str(source), "--config", str(config), "--ablate",
                    "planner", "--out", str(tmp_path / "runs"), timeout=wall + 240)
     assert done.returncode == 1, done.stderr[-2000:]

@@ -97,8 +97,11 @@ def plan_faults(path: DecisionPath) -> list[PathFault]:
             add("page_unread", i, "pages", f"step {i}: read_table on its first page only")
             add("rows_lost", i, "count", f"step {i}: read_table keeps all but the last row (max_rows)")
         urls = step.args.get("url")
-        if step.tool in ("read_facts", "extract_rows") and isinstance(urls, list) and len(urls) > 1:
-            add("detail_unopened", i, str(urls[-1]), f"step {i}: the last of {len(urls)} listed pages not opened")
+        opened_elsewhere = {str(s.args.get("url")) for s in steps if s.tool == "goto"}
+        unopened = [u for u in urls or [] if str(u) not in opened_elsewhere] if isinstance(urls, list) else []
+        if step.tool in ("read_facts", "extract_rows") and len(urls or []) > 1 and unopened:
+            add("detail_unopened", i, str(unopened[-1]), f"step {i}: one of {len(urls)} listed pages not opened "
+                "(one the path opens nowhere else)")
     return [found[k] for k in FAULT_KINDS if k in found]
 
 
@@ -115,7 +118,7 @@ def faulted_path(path: DecisionPath, fault: PathFault) -> DecisionPath:
     elif fault.kind == "page_unread":
         step.args["all_pages"] = False
     elif fault.kind == "detail_unopened":
-        step.args["url"] = list(step.args["url"])[:-1]
+        step.args["url"] = [u for u in step.args["url"] if str(u) != fault.names]
     return path.model_copy(update={"steps": steps})
 
 
