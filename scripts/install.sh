@@ -21,6 +21,11 @@ PYTHON="${PYTHON:-python3}"
 .venv/bin/python -m pip install -q -e '.[dev,ray]'  # ray: the Ray executor's tests run in CI
 # The widget lab's pinned npm libraries (tasks/widget_lab/package-lock.json; issue 38). Without npm the lab's
 # tests skip, saying why; the rest of the project does not need them.
+if ! command -v npm >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then  # Debian's npm, as for chromium
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq npm >/dev/null \
+    || echo "warning: npm did not install: the widget lab's tests will skip" >&2
+fi
 if command -v npm >/dev/null 2>&1; then
   (cd tasks/widget_lab && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error >/dev/null) \
     || echo "warning: npm ci failed in tasks/widget_lab: the widget lab's tests will skip" >&2
