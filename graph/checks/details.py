@@ -230,12 +230,24 @@ def _lineage_sql(tables: dict[str, Any]) -> list[str]:
     return [tables[n]["sql"] or "" for n in [ANSWER, *computed_from(tables)] if n in tables and tables[n]["derived"]]
 
 
+def _cells(listings: list[Listing]) -> list[tuple[str, set[str]]]:
+    """(link, its row's cells normalised) of each listed row that shows its cells."""
+    return [(link, {_norm(c) for c in row}) for item in listings
+            for link, row in zip(item["row_links"], item.get("row_cells") or [], strict=False)]
+
+
+def _row_link(values: Iterable[Any], cells: list[tuple[str, set[str]]], every_cell: set[str]) -> str | None:
+    """The one listed link a table row stands for (its values among that row's cells), else None."""
+    known = {_norm(v) for v in values} & every_cell
+    matches = {link for link, row_cells in cells if known and known <= row_cells}
+    return matches.pop() if len(matches) == 1 else None
+
+
 def dropped_links(tables: dict[str, Any], listings: list[Listing]) -> set[str]:
     """Listed links the derived answer drops by a value the list shows: each of the list-table rows that stand
     for the link (matched by the list's cells) is removed by a list-only filter of the derivation, and the link
     has no row that is kept. A list table is an evidence table with rows read on a listing's page."""
-    cells = [(link, {_norm(c) for c in row}) for item in listings
-             for link, row in zip(item["row_links"], item.get("row_cells") or [], strict=False)]
+    cells = _cells(listings)
     if not cells:
         return set()
     list_pages = {_norm(item["url"].split("#")[0]) for item in listings}
@@ -250,13 +262,10 @@ def dropped_links(tables: dict[str, Any], listings: list[Listing]) -> set[str]:
         if kept is None:
             continue
         for index, row in enumerate(table["rows"]):
-            if row.get("empty"):
-                continue
-            values = {_norm(row["values"].get(c)) for c in table["columns"]} & every_cell
-            matches = {link for link, row_cells in cells if values and values <= row_cells}
-            if len(matches) != 1:
-                continue
-            (kept_links if index in kept else dropped).update(matches)
+            link = None if row.get("empty") else _row_link((row["values"].get(c) for c in table["columns"]),
+                                                           cells, every_cell)
+            if link is not None:
+                (kept_links if index in kept else dropped).add(link)
     return dropped - kept_links
 
 
@@ -264,33 +273,22 @@ def filtered_out_links(tables: dict[str, Any], listings: list[Listing]) -> set[s
     """Listed links the agent left out of its list table by the list's own values: a read of that listing's page
     with a `where` filter (`ReadRecord.filtered`) took some rows, and no row of any such table stands for the link.
     The answer reads the list table, not the listing, so those results are not among those it uses (a played run
-    was refused for two stations its `where River=...` had rightly left out)."""
+    was refused for two stations its `where River=...` had rightly left out). A row that stands for no one link
+    leaves the listing as it is: which results were taken is then unknown."""
     filtered_pages = {_norm(str(read.get("url", "")).split("#")[0]) for table in tables.values()
                       if not table["derived"] for read in table.get("reads") or [] if read.get("filtered")}
     out: set[str] = set()
     for item in listings:
         page = _norm(item["url"].split("#")[0])
-        if page not in filtered_pages:
+        cells = _cells([item])
+        if page not in filtered_pages or not cells:
             continue
-        cells = [(link, {_norm(c) for c in row}) for link, row in
-                 zip(item["row_links"], item.get("row_cells") or [], strict=False)]
-        every_cell = set().union(*(c for _, c in cells)) if cells else set()
-        held: set[str] = set()
-        for table in tables.values():
-            for row in table["rows"] if not table["derived"] else []:
-                if row.get("empty") or _norm(row["provenance"]["url"].split("#")[0]) != page:
-                    continue
-                values = {_norm(v) for v in row["values"].values()} & every_cell
-                matches = {link for link, row_cells in cells if values and values <= row_cells}
-                if len(matches) != 1:  # a row that stands for no one link: which results were taken is unknown
-                    held = set()
-                    break
-                held |= matches
-            else:
-                continue
-            break
-        if held:
-            out |= {link for link, _ in cells} - held
+        every_cell = set().union(*(c for _, c in cells))
+        taken = [_row_link(row["values"].values(), cells, every_cell) for table in tables.values()
+                 if not table["derived"] for row in table["rows"]
+                 if not row.get("empty") and _norm(row["provenance"]["url"].split("#")[0]) == page]
+        if taken and None not in taken:
+            out |= {link for link, _ in cells} - set(taken)
     return out
 
 
