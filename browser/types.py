@@ -264,6 +264,7 @@ ControlKind = Literal[
     "select", "custom_select", "radio_group", "checkbox", "toggle", "text", "search", "date",
     "number", "range", "textarea", "button", "submit", "tab", "page_size", "chip", "link",
 ]
+CHOICE_KINDS: frozenset[str] = frozenset({"select", "custom_select", "radio_group"})  # a value picked from options
 
 
 class Control(BaseModel):

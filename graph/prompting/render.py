@@ -16,6 +16,7 @@ from browser.delta import NO_PAGE, as_observation, render_observation
 from browser.delta import page_key as browser_page_key
 from browser.render import Rendering, whole_tokens
 from browser.tokens import count_tokens, encoding
+from browser.types import CHOICE_KINDS
 from graph.checks.details import phase_progress
 from graph.evidence.evidence_tables import extracted_answer, read_rows, schemas, workspace_tables
 from graph.plan.judge import current_phase, gates_for, grounding_lines, named_controls
@@ -165,9 +166,6 @@ def split_state_values(plan: Plan | None, retrieval: Any,
         else:
             rest.append(key)
     return shown, rest
-
-
-CHOICE_KINDS = frozenset({"select", "custom_select", "radio_group"})
 
 
 def defaults_unnamed(plan: Plan | None, retrieval: Any, history: list[Any], tables: dict[str, Any]

@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from browser.types import ACTION_SPECS, Observation
+from browser.types import ACTION_SPECS, CHOICE_KINDS, Observation
 from graph.tools.agent_tools import Derive, DiscardRows, ExtractRows, Finish, ReadFacts, RevisePlan, WebSearch
 
 # executor: the browser (or the search backend); extractor / workspace: rows into tables; finish: the verifier
@@ -74,9 +74,6 @@ SUCH_CONTROLS = "such controls"  # a control of the kinds the tool acts on
 def _controls(*kinds: str) -> Offer:
     """Offered when the page has a control of one of these kinds."""
     return Offer(lambda s: s.page is not None and any(c.kind in kinds for c in s.page.controls), SUCH_CONTROLS)
-
-
-CHOICE_KINDS = ("select", "custom_select", "radio_group")
 
 
 def _has_choices(s: Situation) -> bool:
