@@ -75,7 +75,8 @@ def test_sgr_ablate_without_a_key_writes_the_fault_table(tmp_path: Path) -> None
     # the console's result is one table (issue 40: it was 117 lines under four banners), each replay row labelled
     out = done.stdout.strip().splitlines()
     assert all(line.startswith("|") for line in out[:-1]) and out[-1].startswith("full tables in ")
-    assert len(out) == 2 + 3 + 1 and all("(replay)" in line for line in out[2:-1])  # 3 model x variant rows
+    assert len(out) == 2 + 3 + 1  # 3 model x variant rows
+    assert all(("(fault-injected replay)" if "faulty-" in line else "(scripted replay)") in line for line in out[2:-1])
     faulty_full = next(line for line in out if "faulty-walkthrough" in line and "| full |" in line)
     assert faulty_full.split("|")[9].strip().endswith("/2")  # faults flagged of those injected
     html = (run / "report.html").read_text()

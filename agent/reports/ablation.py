@@ -103,14 +103,15 @@ def render_console_table(rows: list[AblationRow], faults: list[FaultRow]) -> str
     """What `sgr ablate` prints: one table, a row per model and variant over all families (the per-family rows are in
     ablation.md, the per-class fault figures in faults.md), with each variant's fault figures beside its metrics."""
     by_variant = {(f.model, f.variant): f for f in faults if f.fault == "all"}
+    scripted = {r.model for r in rows if r.replayed}
+    faulty = {f.model for f in faults if f.injected}
     lines = ["| Model | Variant | Switched off | n | EM | d EM | Item-F1 | d Item-F1 | Faults flagged | EM under faults |",
              "|" + "---|" * 10]
     for r in (r for r in rows if r.family == "all"):
         fault = by_variant.get((r.model, r.variant))
         flagged = f"{fault.flagged}/{fault.injected}" if fault and fault.injected else "-"
         under = f"{100 * fault.em:.1f}" if fault and fault.injected else "-"
-        label = " (replay)" if r.replayed else ""
-        lines.append(f"| {r.model}{label} | {r.variant} | {r.ablated} | {r.n} | {100 * r.metrics['em']:.1f} | "
+        lines.append(f"| {r.model}{_replay_label(r.model, scripted, faulty)} | {r.variant} | {r.ablated} | {r.n} | {100 * r.metrics['em']:.1f} | "
                      f"{_signed(r.deltas['em'])} | {100 * r.metrics['item_f1']:.1f} | {_signed(r.deltas['item_f1'])} | "
                      f"{flagged} | {under} |")
     return "\n".join(lines) + "\n"

@@ -53,17 +53,18 @@ def first_divergence(retrieval: dict[str, Any]) -> str:
         values = state.get("values") or {}
         for gate in gates:
             key = gate_key(gate["name"])
+            wanted = _value(gate["target"])
             current = values.get(key) or {}
             actual = _value(current)
             current = current if isinstance(current, dict) else {}
-            if values_match(actual, _value(gate["target"])):
+            if values_match(actual, wanted):
                 reached.add(key)
             elif key in reached:
-                return (f"step {state.get('step')}: gate '{gate['name']}' lost (plan '{gate['target']}', now "
+                return (f"step {state.get('step')}: gate '{gate['name']}' lost (plan '{wanted}', now "
                         f"'{actual or '-'}') at {state.get('url', '')}")
             elif actual and current.get("set_at_step") is not None:
                 return (f"step {state.get('step')}: gate '{gate['name']}' set to '{actual}', plan says "
-                        f"'{gate['target']}' at {state.get('url', '')}")
+                        f"'{wanted}' at {state.get('url', '')}")
     for row in retrieval.get("rows") or []:
         provenance = row.get("provenance") or {}
         snapshot = provenance.get("state") or {}
