@@ -22,7 +22,8 @@ from graph.evidence.workspace_tools import ECHO_CHARS, ReadContext, StaleRead, e
 from graph.nodes.common import error_record
 from graph.nodes.deps import Deps
 from graph.nodes.state_tracker import tracked
-from graph.state import AgentState, DriftFlag, Plan
+from graph.plan.binding import plan_of
+from graph.state import AgentState, DriftFlag
 
 
 class PageReadError(ValueError):
@@ -63,7 +64,7 @@ class PageView:
         return ReadContext(observation=self.get("observation") or {}, token_budget=deps.token_budget,
                            last_read=self.get("last_read"), retrieval=self.get("retrieval"),
                            drift_flags=self.get("drift_flags") or [], provenance=provenance, step=self.get("step", 0),
-                           plan=Plan.model_validate(self.state["plan"]) if self.get("plan") else None,
+                           plan=plan_of(self.state),
                            history=self.get("history") or [])
 
     async def open(self, deps: Deps, url: str) -> ActionResult:
