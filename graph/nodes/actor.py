@@ -42,7 +42,7 @@ from graph.nodes.common import (
 from graph.nodes.deps import Deps
 from graph.nodes.state_tracker import recheck_flags
 from graph.nodes.verifier import recheck_goal
-from graph.plan.binding import bound_plan
+from graph.plan.binding import all_gates, bound_plan, plan_of
 from graph.prompting.context import ContextOverflow, fit_prompt, prompt_parts, undocumented
 from graph.prompting.page_fence import untrusted
 from graph.prompting.render import TURN_CUTS, observation_tokens, page_key, turn_observation
