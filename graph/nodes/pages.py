@@ -83,7 +83,8 @@ class PageView:
         history = list(self.update.get("history", []))
         if "state_tracker" not in deps.ablated:
             found = tracked({**self.state, **changes})
-            changes.update(retrieval=found["retrieval"], drift_flags=found["drift_flags"])
+            changes.update(retrieval=found["retrieval"], drift_flags=found["drift_flags"],
+                           **({"bindings": found["bindings"]} if found.get("bindings") else {}))
             if found.get("drift_log"):
                 self.update["drift_log"] = [*self.update.get("drift_log", []), *found["drift_log"]]
             if found.get("history"):

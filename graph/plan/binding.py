@@ -21,7 +21,14 @@ from __future__ import annotations
 from typing import Any
 
 from graph.plan.targets import Window, show
-from graph.plan.values import WINDOW_KINDS, gate_key, parse_date, set_by_agent, state_values
+from graph.plan.values import (
+    WINDOW_END_WORDS,
+    WINDOW_KINDS,
+    WINDOW_START_WORDS,
+    gate_key,
+    set_by_agent,
+    state_values,
+)
 from graph.state import Binding, Gate, Plan
 
 CHOICE_KINDS = frozenset({"select", "custom_select", "radio_group"})
@@ -81,14 +88,13 @@ def rule_binding(gate: Gate, state: dict[str, Any], step: int) -> Binding | None
     if gate.kind == "window":
         if not isinstance(gate.target, Window):
             return None
-        single = _exact(values, gate.name)
-        if single is not None and parse_date(values[single].get("value") or ""):
-            return _binding(gate, values, [single, single], "rule", step)
         start, end = window_bounds(gate.name, values)
-        words = set(gate_key(gate.name).split("_"))
+        if start is not None and start == end:  # one control holding the window, named so
+            return _binding(gate, values, [start, end], "rule", step) if start == _exact(values, gate.name) else None
+        words = set(gate_key(gate.name).split("_")) - set(WINDOW_START_WORDS) - set(WINDOW_END_WORDS) - {""}
         named = all(k is not None and words & (set(k.split("_")) | set(gate_key(values[k].get("label") or "")
                                                                          .split("_"))) for k in (start, end))
-        return _binding(gate, values, [start, end], "rule", step) if named and start != end else None
+        return _binding(gate, values, [start, end], "rule", step) if named else None
     key = _exact(values, gate.name)
     if key is None:
         return None
