@@ -50,7 +50,7 @@ def bound_plan(plan: dict[str, Any] | Plan | None, bindings: dict[str, Binding] 
     """The plan with each gate's stored binding attached (`Gate.binding`): what every judge call reads."""
     if plan is None or plan == {}:
         return None
-    plan = plan if isinstance(plan, Plan) else Plan.model_validate(plan)
+    plan = plan.model_copy(deep=True) if isinstance(plan, Plan) else Plan.model_validate(plan)
     for gate in all_gates(plan):
         gate._binding = (bindings or {}).get(gate_id(gate))
     return plan
@@ -198,7 +198,7 @@ def unbound_notes(plan: Plan | None, gates: list[Gate], observation: dict[str, A
         return []
     controls = [c for c in (observation or {}).get("controls") or [] if c.get("label") and not c.get("disabled")]
     notes: list[tuple[str, str]] = []
-    for gate in dict.fromkeys(gates):
+    for gate in gates:
         if not gate.required or gate.binding is not None or gate_id(gate) in said or gate_id(gate) in dict(notes):
             continue
         words = set(gate_key(gate.name).split("_")) - {""}
