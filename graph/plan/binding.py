@@ -61,9 +61,14 @@ def plan_of(state: dict[str, Any]) -> Plan | None:
     return bound_plan(state.get("plan"), state.get("bindings"))
 
 
+def _labels(label: str) -> set[str]:
+    """A control's label keys: as shown, and its own part after the group's legend ('Subject: Category')."""
+    return {gate_key(label), gate_key(label.rsplit(": ", 1)[-1])} - {""}
+
+
 def _exact(values: dict[str, Any], name: str) -> str | None:
     wanted = gate_key(name)
-    return next((k for k, v in values.items() if k == wanted or gate_key(v.get("label") or "") == wanted), None)
+    return next((k for k, v in values.items() if k == wanted or wanted in _labels(v.get("label") or "")), None)
 
 
 def _binding(gate: Gate, values: dict[str, Any], keys: list[str], by: str, step: int) -> Binding:
@@ -110,7 +115,7 @@ def _set_keys(action: dict[str, Any] | None, set_controls: list[str], values: di
     keys: list[str] = []
     for name in names:
         wanted = gate_key(name)
-        key = next((k for k, v in values.items() if k == wanted or gate_key(v.get("label") or "") == wanted), None)
+        key = next((k for k, v in values.items() if k == wanted or wanted in _labels(v.get("label") or "")), None)
         if key is not None and key not in keys:
             keys.append(key)
     return keys
