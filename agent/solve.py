@@ -190,6 +190,7 @@ def _finish(outcome: TaskOutcome, out_dir: Path, state: dict[str, Any] | None, s
     (out_dir / "answer.txt").write_text(outcome.answer, encoding="utf-8")
     evidence = {
         "final": state.get("retrieval"), "visited": state.get("history") or [], "plan": state.get("plan"),
+        "bindings": state.get("bindings") or {},
         "rows": read_rows(extracted_answer(state.get("tables"))),
         "reads": ((state.get("tables") or {}).get(ANSWER) or {}).get("reads") or [],
         "listings": state.get("listings") or [], "urls_opened": state.get("visited") or [], "errors": errors,

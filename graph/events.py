@@ -124,7 +124,8 @@ class ExecutorEvent(_NodeEvent, _Outcome):
 
 
 class TrackerEvent(_NodeEvent):
-    """The retrieval state after a step: set values, page of pages, drift flags as `rule:gate`."""
+    """The retrieval state after a step: set values, page of pages, drift flags as `rule:gate`, and the plan gates
+    bound at this step (gate id -> `graph.state.Binding`; a model-made one replacing a rule-made one keeps it)."""
 
     node: Literal["state_tracker"] = "state_tracker"
     url: str | None = None
@@ -132,6 +133,7 @@ class TrackerEvent(_NodeEvent):
     page: int | None = None
     pages: int | None = None
     drift: list[Any] = []
+    bound: dict[str, Any] = {}
 
 
 class ExtractorEvent(_NodeEvent):

@@ -11,7 +11,7 @@ import operator
 from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 from langchain_core.messages import AnyMessage
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from graph.checks.failures import Failure
 from graph.model_io.chat_protocol import chat_history
@@ -35,6 +35,13 @@ class Gate(BaseModel):
     name: str = Field(description="Control label or URL parameter as the site names it.")
     target: Target
     required: bool = True
+    # the gate's binding on the page (graph/plan/binding.py), attached from the graph state's `bindings` when a
+    # node loads the plan (`bound_plan`): not part of what the planner writes, so never in the Plan tool's schema
+    _binding: Binding | None = PrivateAttr(default=None)
+
+    @property
+    def binding(self) -> Binding | None:
+        return self._binding
 
     @model_validator(mode="after")
     def _window_kind(self) -> Gate:
@@ -177,6 +184,7 @@ class ReadRecord(TypedDict):
     columns: NotRequired[list[str]]  # the table's headers (what an empty read still shows)
     state: NotRequired[dict[str, Any] | None]  # the state snapshot it was read in (graph.checks.gates.state_snapshot)
     defaults: NotRequired[list[str]]  # choice controls at their site default that no gate names (said once)
+    unbound: NotRequired[list[str]]  # required plan gates bound to no control at this read (said once)
     rows_range: NotRequired[list[int]]  # [first, last] row of the set the page showed ('Showing 21-23 of 23')
     untaken: NotRequired[int]  # rows the site counts that this read could not take (not on the table read)
 
@@ -237,6 +245,20 @@ class PendingCall(TypedDict):
     id: str
     name: str
     args: dict[str, Any]
+    gate: NotRequired[str]  # a setter's `gate` field: the plan gate the model says this action sets
+
+
+class Binding(TypedDict):
+    """A plan gate bound once to the page's own identifiers (graph/plan/binding.py): the judge compares values on
+    these keys and never grounds the gate by words again."""
+
+    keys: list[str]  # the control's state key (normalised label / name / URL parameter), or a window's [From, To]
+    label: str  # as the page shows it
+    accepts: list[str]  # the option values the typed target stands for there ([]: the target's own values)
+    by: Literal["rule", "model"]
+    step: int
+    default: NotRequired[str]  # the value it held untouched by the agent when bound: the site's default
+    replaced: NotRequired[dict[str, Any]]  # the rule-made binding a model-made one replaced (logged, never silent)
 
 
 def merge_tables(old: dict[str, Any] | None, new: dict[str, Any] | None) -> dict[str, Any]:
@@ -255,6 +277,7 @@ class AgentState(TypedDict, total=False):
     plan: dict[str, Any] | None
     messages: Annotated[list[AnyMessage], chat_history]  # checked against OpenAI's rules (graph/model_io/chat_protocol.py)
     retrieval: RetrievalState | None
+    bindings: dict[str, Binding]  # plan gate id (graph.plan.binding.gate_id) -> its binding on the page
     history: Annotated[list[RetrievalState], operator.add]  # distinct retrieval states visited
     observation: dict[str, Any] | None  # latest browser.types.Observation dump
     seen_page: dict[str, Any] | None  # {key, step}: the page last shown to the actor whole (graph.prompting.render)

@@ -29,6 +29,8 @@ class RunEvidence(BaseModel):
     final: dict[str, Any] | None = Field(None, description="The retrieval state the run ended in.")
     visited: list[dict[str, Any]] = Field(default_factory=list, description="Every retrieval state, in order.")
     plan: dict[str, Any] | None = Field(None, description="The plan as it stood at the end (None: no planner).")
+    bindings: dict[str, Any] = Field(default_factory=dict,
+                                     description="Plan gate id -> its binding on the page (graph/plan/binding.py).")
     rows: list[dict[str, Any]] = Field(default_factory=list,
                                        description="The answer table's rows, each with its provenance.")
     reads: list[dict[str, Any]] = Field(default_factory=list, description="The answer table's reads.")

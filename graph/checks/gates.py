@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from graph.plan.binding import kept_default
 from graph.plan.judge import (
     gate_sets,
     judged_here,
@@ -115,8 +116,9 @@ def _check(gates: list[Gate], retrieval: RetrievalState, step: int, history: lis
             if gate.kind == "window":
                 flag["message"] += " (read so: discard_rows these rows and read again)"
             else:  # said by the control's label, with where it was read and whether the agent ever set it
-                kept = "" if verdict.set_by_agent or last_set(history, verdict.key or "") is not None \
-                    else " (its default: never set)"
+                bound = kept_default(gate, verdict.value, history, retrieval)  # by its binding (graph/plan/binding.py)
+                never = not verdict.set_by_agent and last_set(history, verdict.key or "") is None
+                kept = " (its default: never set)" if (never if bound is None else bound) else ""
                 flag["label"], flag["message"] = verdict.label, (
                     f"{inline_data(verdict.label)} holds {page_repr(verdict.value)}{kept}{where} but the plan needs "
                     f"{verdict.needs_text()}{f' ({verdict.evidence})' if verdict.evidence else ''}: set it"

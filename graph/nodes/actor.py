@@ -43,13 +43,14 @@ from graph.nodes.common import (
 from graph.nodes.deps import Deps
 from graph.nodes.state_tracker import recheck_flags
 from graph.nodes.verifier import recheck_goal
+from graph.plan.binding import all_gates, bound_plan, plan_of
 from graph.prompting.context import ContextOverflow, fit_prompt, prompt_parts, undocumented
 from graph.prompting.page_fence import untrusted
 from graph.prompting.render import TURN_CUTS, observation_tokens, page_key, turn_observation
 from graph.state import AgentState, PendingCall, Plan, merge_tables
 from graph.tools.agent_tools import DiscardRows, Finish, RevisePlan
 from graph.tools.offers import actor_system, actor_tools
-from graph.tools.tool_schemas import ToolCallError, parse_tool_call
+from graph.tools.tool_schemas import ToolCallError, parse_tool_call, split_gate
 
 HISTORY_WHOLE = 2  # the newest exchanges sent whole; older ones (up to HISTORY_TURNS) as one line each
 
@@ -96,7 +97,10 @@ def make_actor(deps: Deps):
                    for c in extra]
         ignored += [tool_reply(invalid_json_message(b), b["id"], failed=True, own=True) for b in bad_json if b.get("id")]
         try:
-            tool = parse_tool_call(call["name"], call["args"], search=deps.search_enabled)
+            plan = plan_of(state)
+            args, model_gate = split_gate(call["name"], call["args"], [g.name for g in all_gates(plan)]
+                                          if plan is not None and "state_tracker" not in deps.ablated else None)
+            tool = parse_tool_call(call["name"], args, search=deps.search_enabled)
             if isinstance(tool, Finish):
                 parse_order(tool.order_by, deps.spec.columns)
             refusal = unknown_ref_message(call["args"] or {}, state.get("observation"))
@@ -129,7 +133,8 @@ def make_actor(deps: Deps):
             return {**done, **await asyncio.to_thread(recheck, deps, state, done)}
         if isinstance(tool, Finish):
             update["order_by"] = tool.order_by
-        update["pending"] = PendingCall(id=call["id"], name=call["name"], args=tool.model_dump())
+        update["pending"] = PendingCall(id=call["id"], name=call["name"], args=tool.model_dump(),
+                                        **({"gate": model_gate} if model_gate else {}))
         return update
 
     return actor
@@ -202,7 +207,7 @@ def recheck(deps: Deps, state: AgentState, update: dict[str, Any]) -> dict[str, 
         after["tables"] = merge_tables(state.get("tables"), update["tables"])
     rejudged: dict[str, Any] = {}
     if "plan" in update:  # the rows' read checks done again under the revised plan (docs/graph_checks.md, "The gate judge")
-        rejudged = rejudge_tables(Plan.model_validate(update["plan"]), after.get("tables") or {},
+        rejudged = rejudge_tables(bound_plan(update["plan"], state.get("bindings")), after.get("tables") or {},
                                   state.get("history") or [])
         after["tables"] = merge_tables(after.get("tables"), rejudged)
         if rejudged:

@@ -47,7 +47,7 @@ def make_executor(deps: Deps):
                         "message": result.message, "url": observation.url, "browser_ms": browser_ms})
         update: dict[str, Any] = {
             "observation": observation.model_dump(),
-            "last_action": action.model_dump(),
+            "last_action": {**action.model_dump(), **({"gate": pending["gate"]} if pending.get("gate") else {})},
             "last_result": result.model_dump(exclude={"observation"}),
             "messages": [_reply(state, action.kind, result, observation, pending["id"])],
             "pending": None,

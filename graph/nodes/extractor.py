@@ -10,6 +10,8 @@ from typing import Any
 from graph.evidence.workspace_tools import extract_into, needs_page_facts
 from graph.nodes.deps import Deps
 from graph.nodes.pages import PageReply, PageView, add_flags, echo_budget, open_pdf, read_each, read_facts_of
+from graph.plan.binding import unbound_notes
+from graph.plan.judge import gates_for
 from graph.prompting.render import defaults_unnamed
 from graph.state import AgentState
 from graph.tools.agent_tools import ExtractRows
@@ -43,6 +45,13 @@ def make_extractor(deps: Deps, *, provenance: bool = True):
                 written.record["defaults"] = [k for k, _, _ in kept]
                 written.notes.append("note: at their site default, named by no gate of the plan: " + "; ".join(
                     f"{label} = {value!r}" for _, label, value in kept) + " (revise_plan if the task needs another)")
+            context = view.context(deps, provenance=provenance)
+            said = {g for t in (view.get("tables") or {}).values() for r in t.get("reads") or [] for g in r.get("unbound") or []}
+            unbound = unbound_notes(context.plan, gates_for(context.plan, args.into, required=True),
+                                    view.get("observation"), said) if view.get("retrieval") else []
+            if unbound and written.record is not None:  # stored with the read, said once
+                written.record["unbound"] = [g for g, _ in unbound]
+                written.notes.extend(note for _, note in unbound)
             view.tables_written(written.tables)
             add_flags(view, written.flags)
             deps.log.write({"node": "extractor", "step": view.get("step", 0), "into": args.into, "url": url,

@@ -21,8 +21,9 @@ from graph.model_io.robust import tool_reply
 from graph.nodes.common import error_record
 from graph.nodes.deps import Deps
 from graph.nodes.state_tracker import tracked
+from graph.plan.binding import plan_of
 from graph.prompting.page_fence import compose
-from graph.state import AgentState, DriftFlag, Plan
+from graph.state import AgentState, DriftFlag
 
 READ_BYTES = 10_000_000  # page documents one read opens (each already cut at the browser's per-page cap)
 
@@ -66,7 +67,7 @@ class PageView:
         return ReadContext(observation=self.get("observation") or {}, token_budget=deps.token_budget,
                            last_read=self.get("last_read"), retrieval=self.get("retrieval"),
                            drift_flags=self.get("drift_flags") or [], provenance=provenance, step=self.get("step", 0),
-                           plan=Plan.model_validate(self.state["plan"]) if self.get("plan") else None,
+                           plan=plan_of(self.state),
                            history=self.get("history") or [])
 
     async def open(self, deps: Deps, url: str) -> ActionResult:
@@ -86,7 +87,8 @@ class PageView:
         history = list(self.update.get("history", []))
         if "state_tracker" not in deps.ablated:
             found = tracked({**self.state, **changes})
-            changes.update(retrieval=found["retrieval"], drift_flags=found["drift_flags"])
+            changes.update(retrieval=found["retrieval"], drift_flags=found["drift_flags"],
+                           **({"bindings": found["bindings"]} if found.get("bindings") else {}))
             if found.get("drift_log"):
                 self.update["drift_log"] = [*self.update.get("drift_log", []), *found["drift_log"]]
             if found.get("history"):

@@ -8,8 +8,9 @@ from typing import Any
 from graph.checks.finish_checks import verify
 from graph.model_io.robust import tool_reply
 from graph.nodes.deps import Deps
+from graph.plan.binding import plan_of
 from graph.plan.judge import site_shapes
-from graph.state import AgentState, Plan, VerifierReport
+from graph.state import AgentState, VerifierReport
 
 
 def declared_skips(state: AgentState) -> dict[str, str]:
@@ -20,7 +21,7 @@ def declared_skips(state: AgentState) -> dict[str, str]:
 
 def check(deps: Deps, state: AgentState) -> VerifierReport:
     """The verifier's report on the evidence as it stands (a derived answer's lineage, else the `answer` table)."""
-    return verify(plan=Plan.model_validate(state["plan"]) if state.get("plan") else None, columns=deps.spec.columns,
+    return verify(plan=plan_of(state), columns=deps.spec.columns,
                   tables=state.get("tables") or {}, step=state.get("step", 0), listings=state.get("listings") or [],
                   visited=state.get("visited") or [], shapes=site_shapes(state.get("history") or []),
                   skipped=declared_skips(state))

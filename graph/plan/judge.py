@@ -244,10 +244,16 @@ def judge(gate: Gate, state: dict[str, Any], *, applied: bool = False) -> Verdic
     return verdict
 
 
+def _bound(gate: Gate, values: dict[str, Any]) -> list[tuple[str, str]]:
+    """The gate's control by its stored binding (`graph.plan.binding`): [] when this state has no such key."""
+    key = gate.binding["keys"][0]
+    return [(key, values[key].get("value") or "")] if key in values else []
+
+
 def _judge_values(gate: Gate, values: dict[str, Any]) -> Verdict:
     if gate.kind == "window" and isinstance(gate.target, Window):
         return _judge_window(gate, gate.target, values)
-    found = gate_candidates(values, gate.name, gate)
+    found = _bound(gate, values) if gate.binding is not None else gate_candidates(values, gate.name, gate)
     if not found:
         return Verdict(gate, "unresolved", evidence="no control or URL parameter here is named so")
     if len(found) > 1:
@@ -261,7 +267,7 @@ def _judge_values(gate: Gate, values: dict[str, Any]) -> Verdict:
     base = dict(key=key, label=label, value=value, set_by_agent=set_by_agent(held))
     if isinstance(gate.target, Unknown):
         return Verdict(gate, "unresolved", **base, evidence=f"the plan gives no value ({gate.target.unknown}): not checked")
-    needs = ground_target(gate.target, held)
+    needs = list(gate.binding["accepts"]) if gate.binding and gate.binding["accepts"] else ground_target(gate.target, held)
     if needs is not None and holds(value, gate.target, needs):
         return Verdict(gate, "held", needs=tuple(needs), **base)
     if any(is_clamped(held, v) for v in values_of(gate.target)):  # the page offers no such value: its clamp says so
@@ -283,7 +289,9 @@ def named_controls(gate: Gate, state: dict[str, Any]) -> list[str | None]:
     (ambiguity is never guessed)."""
     values = state_values(state)
     if gate.kind == "window":
-        return list(window_bounds(gate.name, values))
+        return list(_window_keys(gate, values)[:2])
+    if gate.binding is not None:
+        return [k for k, _ in _bound(gate, values)]
     found = find_gate_value(values, gate.name, gate)
     return [found[0]] if found else []
 
@@ -372,15 +380,27 @@ def _side(values: dict[str, Any], key: str | None, open_key: str | None, want: s
     return off, ""
 
 
+def _window_keys(gate: Gate, values: dict[str, Any]) -> tuple[str | None, str | None, str | None, str | None]:
+    """(start, end, open start, open end) keys of a window: its bound pair (`graph.plan.binding`: a bound left
+    empty is open), else the From/To pair its name finds here (`window_bounds`, `_open_end`)."""
+    if gate.binding is not None:
+        keys = [k if k in values else None for k in gate.binding["keys"][:2]]
+        dated = [k if k and parse_date(values[k].get("value") or "", end=i == 1) else None for i, k in enumerate(keys)]
+        empty = [k if k and not (values[k].get("value") or "").strip() else None for k in keys]
+        return dated[0], dated[1], empty[0], empty[1]
+    start, end = window_bounds(gate.name, values)
+    open_start = _open_end(values, gate.name, WINDOW_START_WORDS) if start is None or start == end else None
+    open_end = _open_end(values, gate.name, WINDOW_END_WORDS) if end is None or start == end else None
+    return start, end, open_start, open_end
+
+
 def _judge_window(gate: Gate, window: Window, values: dict[str, Any]) -> Verdict:
     """A window narrower than the plan's drops rows the answer needs; a wider one (a bound set outside the plan's,
     or left empty) lets in rows the answer must not have: both are a mismatch (`wider` tells them apart: the
     tracker flags a wider window between reads only once a read was made in it, since a From set before its To is
     a window being set). A bound the page clamps is clamped; an end with no control, or an open end set to a date
     nothing here can judge, is unresolved; no From/To pair at all is unresolved."""
-    start, end = window_bounds(gate.name, values)
-    open_start = _open_end(values, gate.name, WINDOW_START_WORDS) if start is None or start == end else None
-    open_end = _open_end(values, gate.name, WINDOW_END_WORDS) if end is None or start == end else None
+    start, end, open_start, open_end = _window_keys(gate, values)
     if not any((start, end, open_start, open_end)):
         return Verdict(gate, "unresolved", evidence="no From/To pair here is named so")
     if start is not None and start == end and (open_start or open_end):

@@ -19,6 +19,7 @@ from browser.tokens import count_tokens, encoding
 from browser.types import CHOICE_KINDS
 from graph.checks.details import phase_progress
 from graph.evidence.evidence_tables import extracted_answer, read_rows, schemas, workspace_tables
+from graph.plan.binding import plan_of
 from graph.plan.judge import current_phase, gates_for, grounding_lines, named_controls
 from graph.plan.values import gate_key, last_set, set_by_agent
 from graph.prompting.page_fence import inline_data, untrusted
@@ -55,7 +56,7 @@ class Prompts:
 
     def actor_turn(self, state: AgentState, *, observation_text: str, max_steps: int, cut: int = 0) -> str:
         """The turn; `cut` (0 to TURN_CUTS) abbreviates its state part for a short context window (`turn_cut`)."""
-        plan = Plan.model_validate(state["plan"]) if state.get("plan") else None
+        plan = plan_of(state)
         retrieval = state.get("retrieval")
         tables = state.get("tables") or {}
         rows = read_rows(extracted_answer(tables))

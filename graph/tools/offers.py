@@ -26,10 +26,11 @@ from browser.render import Rendering, possible_reads, whole_reads, whole_tokens
 from browser.types import Observation
 from graph.evidence.evidence_tables import workspace_tables
 from graph.nodes.deps import Deps
-from graph.plan.judge import gates_for, verdicts
+from graph.plan.binding import plan_of
+from graph.plan.judge import current_phase, gates_for, verdicts
 from graph.prompting.render import page_key, pending_gates
-from graph.state import AgentState, Plan
-from graph.tools.tool_schemas import tool_schemas
+from graph.state import AgentState
+from graph.tools.tool_schemas import tool_schemas, with_gate_field
 from graph.tools.tool_specs import TOOL_SPECS, Situation
 
 SPARSE_PAGE_TOKENS = 120  # an observation this short may be a page still loading
@@ -83,7 +84,7 @@ def _plan_in_question(state: AgentState) -> bool:
     without a tracked state (state tracker off: nothing checks the plan against the page)."""
     if not state.get("observation") or not state.get("plan") or not state.get("retrieval"):
         return True
-    plan = Plan.model_validate(state["plan"])
+    plan = plan_of(state)
     return bool(state.get("repair_goal") or state.get("drift_flags")
                 or pending_gates(plan, state.get("retrieval"), state.get("history"))
                 or any(v.status == "unresolved" and v.grounded
@@ -111,7 +112,16 @@ def actor_tools(deps: Deps, state: AgentState, shown: Rendering | bool = False) 
     element target) is spelled out at its first use here."""
     all_names = {t["function"]["name"] for t in tool_schemas(search=deps.search_enabled)}
     names = offered_tool_names(state, ablated=deps.ablated, all_names=all_names, shown=shown)
-    return tool_schemas(search=deps.search_enabled, names=names, repair=bool(state.get("repair_goal")))
+    tools = tool_schemas(search=deps.search_enabled, names=names, repair=bool(state.get("repair_goal")))
+    return with_gate_field(tools) if "state_tracker" not in deps.ablated and _unbound(state) else tools
+
+
+def _unbound(state: AgentState) -> bool:
+    """A required gate in force bound to no control yet: the setters offer their `gate` field (graph/plan/binding.py)."""
+    plan = plan_of(state)
+    return plan is not None and any(g.required and g.binding is None
+                                    for g in gates_for(plan, current_phase(plan, state.get("tables") or {},
+                                                                           state.get("history"))))
 
 
 def actor_system(deps: Deps, state: AgentState | None = None) -> str:

@@ -14,6 +14,8 @@ from typing import Any
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, ValidationError
 
+from browser.types import SETTER_KINDS
+from graph.plan.values import gate_key
 from graph.state import Plan
 from graph.tools.tool_specs import TOOL_SPECS, tool_model
 
@@ -163,6 +165,35 @@ def parse_tool_call(name: str, args: dict[str, Any] | None, *, search: bool) -> 
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or name}: {e['msg']}" for e in exc.errors())
         raise ToolCallError(f"invalid arguments for {name}: {problems}") from exc
+
+
+GATE_FIELD = "gate"  # a setter's optional field: the plan gate this action sets (graph/plan/binding.py)
+GATE_DOC = "plan gate it sets"
+
+
+def with_gate_field(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The setters' optional `gate` field, offered while a plan gate is unbound: documented at its first use, a
+    bare string after (a few tokens a setter)."""
+    documented = False
+    for tool in tools:
+        if tool["function"]["name"] in SETTER_KINDS:
+            props = tool["function"].setdefault("parameters", {}).setdefault("properties", {})
+            props[GATE_FIELD] = {"type": "string"} if documented else {"type": "string", "description": GATE_DOC}
+            documented = True
+    return tools
+
+
+def split_gate(name: str, args: dict[str, Any] | None, gate_names: list[str] | None) -> tuple[dict[str, Any], str | None]:
+    """A setter's arguments without its `gate` field, and the field, checked against the plan's gate names
+    (`gate_names`; None: no plan, the field is dropped). An unknown name is an error the model corrects."""
+    payload = dict(args or {})
+    gate = payload.pop(GATE_FIELD, None) if name in SETTER_KINDS else None
+    if not gate or gate_names is None:
+        return payload, None
+    match = [n for n in gate_names if gate_key(n) == gate_key(str(gate))]
+    if not match:
+        raise ToolCallError(f"gate {gate!r} is no gate of the plan; its gates: {', '.join(dict.fromkeys(gate_names))}")
+    return payload, match[0]
 
 
 def parse_plan(args: dict[str, Any] | None) -> Plan:

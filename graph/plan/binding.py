@@ -1,0 +1,216 @@
+"""Each plan gate bound ONCE to the page's own identifiers, so the judge only compares values.
+
+The planner writes blind; the page names its controls. Which control a gate means is decided once and stored
+in the graph state (`AgentState.bindings`, gate id -> `graph.state.Binding`), never re-decided by words at each
+check:
+
+- by an exact rule, when a page first shows a candidate (`rule_binding`): a control whose normalised key or label
+  is the gate's name and, for a control with options, an option the typed target names; a window: the From/To
+  pair (or one control) named so;
+- by the model (`model_binding`): the `gate` field of the setter it calls says which plan gate the action sets,
+  and the control that action set becomes the gate's binding. A model-made binding replaces a rule-made one and
+  keeps it as `replaced` (logged), never silently.
+
+A gate still unbound at a read is said once, with the page's candidate controls (`unbound_notes`); the judge
+grounds an unbound gate as before (`graph.plan.judge`), so nothing passes silently. The control's value when bound,
+untouched by the agent, is the site's default (`Binding.default`): the read check says a kept default by it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graph.plan.targets import Window, show
+from graph.plan.values import (
+    WINDOW_END_WORDS,
+    WINDOW_KINDS,
+    WINDOW_START_WORDS,
+    gate_key,
+    set_by_agent,
+    state_values,
+)
+from graph.state import Binding, Gate, Plan
+
+CHOICE_KINDS = frozenset({"select", "custom_select", "radio_group"})
+BOX_KINDS = frozenset({"checkbox", "toggle"})
+MAX_CANDIDATES = 6
+
+
+def gate_id(gate: Gate) -> str:
+    """A gate's identity in the store: its kind, name and target (two gates of one control, `HUC = A` and
+    `HUC = B`, are bound apart: each accepts its own option)."""
+    return f"{gate.kind} {gate_key(gate.name)} = {show(gate.target)}"
+
+
+def all_gates(plan: Plan) -> list[Gate]:
+    return [*plan.gates, *(g for p in plan.phases for g in p.gates)]
+
+
+def bound_plan(plan: dict[str, Any] | Plan | None, bindings: dict[str, Binding] | None) -> Plan | None:
+    """The plan with each gate's stored binding attached (`Gate.binding`): what every judge call reads."""
+    if plan is None or plan == {}:
+        return None
+    plan = plan.model_copy(deep=True) if isinstance(plan, Plan) else Plan.model_validate(plan)
+    for gate in all_gates(plan):
+        gate._binding = (bindings or {}).get(gate_id(gate))
+    return plan
+
+
+def plan_of(state: dict[str, Any]) -> Plan | None:
+    """The state's plan, bound (`bound_plan`)."""
+    return bound_plan(state.get("plan"), state.get("bindings"))
+
+
+def _labels(label: str) -> set[str]:
+    """A control's label keys: as shown, and its own part after the group's legend ('Subject: Category')."""
+    return {gate_key(label), gate_key(label.rsplit(": ", 1)[-1])} - {""}
+
+
+def _exact(values: dict[str, Any], name: str) -> str | None:
+    wanted = gate_key(name)
+    return next((k for k, v in values.items() if k == wanted or wanted in _labels(v.get("label") or "")), None)
+
+
+def _binding(gate: Gate, values: dict[str, Any], keys: list[str], by: str, step: int) -> Binding:
+    from graph.plan.judge import ground_target
+
+    held = values[keys[0]]
+    accepts = [] if gate.kind == "window" else ground_target(gate.target, held) or []
+    binding = Binding(keys=keys, label=" / ".join(dict.fromkeys(values[k].get("label") or k for k in keys)),
+                      accepts=accepts, by=by, step=step)  # type: ignore[typeddict-item]
+    if not any(set_by_agent(values[k]) for k in keys):
+        binding["default"] = " .. ".join(values[k].get("value") or "" for k in dict.fromkeys(keys))
+    return binding
+
+
+def rule_binding(gate: Gate, state: dict[str, Any], step: int) -> Binding | None:
+    """The exact rule: a control whose key or label IS the gate's name (a control with options: one the target
+    names, a box for checked/unchecked); a window: one control so named holding a date, or a From/To pair both
+    holding dates and both named by a word of the gate's name. None: the page shows no such control (yet)."""
+    from graph.plan.judge import ground_target, window_bounds
+
+    values = state_values(state)
+    if gate.kind == "window":
+        if not isinstance(gate.target, Window):
+            return None
+        start, end = window_bounds(gate.name, values)
+        if start is not None and start == end:  # one control holding the window, named so
+            return _binding(gate, values, [start, end], "rule", step) if start == _exact(values, gate.name) else None
+        words = set(gate_key(gate.name).split("_")) - set(WINDOW_START_WORDS) - set(WINDOW_END_WORDS) - {""}
+        named = all(k is not None and words & (set(k.split("_")) | set(gate_key(values[k].get("label") or "")
+                                                                         .split("_"))) for k in (start, end))
+        return _binding(gate, values, [start, end], "rule", step) if named else None
+    key = _exact(values, gate.name)
+    if key is None:
+        return None
+    held = values[key]
+    if (held.get("options") or held.get("kind") in BOX_KINDS) and ground_target(gate.target, held) is None:
+        return None  # the control is named so, but no option of it is the target: not bound by rule
+    return _binding(gate, values, [key], "rule", step)
+
+
+def _set_keys(action: dict[str, Any] | None, set_controls: list[str], values: dict[str, Any]) -> list[str]:
+    """The state keys of the controls an action set (the browser's `set_controls`, or a URL's parameters)."""
+    names = [*set_controls, *((action or {}).get("params") or {})]
+    keys: list[str] = []
+    for name in names:
+        wanted = gate_key(name)
+        key = next((k for k, v in values.items() if k == wanted or wanted in _labels(v.get("label") or "")), None)
+        if key is not None and key not in keys:
+            keys.append(key)
+    return keys
+
+
+def model_binding(gate: Gate, state: dict[str, Any], action: dict[str, Any] | None, set_controls: list[str],
+                  step: int) -> Binding | None:
+    """The control the model's setter set, as the binding of the gate its `gate` field names (a window: the two
+    fields a range setter set, or one)."""
+    values = state_values(state)
+    keys = _set_keys(action, set_controls, values)
+    if not keys:
+        return None
+    keys = ([keys[0], keys[1] if len(keys) > 1 else keys[0]]) if gate.kind == "window" else keys[:1]
+    return _binding(gate, values, keys, "model", step)
+
+
+def gates_named(plan: Plan | None, name: str) -> list[Gate]:
+    """The plan's gates a setter's `gate` field names (its name, normalised)."""
+    return [g for g in (all_gates(plan) if plan else []) if gate_key(g.name) == gate_key(name)]
+
+
+def bind(plan: Plan | None, bindings: dict[str, Binding] | None, state: dict[str, Any], step: int, *,
+         action: dict[str, Any] | None = None, set_controls: list[str] | None = None,
+         model_gate: str | None = None) -> dict[str, Binding]:
+    """The bindings after this step: the model's (its setter's `gate` field) replacing what was there (the
+    rule-made one kept as `replaced`), then the rule's for every gate still unbound that this page answers.
+    Only new or changed entries are returned."""
+    if plan is None:
+        return {}
+    old = dict(bindings or {})
+    new: dict[str, Binding] = {}
+    for gate in gates_named(plan, model_gate) if model_gate else []:
+        made = model_binding(gate, state, action, set_controls or [], step)
+        if made is None:
+            continue
+        before = old.get(gate_id(gate))
+        if before is not None and before["keys"] == made["keys"]:
+            continue
+        if before is not None:
+            made["replaced"] = {k: v for k, v in before.items() if k != "replaced"}
+            made.pop("default", None) if "default" not in before else made.update(default=before["default"])
+        new[gate_id(gate)] = made
+    for gate in all_gates(plan):
+        if gate_id(gate) in old or gate_id(gate) in new:
+            continue
+        made = rule_binding(gate, state, step)
+        if made is not None:
+            new[gate_id(gate)] = made
+    return new
+
+
+def kept_default(gate: Gate, value: str, history: list[dict[str, Any]], state: dict[str, Any]) -> bool | None:
+    """A bound gate's control still holding the site default it held when bound, never set by the agent (on
+    this page or any visited): a kept default. None: the gate is unbound (the caller says by the state)."""
+    binding = gate.binding
+    if binding is None:
+        return None
+    if "default" not in binding:
+        return False
+    keys = binding["keys"]
+    values = state_values(state)
+    if any(set_by_agent(values.get(k)) for k in keys):
+        return False
+    if any(set_by_agent(h["values"].get(k)) for h in history for k in keys):
+        return False
+    return binding["default"] == value or binding["default"] == " .. ".join(
+        (values.get(k) or {}).get("value") or "" for k in dict.fromkeys(keys))
+
+
+def _fits(gate: Gate, kind: str | None) -> bool:
+    if gate.kind == "window":
+        return kind in WINDOW_KINDS
+    if gate.kind == "search":
+        return kind in ("text", "search")
+    return kind in CHOICE_KINDS or kind in BOX_KINDS
+
+
+def unbound_notes(plan: Plan | None, gates: list[Gate], observation: dict[str, Any] | None,
+                  said: set[str]) -> list[tuple[str, str]]:
+    """(gate id, note) for each required gate bound to no control at a read and not said before: once, a note,
+    never a refusal, with the page's candidate controls (label and ref) the model may bind it to (`gate` on the
+    setter it calls)."""
+    if plan is None:
+        return []
+    controls = [c for c in (observation or {}).get("controls") or [] if c.get("label") and not c.get("disabled")]
+    notes: list[tuple[str, str]] = []
+    for gate in gates:
+        if not gate.required or gate.binding is not None or gate_id(gate) in said or gate_id(gate) in dict(notes):
+            continue
+        words = set(gate_key(gate.name).split("_")) - {""}
+        fitting = [c for c in controls if _fits(gate, c.get("kind"))]
+        named = [c for c in fitting if words & set(gate_key(c["label"]).split("_"))]
+        shown = ", ".join(f"{c['label']!r} [{c['ref']}]" for c in (named or fitting)[:MAX_CANDIDATES])
+        notes.append((gate_id(gate), f"note: gate {gate.name} = {show(gate.target)} is bound to no control"
+                      + (f"; candidates: {shown} (gate={gate.name!r} on the setter binds it)" if shown else
+                         ": no candidate control on this page")))
+    return notes

@@ -1,0 +1,106 @@
+"""Each plan gate bound once to the page's own identifiers (graph/plan/binding.py): by the exact rule, or by the
+model's setter `gate` field (replacing the rule's, logged as `replaced`); the judge then uses the stored binding,
+never words; a gate unbound at a read is said once with its candidates; a kept default is told by the binding."""
+
+from __future__ import annotations
+
+from graph.checks.gates import check_read
+from graph.plan.binding import bind, bound_plan, gate_id, rule_binding, unbound_notes
+from graph.plan.judge import judge, named_controls
+from graph.plan.targets import Checked, Value, Window
+from graph.state import Gate, Plan
+
+
+def _v(label: str, value: str, *, kind: str = "select", options: list[str] | None = None, set_at: int | None = None
+       ) -> dict:
+    return {"value": value, "label": label, "evidence": ["control"], "set_at_step": set_at, "set_by": None,
+            "kind": kind, "options": options or []}
+
+
+def _state(values: dict, url: str = "http://h/search", step: int = 1) -> dict:
+    return {"url": url, "path": "/search", "values": values, "page": None, "pages": None, "result_count": None,
+            "step": step}
+
+
+MEASURE = ["Rate per 100k", "Count"]
+PAGE = {"date_received": _v("Date received", "2020-01-01", kind="date"),
+        "date_closed": _v("Date closed", "2021-01-01", kind="date"),
+        "measure": _v("Measure", "Rate per 100k", options=MEASURE),
+        "status": _v("Status", "Open", options=["Open", "Closed"])}
+
+
+def test_the_exact_rule_binds_a_control_named_so_with_an_option_the_target_names():
+    binding = rule_binding(Gate(kind="filter", name="Measure", target=Value(value="Count")), _state(PAGE), 3)
+    assert binding is not None
+    assert (binding["keys"], binding["by"], binding["accepts"], binding["step"]) == (["measure"], "rule", ["Count"], 3)
+    assert binding["default"] == "Rate per 100k"  # untouched by the agent when bound: the site's default
+    # named only in part, or no option is the target: not bound by rule
+    assert rule_binding(Gate(kind="filter", name="Date", target=Value(value="2020")), _state(PAGE), 3) is None
+    assert rule_binding(Gate(kind="filter", name="Measure", target=Value(value="Median")), _state(PAGE), 3) is None
+    assert rule_binding(Gate(kind="filter", name="Status", target=Checked(checked=True)), _state(PAGE), 3) is None
+
+
+def test_a_window_binds_to_its_named_from_to_pair():
+    page = {"opened_from": _v("Opened from", "2019-01-01", kind="date"),
+            "opened_to": _v("Opened to", "2019-12-31", kind="date"),
+            "closed_from": _v("Closed from", "2018-01-01", kind="date")}
+    gate = Gate(kind="window", name="Opened", target=Window(**{"from": "2019-01-01", "to": "2019-12-31"}))
+    binding = rule_binding(gate, _state(page), 2)
+    assert binding is not None and binding["keys"] == ["opened_from", "opened_to"]
+
+
+def test_the_judge_uses_the_stored_binding_not_words():
+    gate = Gate(kind="filter", name="Date", target=Value(value="2021-01-01"))
+    plan = bound_plan(Plan(gates=[gate]), {})
+    assert judge(plan.gates[0], _state(PAGE)).status == "unresolved"  # two controls hold the word: never guessed
+    binding = {"keys": ["date_closed"], "label": "Date closed", "accepts": [], "by": "model", "step": 4}
+    plan = bound_plan(Plan(gates=[gate]), {gate_id(gate): binding})
+    verdict = judge(plan.gates[0], _state(PAGE))
+    assert (verdict.status, verdict.key, verdict.label) == ("held", "date_closed", "Date closed")
+    assert named_controls(plan.gates[0], _state(PAGE)) == ["date_closed"]
+    # a page without the bound control grounds nothing: no other control is taken for it
+    other = {"date_received": PAGE["date_received"], "date": _v("Date", "2021-01-01", kind="date")}
+    assert not judge(plan.gates[0], _state(other)).grounded
+
+
+def test_the_models_gate_field_binds_the_control_it_set_and_replaces_the_rules_logged():
+    gate = Gate(kind="filter", name="Status", target=Value(value="Closed"))
+    plan = bound_plan(Plan(gates=[gate]), {})
+    rule = bind(plan, {}, _state(PAGE), 1)
+    assert rule[gate_id(gate)]["by"] == "rule" and rule[gate_id(gate)]["keys"] == ["status"]
+    page = {**PAGE, "status_2": _v("Case status", "Closed", options=["Open", "Closed"], set_at=2)}
+    made = bind(bound_plan(plan, rule), rule, _state(page), 2, action={"kind": "select"},
+                set_controls=["Case status"], model_gate="status")
+    binding = made[gate_id(gate)]
+    assert (binding["keys"], binding["by"], binding["step"]) == (["status_2"], "model", 2)
+    assert binding["replaced"]["keys"] == ["status"] and binding["replaced"]["by"] == "rule"  # never silent
+    assert bind(bound_plan(plan, {**rule, **made}), {**rule, **made}, _state(page), 3) == {}  # bound once
+
+
+def test_a_gate_unbound_at_a_read_is_said_once_with_its_candidates():
+    gate = Gate(kind="filter", name="Rate type", target=Value(value="Count"))
+    plan = bound_plan(Plan(gates=[gate]), {})
+    observation = {"controls": [{"ref": "e4", "label": "Measure", "kind": "select"},
+                                {"ref": "e5", "label": "Search terms", "kind": "text"},
+                                {"ref": "e6", "label": "Rate basis", "kind": "select"}]}
+    notes = unbound_notes(plan, plan.gates, observation, set())
+    assert notes == [(gate_id(gate), "note: gate Rate type = Count is bound to no control; candidates: "
+                                     "'Rate basis' [e6] (gate='Rate type' on the setter binds it)")]
+    assert unbound_notes(plan, plan.gates, observation, {gate_id(gate)}) == []  # said once
+    binding = {"keys": ["measure"], "label": "Measure", "accepts": ["Count"], "by": "model", "step": 2}
+    bound = bound_plan(plan, {gate_id(gate): binding})
+    assert unbound_notes(bound, bound.gates, observation, set()) == []
+
+
+def test_a_kept_default_is_told_by_the_binding():
+    gate = Gate(kind="filter", name="Measure", target=Value(value="Count"))
+    state = _state(PAGE, step=5)
+    binding = rule_binding(gate, _state(PAGE), 1)
+    kept = check_read(bound_plan(Plan(gates=[gate]), {gate_id(gate): binding}), "answer", state, 5, [])
+    assert [f["message"].split(" but ")[0] for f in kept.mismatches] == ["Measure holds 'Rate per 100k' (its default: never set)"]
+    # bound when the agent had already set it: its value then is no site default, so not said a kept default
+    set_page = {**PAGE, "measure": _v("Measure", "Rate per 100k", options=MEASURE, set_at=1)}
+    chosen = rule_binding(gate, _state(set_page), 1)
+    assert "default" not in chosen
+    check = check_read(bound_plan(Plan(gates=[gate]), {gate_id(gate): chosen}), "answer", state, 5, [])
+    assert [f["message"].split(" but ")[0] for f in check.mismatches] == ["Measure holds 'Rate per 100k'"]
