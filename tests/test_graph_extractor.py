@@ -53,6 +53,21 @@ def test_shared_values_from_page_text_and_url():
     assert {r["values"]["agency"] for r in result.rows} == {"epa"}
 
 
+def test_a_regex_on_a_header_reads_each_rows_own_cell():
+    """`re:<header>:<regex>` matches in that row's cell (two players' `re:` gave every row the page's first match);
+    a row whose cell has no match gets nothing, and `where` filters on the matched value."""
+    result = run(ExtractRows(columns={"id": r"re:ID:A(\d)", "agency": r"re:Agency name:^[A-Z]", "year": "Year"}))
+    assert [(r["values"]["id"], r["values"]["agency"]) for r in result.rows] == [("1", "E"), ("2", "E"), ("3", "F")]
+    missing = run(ExtractRows(columns={"id": r"re:Year:19\d\d", "agency": "Agency", "year": "Year"}))
+    assert {r["values"]["id"] for r in missing.rows} == {""}
+    kept = run(ExtractRows(columns={"id": r"re:ID:A(\d)", "agency": "Agency", "year": "Year"}, where={"id": "3"}))
+    assert [r["values"]["year"] for r in kept.rows] == ["2021"]
+    page_wide = run(ExtractRows(columns={"id": r"re:\(ST:?-(\d+)\)", "agency": "Agency", "year": "Year"}))
+    assert {r["values"]["id"] for r in page_wide.rows} == {"77"}  # '\(ST' is no header: the page text's first match
+    with pytest.raises(ExtractionError, match="does not compile"):
+        run(ExtractRows(columns={"id": "re:ID:(", "agency": "Agency", "year": "Year"}))
+
+
 def test_latest_read_table_wins_and_all_pages_count_only_when_rows_add_up():
     table = {**OBSERVATION["tables"][0], "rows": OBSERVATION["tables"][0]["rows"][:2]}
     partial = run(ExtractRows(columns={"id": "ID", "agency": "Agency", "year": "Year"}),

@@ -7,10 +7,13 @@ so in-page misreading cannot happen here, and every row carries the URL and retr
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urljoin, urlsplit
+
+import regex
 
 from graph.checks.gates import state_snapshot
 from graph.evidence import model_regex
@@ -67,6 +70,34 @@ def _shared_value(source: str, page_text: Callable[[], str], url: str, page_fact
         return source_value(source, page_facts, url=url, page_text="")[0]  # url:, path:, fact: read no text
     except FactError as exc:
         raise ExtractionError(str(exc)) from exc
+
+
+def _cell_regex(source: str, headers: list[str]) -> tuple[str, regex.Pattern[str]] | None:
+    """A per-row regex, `re:<header>:<regex>`: (the header, the compiled regex) when the text before the first ':'
+    is one of the table's headers, else None (`re:<regex>` is then one value for every row, from the page text).
+    Models wrote `re:` meaning each row's own cell, and a page-wide first match given to every row is a value the
+    rows do not hold."""
+    if not source.startswith("re:") or ":" not in source[3:]:
+        return None
+    header, regex = source[3:].split(":", 1)
+    if norm_value(header) not in {norm_value(h) for h in headers}:
+        return None
+    try:
+        return header, model_regex.compile_pattern(regex, 0)
+    except model_regex.PatternError as exc:
+        raise ExtractionError(str(exc)) from exc
+
+
+def _cell_match(pattern: regex.Pattern[str], cell: str, deadline: float) -> str:
+    """The regex's first match in one cell (its first group when it has groups); empty when none. Every cell of
+    the read shares one deadline (`deadline`, monotonic): a slow pattern stops the read, not row after row."""
+    try:
+        match = model_regex.search_compiled(pattern, cell, seconds=deadline - time.monotonic())
+    except model_regex.PatternError as exc:
+        raise ExtractionError(str(exc)) from exc
+    if not match:
+        return ""
+    return (match.group(1) if match.groups() else match.group(0)).strip()
 
 
 def _keep(values: dict[str, str], raw: dict[str, str], where: dict[str, str]) -> bool:
@@ -145,6 +176,8 @@ def extract(
                     f"{table_name} row {i + 1}") for i, row in enumerate(table["rows"])]
         links = _cell_links(table, url)
         indexes: dict[str, int] = {}
+        cell_regex = {col: found for col, source in sources.items() if (found := _cell_regex(source, headers))}
+        sources = {col: cell_regex[col][0] if col in cell_regex else source for col, source in sources.items()}
         for col, source in sources.items():
             if source.startswith(SHARED_PREFIXES) or not (headers or table["rows"]):
                 continue
@@ -155,6 +188,7 @@ def extract(
             indexes[col] = idx
         header_for = {col: (LINK if sources[col].startswith(LINK) else "") + norm_value(headers[idx])
                       for col, idx in indexes.items()}
+        patterns = {col: pattern for col, (_, pattern) in cell_regex.items()}
         read_columns = list(headers)
     else:
         if not args.pattern:
@@ -179,6 +213,7 @@ def extract(
         records = [(raw, loc) for raw, loc, _ in found]
         pdf_page = [number for *_, number in found]
         header_for = {col: src for col, src in sources.items() if not src.startswith(SHARED_PREFIXES)}
+        patterns = {}
         read_columns = list(pattern.groupindex)
 
     shared = {col: _shared_value(src, page_text, url, page_facts) for col, src in sources.items()}
@@ -186,6 +221,7 @@ def extract(
     locator_suffix = f" (page {page} of {pages})" if page and pages else ""
 
     rows: list[EvidenceRow] = []
+    deadline = time.monotonic() + model_regex.REGEX_SECONDS  # per-row `re:<header>:` regexes, all rows together
     for i, (raw, locator) in enumerate(records):
         values: dict[str, str] = {}
         for col in columns:
@@ -196,6 +232,8 @@ def extract(
                 values[col] = links[i].get(key[len(LINK):], "") if i < len(links) else ""
             else:
                 values[col] = " ".join(str(raw.get(key, raw.get(gate_key(key), "")) or "").split())
+            if col in patterns:
+                values[col] = _cell_match(patterns[col], values[col], deadline)
         if not _keep(values, raw, args.where):
             continue
         on_pdf = pdf_page[i] if i < len(pdf_page) else None

@@ -90,8 +90,9 @@ class ExtractRows(BaseModel):
     kind: Literal["extract_rows"] = "extract_rows"
     source: Literal["table", "pdf", "page_text"] = "table"
     table: int | None = Field(None, description="default: the last read")
-    columns: dict[str, str] = Field(description="column -> header, link:<header>, re:<regex>, url:<param>, "
-                                                "path:<n>, fact:<label>")
+    columns: dict[str, str] = Field(description="column -> header, link:<header>, re:<header>:<regex> (each "
+                                                "row's cell), re:<regex> (page text: one value for all rows), "
+                                                "url:<param>, path:<n>, fact:<label>")
     pattern: str | None = Field(None, description="pdf/page_text: regex, named groups")
     where: dict[str, str] = Field(default_factory=dict, description="column -> value")
     into: str = "answer"
