@@ -4,6 +4,8 @@ never words; a gate unbound at a read is said once with its candidates; a kept d
 
 from __future__ import annotations
 
+import pytest
+
 from graph.checks.gates import check_read
 from graph.plan.binding import bind, bound_plan, gate_id, rule_binding, unbound_notes
 from graph.plan.judge import judge, named_controls
@@ -104,3 +106,17 @@ def test_a_kept_default_is_told_by_the_binding():
     assert "default" not in chosen
     check = check_read(bound_plan(Plan(gates=[gate]), {gate_id(gate): chosen}), "answer", state, 5, [])
     assert [f["message"].split(" but ")[0] for f in check.mismatches] == ["Measure holds 'Rate per 100k'"]
+
+
+def test_the_gate_field_takes_the_gate_as_the_turn_shows_it():
+    """A played model copied the turn's line (`search Title = census`) into `gate` and was told no such gate exists;
+    the name, the line's head and the line all name it now, and another gate's name still does not."""
+    from graph.tools.tool_schemas import ToolCallError, split_gate
+
+    names = ["Title", "Date range: Filter dates by"]
+    for written in ("Title", "search Title = census", "search Title", " title "):
+        assert split_gate("select", {"ref": "e1", "gate": written}, names) == ({"ref": "e1"}, "Title")
+    assert split_gate("fill", {"ref": "e1", "gate": "window Date range: Filter dates by = 2020..2021"}, names)[1] \
+        == "Date range: Filter dates by"
+    with pytest.raises(ToolCallError, match="is no gate of the plan"):
+        split_gate("select", {"ref": "e1", "gate": "filter Category = cs.DL"}, names)

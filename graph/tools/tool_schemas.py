@@ -9,14 +9,14 @@ from __future__ import annotations
 import copy
 import json
 from functools import lru_cache
-from typing import Any
+from typing import Any, get_args
 
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, ValidationError
 
 from browser.types import SETTER_KINDS
 from graph.plan.values import gate_key
-from graph.state import Plan
+from graph.state import GateKind, Plan
 from graph.tools.tool_specs import TOOL_SPECS, tool_model
 
 # A browser tool's one line for the model is in graph/tools/tool_specs.py (browser/types.py documents them for Python
@@ -183,6 +183,15 @@ def with_gate_field(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return tools
 
 
+def _gate_spellings(text: str) -> set[str]:
+    """The gate names a `gate` field may mean: as written, and as the turn shows a gate (`search Title = census`:
+    its kind, its name, its target), so a model that copies the turn's line names the gate it sees."""
+    head = text.split("=", 1)[0].strip()
+    words = head.split(maxsplit=1)
+    spellings = {text, head, *([words[1]] if len(words) == 2 and words[0].casefold() in get_args(GateKind) else [])}
+    return {gate_key(s) for s in spellings if s.strip()}
+
+
 def split_gate(name: str, args: dict[str, Any] | None, gate_names: list[str] | None) -> tuple[dict[str, Any], str | None]:
     """A setter's arguments without its `gate` field, and the field, checked against the plan's gate names
     (`gate_names`; None: no plan, the field is dropped). An unknown name is an error the model corrects."""
@@ -190,7 +199,7 @@ def split_gate(name: str, args: dict[str, Any] | None, gate_names: list[str] | N
     gate = payload.pop(GATE_FIELD, None) if name in SETTER_KINDS else None
     if not gate or gate_names is None:
         return payload, None
-    match = [n for n in gate_names if gate_key(n) == gate_key(str(gate))]
+    match = [n for n in gate_names if gate_key(n) in _gate_spellings(str(gate))]
     if not match:
         raise ToolCallError(f"gate {gate!r} is no gate of the plan; its gates: {', '.join(dict.fromkeys(gate_names))}")
     return payload, match[0]
