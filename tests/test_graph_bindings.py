@@ -120,3 +120,19 @@ def test_the_gate_field_takes_the_gate_as_the_turn_shows_it():
         == "Date range: Filter dates by"
     with pytest.raises(ToolCallError, match="is no gate of the plan"):
         split_gate("select", {"ref": "e1", "gate": "filter Category = cs.DL"}, names)
+
+
+def test_a_search_gate_binds_to_the_one_box_the_agent_typed_its_words_into():
+    """The site calls the box 'Search terms', the plan `search Title = census`: once the agent typed 'census' into
+    it, that box is the gate's (no words guessed); untyped, or typed into two boxes, it stays unbound."""
+    gate = Gate(kind="search", name="Title", target=Value(value="census"))
+    field = _v("Search field", "All fields", options=["All fields", "Title", "Abstract"])
+    untyped = {"terms": _v("Search terms", "", kind="text"), "field": field}
+    assert rule_binding(gate, _state(untyped), 2) is None
+    typed = {**untyped, "terms": _v("Search terms", "Census", kind="text", set_at=2)}
+    made = rule_binding(gate, _state(typed), 3)
+    assert made is not None and made["keys"] == ["terms"] and made["by"] == "rule"
+    twice = {**typed, "other": _v("Other box", "census", kind="text", set_at=3)}
+    assert rule_binding(gate, _state(twice), 4) is None
+    page_default = {**untyped, "terms": _v("Search terms", "census", kind="text")}  # not typed by the agent
+    assert rule_binding(gate, _state(page_default), 2) is None

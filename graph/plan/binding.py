@@ -5,7 +5,8 @@ in the graph state (`AgentState.bindings`, gate id -> `graph.state.Binding`), ne
 check:
 
 - by an exact rule, when a page first shows a candidate (`rule_binding`): a control whose normalised key or label
-  is the gate's name and, for a control with options, an option the typed target names; a window: the From/To
+  is the gate's name and, for a control with options, an option the typed target names; a search or filter gate
+  typed as a value: else the one free-text control the agent set to exactly that value; a window: the From/To
   pair (or one control) named so;
 - by the model (`model_binding`): the `gate` field of the setter it calls says which plan gate the action sets,
   and the control that action set becomes the gate's binding. A model-made binding replaces a rule-made one and
@@ -20,12 +21,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from graph.plan.targets import Window, show
+from graph.plan.targets import Value, Window, show
 from graph.plan.values import (
     WINDOW_END_WORDS,
     WINDOW_KINDS,
     WINDOW_START_WORDS,
     gate_key,
+    norm_value,
     set_by_agent,
     state_values,
 )
@@ -100,13 +102,25 @@ def rule_binding(gate: Gate, state: dict[str, Any], step: int) -> Binding | None
         named = all(k is not None and words & (set(k.split("_")) | set(gate_key(values[k].get("label") or "")
                                                                          .split("_"))) for k in (start, end))
         return _binding(gate, values, [start, end], "rule", step) if named else None
-    key = _exact(values, gate.name)
+    key = _exact(values, gate.name) or _typed_text(gate, values)
     if key is None:
         return None
     held = values[key]
     if (held.get("options") or held.get("kind") in BOX_KINDS) and ground_target(gate.target, held) is None:
         return None  # the control is named so, but no option of it is the target: not bound by rule
     return _binding(gate, values, [key], "rule", step)
+
+
+def _typed_text(gate: Gate, values: dict[str, Any]) -> str | None:
+    """The one free-text control (no options, not a box) the agent set to exactly a search or filter gate's
+    value: its value is the gate's own words, whatever the site calls the box (a plan's `Title = census` typed
+    into 'Search terms'). None when no such control, or more than one, holds it."""
+    if gate.kind not in ("search", "filter") or not isinstance(gate.target, Value):
+        return None
+    wanted = norm_value(gate.target.value)
+    typed = [k for k, v in values.items() if not v.get("options") and v.get("kind") not in BOX_KINDS | CHOICE_KINDS
+             and set_by_agent(v) and norm_value(v.get("value")) == wanted]
+    return typed[0] if len(typed) == 1 else None
 
 
 def _set_keys(action: dict[str, Any] | None, set_controls: list[str], values: dict[str, Any]) -> list[str]:
