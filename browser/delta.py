@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 from browser.render import Rendering, render
 from browser.tokens import count_tokens
@@ -112,6 +113,11 @@ def state_delta(before: Observation | None, after: Observation) -> StateDelta:
     )
 
 
+def _path(url: str) -> tuple[str, str]:
+    parts = urlsplit(url)
+    return parts.netloc, parts.path.rstrip("/")
+
+
 DESCRIBED_CONTROLS = 6  # the changed controls `describe_delta` names (the first ones)
 
 
@@ -120,7 +126,11 @@ def describe_delta(delta: StateDelta, *, url_said: bool = False, read_hint: bool
     first DESCRIBED_CONTROLS changed controls, the result count's change; `url_said`: the action's message
     already names the new URL (not said again)."""
     parts = []
-    if delta.params_added or delta.params_removed or delta.params_changed:
+    moved = delta.url_before is not None and _path(delta.url_before) != _path(delta.url_after)
+    if moved:  # another page: its URL says its state; the old page's parameters "removed" would read as drift
+        if not url_said:
+            parts.append(f"now at {delta.url_after}")
+    elif delta.params_added or delta.params_removed or delta.params_changed:
         parts.append("URL " + params_diff(
             {**delta.params_removed, **{k: old for k, (old, _new) in delta.params_changed.items()}},
             {**delta.params_added, **{k: new for k, (_old, new) in delta.params_changed.items()}}))
@@ -129,7 +139,7 @@ def describe_delta(delta: StateDelta, *, url_said: bool = False, read_hint: bool
     if delta.controls_changed:
         parts.append("controls " + "; ".join(f"{k}: {b!r} -> {a!r}" for k, (b, a) in
                                                list(delta.controls_changed.items())[:DESCRIBED_CONTROLS]))
-    if delta.count_before != delta.count_after:
+    if delta.count_before != delta.count_after and not (moved and delta.count_after is None):
         parts.append(f"results {delta.count_before} -> {delta.count_after}")
     for index, rows_before, rows_after in delta.tables_grown:
         hint = f" (read_table {index} all_pages=true reads the list to its end)" if read_hint else ""

@@ -330,6 +330,10 @@ def test_state_delta_by_hand():
     assert describe_delta(delta) == ("URL a: 1 -> 3; -b; +c=4, controls Region: 'Any' -> 'Asia'; "
                                      "Final: 'unchecked' -> 'checked', results 40 -> 7")
     assert state_delta(after, after).empty
+    # a result's own page: said as where the agent is now, not as the search's parameters lost and its count gone
+    record = Observation(url="http://x/item/7", query_state={}, result_count=None, controls=[])
+    assert describe_delta(state_delta(after, record)) == "now at http://x/item/7"
+    assert describe_delta(state_delta(after, record), url_said=True) == ""
 
 
 async def test_new_tab_link_is_followed_in_the_same_tab(task_browser, fixture_site):
