@@ -204,10 +204,6 @@ async def test_derived_answers_survive_ablations(ablate, offline_server, chromiu
     assert all((r["provenance"]["state"] is None) == ("provenance" in ablate) for r in rows)
 
 
-@pytest.mark.xfail(strict=True, reason="a listed result's page the browser showed counts as opened (issue 37 stage 4, "
-                   "facts37: a played run was refused for pages holding nothing of the kind read), so a phase that "
-                   "skips reading a page shown earlier is not asked for it; the per-phase provenance that tells "
-                   "them apart is not built yet (closing note)")
 async def test_a_skipped_detail_page_of_a_phase_is_read_on_the_verifiers_request(offline_server, chromium_worker,
                                                                                  tmp_path):
     task = derived_task(offline_server.origin)
