@@ -138,6 +138,11 @@ async def test_graph_run_answers_with_derive_and_records_lineage(offline_server,
     records = saved["tables"]["records"]["rows"]
     assert len(records) == len(_stations())
     assert all(r["provenance"]["url"].startswith(f"{offline_server.origin}/water/stations/") for r in records)
+    # each station's page recorded as opened from its row of the list (its availability sub-page is not)
+    row_links = {item["url"]: item["row_links"] for item in saved["listings"]}
+    assert {o["link"] for o in saved["opened"]} == {f"{offline_server.origin}/water/stations/{s.id}"
+                                                   for s in _stations()}
+    assert all(row_links[o["listing"]][o["row"]] == o["link"] and o["url"] == o["link"] for o in saved["opened"])
     lin = saved["lineage"]
     assert lin["sql"] == answer["sql"] and {i["table"] for i in lin["inputs"]} == {"flow", "records", "stations"}
     listed = next(i for i in lin["inputs"] if i["table"] == "stations")
