@@ -193,7 +193,8 @@ def _finish(outcome: TaskOutcome, out_dir: Path, state: dict[str, Any] | None, s
         "bindings": state.get("bindings") or {},
         "rows": read_rows(extracted_answer(state.get("tables"))),
         "reads": ((state.get("tables") or {}).get(ANSWER) or {}).get("reads") or [],
-        "listings": state.get("listings") or [], "urls_opened": state.get("visited") or [], "errors": errors,
+        "listings": state.get("listings") or [], "urls_opened": state.get("visited") or [],
+        "opened": state.get("opened") or [], "errors": errors,
         "tables": state.get("tables") or {}, "lineage": lineage(state.get("tables") or {}),
     }
     redacted = Redactor.from_environment().json(json.loads(json.dumps(evidence, default=str)))

@@ -200,6 +200,17 @@ class Listing(TypedDict):
     kind: NotRequired[Literal["results", "links"]]  # a result list (default), or a page's table of item links
 
 
+class OpenedPage(TypedDict):
+    """A page opened from a listing's row (graph/checks/listings.py, `opened_from`): recorded when the browser shows
+    it, so the detail check asks whether a listed result is in the set opened, never how much a URL looks like it."""
+
+    step: int
+    url: str  # the page as the browser showed it
+    listing: str  # the listing's URL (`Listing.url`)
+    row: int  # the row's index in that listing
+    link: str  # the row's link (`Listing.row_links[row]`)
+
+
 class DriftFlag(TypedDict):
     rule: Literal["gate_lost", "navigation_reset", "cascade_reset", "gate_mismatch", "window_narrower",
                   "window_wider"]
@@ -288,6 +299,7 @@ class AgentState(TypedDict, total=False):
     navigated_at: int | None  # step at which a workspace read opened a page (the state tracker runs next)
     listings: Annotated[list[Listing], operator.add]
     visited: Annotated[list[str], operator.add]  # every URL the browser showed, in order
+    opened: Annotated[list[OpenedPage], operator.add]  # pages opened from a listing's row (the detail check)
     drift_flags: list[DriftFlag]  # currently active
     drift_log: Annotated[list[DriftFlag], operator.add]
     reports: Annotated[list[VerifierReport], operator.add]

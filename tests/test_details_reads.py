@@ -87,10 +87,10 @@ def test_switching_the_check_off_is_refused_while_results_read_elsewhere_are_mis
     reading each result's page) is taken once every result was read, into whatever table, and refused before."""
     off = Plan(phases=[Phase(read="the list of actions", into="actions"), PLAN.phases[1]])
     short, listings = _workspace(["acme-015", "crest-047"])
-    refused = switch_off_refusal(PLAN, off, tables=short, listings=listings, visited=[])
+    refused = switch_off_refusal(PLAN, off, tables=short, listings=listings, opened=[])
     assert refused and "http://s/enforcement/bolt-018" in refused
     done, _ = _workspace(list(ACTIONS))
-    assert switch_off_refusal(PLAN, off, tables=done, listings=listings, visited=[]) is None
+    assert switch_off_refusal(PLAN, off, tables=done, listings=listings, opened=[]) is None
 
 
 def _page(url: str, *, tables: bool = False, pdf_link: bool = False) -> dict:

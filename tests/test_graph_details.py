@@ -12,6 +12,7 @@ from graph.plan.targets import Value, Window
 from graph.prompting.render import pending_gates, rows_collected, split_state_values
 from graph.state import EvidenceRow, Gate, Listing, Phase, Plan, Provenance, ReadRecord
 from graph.tools.agent_tools import Derive
+from tests.fixtures.opened import shown
 
 LIST = "http://s/catalogue"
 SPECIES = {"A-1": ("Alpha major", "Beta major"), "A-2": ("Gamma minor", "Gamma minor"),
@@ -103,16 +104,16 @@ def test_a_filter_that_could_consult_another_table_drops_nothing():
 def test_switching_the_check_off_is_refused_only_while_it_would_hide_results():
     tables, listings = _workspace(["A-1", "A-5"])
     off = Plan(phases=[PLAN.phases[0], Phase(read="each kept species", into="pages")])
-    refused = switch_off_refusal(PLAN, off, tables=tables, listings=listings, visited=[])
+    refused = switch_off_refusal(PLAN, off, tables=tables, listings=listings, opened=[])
     assert refused and refused.startswith("revise_plan refused") and "http://s/sp/A-3" in refused
     done, _ = _workspace(["A-1", "A-3", "A-5"])
-    assert switch_off_refusal(PLAN, off, tables=done, listings=listings, visited=[]) is None
+    assert switch_off_refusal(PLAN, off, tables=done, listings=listings, opened=[]) is None
     unread = {k: v for k, v in tables.items() if k != "pages"}  # nothing read from any result: a plan correction
-    assert switch_off_refusal(PLAN, off, tables=unread, listings=listings, visited=[]) is None
+    assert switch_off_refusal(PLAN, off, tables=unread, listings=listings, opened=[]) is None
     flat = Plan(detail_pages=True)
-    assert switch_off_refusal(flat, Plan(), tables={}, listings=listings, visited=[LIST]) is None  # none opened
+    assert switch_off_refusal(flat, Plan(), tables={}, listings=listings, opened=shown([LIST], listings)) is None  # none opened
     assert switch_off_refusal(flat, Plan(), tables={}, listings=listings,
-                              visited=[LIST, "http://s/sp/A-1", "http://s/sp/A-5"])
+                              opened=shown([LIST, "http://s/sp/A-1", "http://s/sp/A-5"], listings))
 
 
 def test_phase_progress_counts_the_lists_results_read():
@@ -207,14 +208,14 @@ def test_a_list_phase_never_read_is_a_note_a_detail_phase_never_read_is_refused(
 
 
 def test_a_listed_result_opened_with_nothing_read_is_opened_and_a_declared_skip_is_noted():
-    """Opened is membership of the pages the browser showed (a played run was refused for three results opened
-    that held nothing of the kind read); a result the model skips on purpose is declared with a reason, set aside
-    and noted; one neither opened nor declared is still refused."""
+    """Opened is membership of the pages opened from the list's rows (a played run was refused for three results
+    opened that held nothing of the kind read); a result the model skips on purpose is declared with a reason, set
+    aside and noted; one neither opened nor declared is still refused."""
     tables, listings = _workspace(["A-1", "A-5"])  # A-3 is kept by the derivation, never read
     assert not verify(plan=PLAN, tables=tables, columns=("species", "status"), step=10, listings=listings)["ok"]
-    shown = verify(plan=PLAN, tables=tables, columns=("species", "status"), step=10, listings=listings,
-                   visited=[LIST, "http://s/sp/A-3?tab=types"])
-    assert shown["ok"], shown["repair_goal"]
+    opened = verify(plan=PLAN, tables=tables, columns=("species", "status"), step=10, listings=listings,
+                    opened=shown([LIST, "http://s/sp/A-3?tab=types"], listings))
+    assert opened["ok"], opened["repair_goal"]
     declared = verify(plan=PLAN, tables=tables, columns=("species", "status"), step=10, listings=listings,
                       skipped={"http://s/sp/A-3": "withdrawn name, no page of its own"})
     assert declared["ok"], declared["repair_goal"]
@@ -265,3 +266,16 @@ def test_finish_advertises_skip_and_dispute_only_while_a_refusal_stands():
         return set(finish["function"]["parameters"]["properties"])
 
     assert {"skip", "dispute"} <= fields(True) and not {"skip", "dispute"} & fields(False)
+
+
+def test_a_page_shown_but_not_opened_from_its_row_or_read_by_another_phase_is_asked_for():
+    """Per phase, not by URL likeness: a sub-page of a result (its availability page) does not open the result,
+    and a result page another phase read rows on is that phase's: the phase that skipped it is asked for it."""
+    tables, listings = _workspace(["A-1", "A-5"])
+    sub = verify(plan=PLAN, tables=tables, columns=("species", "status"), step=10, listings=listings,
+                 opened=shown([LIST, "http://s/sp/A-3/history"], listings))
+    assert [f["links"] for f in sub["failures"]] == [["http://s/sp/A-3"]]
+    other = append_rows(None, "notes", ["note"], [_row({"note": "x"}, "http://s/sp/A-3?tab=types", 8)], None, 8)
+    elsewhere = verify(plan=PLAN, tables={**tables, "notes": other}, columns=("species", "status"), step=10,
+                       listings=listings, opened=shown([LIST, "http://s/sp/A-3?tab=types"], listings))
+    assert [(f["table"], f["links"]) for f in elsewhere["failures"]] == [("pages", ["http://s/sp/A-3"])]

@@ -6,6 +6,7 @@ from graph.checks import finish_checks
 from graph.evidence.evidence_tables import TableRecord, new_table
 from graph.plan.targets import Value
 from graph.state import EvidenceRow, Gate, Listing, Plan, Provenance, ReadRecord
+from tests.fixtures.opened import shown
 
 COLUMNS = ("id", "agency")
 PLAN = Plan(gates=[Gate(kind="filter", name="Agency", target=Value(value="EPA"))], row_criteria={"agency": "EPA"})
@@ -148,14 +149,14 @@ def test_detail_pages_the_plan_needs_must_all_be_opened():
     page2 = Listing(step=6, url="http://x/r?q=a&page=2", result_set="/r?q=a", row_links=["http://x/d/3"])
     visited = ["http://x/r?q=a", "http://x/d/1/", "http://x/d/3"]
     report = verify(plan=plan, columns=COLUMNS, rows=[row("1")], reads=[read([1, 2])], step=9,
-                    listings=[page1, page2], visited=visited)
+                    listings=[page1, page2], opened=shown(visited, [page1, page2]))
     assert checks(report) == ["details"]
     assert "1 of 3 listed result(s) were not opened: http://x/d/2;" in report["repair_goal"]
     done = verify(plan=plan, columns=COLUMNS, rows=[row("1")], reads=[read([1, 2])], step=9,
-                  listings=[page1, page2], visited=[*visited, "http://x/d/2"])
+                  listings=[page1, page2], opened=shown([*visited, "http://x/d/2"], [page1, page2]))
     assert done["ok"]
     not_needed = verify(plan=Plan(), columns=COLUMNS, rows=[row("1")], reads=[read([1, 2])], step=9,
-                        listings=[page1], visited=[])
+                        listings=[page1], opened=[])
     assert not_needed["ok"]
 
 

@@ -59,3 +59,14 @@ def test_a_detail_fault_on_a_results_pdf_is_caught_by_the_refusal_naming_that_re
     assert _names_result("http://s/regulatory/enforcement/frontier-046", listed)
     assert not _names_result("http://s/regulatory/enforcement/frontier-0467/consent-order.pdf", listed)
     assert not _names_result("http://s/regulatory/enforcement/sterling-015/consent-order.pdf", listed)
+
+
+def test_a_detail_fault_leaves_out_a_page_no_other_read_into_its_table_opens() -> None:
+    """Left out of one read, a page another read takes into the same table again is no fault (the shared-phases
+    water path reads its 32 pages twice: its fault was never made, and counted as missed); a page read into
+    another table is (the vulns path's `affected` read loses a record its `history` read still opens)."""
+    assert not [f for f in plan_faults(PATHS["offline_water_005-g-shared-phases"]) if f.kind == "detail_unopened"]
+    fault = next(f for f in plan_faults(PATHS["offline_vulns_005-played-ablated"]) if f.kind == "detail_unopened")
+    step = PATHS["offline_vulns_005-played-ablated"].steps[fault.step]
+    assert fault.names in step.args["url"] and fault.names not in faulted_path(
+        PATHS["offline_vulns_005-played-ablated"], fault).steps[fault.step].args["url"]

@@ -22,6 +22,7 @@ from graph.prompting.context import fit_window
 from graph.state import Listing, Plan
 from graph.tools.agent_tools import MAX_URLS
 from graph.tools.tool_schemas import tool_schemas
+from tests.fixtures.opened import shown
 
 ARGS = {"target": {"text": "Apply"}}
 
@@ -97,7 +98,7 @@ def test_a_failure_carries_its_facts_as_fields_and_the_goal_is_rendered_from_the
     links = [f"http://s/item/{i}" for i in range(15)]
     plan = Plan(detail_pages=True)
     listing = Listing(step=1, url="http://s/r", result_set="/r", row_links=links)
-    found = check_details(plan, [listing], visited=links[:1])
+    found = check_details(plan, [listing], shown(links[:1], [listing]))
     assert found[0]["links"] == links[1:]  # every link, though the message names one read_facts call's worth
     assert f"{links[MAX_URLS]} and 2 more, named once these are read" in found[0]["message"]
     assert f"{links[MAX_URLS + 1]}," not in found[0]["message"]

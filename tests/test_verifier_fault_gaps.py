@@ -28,6 +28,7 @@ from graph.settings import Budgets
 from graph.state import EvidenceRow, Gate, Listing, Phase, Plan, Provenance, ReadRecord
 from graph.tools.agent_tools import Derive
 from tasks.loaders import load_tasks
+from tests.fixtures.opened import shown
 
 SEED = 20260521  # the seed of the suite's fault run (configs/ablation.yaml)
 
@@ -84,14 +85,14 @@ def test_a_table_of_item_links_is_the_detail_list_once_the_agent_goes_through_it
     related = _links(4, "http://s/sp/1", ["http://s/other/9", "http://s/other/8"])  # a table on an item's page
     visited = ["http://s/genus/g", "http://s/sp/1", "http://s/sp/3"]
     report = verify(plan=plan, columns=("id",), tables=_answer(), step=9,
-                    listings=[genus, related], visited=visited)
+                    listings=[genus, related], opened=shown(visited, [genus, related]))
     assert [f["check"] for f in report["failures"]] == ["details"]
     assert "1 of 3 listed result(s) were not opened: http://s/sp/2;" in report["repair_goal"]
     assert verify(plan=plan, columns=("id",), tables=_answer(), step=9, listings=[genus, related],
-                  visited=[*visited, "http://s/sp/2"])["ok"]
+                  opened=shown([*visited, "http://s/sp/2"], [genus, related]))["ok"]
     # one item opened from such a table is a navigation, not a list gone through
     assert verify(plan=plan, columns=("id",), tables=_answer(), step=9, listings=[genus],
-                  visited=["http://s/genus/g", "http://s/sp/1"])["ok"]
+                  opened=shown(["http://s/genus/g", "http://s/sp/1"], [genus]))["ok"]
 
 
 def test_a_result_list_stays_the_detail_list_unless_a_table_of_links_had_more_items_opened():

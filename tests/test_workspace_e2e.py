@@ -138,6 +138,11 @@ async def test_graph_run_answers_with_derive_and_records_lineage(offline_server,
     records = saved["tables"]["records"]["rows"]
     assert len(records) == len(_stations())
     assert all(r["provenance"]["url"].startswith(f"{offline_server.origin}/water/stations/") for r in records)
+    # each station's page recorded as opened from its row of the list (its availability sub-page is not)
+    row_links = {item["url"]: item["row_links"] for item in saved["listings"]}
+    assert {o["link"] for o in saved["opened"]} == {f"{offline_server.origin}/water/stations/{s.id}"
+                                                   for s in _stations()}
+    assert all(row_links[o["listing"]][o["row"]] == o["link"] and o["url"] == o["link"] for o in saved["opened"])
     lin = saved["lineage"]
     assert lin["sql"] == answer["sql"] and {i["table"] for i in lin["inputs"]} == {"flow", "records", "stations"}
     listed = next(i for i in lin["inputs"] if i["table"] == "stations")
@@ -204,10 +209,6 @@ async def test_derived_answers_survive_ablations(ablate, offline_server, chromiu
     assert all((r["provenance"]["state"] is None) == ("provenance" in ablate) for r in rows)
 
 
-@pytest.mark.xfail(strict=True, reason="a listed result's page the browser showed counts as opened (issue 37 stage 4, "
-                   "facts37: a played run was refused for pages holding nothing of the kind read), so a phase that "
-                   "skips reading a page shown earlier is not asked for it; the per-phase provenance that tells "
-                   "them apart is not built yet (closing note)")
 async def test_a_skipped_detail_page_of_a_phase_is_read_on_the_verifiers_request(offline_server, chromium_worker,
                                                                                  tmp_path):
     task = derived_task(offline_server.origin)

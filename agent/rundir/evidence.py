@@ -36,6 +36,8 @@ class RunEvidence(BaseModel):
     reads: list[dict[str, Any]] = Field(default_factory=list, description="The answer table's reads.")
     listings: list[dict[str, Any]] = Field(default_factory=list, description="Result lists seen (the detail check).")
     urls_opened: list[str] = Field(default_factory=list)
+    opened: list[dict[str, Any]] = Field(default_factory=list, description="Pages opened from a listing's row, "
+                                         "each with its listing and row (graph.state.OpenedPage; the detail check).")
     errors: list[dict[str, Any]] = Field(default_factory=list, description="Errors by kind, in order.")
     tables: dict[str, Any] = Field(default_factory=dict, description="Every evidence table, rows and reads.")
     lineage: dict[str, Any] | None = Field(None, description="A derived answer's lineage (graph/lineage).")

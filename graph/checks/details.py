@@ -1,7 +1,10 @@
 """The detail check: a plan that needs each listed result's own page had the results the answer uses opened.
 
-What counts as opened (docs/graph_checks.md, "What counts as opened"): a listed result is opened when rows or facts were
-read, into any table (rows discarded since do not count), on a page under its link: the same path with any query
+What counts as opened (docs/graph_checks.md, "What counts as opened"): a listed result is opened when its own page was
+opened from its row (`OpenedPage`, recorded when the browser showed it: set membership, graph/checks/listings.py) and,
+for a phase of a derived answer, no other phase read that page (it held nothing of the kind read, or was the phase's
+own), or when rows or facts were read, into the phase's table (any table while it read none of the list), on a page
+under its link (rows discarded since do not count): the same path with any query
 (`/item/7?year=2022`: the site's state travels in the query), a sub-page of it (`/item/7/history`), or a page
 whose path or query names the link's key (its last path segment, or a query value, when that looks like an
 identifier). Which results must be opened: every listed result, except, for a
@@ -12,7 +15,7 @@ filter over the list table alone removes needs no visit.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
@@ -20,7 +23,7 @@ from graph.checks.failures import Failure, failure
 from graph.checks.list_filters import kept_rows
 from graph.checks.result_pages import pages_read
 from graph.evidence.evidence_tables import ANSWER, computed_from, evidence_inputs
-from graph.state import Listing, Phase, Plan
+from graph.state import Listing, OpenedPage, Phase, Plan
 from graph.tools.agent_tools import MAX_URLS
 
 # The repair, in tools offered where it happens (graph/tools/offers.py): read_facts whenever a plan reads results' pages
@@ -80,13 +83,27 @@ class Opened:
         return any((parts.netloc, key) in self.tokens for key in _link_keys(link))
 
 
-def check_details(plan: Plan | None, listings: list[Listing], visited: list[str],
-                  skipped: dict[str, str] | None = None, notes: list[str] | None = None) -> list[Failure]:
-    """A plan that needs each result's own page: every row link of the list it works through was opened (or
-    declared skipped on purpose, `finish(skip=...)`: noted with the model's reason)."""
+class Seen:
+    """The listed links counted as opened: those whose page was opened from their row (`OpenedPage.link`), and
+    those `reads` opened (rows read on a page under the link)."""
+
+    def __init__(self, links: Iterable[str], reads: Container[str] | None = None) -> None:
+        self.links = set(links)
+        self.reads = reads
+
+    def __contains__(self, link: object) -> bool:
+        return link in self.links or (self.reads is not None and link in self.reads)
+
+
+def check_details(plan: Plan | None, listings: list[Listing], opened: list[OpenedPage],
+                  skipped: dict[str, str] | None = None, notes: list[str] | None = None,
+                  tables: dict[str, Any] | None = None) -> list[Failure]:
+    """A plan that needs each result's own page: every row link of the list it works through was opened from its
+    row or read (into any evidence table), or declared skipped on purpose (`finish(skip=...)`: noted with the
+    model's reason)."""
     if plan is None or not plan.detail_pages or not listings:
         return []
-    seen = Opened(visited)
+    seen = Seen((o["link"] for o in opened), read_pages(tables or {}))
     links = detail_list(listings, seen)
     return _unopened(links, _declared([link for link in links if link not in seen], skipped, notes))
 
@@ -118,7 +135,7 @@ def _unopened(links: list[str], missing: list[str], table: str | None = None) ->
         table=table, links=missing)]
 
 
-def detail_list(listings: list[Listing], opened: Opened, *, latest_opened: bool = False) -> list[str]:
+def detail_list(listings: list[Listing], opened: Container[str], *, latest_opened: bool = False) -> list[str]:
     """The row links (every page) of the list whose items must each be opened: the latest result list (with
     `latest_opened`, the latest one some of whose items were opened), unless a page's table of item links had
     more of its items opened, two at least: then that is the list the agent went through, read as links and
@@ -168,26 +185,40 @@ def phase_reads(rows: list[dict[str, Any]], listings: list[Listing], tables: dic
 
 
 def check_input_details(plan: Plan | None, tables: dict[str, Any], inputs: list[str],
-                        listings: list[Listing], visited: list[str] | None = None,
+                        listings: list[Listing], opened: list[OpenedPage] | None = None,
                         skipped: dict[str, str] | None = None, notes: list[str] | None = None) -> list[Failure]:
     """A phase that reads each listed result's own page: every row link of that list the answer uses was opened:
-    read into any evidence table, or shown by the browser (`visited`: a result opened that holds nothing of the
-    kind read is opened; a played run was refused for three such), or declared skipped with a reason. The list is
-    the one the phase's table (or the tables standing in for it) went through."""
+    read by the phase (`phase_reads`), or its page opened from its row with no other phase reading it
+    (`opened_for`: a result opened that holds nothing of the kind read is opened; a played run was refused for
+    three such), or declared skipped with a reason. The list is the one the phase's table (or the tables standing
+    in for it) went through."""
     if plan is None or not listings:
         return []
-    shown = Opened(visited or [])
     failures: list[Failure] = []
     for name in detail_tables(plan, tables, listings):
         if name not in inputs:
             continue
         links, seen = phase_reads(tables[name]["rows"], listings, tables)
+        shown = opened_for(name, opened or [], tables)
         missing = [link for link in links if link not in seen and link not in shown]
         if missing:
             dropped = dropped_links(tables, listings) | filtered_out_links(tables, listings)
             missing = [link for link in missing if link not in dropped]
         failures += _unopened(links, _declared(missing, skipped, notes), table=name)
     return failures
+
+
+def _page(url: str) -> str:
+    return url.split("#")[0].rstrip("/")
+
+
+def opened_for(name: str, opened: list[OpenedPage], tables: dict[str, Any]) -> set[str]:
+    """The listed links whose page, opened from their row, counts for table `name`'s phase: a page no other table
+    read rows on. A page another phase read is that phase's: this one skipped it (a phase is asked for a result
+    page it never read, though another phase showed it), unless it read there too (`phase_reads`)."""
+    others = {_page(r["provenance"]["url"]) for other, table in tables.items() if other != name
+              and not table["derived"] for r in table["rows"] if not r.get("empty")}
+    return {o["link"] for o in opened if _page(o["url"]) not in others}
 
 
 def detail_tables(plan: Plan, tables: dict[str, Any], listings: list[Listing]) -> list[str]:
@@ -293,20 +324,20 @@ def filtered_out_links(tables: dict[str, Any], listings: list[Listing]) -> set[s
 
 
 def switch_off_refusal(old: Plan, new: Plan, *, tables: dict[str, Any], listings: list[Listing],
-                       visited: list[str]) -> str | None:
+                       opened: list[OpenedPage]) -> str | None:
     """Why a plan revision that stops needing results' own pages is refused, or None. Switching the need off is
     a plan correction while no listed result was opened (the list holds what the answer needs); once the agent
     has opened some, it would only hide the ones it left out: refused while the check fails."""
     failures: list[Failure] = []
     if old.detail_pages and not new.detail_pages and listings:
-        seen = Opened(visited)
+        seen = Seen((o["link"] for o in opened), read_pages(tables))
         links = detail_list(listings, seen)
         if any(link in seen for link in links):
-            failures += check_details(old, listings, visited)
+            failures += check_details(old, listings, opened, tables=tables)
     for phase in old.phases:
         still = new.phase_for(phase.into)
         if phase.detail_pages and not (still and still.detail_pages) and phase.into in tables:
-            failures += check_input_details(old, tables, [phase.into], listings)
+            failures += check_input_details(old, tables, [phase.into], listings, opened)
     if not failures:
         return None
     return ("revise_plan refused: it stops requiring the listed results' own pages while results the answer "

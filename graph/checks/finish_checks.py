@@ -26,7 +26,7 @@ from graph.plan.judge import (
 )
 from graph.plan.values import values_match
 from graph.prompting.page_fence import inline_data, page_repr
-from graph.state import EvidenceRow, Listing, Plan, ReadRecord, VerifierReport
+from graph.state import EvidenceRow, Listing, OpenedPage, Plan, ReadRecord, VerifierReport
 
 
 def _steps(rows: list[EvidenceRow]) -> list[int]:
@@ -219,7 +219,7 @@ class TableCheck:
 
 
 def verify(*, plan: Plan | None, columns: tuple[str, ...], tables: dict[str, TableRecord], step: int,
-           listings: list[Listing] | None = None, visited: list[str] | None = None,
+           listings: list[Listing] | None = None, opened: list[OpenedPage] | None = None,
            shapes: dict[str, dict[str, Any]] | None = None, skipped: dict[str, str] | None = None) -> VerifierReport:
     """The one verifier, over evidence tables: a derived answer stands on its lineage and every table a phase of
     the plan read (`evidence_tables`), an extracted one on the `answer` table. Each evidence table is checked
@@ -240,9 +240,9 @@ def verify(*, plan: Plan | None, columns: tuple[str, ...], tables: dict[str, Tab
     failures += [f for e in evidence for f in e.gates(plan, notes, shapes)]
     failures += [f for e in evidence for f in e.pages(plan)]
     if derived is not None:  # a listed page counts once read into the table standing for its phase
-        failures += check_input_details(plan, tables, names, listings, visited, skipped, notes)
+        failures += check_input_details(plan, tables, names, listings, opened, skipped, notes)
         return _report(step, failures, notes)
-    failures += check_details(plan, listings, visited or [], skipped, notes)  # the answer's own: a listed page counts once opened
+    failures += check_details(plan, listings, opened or [], skipped, notes, tables)  # the answer's own: opened or read
     if evidence:
         failures += check_counts(read_rows(evidence[0].table), evidence[0].reads)
         check_criteria(plan, read_rows(evidence[0].table), notes)

@@ -222,7 +222,7 @@ def _bookkeeping(state: AgentState, tool: BaseModel, call_id: str) -> dict[str, 
     if isinstance(tool, RevisePlan):
         refused = switch_off_refusal(Plan.model_validate(state["plan"]), tool.plan, tables=state.get("tables") or {},
                                      listings=state.get("listings") or [],
-                                     visited=state.get("visited") or []) if state.get("plan") else None
+                                     opened=state.get("opened") or []) if state.get("plan") else None
         if refused:
             return {"messages": [tool_reply(refused, call_id, own=True)]}
         return {"plan": tool.plan.model_dump(), "messages": [tool_reply(f"plan revised: {tool.reason}", call_id, own=True)]}

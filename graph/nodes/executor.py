@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from typing import Any
+from urllib.parse import urljoin
 
 from langchain_core.messages import ToolMessage
 from pydantic import TypeAdapter
@@ -11,7 +12,7 @@ from pydantic import TypeAdapter
 from browser.delta import content_key
 from browser.interface import BrowserError
 from browser.types import CHANGING_KINDS, ActionResult, BrowserAction, Observation
-from graph.checks.listings import listing_of
+from graph.checks.listings import listing_of, opened_from
 from graph.model_io.robust import NO_CHANGE, tool_reply
 from graph.nodes.common import error_record, result_lines
 from graph.nodes.deps import Deps
@@ -57,6 +58,9 @@ def make_executor(deps: Deps):
         listing = listing_of(observation, result, step, state.get("listings") or [])
         if listing:
             update["listings"] = [listing]
+        requested = urljoin(observation.url, action.url) if getattr(action, "url", None) else None
+        if opened := opened_from(observation.url, step, state.get("listings") or [], requested):
+            update["opened"] = opened
         if result.table is not None:
             downloaded = action.kind == "download"  # an export holds the whole result set, not one page
             update["last_read"] = {"table": result.table.model_dump(), "table_index": getattr(action, "table", None),

@@ -12,7 +12,7 @@ from urllib.parse import urljoin, urlsplit
 
 from browser.interface import BrowserError
 from browser.types import ActionResult, BrowserAction, ReadPageFacts, ReadPdf
-from graph.checks.listings import listing_of
+from graph.checks.listings import listing_of, opened_from
 from graph.evidence.evidence_tables import WorkspaceError
 from graph.evidence.fact_match import FactError
 from graph.evidence.row_extraction import ExtractionError
@@ -96,6 +96,10 @@ class PageView:
                 self.state = {**self.state, "history": [*(self.state.get("history") or []), *found["history"]]}
         self.state = {**self.state, **changes}
         self.update.update(changes, visited=visited, **({"history": history} if history else {}))
+        if opened := opened_from(observation["url"], step, self.state.get("listings") or [],
+                                 urljoin(observation["url"], url)):
+            self.state["opened"] = [*(self.state.get("opened") or []), *opened]
+            self.update["opened"] = [*self.update.get("opened", []), *opened]
         listing = listing_of(result.observation, result, step, self.state.get("listings") or [])
         if listing:
             self.state["listings"] = [*(self.state.get("listings") or []), listing]

@@ -23,7 +23,7 @@ def check(deps: Deps, state: AgentState) -> VerifierReport:
     """The verifier's report on the evidence as it stands (a derived answer's lineage, else the `answer` table)."""
     return verify(plan=plan_of(state), columns=deps.spec.columns,
                   tables=state.get("tables") or {}, step=state.get("step", 0), listings=state.get("listings") or [],
-                  visited=state.get("visited") or [], shapes=site_shapes(state.get("history") or []),
+                  opened=state.get("opened") or [], shapes=site_shapes(state.get("history") or []),
                   skipped=declared_skips(state))
 
 

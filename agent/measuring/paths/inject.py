@@ -72,6 +72,12 @@ def _shift(value: str, narrower_from_start: bool) -> str:
     return (day + timedelta(days=31 if narrower_from_start else -31)).isoformat()
 
 
+def _urls(step: PathStep) -> list[Any]:
+    """The pages a step opens: a goto's URL, a read's URL or URLs."""
+    url = step.args.get("url")
+    return url if isinstance(url, list) else [url] if url else []
+
+
 def plan_faults(path: DecisionPath) -> list[PathFault]:
     """Each fault kind that applies to the path, at its first place (one replay each)."""
     steps = path.steps
@@ -97,7 +103,8 @@ def plan_faults(path: DecisionPath) -> list[PathFault]:
             add("page_unread", i, "pages", f"step {i}: read_table on its first page only")
             add("rows_lost", i, "count", f"step {i}: read_table keeps all but the last row (max_rows)")
         urls = step.args.get("url")
-        opened_elsewhere = {str(s.args.get("url")) for s in steps if s.tool == "goto"}
+        opened_elsewhere = {str(u) for j, s in enumerate(steps) if j != i and (s.tool == "goto" or s.args.get(
+            "into") == step.args.get("into")) for u in _urls(s)}  # a goto, or another read into the same table
         unopened = [u for u in urls or [] if str(u) not in opened_elsewhere] if isinstance(urls, list) else []
         if step.tool in ("read_facts", "extract_rows") and len(urls or []) > 1 and unopened:
             add("detail_unopened", i, str(unopened[-1]), f"step {i}: one of {len(urls)} listed pages not opened "
