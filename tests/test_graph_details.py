@@ -279,3 +279,16 @@ def test_a_page_shown_but_not_opened_from_its_row_or_read_by_another_phase_is_as
     elsewhere = verify(plan=PLAN, tables={**tables, "notes": other}, columns=("species", "status"), step=10,
                        listings=listings, opened=shown([LIST, "http://s/sp/A-3?tab=types"], listings))
     assert [(f["table"], f["links"]) for f in elsewhere["failures"]] == [("pages", ["http://s/sp/A-3"])]
+
+
+def test_a_list_only_looked_at_leaves_the_answers_results_those_opened():
+    """A played model picked two of a list's results by eye (the task excluded the others), never read the list
+    into a table, and derived the answer from the two pages: the answer's lineage reads no row of that list, so
+    its unopened results are a note, not a refusal. Read the list into a phase's table and they are asked for."""
+    tables, listings = _filtered_workspace(["A-1", "A-3", "A-5"], ["A-1", "A-5"], filtered=False)
+    del tables["catalogue"]
+    report = verify(plan=PLAN, tables=tables, columns=("species", "status"), step=10, listings=listings)
+    assert report["ok"], report["repair_goal"]
+    assert any(n.startswith("[details] table pages: 3 of 5 listed result(s) not opened") for n in report["notes"])
+    tables, listings = _filtered_workspace(["A-1", "A-3", "A-5"], ["A-1", "A-5"], filtered=False)
+    assert [m.split(": ")[1] for m in _details(tables, listings)] == ["3 of 5 listed result(s) were not opened"]

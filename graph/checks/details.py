@@ -25,6 +25,7 @@ from graph.checks.result_pages import pages_read
 from graph.evidence.evidence_tables import ANSWER, computed_from, evidence_inputs
 from graph.state import Listing, OpenedPage, Phase, Plan
 from graph.tools.agent_tools import MAX_URLS
+from graph.tracking.state_reading import result_set_key
 
 # The repair, in tools offered where it happens (graph/tools/offers.py): read_facts whenever a plan reads results' pages
 # (it opens each URL itself, on any page); read_table / read_pdf on a page with a table / a PDF, and extract_rows
@@ -186,12 +187,14 @@ def phase_reads(rows: list[dict[str, Any]], listings: list[Listing], tables: dic
 
 def check_input_details(plan: Plan | None, tables: dict[str, Any], inputs: list[str],
                         listings: list[Listing], opened: list[OpenedPage] | None = None,
-                        skipped: dict[str, str] | None = None, notes: list[str] | None = None) -> list[Failure]:
+                        skipped: dict[str, str] | None = None, notes: list[str] | None = None,
+                        lineage: list[str] | None = None) -> list[Failure]:
     """A phase that reads each listed result's own page: every row link of that list the answer uses was opened:
     read by the phase (`phase_reads`), or its page opened from its row with no other phase reading it
     (`opened_for`: a result opened that holds nothing of the kind read is opened; a played run was refused for
     three such), or declared skipped with a reason. The list is the one the phase's table (or the tables standing
-    in for it) went through."""
+    in for it) went through. With `lineage` (the answer's evidence tables and those the plan's phases read), a list
+    no table of it read is not the answer's: its unopened results are a note (`_list_read_by`)."""
     if plan is None or not listings:
         return []
     failures: list[Failure] = []
@@ -204,8 +207,27 @@ def check_input_details(plan: Plan | None, tables: dict[str, Any], inputs: list[
         if missing:
             dropped = dropped_links(tables, listings) | filtered_out_links(tables, listings)
             missing = [link for link in missing if link not in dropped]
+        if missing and lineage is not None and not _list_read_by(links, listings, tables, lineage):
+            if notes is not None:
+                notes.append(f"[details] table {name}: {len(missing)} of {len(links)} listed result(s) not opened "
+                             f"({', '.join(missing[:MAX_URLS])}); the answer reads no table of that list, so the "
+                             "results it uses are those opened (noted, not refused)")
+            continue
         failures += _unopened(links, _declared(missing, skipped, notes), table=name)
     return failures
+
+
+def _list_read_by(links: list[str], listings: list[Listing], tables: dict[str, Any], names: list[str]) -> bool:
+    """Some table of `names` (the answer's lineage, the phases' tables) holds rows read on the list these links come
+    from: only then
+    are the answer's results that list's rows (issue 37 stage 4: the results the answer uses are those of the
+    listing rows its lineage reads). A list looked at and picked from by eye leaves the answer's results those
+    it opened; a missing one is then no evidence of a result the answer needs."""
+    wanted = set(links)
+    lists = [item for item in listings if wanted & set(item["row_links"])]
+    keys = {item["result_set"] for item in lists} | {_page(item["url"]) for item in lists}
+    return any({r["provenance"].get("result_set"), result_set_key(r["provenance"]["url"]),
+                _page(r["provenance"]["url"])} & keys - {""} for name in names if name in tables for r in tables[name]["rows"])
 
 
 def _page(url: str) -> str:

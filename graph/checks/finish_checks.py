@@ -240,7 +240,7 @@ def verify(*, plan: Plan | None, columns: tuple[str, ...], tables: dict[str, Tab
     failures += [f for e in evidence for f in e.gates(plan, notes, shapes)]
     failures += [f for e in evidence for f in e.pages(plan)]
     if derived is not None:  # a listed page counts once read into the table standing for its phase
-        failures += check_input_details(plan, tables, names, listings, opened, skipped, notes)
+        failures += check_input_details(plan, tables, names, listings, opened, skipped, notes, lineage=names)
         return _report(step, failures, notes)
     failures += check_details(plan, listings, opened or [], skipped, notes, tables)  # the answer's own: opened or read
     if evidence:
