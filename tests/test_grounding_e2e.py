@@ -70,10 +70,11 @@ async def test_a_blind_plan_is_grounded_leniently_and_an_unknown_target_is_unres
     assert score_answer(outcome.answer, task.oracle_answer, task.output_spec).exact_match, outcome.answer
     read_turn = next(t for t in reversed(_turns(model)) if "PLAN ON THIS PAGE" in t)
     grounding = read_turn.split("PLAN ON THIS PAGE", 1)[1].split("\n\n", 1)[0]
-    assert "filter Category = cs.CL -> 'Subject: Category' needs 'cs.CL (Computation and Language)': held" in grounding, grounding
-    assert "Include cross-listed papers = checked -> " in grounding and "needs 'on': held" in grounding
+    # a held line says the option the plan's word stands for, and the control where its label is not the gate's name
+    assert "filter Category = cs.CL: held as 'cs.CL (Computation and Language)'\n" in grounding, grounding
+    assert "scope Include cross-listed papers = checked: held\n" in grounding, grounding  # a box's 'on' says nothing more
     assert "NOT HELD" not in grounding and "AMBIGUOUS" not in read_turn, grounding
-    assert "window date = 2021-01-01..2021-12-31 -> 'Date basis: From date / Date basis: To date'" in grounding
+    assert "window date = 2021-01-01..2021-12-31: held by 'Date basis: From date / To date'" in grounding
 
     unknown = {**SCHOLAR_BLIND, "gates": [*SCHOLAR_BLIND["gates"][:2],
                                           {"kind": "scope", "name": "Include cross-listed papers",

@@ -82,7 +82,8 @@ class Prompts:
                          last_rows=[[r["values"].get(c, "") for c in columns] for r in rows[-LAST_ROWS_SHOWN:]])
         return self.env.get_template("actor_turn.md").render(
             task=state["task"], columns=columns, plan=parts["plan"], retrieval=retrieval,
-            pending_gates=pending_gates(plan, retrieval, state.get("history") or [], ambiguous_only=bool(grounding)),
+            pending_gates=[] if grounding else [f"AMBIGUOUS {n}" for n in ambiguous_gates(plan, retrieval, in_force)],
+            unseen={g.name for g in unseen_gates(plan, retrieval, state.get("history") or [])},
             grounding=grounding, on_page=on_page,
             retrieval_url=_retrieval_url(retrieval, state.get("observation")),
             state_values=parts["state_values"], not_in_plan=parts["not_in_plan"],
@@ -184,10 +185,11 @@ def defaults_unnamed(plan: Plan | None, retrieval: Any, history: list[Any], tabl
 
 
 def _retrieval_url(retrieval: Any, observation: dict[str, Any] | None) -> str:
-    """The tracked URL, unless it is the observed page's (whose URL and query the observation spells out)."""
+    """The tracked URL, unless it is the observed page's (whose URL and query the observation spells out): then
+    none, and a RETRIEVAL STATE with nothing else to say is not shown."""
     if not retrieval:
         return ""
-    return "the page below" if observation and retrieval["url"] == observation.get("url") else retrieval["url"]
+    return "" if observation and retrieval["url"] == observation.get("url") else retrieval["url"]
 
 
 def distinct_gates(gates: list[Gate]) -> list[Gate]:
@@ -203,16 +205,25 @@ def distinct_gates(gates: list[Gate]) -> list[Gate]:
 
 
 def pending_gates(plan: Plan | None, retrieval: Any, history: list[Any] | None = None, *,
-                  ambiguous_only: bool = False) -> list[str]:
+                  in_force: list[Gate] | None = None) -> list[str]:
     """Plan gates no control of the page names, and none of any page visited before: a gate seen on the search
-    page is not "not yet seen" on a result's own page, which never has it. `ambiguous_only`: the turn's PLAN ON
-    THIS PAGE already lists every plan gate (an unseen one as UNRESOLVED), so only the ambiguity notes are news."""
+    page is not "not yet seen" on a result's own page, which never has it; and the gates naming several controls.
+    `in_force`: only these gates' ambiguity is said (the turn's: another phase's gate is not in force now, and a
+    played run was told of it on every turn). The turn shows none of it on a page where PLAN ON THIS PAGE lists
+    every gate in force (an unseen or ambiguous one as UNRESOLVED)."""
     if plan is None or not retrieval:
         return []
-    return [f"{g.name}={g.target}" for g in plan.gates
-            if not ambiguous_only and g.kind not in ("window", "search") and not named_controls(g, retrieval)
-            and not any(named_controls(g, h) for h in history or [])] + [
-        f"AMBIGUOUS {note}" for note in ambiguous_gates(plan, retrieval)]
+    return [f"{g.name}={g.target}" for g in unseen_gates(plan, retrieval, history)] + [
+        f"AMBIGUOUS {note}" for note in ambiguous_gates(plan, retrieval, in_force)]
+
+
+def unseen_gates(plan: Plan | None, retrieval: Any, history: list[Any] | None = None) -> list[Gate]:
+    """Plan gates no control of the page names, and none of any page visited before (the turn marks them in the
+    PLAN's list, "(not seen yet)", rather than saying each again on a line of its own)."""
+    if plan is None or not retrieval:
+        return []
+    return [g for g in plan.gates if g.kind not in ("window", "search") and not named_controls(g, retrieval)
+            and not any(named_controls(g, h) for h in history or [])]
 
 
 DELTA_SPAN = 3  # a page shown whole at most this many actor steps ago may be sent as a delta
