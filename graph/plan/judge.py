@@ -489,8 +489,8 @@ def grounding_lines(gates: list[Gate], state: dict[str, Any] | None,
         label = _pair_label(v.label)
         if v.status == "unresolved":
             where = f" -> {page_repr(label)}" if v.grounded else ""
-            hint = "" if "revise_plan" in v.evidence else "; revise_plan in the site's words, or gate= on its setter"
-            lines.append(f"{head}{where}: UNRESOLVED, {v.evidence}{hint}")
+            why = "the plan gives no value: not checked" if isinstance(v.gate.target, Unknown) else v.evidence
+            lines.append(f"{head}{where}: UNRESOLVED, {why}")  # its note is in the head; what to do: in the header
         elif v.status == "held":
             named = _names_control(v.gate, label)
             plain = isinstance(v.gate.target, Checked) or {norm_value(n) for n in v.needs} <= {
