@@ -489,7 +489,8 @@ def grounding_lines(gates: list[Gate], state: dict[str, Any] | None,
         label = _pair_label(v.label)
         if v.status == "unresolved":
             where = f" -> {page_repr(label)}" if v.grounded else ""
-            why = "the plan gives no value: not checked" if isinstance(v.gate.target, Unknown) else v.evidence
+            why = ("the plan gives no value: not checked" if isinstance(v.gate.target, Unknown)
+                   else "no control here is named so" if not v.grounded and not v.candidates else v.evidence)
             lines.append(f"{head}{where}: UNRESOLVED, {why}")  # its note is in the head; what to do: in the header
         elif v.status == "held":
             named = _names_control(v.gate, label)
