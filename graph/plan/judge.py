@@ -508,15 +508,15 @@ def grounding_lines(gates: list[Gate], state: dict[str, Any] | None,
 
 
 def _names_control(gate: Gate, label: str) -> bool:
-    """The gate's name is the control's label, but for the group's legend before it ('Subject: Category' for
-    Category); a window's, its whole From/To pair ('From date / To date', not one word of it like 'date')."""
+    """The gate's name is the control's label, but for the group's legend before it ('Filters: Colour' for
+    Colour); a window's, its whole From/To pair ('Start / End', not one word of one end's label)."""
     if gate.kind == "window":
         return gate_key(gate.name) in {gate_key(label), gate_key(label.split(": ", 1)[-1])}
     return f"_{gate_key(label)}".endswith(f"_{gate_key(gate.name)}")
 
 
 def _pair_label(label: str | None) -> str:
-    """A From/To pair's label with the words both ends share said once: 'Date basis: From date / To date'."""
+    """A From/To pair's label with the legend both ends share said once: 'Period: Start / End'."""
     text = str(label or "")
     first, sep, second = text.partition(" / ")
     if sep and ": " in first and second.startswith(first.rsplit(": ", 1)[0] + ": "):
