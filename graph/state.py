@@ -185,6 +185,7 @@ class ReadRecord(TypedDict):
     state: NotRequired[dict[str, Any] | None]  # the state snapshot it was read in (graph.checks.gates.state_snapshot)
     defaults: NotRequired[list[str]]  # choice controls at their site default that no gate names (said once)
     unbound: NotRequired[list[str]]  # required plan gates bound to no control at this read (said once)
+    unresolved: NotRequired[list[str]]  # the read check's unresolved gates first said at this read (said once)
     rows_range: NotRequired[list[int]]  # [first, last] row of the set the page showed ('Showing 21-23 of 23')
     untaken: NotRequired[int]  # rows the site counts that this read could not take (not on the table read)
 

@@ -103,3 +103,32 @@ def test_a_temp_folder_stays_in_the_temp_dir_whatever_the_task_id():
             assert "/" not in folder.name and ".." not in folder.name
         finally:
             shutil.rmtree(folder)
+
+
+def test_an_unknown_ablated_node_is_one_line_before_anything_starts(tmp_path):
+    path = Path(__file__).parent / "data" / "real_model_paths" / "offline_vulns_003.json"
+    result = CliRunner().invoke(app, ["path", "replay", str(path), "--ablate", "state_traker",
+                                      "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1, result.output
+    assert "unknown node 'state_traker'; did you mean state_tracker?" in result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_replay_counts_the_prompt_of_every_request_and_the_actor_calls():
+    """The planner's request is counted in the tokens, not as an actor call; tool schemas and tool calls count."""
+    from agent.measuring.paths.replay import RequestCost, request_tokens
+    from browser.tokens import count_tokens
+
+    tools = [{"type": "function", "function": {"name": "goto", "parameters": {"type": "object"}}}]
+    plan = {"messages": [{"role": "system", "content": "plan it"}], "tools": tools,
+            "tool_choice": {"type": "function", "function": {"name": "Plan"}}}
+    call = {"id": "c1", "type": "function", "function": {"name": "goto", "arguments": '{"url": "http://x"}'}}
+    actor = {"messages": [{"role": "system", "content": "act"}, {"role": "assistant", "content": None,
+                                                                 "tool_calls": [call]},
+                          {"role": "tool", "tool_call_id": "c1", "content": "went"}], "tools": tools}
+    assert request_tokens(actor) == (3 * 4 + count_tokens("act") + count_tokens('goto{"url": "http://x"}')
+                                     + count_tokens("went") + count_tokens(json.dumps(tools, separators=(",", ":"))))
+    cost = RequestCost.of([plan, actor, actor])
+    assert (cost.actor_calls, cost.actor_prompt_tokens) == (2, 2 * request_tokens(actor))
+    assert cost.prompt_tokens == request_tokens(plan) + 2 * request_tokens(actor)
+    assert cost.chars_4 == len(json.dumps(plan["messages"])) // 4 + 2 * (len(json.dumps(actor["messages"])) // 4)

@@ -154,3 +154,20 @@ def test_a_look_alike_gate_resolved_by_options_is_checked_for_mismatch():
                          action={"kind": "select", "target": {"label": "Case status"}, "option": "Open"},
                          result=None, previous=None, history=[], active_flags=[], plan=plan)
     assert [(f["rule"], f["gate"], f["after"]) for f in flags] == [("gate_mismatch", "case_status", "Open")]
+
+
+def test_an_unresolved_gate_is_said_at_the_first_read_only():
+    """A played run was told the same unresolved gate at each of its 8 reads: said once, stored with that read;
+    flags and clamps stay each read's own."""
+    from graph.checks.gates import ReadCheck
+    from graph.evidence.workspace_tools import read_notes
+
+    first: dict = {"step": 3, "rows": 2}
+    check = ReadCheck(clamps=["Year = '2020', not the plan's '2019': the page's last year"],
+                      unresolved=["collection=Westwood (no control or URL parameter here is named so)"])
+    assert read_notes(check, {}, first) == check.notes() and first["unresolved"] == check.unresolved
+    again: dict = {"step": 5, "rows": 2}
+    tables = {"t": {"reads": [first]}}
+    assert read_notes(check, tables, again) == ["[gate] clamped: Year = '2020', not the plan's '2019': the page's "
+                                                "last year"]
+    assert "unresolved" not in again

@@ -77,3 +77,22 @@ async def test_real_model_long_raw_run_with_revise_plan_and_discard_rows_is_neve
     result = await replay_path(path, origin=offline_server.origin, worker=chromium_worker, out_dir=tmp_path)
     assert result.outcome.error_kind != "bug", result.outcome.traceback
     assert result.rejected == [] and result.steps_used >= first_finish + 1, result.summary()
+
+
+async def test_a_path_replayed_ablated_takes_the_same_calls_and_says_nothing_of_what_is_off(
+        offline_server, chromium_worker, tmp_path_factory):
+    """`sgr path replay --ablate` (benchmarks/bench_overhead.py compares the two): the same decisions, so the same
+    actor calls and answer; the prompt differs only by what the switched-off nodes add, which it never names."""
+    from agent.config import AgentVariant
+
+    full, _ = await _replayed("offline_vulns_003", offline_server, chromium_worker, tmp_path_factory)
+    out = tmp_path_factory.mktemp("offline_vulns_003-ablated")
+    ablated = await replay_path(PATHS["offline_vulns_003"], origin=offline_server.origin, worker=chromium_worker,
+                                out_dir=out, variant=AgentVariant(name="no-state_tracker-verifier",
+                                                                  ablate=["state_tracker", "verifier"]))
+    assert ablated.check() == full.check() == dict.fromkeys(full.check(), True), ablated.summary()
+    assert ablated.cost.actor_calls == full.cost.actor_calls == ablated.steps_total
+    assert 0 < ablated.cost.prompt_tokens < full.cost.prompt_tokens
+    assert 0 < ablated.cost.chars_4 < full.cost.chars_4
+    sent = (out / "transcript.jsonl").read_text()
+    assert not any(words in sent for words in ("RETRIEVAL STATE", "PLAN ON THIS PAGE", "DRIFT FLAGS", "REPAIR GOAL"))

@@ -42,3 +42,33 @@ def test_a_gate_shown_on_this_page_is_said_once():
     assert "- window From year / To year" not in plan_part and "- filter Data type" not in plan_part
     assert "- gates: as PLAN ON THIS PAGE" in plan_part and "under the gates on this page" in plan_part
     assert "from_year = 2020" not in turn and "to_year = 2024" not in turn  # the values: in the gate's line
+
+
+def _page_turn(plan: Plan, values: dict, tables: dict | None = None) -> str:
+    task = load_tasks("offline", origin="http://127.0.0.1:9", task_ids=["offline_water_004"])[0]
+    state = initial_state(task.solver_view(True), time.time())
+    state["plan"] = plan.model_dump(mode="json")
+    state["retrieval"] = {"url": "http://127.0.0.1:9/x", "path": "/x", "values": values, "page": None,
+                          "pages": None, "result_count": None, "step": 3}
+    state["tables"] = tables or {}
+    return Prompts.load().actor_turn(state, observation_text=render_observation(None, 100).text, max_steps=60)
+
+
+def test_an_ambiguous_gate_of_another_phase_is_not_said_and_an_unseen_gate_is_marked_in_the_plan():
+    """Played runs were told, on every turn, of gates of a phase not in force (issue 37): the ambiguity of a later
+    phase's gate is said when that phase is in force, and a plan gate no page has shown is marked in the PLAN's
+    list, not said again on a line of its own."""
+    dates = {"date_received": {**_value("Date received", "2020"), "kind": "text"},
+             "date_closed": {**_value("Date closed", "2021"), "kind": "text"}}
+    later = Gate(kind="filter", name="Date", target=Value(value="2020"))
+    unseen = Gate(kind="filter", name="Basin", target=Value(value="Upper"))
+    plan = Plan(gates=[unseen], phases=[Phase(read="list", into="stations"),
+                                        Phase(read="records", into="records", gates=[later])])
+    turn = _page_turn(plan, dates)
+    assert "AMBIGUOUS" not in turn and "Date matches" not in turn, turn
+    assert "- filter Basin = Upper (not seen yet)\n" in turn and "GATES NOT YET SEEN" not in turn, turn
+    rows = {"stations": {"name": "stations", "columns": ["a"], "rows": [{"values": {"a": "1"}, "provenance": {
+        "step": 2, "url": "http://127.0.0.1:9/x", "state": None, "drift": [], "locator": "t"}}], "derived": False,
+        "sql": None, "inputs": [], "types": ["VARCHAR"], "reads": [], "steps": [2]}}
+    turn = _page_turn(plan, dates, tables=rows)  # phase 2 in force now: its gate's ambiguity is news
+    assert "GATES NOT YET SEEN: AMBIGUOUS Date matches 2 controls ['Date received', 'Date closed']" in turn, turn

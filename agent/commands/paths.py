@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
+from agent.config import AgentVariant
 from agent.measuring.paths.path import DecisionPath
 from agent.measuring.paths.record import RunFolderError, path_from_run
 from agent.measuring.safe_files import UnsafeFile
@@ -25,6 +26,8 @@ _TASK = typer.Option(None, "--task", help="The task id, when the run's steps.jso
 _OUTPUT = typer.Option(None, "--output", "-o", help="Write the path here instead of printing it.")
 _PATH = typer.Argument(..., help="A decision path (JSON: task, plan, steps).")
 _OUT = typer.Option(None, "--out", help="Folder for the replayed run (default: a new temporary folder).")
+_ABLATE = typer.Option("", "--ablate", help="Comma-separated nodes to switch off, as for `sgr run`/`sgr play` "
+                                           "(planner,state_tracker,verifier,provenance).")
 
 
 @path_app.command("record")
@@ -47,9 +50,17 @@ def record(run: Path = _RUN, task: str | None = _TASK, output: Path | None = _OU
 
 
 @path_app.command("replay")
-def replay(path_file: Path = _PATH, out: Path | None = _OUT) -> None:
-    """Replay a path on the offline sites through the strict fake server; prints one JSON line of results."""
+def replay(path_file: Path = _PATH, out: Path | None = _OUT, ablate: str = _ABLATE) -> None:
+    """Replay a path on the offline sites through the strict fake server; prints one JSON line of results
+    (with the prompt tokens and actor calls the agent spent: compare variants with --ablate)."""
+    from agent.commands.run import RunSetupError, make_variant
+
     console = Console(stderr=True, soft_wrap=True)
+    try:
+        variant = make_variant(ablate)
+    except RunSetupError as exc:
+        console.print(f"[red]error:[/] {escape(_first_line(exc))}", highlight=False)
+        raise typer.Exit(2) from exc
     try:
         path = DecisionPath.load(path_file)
     except UnsafeFile as exc:  # names the file itself
@@ -64,11 +75,11 @@ def replay(path_file: Path = _PATH, out: Path | None = _OUT) -> None:
         console.print(f"[red]error:[/] {escape(str(path_file))}: {escape(_first_line(exc))}", highlight=False)
         raise typer.Exit(2) from exc
     out_dir = out or temp_folder("replay", path.task)
-    summary = asyncio.run(_replay(path, out_dir))
+    summary = asyncio.run(_replay(path, out_dir, variant))
     typer.echo(json.dumps({**summary, "out": str(out_dir)}))
 
 
-async def _replay(path: DecisionPath, out_dir: Path) -> dict:
+async def _replay(path: DecisionPath, out_dir: Path, variant: AgentVariant) -> dict:
     from agent.measuring.paths.replay import replay_path
     from browser.session import ChromiumWorker
     from tasks.offline.server import OfflineServer
@@ -76,7 +87,8 @@ async def _replay(path: DecisionPath, out_dir: Path) -> dict:
     worker = ChromiumWorker()
     try:
         with OfflineServer() as server:
-            result = await replay_path(path, origin=server.origin, worker=worker, out_dir=out_dir)
+            result = await replay_path(path, origin=server.origin, worker=worker, out_dir=out_dir,
+                                       variant=variant)
     finally:
         await worker.close()
     return result.summary()

@@ -5,7 +5,7 @@ these, so a walkthrough's answer is computed exactly as the agent computes it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
 
@@ -130,13 +130,14 @@ def extract_into(args: ExtractRows, ctx: ReadContext, *, schema: tuple[str, ...]
     empty = "" if rows else f" (read, none: {record.get('url') or 'this page'} has no matching rows)"
     echo = show_rows(list(columns), [r["values"] for r in rows], budget=echo_chars) if rows else []
     stored = rows or [empty_read_row(columns, extraction.shared, record, ctx, check)]
+    notes = read_notes(check, tables, record)
     table = append_rows(tables.get(into), into, list(columns), stored, record, ctx.step)
     first = (f"extracted {len(rows)} row(s){empty} ({len(read_rows(table))} collected)" if into == ANSWER else
              f"extracted {len(rows)} row(s) into {into}{empty} ({len(read_rows(table))} now)")
     if untaken := record.get("untaken"):  # said with the count: a read that silently took part of a set misleads
         first += (f"; {untaken} of the site's {record['site_total']} rows were not on the table read: read them "
                   "(read_table with all_pages=true, or each page) and extract them")
-    return Written("\n".join([first, *echo]), rows, {into: table}, record, check.mismatches, check.notes())
+    return Written("\n".join([first, *echo]), rows, {into: table}, record, check.mismatches, notes)
 
 
 def empty_read_row(columns: tuple[str, ...], shared: dict[str, str | None], record: ReadRecord,
@@ -182,10 +183,22 @@ def read_facts_row(args: ReadFacts, ctx: ReadContext, *, tables: dict[str, Table
     record = ReadRecord(step=ctx.step, result_set=result_set_key(url), pages_covered=[1], pages=None,
                         site_total=None, rows=1, filtered=True, complete=True, url=url, columns=list(values),
                         state=snapshot if ctx.provenance else None)
+    notes = read_notes(check, tables, record)
     table = append_rows(tables.get(into), into, list(values), [row], record, ctx.step)
     shown = ", ".join(f"{k}={v!r}" for k, v in values.items())
     return Written(f"read 1 row into {into} ({len(table['rows'])} now): {shown}", [], {into: table}, record,
-                   check.mismatches, check.notes())
+                   check.mismatches, notes)
+
+
+def read_notes(check: ReadCheck, tables: dict[str, TableRecord], record: ReadRecord) -> list[str]:
+    """The read check's notes for this read's reply: an unresolved gate said at an earlier read is not said again
+    (a played run was told the same unresolved gate at each of its 8 reads); what is said is stored with the read.
+    Flags and clamps are said at every read: each is this read's."""
+    said = {u for t in tables.values() for r in (t or {}).get("reads") or [] for u in r.get("unresolved") or []}
+    new = [u for u in check.unresolved if u not in said]
+    if new:
+        record["unresolved"] = new
+    return replace(check, unresolved=new).notes()
 
 
 def derive(args: Derive, *, tables: dict[str, TableRecord], schema: tuple[str, ...], step: int) -> Written:

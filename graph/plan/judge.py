@@ -479,22 +479,46 @@ def judged_here(gates: list[Gate], state: dict[str, Any] | None, history: list[d
 
 def grounding_lines(gates: list[Gate], state: dict[str, Any] | None,
                     history: list[dict[str, Any]] | None = None) -> list[str]:
-    """What the turn shows of the grounding (`judged_here`): each plan gate, the control it grounds on, the value
-    it needs and whether it is held."""
+    """What the turn shows of the grounding (`judged_here`): each plan gate in force, one line: the control it
+    grounds on, the value it needs and whether it is held. A held gate's line is short (the control said only
+    where its label does not end with the gate's name, the option it stands for only where it differs from the
+    plan's words and is no box's on/off): it is said on every turn, while held it needs nothing done."""
     lines = []
     for v in judged_here(gates, state, history):
         head = f"{v.gate.kind} {v.gate.name} = {v.gate.target}"
+        label = _pair_label(v.label)
         if v.status == "unresolved":
-            where = f" -> {page_repr(v.label)}" if v.grounded else ""
-            lines.append(f"{head}{where}: UNRESOLVED, {v.evidence}")
-        elif v.status == "held":  # the control and the value it stands for said only where they differ from the plan's
-            where = "" if gate_key(v.label) == gate_key(v.gate.name) else f" -> {page_repr(v.label)}"
-            plain = {norm_value(n) for n in v.needs} <= {norm_value(show(v.gate.target))}
-            lines.append(f"{head}{where}{'' if plain else ' needs ' + v.needs_text()}: held")
+            where = f" -> {page_repr(label)}" if v.grounded else ""
+            why = ("the plan gives no value: not checked" if isinstance(v.gate.target, Unknown)
+                   else "no control here is named so" if not v.grounded and not v.candidates else v.evidence)
+            lines.append(f"{head}{where}: UNRESOLVED, {why}")  # its note is in the head; what to do: in the header
+        elif v.status == "held":
+            named = _names_control(v.gate, label)
+            plain = isinstance(v.gate.target, Checked) or {norm_value(n) for n in v.needs} <= {
+                norm_value(show(v.gate.target))}
+            lines.append(f"{head}: held{'' if plain else ' as ' + v.needs_text()}"
+                         f"{'' if named else ' by ' + page_repr(label)}")
         elif v.status == "clamped":
-            lines.append(f"{head} -> {page_repr(v.label)} holds {page_repr(v.value)}: clamped by the page ({v.evidence})")
+            lines.append(f"{head} -> {page_repr(label)} holds {page_repr(v.value)}: clamped by the page ({v.evidence})")
         else:
             wider = " (wider than the plan's window)" if v.wider else ""
-            lines.append(f"{head} -> {page_repr(v.label)} needs {v.needs_text()}, holds {page_repr(v.value)}: NOT "
+            lines.append(f"{head} -> {page_repr(label)} needs {v.needs_text()}, holds {page_repr(v.value)}: NOT "
                          f"HELD{wider}")
     return lines
+
+
+def _names_control(gate: Gate, label: str) -> bool:
+    """The gate's name is the control's label, but for the group's legend before it ('Filters: Colour' for
+    Colour); a window's, its whole From/To pair ('Start / End', not one word of one end's label)."""
+    if gate.kind == "window":
+        return gate_key(gate.name) in {gate_key(label), gate_key(label.split(": ", 1)[-1])}
+    return f"_{gate_key(label)}".endswith(f"_{gate_key(gate.name)}")
+
+
+def _pair_label(label: str | None) -> str:
+    """A From/To pair's label with the legend both ends share said once: 'Period: Start / End'."""
+    text = str(label or "")
+    first, sep, second = text.partition(" / ")
+    if sep and ": " in first and second.startswith(first.rsplit(": ", 1)[0] + ": "):
+        return f"{first} / {second[len(first.rsplit(': ', 1)[0]) + 2:]}"
+    return text

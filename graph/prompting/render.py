@@ -44,6 +44,7 @@ class Prompts:
         # page values inside the turn's own sections are data: one line each, quoted when they imitate a header
         env.filters["data"] = lambda value: inline_data(value, turn)
         env.filters["page"] = lambda text: untrusted(str(text), turn)
+        env.tests["unresolved_line"] = lambda line: ": UNRESOLVED, " in line  # a PLAN ON THIS PAGE line
         read = lambda name: (directory / name).read_text(encoding="utf-8").strip()  # noqa: E731
         return cls(planner_system=read("planner.md"), actor_system=read("actor.md"), env=env)
 
@@ -62,7 +63,7 @@ class Prompts:
         rows = read_rows(extracted_answer(tables))
         named = workspace_tables(tables)
         columns = state["task"]["output_spec"]["columns"]
-        state_values, not_in_plan = split_state_values(plan, retrieval, state.get("history") or [])
+        state_values, _ = split_state_values(plan, retrieval, state.get("history") or [])
         listings = state.get("listings") or []
         phases = [(p, phase_progress(p, tables, listings)) for p in plan.phases] if plan else []
         reports = state.get("reports") or []
@@ -78,14 +79,15 @@ class Prompts:
         state_values = [(key, value) for key, value in state_values if key not in covered]
         on_page = {name for name, keys in named_here.items() if keys} | (
             {g.name for g in in_force} if every_gate_grounded else set())
-        parts = turn_cut(cut, plan=plan, state_values=state_values, not_in_plan=not_in_plan, tables=named,
+        parts = turn_cut(cut, plan=plan, state_values=state_values, tables=named,
                          last_rows=[[r["values"].get(c, "") for c in columns] for r in rows[-LAST_ROWS_SHOWN:]])
         return self.env.get_template("actor_turn.md").render(
             task=state["task"], columns=columns, plan=parts["plan"], retrieval=retrieval,
-            pending_gates=pending_gates(plan, retrieval, state.get("history") or [], ambiguous_only=bool(grounding)),
+            pending_gates=[] if grounding else [f"AMBIGUOUS {n}" for n in ambiguous_gates(plan, retrieval, in_force)],
+            unseen={g.name for g in unseen_gates(plan, retrieval, state.get("history") or [])},
             grounding=grounding, on_page=on_page,
             retrieval_url=_retrieval_url(retrieval, state.get("observation")),
-            state_values=parts["state_values"], not_in_plan=parts["not_in_plan"],
+            state_values=parts["state_values"],
             drift_flags=state.get("drift_flags") or [], repair_goal=state.get("repair_goal"),
             goal_step=reports[-1]["step"] if reports else None,
             rows_collected=rows_collected(tables), last_rows=parts["last_rows"],
@@ -100,18 +102,17 @@ TURN_CUTS = 3  # 1: the bulk of the state part goes (rows, table schemas, untouc
 # 3: the tool schemas lose their descriptions too (graph.prompting.context.undocumented; the system prompt names each tool)
 
 
-def turn_cut(cut: int, *, plan: Plan | None, state_values: list[Any], not_in_plan: list[str],
-             tables: dict[str, Any], last_rows: list[Any]) -> dict[str, Any]:
+def turn_cut(cut: int, *, plan: Plan | None, state_values: list[Any], tables: dict[str, Any],
+             last_rows: list[Any]) -> dict[str, Any]:
     """The turn's state part for a context window too short for all of it, by what the model needs to act:
     the task, the plan on this page, gates not yet seen, drift flags, the repair goal and the step stay; the
-    last rows, the table schemas (`derive`'s error lists them) and values the CONTROLS show go first, then the
-    plan's lines and the tracked values. What went is counted in one line (`left_out`)."""
+    last rows and the table schemas (`derive`'s error lists them) go first, then the plan's lines and the tracked
+    values. What went is counted in one line (`left_out`)."""
     gone: list[str] = []
     if cut >= 1:
         gone += [f"{len(last_rows)} last row(s)"] if last_rows else []
         gone += [f"{len(tables)} table schema(s)"] if tables else []
-        gone += [f"{len(not_in_plan)} value(s) as in CONTROLS"] if not_in_plan else []
-        last_rows, not_in_plan = [], []
+        last_rows = []
     if cut >= 2:
         if plan is not None:
             gone.append(f"the plan ({len(plan.gates)} gate(s), {len(plan.phases)} phase(s))")
@@ -119,7 +120,7 @@ def turn_cut(cut: int, *, plan: Plan | None, state_values: list[Any], not_in_pla
         plan, state_values = None, []
     if cut >= 3:
         gone.append("the tools' descriptions")
-    return {"plan": plan, "state_values": state_values, "not_in_plan": not_in_plan, "last_rows": last_rows,
+    return {"plan": plan, "state_values": state_values, "last_rows": last_rows,
             "tables": cut < 1 and bool(tables), "left_out": "; ".join(gone)}
 
 
@@ -184,10 +185,11 @@ def defaults_unnamed(plan: Plan | None, retrieval: Any, history: list[Any], tabl
 
 
 def _retrieval_url(retrieval: Any, observation: dict[str, Any] | None) -> str:
-    """The tracked URL, unless it is the observed page's (whose URL and query the observation spells out)."""
+    """The tracked URL, unless it is the observed page's (whose URL and query the observation spells out): then
+    none, and a RETRIEVAL STATE with nothing else to say is not shown."""
     if not retrieval:
         return ""
-    return "the page below" if observation and retrieval["url"] == observation.get("url") else retrieval["url"]
+    return "" if observation and retrieval["url"] == observation.get("url") else retrieval["url"]
 
 
 def distinct_gates(gates: list[Gate]) -> list[Gate]:
@@ -203,16 +205,25 @@ def distinct_gates(gates: list[Gate]) -> list[Gate]:
 
 
 def pending_gates(plan: Plan | None, retrieval: Any, history: list[Any] | None = None, *,
-                  ambiguous_only: bool = False) -> list[str]:
+                  in_force: list[Gate] | None = None) -> list[str]:
     """Plan gates no control of the page names, and none of any page visited before: a gate seen on the search
-    page is not "not yet seen" on a result's own page, which never has it. `ambiguous_only`: the turn's PLAN ON
-    THIS PAGE already lists every plan gate (an unseen one as UNRESOLVED), so only the ambiguity notes are news."""
+    page is not "not yet seen" on a result's own page, which never has it; and the gates naming several controls.
+    `in_force`: only these gates' ambiguity is said (the turn's: another phase's gate is not in force now, and a
+    played run was told of it on every turn). The turn shows none of it on a page where PLAN ON THIS PAGE lists
+    every gate in force (an unseen or ambiguous one as UNRESOLVED)."""
     if plan is None or not retrieval:
         return []
-    return [f"{g.name}={g.target}" for g in plan.gates
-            if not ambiguous_only and g.kind not in ("window", "search") and not named_controls(g, retrieval)
-            and not any(named_controls(g, h) for h in history or [])] + [
-        f"AMBIGUOUS {note}" for note in ambiguous_gates(plan, retrieval)]
+    return [f"{g.name}={g.target}" for g in unseen_gates(plan, retrieval, history)] + [
+        f"AMBIGUOUS {note}" for note in ambiguous_gates(plan, retrieval, in_force)]
+
+
+def unseen_gates(plan: Plan | None, retrieval: Any, history: list[Any] | None = None) -> list[Gate]:
+    """Plan gates no control of the page names, and none of any page visited before (the turn marks them in the
+    PLAN's list, "(not seen yet)", rather than saying each again on a line of its own)."""
+    if plan is None or not retrieval:
+        return []
+    return [g for g in plan.gates if g.kind not in ("window", "search") and not named_controls(g, retrieval)
+            and not any(named_controls(g, h) for h in history or [])]
 
 
 DELTA_SPAN = 3  # a page shown whole at most this many actor steps ago may be sent as a delta

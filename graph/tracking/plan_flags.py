@@ -7,7 +7,7 @@ from __future__ import annotations
 from graph.plan.judge import Verdict, gates_for, named_controls, verdicts
 from graph.plan.values import gate_key
 from graph.prompting.page_fence import page_repr
-from graph.state import DriftFlag, Phase, Plan, RetrievalState
+from graph.state import DriftFlag, Gate, Phase, Plan, RetrievalState
 from graph.tracking.drift import PLAN_RULES, dedupe_flags
 
 
@@ -20,13 +20,13 @@ def in_phase(flag: DriftFlag, phase: Phase | None, plan: Plan) -> bool:
     return any(flag["gate"] in named_controls(g, state) or gate_key(g.name) == gate_key(flag["label"]) for g in gates)
 
 
-def ambiguous_gates(plan: Plan | None, state: RetrievalState | None) -> list[str]:
-    """Plan gates that name several controls, for the actor to disambiguate (revise_plan with a full label); a
-    window names a From/To pair, never "several controls"."""
+def ambiguous_gates(plan: Plan | None, state: RetrievalState | None, gates: list[Gate] | None = None) -> list[str]:
+    """Plan gates (of every phase, or `gates`) that name several controls, for the actor to disambiguate
+    (revise_plan with a full label); a window names a From/To pair, never "several controls"."""
     if plan is None or not state:
         return []
     return [f"{v.gate.name} matches {len(v.candidates)} controls [{', '.join(map(page_repr, v.candidates))}]"
-            for v in verdicts(gates_for(plan, every_phase=True), state) if v.candidates]
+            for v in verdicts(gates_for(plan, every_phase=True) if gates is None else gates, state) if v.candidates]
 
 
 def plan_flags(plan: Plan, state: RetrievalState, step: int, active: list[DriftFlag]) -> list[DriftFlag]:

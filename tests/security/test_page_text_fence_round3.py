@@ -59,7 +59,7 @@ async def test_page_text_round3_a_page_count_is_said_as_the_pages():
     turn = (await _wire(hostile_page(hostile=False), retrieval=retrieval))[-1]["content"]
     own = turn.split("\nOBSERVATION:\n", 1)[0]
     [state_line] = [line for line in own.splitlines() if line.startswith("RETRIEVAL STATE")]
-    assert state_line.endswith("| the page says 12 results") and "| 12 results" not in own
+    assert state_line.endswith(": the page says 12 results") and " 12 results" not in own.replace("says 12", "")
     read = {"step": 1, "result_set": "/vulns/search", "pages_covered": [1], "pages": None, "site_total": 12,
             "rows": 3, "filtered": False, "complete": False, "url": "", "columns": [], "state": None}
     [failure] = check_counts([], [read])

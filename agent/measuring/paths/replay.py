@@ -6,6 +6,11 @@ and once the calls run out, `finish` again (a refused finish is tried again unti
 A target the path gives as shown (`shown_label`, `shown_link`) is mapped to the ref the same control or link
 has in the page the agent is on now, read from the browser's structured observation (never from the prompt
 text); one the page does not show is sent as a label or text target and listed in `divergences`.
+
+A replay also measures what the agent sends: the prompt tokens of every request (cl100k over the messages and
+the tool schemas, as an API bills them; `chars_4` is the play server's estimate, messages' JSON characters / 4)
+and how many actor calls it took. The decisions are fixed, so two variants (`--ablate`) compared on one path
+differ only in what they say to the model (benchmarks/bench_overhead.py).
 """
 
 from __future__ import annotations
@@ -21,12 +26,50 @@ from agent.measuring.fake_server import FakeOpenAIServer
 from agent.measuring.paths.path import TARGET_KEYS, DecisionPath
 from agent.outcome import TaskOutcome
 from agent.solve import solve_task
+from browser.tokens import count_tokens
 from browser.types import Observation
 from eval.batch import score_task
 from tasks.loaders import load_tasks
 
 PLAN_TOOL = "Plan"
 MODEL_ID = "path-replay"
+MESSAGE_OVERHEAD = 4  # tokens a chat API adds per message (graph.prompting.context counts the same)
+
+
+def _is_plan_request(body: dict[str, Any]) -> bool:
+    choice = body.get("tool_choice")
+    return isinstance(choice, dict) and (choice.get("function") or {}).get("name") == PLAN_TOOL
+
+
+def request_tokens(body: dict[str, Any]) -> int:
+    """One request's prompt tokens as billed: each message's text and tool calls, and the tool schemas."""
+    tokens = 0
+    for message in body.get("messages") or []:
+        content = message.get("content")
+        text = content if isinstance(content, str) else json.dumps(content) if content else ""
+        tokens += MESSAGE_OVERHEAD + count_tokens(text)
+        for call in message.get("tool_calls") or []:
+            function = call.get("function") or {}
+            tokens += count_tokens(str(function.get("name", "")) + str(function.get("arguments", "")))
+    tools = body.get("tools")
+    return tokens + (count_tokens(json.dumps(tools, separators=(",", ":"))) if tools else 0)
+
+
+@dataclass(frozen=True)
+class RequestCost:
+    """What the agent sent over a replay, summed: all requests, and the actor's alone (not the planner's)."""
+
+    prompt_tokens: int
+    actor_prompt_tokens: int
+    actor_calls: int
+    chars_4: int  # the play server's estimate: len(json.dumps(messages)) // 4 per request, summed
+
+    @classmethod
+    def of(cls, requests: list[dict[str, Any]]) -> RequestCost:
+        actor = [b for b in requests if not _is_plan_request(b)]
+        return cls(prompt_tokens=sum(request_tokens(b) for b in requests),
+                   actor_prompt_tokens=sum(request_tokens(b) for b in actor), actor_calls=len(actor),
+                   chars_4=sum(len(json.dumps(b.get("messages") or [])) // 4 for b in requests))
 
 
 class PathPolicy:
@@ -41,8 +84,7 @@ class PathPolicy:
         self.finish_args = finishes[-1].args if finishes else {}
 
     def __call__(self, body: dict[str, Any]) -> dict[str, Any]:
-        choice = body.get("tool_choice")
-        if isinstance(choice, dict) and (choice.get("function") or {}).get("name") == PLAN_TOOL:
+        if _is_plan_request(body):
             return {"tool_calls": [{"name": PLAN_TOOL, "arguments": self.path.plan or {}}]}
         if self.next < len(self.path.steps):
             step = self.path.steps[self.next]
@@ -95,6 +137,7 @@ class ReplayResult:
     steps_used: int
     steps_total: int
     checks: dict[str, bool] = field(default_factory=dict)
+    cost: RequestCost = RequestCost(0, 0, 0, 0)
 
     @property
     def refusals(self) -> int:
@@ -110,11 +153,13 @@ class ReplayResult:
                 "no_gate_flag": self.gate_flags == 0, "no_rejected_request": not self.rejected}
 
     def summary(self) -> dict[str, Any]:
-        return {"task": self.outcome.task_id, "exact_match": self.score.get("exact_match"),
+        return {"task": self.outcome.task_id, "variant": self.outcome.variant, "exact_match": self.score.get("exact_match"),
                 "item_f1": self.score.get("item_f1"), "refusals": self.refusals, "gate_flags": self.gate_flags,
                 "rejected_requests": len(self.rejected), "stop": self.outcome.stop_reason,
                 "error": self.outcome.error, "steps": f"{self.steps_used}/{self.steps_total}",
-                "requests": self.requests, "divergences": self.divergences[:5],
+                "requests": self.requests, "actor_calls": self.cost.actor_calls,
+                "prompt_tokens": self.cost.prompt_tokens, "actor_prompt_tokens": self.cost.actor_prompt_tokens,
+                "prompt_chars_4": self.cost.chars_4, "divergences": self.divergences[:5],
                 "rejections": [text for _, text in self.rejected[:2]],
                 "flags": [f"{f.get('rule')}:{f.get('gate')}" for f in self.outcome.drift_flags][:5],
                 "refused_with": [r.get("repair_goal") for r in self.outcome.verifier_reports if not r.get("ok")][:2]}
@@ -144,4 +189,4 @@ async def replay_path(path: DecisionPath, *, origin: str, worker: Any, out_dir: 
     score = score_task(task, outcome.answer, None, "ours").model_dump(mode="json")
     return ReplayResult(outcome=outcome, score=score, requests=len(fake.requests), rejected=list(fake.rejected),
                         divergences=policy.divergences, steps_used=min(policy.next, len(path.steps)),
-                        steps_total=len(path.steps))
+                        steps_total=len(path.steps), cost=RequestCost.of(list(fake.requests)))
