@@ -113,8 +113,8 @@ def rule_binding(gate: Gate, state: dict[str, Any], step: int) -> Binding | None
 
 def _typed_text(gate: Gate, values: dict[str, Any]) -> str | None:
     """The one free-text control (no options, not a box) the agent set to exactly a search or filter gate's
-    value: its value is the gate's own words, whatever the site calls the box (a plan's `Title = census` typed
-    into 'Search terms'). None when no such control, or more than one, holds it."""
+    value: its value is the gate's own words, whatever the site calls the box (a plan's `Name = x` typed into a
+    box the site labels otherwise). None when no such control, or more than one, holds it."""
     if gate.kind not in ("search", "filter") or not isinstance(gate.target, Value):
         return None
     wanted = norm_value(gate.target.value)
