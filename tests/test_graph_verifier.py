@@ -177,3 +177,17 @@ def test_a_filtered_read_of_a_table_short_of_the_site_count_is_refused_until_rea
     assert refusal["check"] == "count" and "step 7" in refusal["message"] and "all_pages=true" in refusal["message"]
     whole = {**short, "step": 9, "untaken": 0, "complete": True}
     assert check_counts([], [short, whole]) == []
+
+
+def test_a_failure_names_its_gate_control_and_result_set_in_typed_fields():
+    """What a refusal is about is in fields a program reads (a fault-injection count, a policy), not in its text:
+    a gate refusal names the plan's gate and the control read; a pages or count refusal, its result set."""
+    wrong = verify(plan=PLAN, columns=COLUMNS, rows=[row("1", state={"agency": {"label": "Agency", "value": "FDA"}})],
+                   reads=[read([1, 2])], step=9)
+    (gate,) = wrong["failures"]
+    assert gate["gates"] == ["Agency"] and gate["labels"] == ["Agency"], gate
+    (pages,) = verify(plan=None, columns=COLUMNS, rows=[row("1")], reads=[read([1])], step=9)["failures"]
+    assert pages["check"] == "pages" and pages["result_set"] == "/r?agency=epa", pages
+    cut = {**read([1], pages=None), "truncated": True}
+    (count,) = verify(plan=None, columns=COLUMNS, rows=[row("1"), row("2")], reads=[cut], step=9)["failures"]
+    assert count["check"] == "count" and count["result_set"] == "/r?agency=epa", count

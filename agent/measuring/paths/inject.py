@@ -25,6 +25,7 @@ from agent.measuring.paths.replay import PathPolicy, ReplayResult, replay_path
 from browser.types import Observation
 from graph.events import ExtractorEvent, WorkspaceEvent, read_events
 from graph.plan.values import gate_key
+from graph.tracking.state_reading import result_set_key
 
 FaultKind = Literal["kept_default", "wrong_option", "narrower_window", "open_bound", "stale_read", "page_unread",
                     "detail_unopened", "rows_lost"]
@@ -132,6 +133,7 @@ class FaultyPathPolicy(PathPolicy):
         super().__init__(faulted_path(path, fault), observation)
         self.fault = fault
         self.made: str | None = None
+        self.result_set: str | None = None  # a page or count fault: the result set whose read it altered
 
     def __call__(self, body: dict[str, Any]) -> dict[str, Any]:
         at = self.next
@@ -140,6 +142,7 @@ class FaultyPathPolicy(PathPolicy):
             return reply
         call = reply["tool_calls"][0]
         obs: Observation | None = self.observation()
+        self.result_set = result_set_key(obs.url) if obs and obs.url else None
         if self.fault.kind == "page_unread":  # made only where there is a page 2 to leave unread
             pages = obs.pagination.pages if obs and obs.pagination else None
             self.made = f"page 1 of {pages}" if pages and pages > 1 else None
@@ -174,12 +177,16 @@ def _names_result(url: str, links: list[str]) -> bool:
                for link in links)
 
 
-def caught_by(fault: PathFault, result: ReplayResult, read_refusals: list[dict[str, Any]]) -> str | None:
+def caught_by(fault: PathFault, result: ReplayResult, read_refusals: list[dict[str, Any]],
+              result_set: str | None = None) -> str | None:
     """The check that caught the fault, naming what it altered, before the answer was composed; None if none.
 
-    A gate fault is caught by a drift flag on that gate (the tracker's, or the read check's when rows were read)
-    or a refusal naming it (a window fault: a window flag, on the plan's window gate that names the pair); a page, detail or count fault by the verifier's check of that kind; a stale read by
-    the read that was refused (or rows flagged as read from a stale table)."""
+    Read on the typed fields of flags and failures, never their text. A gate fault is caught by a drift flag on
+    that gate (its `gate` or `label`; the tracker's, or the read check's when rows were read), or a verifier `gate`
+    or `drift` failure whose `gates`/`labels` name it (a window fault: also a window flag, on the plan's window
+    gate that names the pair). A page or count fault is caught by the verifier's check of that kind on the
+    result set the faulted read took (`result_set`, when the replay saw it), a detail fault by the `details` check
+    naming the page; a stale read by the read refused as stale."""
     key = gate_key(fault.names)
     for flag in result.outcome.drift_flags:
         on_gate = key and key in {gate_key(str(flag.get("gate", ""))), gate_key(str(flag.get("label", "")))}
@@ -190,17 +197,18 @@ def caught_by(fault: PathFault, result: ReplayResult, read_refusals: list[dict[s
         for failure in report.get("failures") or []:
             check = failure.get("check")
             if fault.kind in CHECK_FOR:
-                if check in CHECK_FOR[fault.kind] and (fault.kind != "detail_unopened"
-                                                       or _names_result(fault.names, failure.get("links") or [])):
+                if check not in CHECK_FOR[fault.kind]:
+                    continue
+                if fault.kind == "detail_unopened":
+                    if _names_result(fault.names, failure.get("links") or []):
+                        return f"verifier:{check}"
+                elif result_set is None or failure.get("result_set") == result_set:
                     return f"verifier:{check}"
-            elif key and key in {gate_key(str(failure.get(f, ""))) for f in ("gate", "label")}:
+            elif check in ("gate", "drift") and key and key in {
+                    gate_key(str(n)) for n in [*(failure.get("gates") or []), *(failure.get("labels") or [])]}:
                 return f"verifier:{check}"
-    for refusal in read_refusals:
-        text = gate_key(str(refusal.get("message", "")))
-        if fault.kind == "stale_read" and refusal.get("stale"):
-            return f"read:{refusal.get('node', 'read')}"
-        if key and key in text and fault.kind not in CHECK_FOR:
-            return f"read:{refusal.get('node', 'read')}"
+    if fault.kind == "stale_read" and any(r.get("stale") for r in read_refusals):
+        return "read:" + next(str(r.get("node", "read")) for r in read_refusals if r.get("stale"))
     return None
 
 
@@ -243,7 +251,7 @@ async def inject_faults(path: DecisionPath, *, origin: str, worker: Any, out_dir
         outcomes.append(FaultOutcome(
             task=path.task, kind=fault.kind, names=fault.names, note=fault.note,
             made=not needs_page or bool(made and made[0].made),
-            caught_by=caught_by(fault, result, read_refusals(run_dir)),
+            caught_by=caught_by(fault, result, read_refusals(run_dir), made[0].result_set if made else None),
             exact_match=bool(result.score.get("exact_match")), stop=result.outcome.stop_reason))
     return outcomes
 
