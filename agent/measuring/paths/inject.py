@@ -24,7 +24,7 @@ from agent.measuring.paths.path import DecisionPath, PathStep
 from agent.measuring.paths.replay import PathPolicy, ReplayResult, replay_path
 from browser.types import Observation
 from graph.events import ExtractorEvent, WorkspaceEvent, read_events
-from graph.plan.values import gate_key
+from graph.plan.values import gate_key, values_match
 from graph.tracking.state_reading import result_set_key
 
 FaultKind = Literal["kept_default", "wrong_option", "narrower_window", "open_bound", "stale_read", "page_unread",
@@ -73,6 +73,32 @@ def _shift(value: str, narrower_from_start: bool) -> str:
     return (day + timedelta(days=31 if narrower_from_start else -31)).isoformat()
 
 
+def _plan_gates(plan: dict[str, Any] | None) -> list[dict[str, Any]]:
+    gates = [*((plan or {}).get("gates") or [])]
+    for phase in (plan or {}).get("phases") or []:
+        gates += phase.get("gates") or []
+    return [g for g in gates if isinstance(g, dict) and g.get("kind") != "window"]
+
+
+def sets_planned_gate(step: PathStep, plan: dict[str, Any] | None) -> bool:
+    """The setter sets a gate the plan names (a planned gate, what a kept default or a wrong option faults): its
+    `gate` field names one, or its control's label is a gate's name (the binding's exact rule), or the value it
+    sets is one a gate's typed target names (the plan's own words for the control). A path without a plan: any."""
+    if plan is None:
+        return True
+    label = _label(step) or ""
+    keys = {gate_key(label), gate_key(label.rsplit(": ", 1)[-1])} - {""}
+    value = str(step.args.get("option", step.args.get("value", "")))
+    for gate in _plan_gates(plan):
+        target = gate.get("target") if isinstance(gate.get("target"), dict) else {}
+        wanted = [str(v) for v in [target.get("value"), *(target.get("any_of") or [])] if v is not None]
+        if gate_key(str(gate.get("name", ""))) in keys | {gate_key(str(step.args.get("gate", "")))} - {""}:
+            return True
+        if step.tool != "check" and any(values_match(value, w) for w in wanted):
+            return True
+    return False
+
+
 def plan_faults(path: DecisionPath) -> list[PathFault]:
     """Each fault kind that applies to the path, at its first place (one replay each)."""
     steps = path.steps
@@ -83,9 +109,10 @@ def plan_faults(path: DecisionPath) -> list[PathFault]:
 
     for i, step in enumerate(steps):
         label = _label(step)
-        if step.tool in SETTERS and label and not _is_bound(step):
+        planned = sets_planned_gate(step, path.plan)
+        if step.tool in SETTERS and label and not _is_bound(step) and planned:
             add("kept_default", i, label, f"step {i} ({step.tool} {label!r}) skipped: the control keeps its default")
-        if step.tool == "select" and label and not _is_bound(step):
+        if step.tool == "select" and label and not _is_bound(step) and planned:
             add("wrong_option", i, label, f"step {i}: another option of {label!r} than {step.args.get('option')!r}")
         if _is_bound(step):
             add("narrower_window", i, label or "", f"step {i}: the bound {label!r} moved inwards")
