@@ -243,6 +243,7 @@ class FaultOutcome(BaseModel):
     """One faulted replay: was it caught before the answer, by which check, and the answer's exact match."""
 
     task: str
+    path: str = ""  # the path file's name (two paths of one task)
     kind: FaultKind
     names: str
     note: str
@@ -260,8 +261,9 @@ def read_refusals(run_dir: Path) -> list[dict[str, Any]]:
 
 
 async def inject_faults(path: DecisionPath, *, origin: str, worker: Any, out_dir: Path,
-                        kinds: tuple[FaultKind, ...] = FAULT_KINDS) -> list[FaultOutcome]:
-    """Every fault kind that applies to the path, one replay each through the full agent."""
+                        kinds: tuple[FaultKind, ...] = FAULT_KINDS, name: str | None = None) -> list[FaultOutcome]:
+    """Every fault kind that applies to the path, one replay each through the full agent, each in its own
+    folder `<name>-<kind>` (`name`: the path file's, default its task: two paths of one task must not share one)."""
     live = path.with_origin(origin)
     outcomes: list[FaultOutcome] = []
     for fault in (f for f in plan_faults(live) if f.kind in kinds):
@@ -272,11 +274,11 @@ async def inject_faults(path: DecisionPath, *, origin: str, worker: Any, out_dir
             made.append(FaultyPathPolicy(p, fault, obs))
             return made[-1]
 
-        run_dir = Path(out_dir) / f"{path.task}-{fault.kind}"
+        run_dir = Path(out_dir) / f"{name or path.task}-{fault.kind}"
         result = await replay_path(live, origin=origin, worker=worker, out_dir=run_dir, policy_for=policy_for)
         needs_page = fault.kind in PAGE_BOUND
         outcomes.append(FaultOutcome(
-            task=path.task, kind=fault.kind, names=fault.names, note=fault.note,
+            task=path.task, path=name or path.task, kind=fault.kind, names=fault.names, note=fault.note,
             made=not needs_page or bool(made and made[0].made),
             caught_by=caught_by(fault, result, read_refusals(run_dir), made[0].result_set if made else None),
             exact_match=bool(result.score.get("exact_match")), stop=result.outcome.stop_reason))
