@@ -99,6 +99,8 @@ def test_rows_read_while_drift_was_active_fail():
     report = verify(plan=None, columns=COLUMNS, rows=[row("1", drift=["navigation_reset:agency"])],
                     reads=[read([1, 2])], step=9)
     assert checks(report) == ["drift"] and "navigation_reset:agency" in report["repair_goal"]
+    # the drifted gate by its state key and by the label its control showed at the read (typed, not the text)
+    assert report["failures"][0]["gates"] == ["agency"] and report["failures"][0]["labels"] == ["Agency"]
 
 
 def test_without_provenance_the_gate_check_cannot_see_the_state():

@@ -39,9 +39,11 @@ def _drifted(rows: list[EvidenceRow], repair: str, table: str | None = None) -> 
     if not drifted:
         return []
     flags = sorted({f for r in drifted for f in r["provenance"]["drift"]})
+    keys = {f.split(":", 1)[-1] for f in flags}  # the drifted gates' state keys; `labels`: as the page shows them
     return [failure("drift", (f"{len(drifted)} row(s) were read while drift was active ({', '.join(flags)}) at "
-                              f"step(s) {_steps(drifted)}: {repair}"), table=table,
-                    gates=sorted({f.split(":", 1)[-1] for f in flags}))]
+                              f"step(s) {_steps(drifted)}: {repair}"), table=table, gates=sorted(keys),
+                    labels=sorted({(r["provenance"]["state"] or {}).get(k, {}).get("label") or k
+                                   for r in drifted for k in keys}))]
 
 
 def check_gates(plan: Plan, rows: list[EvidenceRow], notes: list[str],

@@ -161,10 +161,18 @@ class FaultyPathPolicy(PathPolicy):
         self.fault = fault
         self.made: str | None = None
         self.result_set: str | None = None  # a page or count fault: the result set whose read it altered
+        self.page_size = False  # a stale read: the control left unapplied sets the page size
 
     def __call__(self, body: dict[str, Any]) -> dict[str, Any]:
         at = self.next
         reply = super().__call__(body)
+        if at == self.fault.step and self.fault.kind == "stale_read":
+            # the read after the dropped apply: is the control left unapplied the page's page size (the browser's
+            # control kind)? Its rows are then the same set's, fewer per page: the loss is pages never read
+            obs_now: Observation | None = self.observation()
+            self.page_size = any(c.kind == "page_size" and c.label == self.fault.names
+                                 for c in (obs_now.controls if obs_now else []))
+            self.result_set = result_set_key(obs_now.url) if obs_now and obs_now.url else None
         if at != self.fault.step or self.fault.kind not in PAGE_BOUND:
             return reply
         call = reply["tool_calls"][0]
@@ -239,6 +247,19 @@ def caught_by(fault: PathFault, result: ReplayResult, read_refusals: list[dict[s
     return None
 
 
+def caught(fault: PathFault, result: ReplayResult, read_refusals: list[dict[str, Any]],
+           policy: FaultyPathPolicy | None) -> str | None:
+    """`caught_by`, with what the replay saw of the page: the result set the faulted read took, and for a stale
+    read of a page-size control (the same rows, fewer per page: no row is stale, pages go unread) the [pages] or
+    [count] refusal on that set."""
+    result_set = policy.result_set if policy else None
+    found = caught_by(fault, result, read_refusals, result_set)
+    if found is None and fault.kind == "stale_read" and policy is not None and policy.page_size:
+        paging = fault.model_copy(update={"kind": "page_unread"})
+        found = caught_by(paging, result, [], result_set)
+    return found
+
+
 class FaultOutcome(BaseModel):
     """One faulted replay: was it caught before the answer, by which check, and the answer's exact match."""
 
@@ -280,7 +301,7 @@ async def inject_faults(path: DecisionPath, *, origin: str, worker: Any, out_dir
         outcomes.append(FaultOutcome(
             task=path.task, path=name or path.task, kind=fault.kind, names=fault.names, note=fault.note,
             made=not needs_page or bool(made and made[0].made),
-            caught_by=caught_by(fault, result, read_refusals(run_dir), made[0].result_set if made else None),
+            caught_by=caught(fault, result, read_refusals(run_dir), made[0] if made else None),
             exact_match=bool(result.score.get("exact_match")), stop=result.outcome.stop_reason))
     return outcomes
 
