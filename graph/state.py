@@ -188,6 +188,7 @@ class ReadRecord(TypedDict):
     unresolved: NotRequired[list[str]]  # the read check's unresolved gates first said at this read (said once)
     rows_range: NotRequired[list[int]]  # [first, last] row of the set the page showed ('Showing 21-23 of 23')
     untaken: NotRequired[int]  # rows the site counts that this read could not take (not on the table read)
+    truncated: NotRequired[bool]  # the browser cut the table read at a row cap: it held more rows than were taken
 
 
 class Listing(TypedDict):

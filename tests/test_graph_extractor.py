@@ -196,3 +196,16 @@ def test_an_empty_read_is_no_row_in_the_count_a_reply_gives():
                            page_facts=None)
     assert written.message.startswith("extracted 0 row(s) into hits (read, none") and "(0 now)" in written.message
     assert len(written.tables["hits"]["rows"]) == 1 and written.tables["hits"]["rows"][0]["empty"]
+
+
+def test_a_table_the_browser_cut_at_a_row_cap_is_recorded_as_truncated():
+    """Where the page states no total, the browser's own fact that it cut the table (`truncated`) is what says
+    rows were lost: the read records it, and its reply says so."""
+    table = {**OBSERVATION["tables"][0], "truncated": True}
+    no_total = {**OBSERVATION, "pagination": None, "result_count": None}
+    cut = run(ExtractRows(columns={"id": "ID", "agency": "Agency", "year": "Year"}), observation=no_total,
+              last_read={"table": table, "table_index": 0})
+    assert cut.record.get("truncated") is True and "untaken" not in cut.record
+    whole = run(ExtractRows(columns={"id": "ID", "agency": "Agency", "year": "Year"}), observation=no_total,
+                last_read={"table": {**table, "truncated": False}, "table_index": 0})
+    assert "truncated" not in whole.record

@@ -100,6 +100,8 @@ def test_rows_read_while_drift_was_active_fail():
     report = verify(plan=None, columns=COLUMNS, rows=[row("1", drift=["navigation_reset:agency"])],
                     reads=[read([1, 2])], step=9)
     assert checks(report) == ["drift"] and "navigation_reset:agency" in report["repair_goal"]
+    # the drifted gate by its state key and by the label its control showed at the read (typed, not the text)
+    assert report["failures"][0]["gates"] == ["agency"] and report["failures"][0]["labels"] == ["Agency"]
 
 
 def test_without_provenance_the_gate_check_cannot_see_the_state():
@@ -178,3 +180,17 @@ def test_a_filtered_read_of_a_table_short_of_the_site_count_is_refused_until_rea
     assert refusal["check"] == "count" and "step 7" in refusal["message"] and "all_pages=true" in refusal["message"]
     whole = {**short, "step": 9, "untaken": 0, "complete": True}
     assert check_counts([], [short, whole]) == []
+
+
+def test_a_failure_names_its_gate_control_and_result_set_in_typed_fields():
+    """What a refusal is about is in fields a program reads (a fault-injection count, a policy), not in its text:
+    a gate refusal names the plan's gate and the control read; a pages or count refusal, its result set."""
+    wrong = verify(plan=PLAN, columns=COLUMNS, rows=[row("1", state={"agency": {"label": "Agency", "value": "FDA"}})],
+                   reads=[read([1, 2])], step=9)
+    (gate,) = wrong["failures"]
+    assert gate["gates"] == ["Agency"] and gate["labels"] == ["Agency"], gate
+    (pages,) = verify(plan=None, columns=COLUMNS, rows=[row("1")], reads=[read([1])], step=9)["failures"]
+    assert pages["check"] == "pages" and pages["result_set"] == "/r?agency=epa", pages
+    cut = {**read([1], pages=None), "truncated": True}
+    (count,) = verify(plan=None, columns=COLUMNS, rows=[row("1"), row("2")], reads=[cut], step=9)["failures"]
+    assert count["check"] == "count" and count["result_set"] == "/r?agency=epa", count

@@ -115,3 +115,18 @@ def test_a_detail_page_read_with_no_rows_counts_as_read_and_an_empty_answer_need
                    schema=("id", "size"), step=9).tables
     blank["answer"]["rows"] = [{"id": None, "size": None}]
     assert "every column empty" in _verify({**tables, **blank})["repair_goal"]
+
+
+def test_a_derive_input_read_from_a_table_cut_at_a_row_cap_is_refused_naming_its_set():
+    """Rows a read could not take (the browser cut the table: `truncated`), in a table a derived answer stands on,
+    is evidence the answer may lack rows where the page states no total: a [count] refusal naming the table and
+    the result set, until that set is read again uncut."""
+    cut = {**_read(1, [1]), "truncated": True}
+    refused = _verify(_workspace(read=cut))
+    (failure,) = [f for f in refused["failures"] if f["check"] == "count"]
+    assert failure["table"] == "items" and failure["result_set"] == "/list?agency=epa", failure
+    assert "cut at a row cap" in failure["message"]
+    tables = _workspace(read=cut)
+    tables["items"]["reads"].append(_read(1, [1], step=4))  # the same set read again, nothing cut
+    assert _verify(tables)["ok"]
+    assert _verify(_workspace(read={**_read(1, [1]), "untaken": 3, "site_total": 5}))["failures"][0]["check"] == "count"

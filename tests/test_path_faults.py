@@ -70,3 +70,22 @@ def test_a_detail_fault_leaves_out_a_page_no_other_read_into_its_table_opens() -
     step = PATHS["offline_vulns_005-played-ablated"].steps[fault.step]
     assert fault.names in step.args["url"] and fault.names not in faulted_path(
         PATHS["offline_vulns_005-played-ablated"], fault).steps[fault.step].args["url"]
+
+
+def test_a_kept_default_or_wrong_option_faults_a_gate_the_plan_names_not_any_control_set() -> None:
+    """'A planned gate kept at its default': the fault drops a setter of a control the plan names (its label is a
+    gate's name, or the value set is one a gate's target names), never a control the path set that no gate
+    names (regulatory_004-g's 'Filter dates by', set before the planned 'Status'; lifesci_005's 'Name contains')."""
+    from agent.measuring.paths.inject import sets_planned_gate
+
+    chosen = {(name, f.kind): f.names for name, path in PATHS.items() for f in plan_faults(path)
+              if f.kind in ("kept_default", "wrong_option")}
+    assert chosen[("offline_regulatory_004-g", "kept_default")] == "Status"
+    assert chosen[("offline_regulatory_004-g", "wrong_option")] == "Status"
+    assert chosen[("offline_lifesci_005", "kept_default")] == "Include synonyms (old names)"
+    for name, path in PATHS.items():
+        for fault in plan_faults(path):
+            if fault.kind in ("kept_default", "wrong_option"):
+                assert sets_planned_gate(path.steps[fault.step], path.plan), (name, fault)
+    dates_by = PATHS["offline_regulatory_004-g"].steps[2]
+    assert not sets_planned_gate(dates_by, PATHS["offline_regulatory_004-g"].plan)

@@ -138,13 +138,14 @@ def inject(path_files: list[Path] = _PATHS, out: Path | None = _OUT, kind: list[
         console.print(f"[red]error:[/] {escape(_first_line(exc))}", highlight=False)
         raise typer.Exit(2) from exc
     out_dir = out or Path(tempfile.mkdtemp(prefix="inject-"))
-    table = asyncio.run(_inject(paths, out_dir, tuple(kind or FAULT_KINDS)))
+    names = [p.stem for p in path_files]  # two paths of one task (a played and a clean one) run apart
+    table = asyncio.run(_inject(list(zip(names, paths, strict=True)), out_dir, tuple(kind or FAULT_KINDS)))
     typer.echo(table)
     console.print(f"FAULT-INJECTED REPLAYS of real-model paths (not model results); runs and "
                   f"faults_on_paths.json in {out_dir}", highlight=False)
 
 
-async def _inject(paths: list[DecisionPath], out_dir: Path, kinds: tuple) -> str:
+async def _inject(paths: list[tuple[str, DecisionPath]], out_dir: Path, kinds: tuple) -> str:
     from agent.measuring.paths.inject import fault_table, inject_faults
     from browser.session import ChromiumWorker
     from tasks.offline.server import OfflineServer
@@ -152,9 +153,9 @@ async def _inject(paths: list[DecisionPath], out_dir: Path, kinds: tuple) -> str
     worker, outcomes = ChromiumWorker(), []
     try:
         with OfflineServer() as server:
-            for path in paths:
+            for name, path in paths:
                 outcomes += await inject_faults(path, origin=server.origin, worker=worker, out_dir=out_dir,
-                                                kinds=kinds)
+                                                kinds=kinds, name=name)
     finally:
         await worker.close()
     out_dir.mkdir(parents=True, exist_ok=True)

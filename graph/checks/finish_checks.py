@@ -39,8 +39,11 @@ def _drifted(rows: list[EvidenceRow], repair: str, table: str | None = None) -> 
     if not drifted:
         return []
     flags = sorted({f for r in drifted for f in r["provenance"]["drift"]})
+    keys = {f.split(":", 1)[-1] for f in flags}  # the drifted gates' state keys; `labels`: as the page shows them
     return [failure("drift", (f"{len(drifted)} row(s) were read while drift was active ({', '.join(flags)}) at "
-                              f"step(s) {_steps(drifted)}: {repair}"), table=table)]
+                              f"step(s) {_steps(drifted)}: {repair}"), table=table, gates=sorted(keys),
+                    labels=sorted({(r["provenance"]["state"] or {}).get(k, {}).get("label") or k
+                                   for r in drifted for k in keys}))]
 
 
 def check_gates(plan: Plan, rows: list[EvidenceRow], notes: list[str],
@@ -79,7 +82,8 @@ def check_gates(plan: Plan, rows: list[EvidenceRow], notes: list[str],
                 f"{len(wrong)} row(s) were read with {inline_data(label)} = {', '.join(map(page_repr, seen))}, but the "
                 f"plan needs {gate.name} = {str(gate.target)!r} (read at step(s) {_steps([r for r, _ in wrong])}): set "
                 f"{inline_data(label)} to "
-                f"{needs}, discard_rows the wrong ones and extract again")))
+                f"{needs}, discard_rows the wrong ones and extract again"), gates=[gate.name],
+                labels=sorted({v.label for _, v in wrong if v.label})))
         if clamped:
             notes.append(f"[gate] clamped, accepted: {gate.name} = {str(gate.target)!r}: {'; '.join(sorted(clamped))}")
         if unresolved:
@@ -104,7 +108,7 @@ def check_pages(plan: Plan | None, reads: list[ReadRecord]) -> list[Failure]:
         if missing:
             failures.append(failure("pages", (
                 f"result set {result_set} has {pages} pages but page(s) {missing} were not read: "
-                f"go to page(s) {missing} (or read_table with all_pages=true) and extract_rows there"), pages=missing))
+                f"go to page(s) {missing} (or read_table with all_pages=true) and extract_rows there"), pages=missing, result_set=result_set))
     return failures
 
 
@@ -117,15 +121,36 @@ def check_counts(rows: list[EvidenceRow], reads: list[ReadRecord]) -> list[Failu
         if len(distinct) < total:
             failures.append(failure("count", (
                 f"the page says {total} results for {result_set} but only {len(distinct)} distinct row(s) were "
-                "extracted: read the remaining rows")))
+                "extracted: read the remaining rows"), result_set=result_set))
+    return failures + check_untaken(reads, counted=set(totals))
+
+
+def check_untaken(reads: list[ReadRecord], counted: set[str] | frozenset[str] = frozenset()) -> list[Failure]:
+    """Rows a read could not take (the site counts more than the table held, or the browser cut it at a row cap),
+    its set never read whole since: evidence the answer may lack rows, for an answer's table or a derive's input.
+    `counted`: the sets whose site total the rows kept are already compared with."""
+    failures: list[Failure] = []
     complete = {r["result_set"] for r in reads if not r.get("untaken") and r["complete"]}
     for read in reads:  # a read whose table held fewer rows than the site counts, filtered or not, never read whole
-        if read.get("untaken") and read["result_set"] not in complete and read["result_set"] not in totals:
+        if read.get("untaken") and read["result_set"] not in complete and read["result_set"] not in counted:
             failures.append(failure("count", (
                 f"the read at step {read['step']} took its rows from a table holding {read['untaken']} fewer than "
                 f"the site's {read['site_total']} for {read['result_set']}: read_table with all_pages=true (all "
-                "rows) and extract_rows again")))
+                "rows) and extract_rows again"), result_set=read["result_set"]))
+    for read in reads:  # a read the browser cut at a row cap, its set never read again uncut
+        if read.get("truncated") and not _read_whole_later(read, reads):
+            failures.append(failure("count", (
+                f"the read at step {read['step']} took {read['rows']} row(s) from a table cut at a row cap (it held "
+                f"more) for {read['result_set']}: read_table with a larger max_rows (or narrower filters) and "
+                "extract_rows again"), result_set=read["result_set"]))
     return failures
+
+
+def _read_whole_later(cut: ReadRecord, reads: list[ReadRecord]) -> bool:
+    """A later read of the same result set that nothing cut, covering the cut read's pages (or the whole set)."""
+    return any(r["step"] >= cut["step"] and r is not cut and r["result_set"] == cut["result_set"]
+               and not r.get("truncated") and not r.get("untaken")
+               and (r["complete"] or set(cut["pages_covered"]) <= set(r["pages_covered"])) for r in reads)
 
 
 def check_criteria(plan: Plan | None, rows: list[EvidenceRow], notes: list[str]) -> None:
@@ -211,6 +236,10 @@ class TableCheck:
             notes += [note for note in said if note not in notes]
         return failures
 
+    def untaken(self) -> list[Failure]:
+        """A derive's input: rows its reads could not take (the answer's own table: `check_counts`)."""
+        return [in_table(f, self.name, f" (into {self.name!r}, then derive again)") for f in check_untaken(self.reads)]
+
     def pages(self, plan: Plan | None) -> list[Failure]:
         failures = check_pages(plan, self.reads)
         if self.answer:
@@ -241,6 +270,7 @@ def verify(*, plan: Plan | None, columns: tuple[str, ...], tables: dict[str, Tab
     failures += [f for e in evidence for f in e.pages(plan)]
     if derived is not None:  # a listed page counts once read into the table standing for its phase
         failures += check_input_details(plan, tables, names, listings, opened, skipped, notes, lineage=names)
+        failures += [f for e in evidence for f in e.untaken()]
         return _report(step, failures, notes)
     failures += check_details(plan, listings, opened or [], skipped, notes, tables)  # the answer's own: opened or read
     if evidence:

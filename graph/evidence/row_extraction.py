@@ -146,6 +146,7 @@ def extract(
     pages_covered = [page] if page else [] if first_row and last_row and first_row > 1 else [1]
     complete = False
     untaken = 0
+    cut = False
     sources = {col: args.columns.get(col, col) for col in columns}
     if args.source == "table":
         table = (last_read or {}).get("table")
@@ -171,6 +172,8 @@ def extract(
         if not args.section and site_total and meant_whole and len(table["rows"]) < site_total:
             # the site counts rows the table read does not hold: a `where` then filtered a part of the set, too
             untaken = site_total - len(table["rows"])
+        # the browser cut the table at a row cap (its own, or the read's max_rows): rows it could not take, uncounted
+        cut = not args.section and not untaken and bool(table.get("truncated"))
         headers = table["headers"]
         records = [({norm_value(h): cell for h, cell in zip(headers, row, strict=False)},
                     f"{table_name} row {i + 1}") for i, row in enumerate(table["rows"])]
@@ -248,6 +251,8 @@ def extract(
                         state=dict(snapshot) if provenance else None)
     if untaken:
         record["untaken"] = untaken
+    if cut:
+        record["truncated"] = True
     if first_row and last_row and not complete:
         record["rows_range"] = [first_row, last_row]
     return Extraction(rows=rows, record=record, shared=shared)

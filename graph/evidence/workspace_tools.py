@@ -137,6 +137,9 @@ def extract_into(args: ExtractRows, ctx: ReadContext, *, schema: tuple[str, ...]
     if untaken := record.get("untaken"):  # said with the count: a read that silently took part of a set misleads
         first += (f"; {untaken} of the site's {record['site_total']} rows were not on the table read: read them "
                   "(read_table with all_pages=true, or each page) and extract them")
+    elif record.get("truncated"):
+        first += ("; the table read was cut at a row cap: it holds more rows than were taken (read_table with a "
+                  "larger max_rows, or narrower filters, and extract again)")
     return Written("\n".join([first, *echo]), rows, {into: table}, record, check.mismatches, notes)
 
 

@@ -24,7 +24,8 @@ from agent.measuring.paths.path import DecisionPath, PathStep
 from agent.measuring.paths.replay import PathPolicy, ReplayResult, replay_path
 from browser.types import Observation
 from graph.events import ExtractorEvent, WorkspaceEvent, read_events
-from graph.plan.values import gate_key
+from graph.plan.values import gate_key, values_match
+from graph.tracking.state_reading import result_set_key
 
 FaultKind = Literal["kept_default", "wrong_option", "narrower_window", "open_bound", "stale_read", "page_unread",
                     "detail_unopened", "rows_lost"]
@@ -78,6 +79,32 @@ def _urls(step: PathStep) -> list[Any]:
     return url if isinstance(url, list) else [url] if url else []
 
 
+def _plan_gates(plan: dict[str, Any] | None) -> list[dict[str, Any]]:
+    gates = [*((plan or {}).get("gates") or [])]
+    for phase in (plan or {}).get("phases") or []:
+        gates += phase.get("gates") or []
+    return [g for g in gates if isinstance(g, dict) and g.get("kind") != "window"]
+
+
+def sets_planned_gate(step: PathStep, plan: dict[str, Any] | None) -> bool:
+    """The setter sets a gate the plan names (a planned gate, what a kept default or a wrong option faults): its
+    `gate` field names one, or its control's label is a gate's name (the binding's exact rule), or the value it
+    sets is one a gate's typed target names (the plan's own words for the control). A path without a plan: any."""
+    if plan is None:
+        return True
+    label = _label(step) or ""
+    keys = {gate_key(label), gate_key(label.rsplit(": ", 1)[-1])} - {""}
+    value = str(step.args.get("option", step.args.get("value", "")))
+    for gate in _plan_gates(plan):
+        target = gate.get("target") if isinstance(gate.get("target"), dict) else {}
+        wanted = [str(v) for v in [target.get("value"), *(target.get("any_of") or [])] if v is not None]
+        if gate_key(str(gate.get("name", ""))) in keys | {gate_key(str(step.args.get("gate", "")))} - {""}:
+            return True
+        if step.tool != "check" and any(values_match(value, w) for w in wanted):
+            return True
+    return False
+
+
 def plan_faults(path: DecisionPath) -> list[PathFault]:
     """Each fault kind that applies to the path, at its first place (one replay each)."""
     steps = path.steps
@@ -88,9 +115,10 @@ def plan_faults(path: DecisionPath) -> list[PathFault]:
 
     for i, step in enumerate(steps):
         label = _label(step)
-        if step.tool in SETTERS and label and not _is_bound(step):
+        planned = sets_planned_gate(step, path.plan)
+        if step.tool in SETTERS and label and not _is_bound(step) and planned:
             add("kept_default", i, label, f"step {i} ({step.tool} {label!r}) skipped: the control keeps its default")
-        if step.tool == "select" and label and not _is_bound(step):
+        if step.tool == "select" and label and not _is_bound(step) and planned:
             add("wrong_option", i, label, f"step {i}: another option of {label!r} than {step.args.get('option')!r}")
         if _is_bound(step):
             add("narrower_window", i, label or "", f"step {i}: the bound {label!r} moved inwards")
@@ -139,14 +167,24 @@ class FaultyPathPolicy(PathPolicy):
         super().__init__(faulted_path(path, fault), observation)
         self.fault = fault
         self.made: str | None = None
+        self.result_set: str | None = None  # a page or count fault: the result set whose read it altered
+        self.page_size = False  # a stale read: the control left unapplied sets the page size
 
     def __call__(self, body: dict[str, Any]) -> dict[str, Any]:
         at = self.next
         reply = super().__call__(body)
+        if at == self.fault.step and self.fault.kind == "stale_read":
+            # the read after the dropped apply: is the control left unapplied the page's page size (the browser's
+            # control kind)? Its rows are then the same set's, fewer per page: the loss is pages never read
+            obs_now: Observation | None = self.observation()
+            self.page_size = any(c.kind == "page_size" and c.label == self.fault.names
+                                 for c in (obs_now.controls if obs_now else []))
+            self.result_set = result_set_key(obs_now.url) if obs_now and obs_now.url else None
         if at != self.fault.step or self.fault.kind not in PAGE_BOUND:
             return reply
         call = reply["tool_calls"][0]
         obs: Observation | None = self.observation()
+        self.result_set = result_set_key(obs.url) if obs and obs.url else None
         if self.fault.kind == "page_unread":  # made only where there is a page 2 to leave unread
             pages = obs.pagination.pages if obs and obs.pagination else None
             self.made = f"page 1 of {pages}" if pages and pages > 1 else None
@@ -181,12 +219,16 @@ def _names_result(url: str, links: list[str]) -> bool:
                for link in links)
 
 
-def caught_by(fault: PathFault, result: ReplayResult, read_refusals: list[dict[str, Any]]) -> str | None:
+def caught_by(fault: PathFault, result: ReplayResult, read_refusals: list[dict[str, Any]],
+              result_set: str | None = None) -> str | None:
     """The check that caught the fault, naming what it altered, before the answer was composed; None if none.
 
-    A gate fault is caught by a drift flag on that gate (the tracker's, or the read check's when rows were read)
-    or a refusal naming it (a window fault: a window flag, on the plan's window gate that names the pair); a page, detail or count fault by the verifier's check of that kind; a stale read by
-    the read that was refused (or rows flagged as read from a stale table)."""
+    Read on the typed fields of flags and failures, never their text. A gate fault is caught by a drift flag on
+    that gate (its `gate` or `label`; the tracker's, or the read check's when rows were read), or a verifier `gate`
+    or `drift` failure whose `gates`/`labels` name it (a window fault: also a window flag, on the plan's window
+    gate that names the pair). A page or count fault is caught by the verifier's check of that kind on the
+    result set the faulted read took (`result_set`, when the replay saw it), a detail fault by the `details` check
+    naming the page; a stale read by the read refused as stale."""
     key = gate_key(fault.names)
     for flag in result.outcome.drift_flags:
         on_gate = key and key in {gate_key(str(flag.get("gate", ""))), gate_key(str(flag.get("label", "")))}
@@ -197,24 +239,39 @@ def caught_by(fault: PathFault, result: ReplayResult, read_refusals: list[dict[s
         for failure in report.get("failures") or []:
             check = failure.get("check")
             if fault.kind in CHECK_FOR:
-                if check in CHECK_FOR[fault.kind] and (fault.kind != "detail_unopened"
-                                                       or _names_result(fault.names, failure.get("links") or [])):
+                if check not in CHECK_FOR[fault.kind]:
+                    continue
+                if fault.kind == "detail_unopened":
+                    if _names_result(fault.names, failure.get("links") or []):
+                        return f"verifier:{check}"
+                elif result_set is None or failure.get("result_set") == result_set:
                     return f"verifier:{check}"
-            elif key and key in {gate_key(str(failure.get(f, ""))) for f in ("gate", "label")}:
+            elif check in ("gate", "drift") and key and key in {
+                    gate_key(str(n)) for n in [*(failure.get("gates") or []), *(failure.get("labels") or [])]}:
                 return f"verifier:{check}"
-    for refusal in read_refusals:
-        text = gate_key(str(refusal.get("message", "")))
-        if fault.kind == "stale_read" and refusal.get("stale"):
-            return f"read:{refusal.get('node', 'read')}"
-        if key and key in text and fault.kind not in CHECK_FOR:
-            return f"read:{refusal.get('node', 'read')}"
+    if fault.kind == "stale_read" and any(r.get("stale") for r in read_refusals):
+        return "read:" + next(str(r.get("node", "read")) for r in read_refusals if r.get("stale"))
     return None
+
+
+def caught(fault: PathFault, result: ReplayResult, read_refusals: list[dict[str, Any]],
+           policy: FaultyPathPolicy | None) -> str | None:
+    """`caught_by`, with what the replay saw of the page: the result set the faulted read took, and for a stale
+    read of a page-size control (the same rows, fewer per page: no row is stale, pages go unread) the [pages] or
+    [count] refusal on that set."""
+    result_set = policy.result_set if policy else None
+    found = caught_by(fault, result, read_refusals, result_set)
+    if found is None and fault.kind == "stale_read" and policy is not None and policy.page_size:
+        paging = fault.model_copy(update={"kind": "page_unread"})
+        found = caught_by(paging, result, [], result_set)
+    return found
 
 
 class FaultOutcome(BaseModel):
     """One faulted replay: was it caught before the answer, by which check, and the answer's exact match."""
 
     task: str
+    path: str = ""  # the path file's name (two paths of one task)
     kind: FaultKind
     names: str
     note: str
@@ -232,8 +289,9 @@ def read_refusals(run_dir: Path) -> list[dict[str, Any]]:
 
 
 async def inject_faults(path: DecisionPath, *, origin: str, worker: Any, out_dir: Path,
-                        kinds: tuple[FaultKind, ...] = FAULT_KINDS) -> list[FaultOutcome]:
-    """Every fault kind that applies to the path, one replay each through the full agent."""
+                        kinds: tuple[FaultKind, ...] = FAULT_KINDS, name: str | None = None) -> list[FaultOutcome]:
+    """Every fault kind that applies to the path, one replay each through the full agent, each in its own
+    folder `<name>-<kind>` (`name`: the path file's, default its task: two paths of one task must not share one)."""
     live = path.with_origin(origin)
     outcomes: list[FaultOutcome] = []
     for fault in (f for f in plan_faults(live) if f.kind in kinds):
@@ -244,13 +302,13 @@ async def inject_faults(path: DecisionPath, *, origin: str, worker: Any, out_dir
             made.append(FaultyPathPolicy(p, fault, obs))
             return made[-1]
 
-        run_dir = Path(out_dir) / f"{path.task}-{fault.kind}"
+        run_dir = Path(out_dir) / f"{name or path.task}-{fault.kind}"
         result = await replay_path(live, origin=origin, worker=worker, out_dir=run_dir, policy_for=policy_for)
         needs_page = fault.kind in PAGE_BOUND
         outcomes.append(FaultOutcome(
-            task=path.task, kind=fault.kind, names=fault.names, note=fault.note,
+            task=path.task, path=name or path.task, kind=fault.kind, names=fault.names, note=fault.note,
             made=not needs_page or bool(made and made[0].made),
-            caught_by=caught_by(fault, result, read_refusals(run_dir)),
+            caught_by=caught(fault, result, read_refusals(run_dir), made[0] if made else None),
             exact_match=bool(result.score.get("exact_match")), stop=result.outcome.stop_reason))
     return outcomes
 
