@@ -264,9 +264,9 @@ def execute(con: duckdb.DuckDBPyConnection, request: dict[str, Any], deadline: f
 
 def execute_lineage(con: duckdb.DuckDBPyConnection, request: dict[str, Any], deadline: float) -> dict[str, Any]:
     """The rows of one table the queries use, by leaving each out in turn: the table is seen through a view
-    without row `sgr_drop`, each query's whole result is kept, and a row is used when some query's result
-    without it differs (as a multiset: a duplicate row counts). One run per row and query, so the table's rows
-    are capped (`max_rows`) and the time limit covers them all."""
+    without row `sgr_drop`, and a row is used when some query's result without it differs from its whole result
+    (as a multiset, by its row count and the sum of its rows' hashes: a duplicate row counts). One run per row
+    and query, so the table's rows are capped (`max_rows`) and the time limit covers them all."""
     lineage, tables = request["lineage"], request["tables"]
     name, queries = lineage["table"], lineage["queries"]
     for sql in queries:
@@ -278,15 +278,13 @@ def execute_lineage(con: duckdb.DuckDBPyConnection, request: dict[str, Any], dea
     con.execute(f"ALTER TABLE {quote_ident(name)} RENAME TO {LINEAGE_ROWS}")
     con.execute(f"CREATE VIEW {quote_ident(name)} AS SELECT * FROM {LINEAGE_ROWS} "
                 "WHERE rowid IS DISTINCT FROM getvariable('sgr_drop')")
-    for i, sql in enumerate(queries):
-        con.execute(f"CREATE TABLE __whole_{i} AS {sql}")
-    differs = [f"SELECT EXISTS ((SELECT * FROM __whole_{i} EXCEPT ALL ({sql})) UNION ALL "
-               f"(({sql}) EXCEPT ALL SELECT * FROM __whole_{i}))" for i, sql in enumerate(queries)]
+    prints = [f"SELECT count(*), sum(hash(__r)::HUGEINT) FROM ({sql}) AS __r" for sql in queries]
+    whole = [con.execute(check).fetchone() for check in prints]
     used: list[int] = []
     for row in range(rows):
         _in_time(deadline)
         con.execute(f"SET VARIABLE sgr_drop = {row}")
-        if any(con.execute(check).fetchone()[0] for check in differs):
+        if any(con.execute(check).fetchone() != before for check, before in zip(prints, whole, strict=True)):
             used.append(row)
     return {"used": used}
 
