@@ -198,11 +198,14 @@ def check_input_details(plan: Plan | None, tables: dict[str, Any], inputs: list[
     if plan is None or not listings:
         return []
     failures: list[Failure] = []
+    siblings = _same_phase(plan, tables, listings)
     for name in detail_tables(plan, tables, listings):
         if name not in inputs:
             continue
-        links, seen = phase_reads(tables[name]["rows"], listings, tables)
-        shown = opened_for(name, opened or [], tables)
+        same = siblings.get(name, set())  # the phase's reads under its other stand-ins' names are its own
+        rows = [r for n in [name, *sorted(same)] for r in tables[n]["rows"]]
+        links, seen = phase_reads(rows, listings, tables)
+        shown = opened_for(name, opened or [], tables, same)
         missing = [link for link in links if link not in seen and link not in shown]
         if missing:
             dropped = dropped_links(tables, listings, notes) | filtered_out_links(tables, listings)
@@ -234,11 +237,14 @@ def _page(url: str) -> str:
     return url.split("#")[0].rstrip("/")
 
 
-def opened_for(name: str, opened: list[OpenedPage], tables: dict[str, Any]) -> set[str]:
+def opened_for(name: str, opened: list[OpenedPage], tables: dict[str, Any], siblings: set[str] | None = None) -> set[str]:
     """The listed links whose page, opened from their row, counts for table `name`'s phase: a page no other table
     read rows on. A page another phase read is that phase's: this one skipped it (a phase is asked for a result
-    page it never read, though another phase showed it), unless it read there too (`phase_reads`)."""
+    page it never read, though another phase showed it), unless it read there too (`phase_reads`). A table
+    standing in for the same phase (`siblings`: the page's flow section read into one, its level section into
+    another) is this phase's own read, not another phase's."""
     others = {_page(r["provenance"]["url"]) for other, table in tables.items() if other != name
+              and other not in (siblings or set())
               and not table["derived"] for r in table["rows"] if not r.get("empty")}
     return {o["link"] for o in opened if _page(o["url"]) not in others}
 
@@ -251,6 +257,12 @@ def detail_tables(plan: Plan, tables: dict[str, Any], listings: list[Listing]) -
         if phase.detail_pages:
             names += [phase.into] if phase.into in tables else stand_ins(plan, phase, tables, listings)
     return list(dict.fromkeys(names))
+
+
+def _same_phase(plan: Plan, tables: dict[str, Any], listings: list[Listing]) -> dict[str, set[str]]:
+    """Each table standing in for a detail phase -> the other tables standing in for that same phase."""
+    groups = [stand_ins(plan, phase, tables, listings) for phase in plan.phases if phase.detail_pages]
+    return {name: set(group) - {name} for group in groups for name in group}
 
 
 def stand_ins(plan: Plan, phase: Phase, tables: dict[str, Any], listings: list[Listing], *,
