@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from graph.checks.details import HOW_TO_OPEN, Opened, dropped_links, phase_progress, switch_off_refusal
 from graph.checks.finish_checks import verify
-from graph.checks.list_filters import list_filters
+from graph.checks.list_filters import ListReads, list_reads
 from graph.evidence.evidence_tables import append_rows
 from graph.evidence.workspace_tools import derive
 from graph.plan.targets import Value, Window
@@ -91,14 +91,23 @@ def test_a_result_list_shown_only_after_the_detail_reads_is_not_the_one_they_cam
 
 
 def test_a_filter_that_could_consult_another_table_drops_nothing():
-    by_details = KEEP_SQL.replace("split_part(current, ' ', 1))", "split_part(current, ' ', 1) AND current IN "
+    """A row kept or dropped by what was read on the results' pages (here: `OR` it was read) is not dropped by the
+    list's values: not reading it is what would drop it. A condition over the list alone, `AND`-ed with such a
+    one, still drops by itself."""
+    by_details = KEEP_SQL.replace("split_part(current, ' ', 1))", "split_part(current, ' ', 1) OR current IN "
                                   "(SELECT species FROM pages))")
     tables, listings = _workspace(["A-1", "A-3", "A-5"], by_details)
     assert dropped_links(tables, listings) == set()
     assert "2 of 5 listed result(s) were not opened" in _details(tables, listings)[0]
+    anded = KEEP_SQL.replace("split_part(current, ' ', 1))", "split_part(current, ' ', 1) AND current IN "
+                             "(SELECT species FROM pages))")
+    tables, listings = _workspace(["A-1", "A-3", "A-5"], anded)
+    assert dropped_links(tables, listings) == {"http://s/sp/A-2", "http://s/sp/A-4"}
     joined = "SELECT c.current AS species, p.status FROM catalogue c JOIN pages p ON p.species = c.current"
-    assert list_filters(joined, "catalogue") is None  # a join keeps every row: conservative
-    assert list_filters(KEEP_SQL, "pages") is None and list_filters("SELECT 1", "catalogue") == []
+    columns = ["id", "catalogued", "current"]
+    assert list_reads(joined, "catalogue", columns) == ListReads(every=True)  # joined unfiltered: every row
+    assert list_reads(KEEP_SQL, "pages", ["species"]) == ListReads(every=True)
+    assert list_reads("SELECT 1", "catalogue", columns) == ListReads()  # never read: nothing dropped by it
 
 
 def test_switching_the_check_off_is_refused_only_while_it_would_hide_results():

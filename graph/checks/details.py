@@ -8,8 +8,8 @@ under its link (rows discarded since do not count): the same path with any query
 (`/item/7?year=2022`: the site's state travels in the query), a sub-page of it (`/item/7/history`), or a page
 whose path or query names the link's key (its last path segment, or a query value, when that looks like an
 identifier). Which results must be opened: every listed result, except, for a
-derived answer, the results its SQL drops by the list's own values (graph/checks/list_filters.py): a list row that a
-filter over the list table alone removes needs no visit.
+derived answer, the results its SQL drops by the list's own values (graph/checks/list_filters.py): a list row that
+no list-only part of the derivation uses needs no visit.
 """
 
 from __future__ import annotations
@@ -198,14 +198,17 @@ def check_input_details(plan: Plan | None, tables: dict[str, Any], inputs: list[
     if plan is None or not listings:
         return []
     failures: list[Failure] = []
+    siblings = _same_phase(plan, tables, listings)
     for name in detail_tables(plan, tables, listings):
         if name not in inputs:
             continue
-        links, seen = phase_reads(tables[name]["rows"], listings, tables)
-        shown = opened_for(name, opened or [], tables)
+        same = siblings.get(name, set())  # the phase's reads under its other stand-ins' names are its own
+        rows = [r for n in [name, *sorted(same)] for r in tables[n]["rows"]]
+        links, seen = phase_reads(rows, listings, tables)
+        shown = opened_for(name, opened or [], tables, same)
         missing = [link for link in links if link not in seen and link not in shown]
         if missing:
-            dropped = dropped_links(tables, listings) | filtered_out_links(tables, listings)
+            dropped = dropped_links(tables, listings, notes) | filtered_out_links(tables, listings)
             missing = [link for link in missing if link not in dropped]
         if missing and lineage is not None and not _list_read_by(links, listings, tables, lineage):
             if notes is not None:
@@ -234,11 +237,14 @@ def _page(url: str) -> str:
     return url.split("#")[0].rstrip("/")
 
 
-def opened_for(name: str, opened: list[OpenedPage], tables: dict[str, Any]) -> set[str]:
+def opened_for(name: str, opened: list[OpenedPage], tables: dict[str, Any], siblings: set[str] | None = None) -> set[str]:
     """The listed links whose page, opened from their row, counts for table `name`'s phase: a page no other table
     read rows on. A page another phase read is that phase's: this one skipped it (a phase is asked for a result
-    page it never read, though another phase showed it), unless it read there too (`phase_reads`)."""
+    page it never read, though another phase showed it), unless it read there too (`phase_reads`). A table
+    standing in for the same phase (`siblings`: the page's flow section read into one, its level section into
+    another) is this phase's own read, not another phase's."""
     others = {_page(r["provenance"]["url"]) for other, table in tables.items() if other != name
+              and other not in (siblings or set())
               and not table["derived"] for r in table["rows"] if not r.get("empty")}
     return {o["link"] for o in opened if _page(o["url"]) not in others}
 
@@ -251,6 +257,12 @@ def detail_tables(plan: Plan, tables: dict[str, Any], listings: list[Listing]) -
         if phase.detail_pages:
             names += [phase.into] if phase.into in tables else stand_ins(plan, phase, tables, listings)
     return list(dict.fromkeys(names))
+
+
+def _same_phase(plan: Plan, tables: dict[str, Any], listings: list[Listing]) -> dict[str, set[str]]:
+    """Each table standing in for a detail phase -> the other tables standing in for that same phase."""
+    groups = [stand_ins(plan, phase, tables, listings) for phase in plan.phases if phase.detail_pages]
+    return {name: set(group) - {name} for group in groups for name in group}
 
 
 def stand_ins(plan: Plan, phase: Phase, tables: dict[str, Any], listings: list[Listing], *,
@@ -296,10 +308,12 @@ def _row_link(values: Iterable[Any], cells: list[tuple[str, set[str]]], every_ce
     return matches.pop() if len(matches) == 1 else None
 
 
-def dropped_links(tables: dict[str, Any], listings: list[Listing]) -> set[str]:
+def dropped_links(tables: dict[str, Any], listings: list[Listing], notes: list[str] | None = None) -> set[str]:
     """Listed links the derived answer drops by a value the list shows: each of the list-table rows that stand
-    for the link (matched by the list's cells) is removed by a list-only filter of the derivation, and the link
-    has no row that is kept. A list table is an evidence table with rows read on a listing's page."""
+    for the link (matched by the list's cells) is not used by the derivation (graph/checks/list_filters.py), and
+    the link has no row that is used. A list table is an evidence table with rows read on a listing's page. When
+    the derivation's use of a list table's rows cannot be determined, its rows count as dropped (said in
+    `notes`): nothing is refused without evidence."""
     cells = _cells(listings)
     if not cells:
         return set()
@@ -311,9 +325,14 @@ def dropped_links(tables: dict[str, Any], listings: list[Listing]) -> set[str]:
     for name, table in tables.items():
         if table["derived"] or not any(_norm(r["provenance"]["url"]) in list_pages for r in table["rows"]):
             continue
-        kept = kept_rows(sqls, name, table)
-        if kept is None:
+        use = kept_rows(sqls, name, table)
+        note = (f"[details] which rows of {name} the answer uses is unknown ({use.unknown}): its listed results "
+                "were not asked for")
+        if use.unknown is not None and notes is not None and note not in notes:  # refusals need evidence
+            notes.append(note)
+        if use.kept is None and use.unknown is None:
             continue
+        kept = use.kept or frozenset()
         for index, row in enumerate(table["rows"]):
             link = None if row.get("empty") else _row_link((row["values"].get(c) for c in table["columns"]),
                                                            cells, every_cell)

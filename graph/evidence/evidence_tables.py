@@ -24,6 +24,7 @@ ANSWER = "answer"  # the table the answer is: extract_rows without `into` append
 TABLE_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 QUERY_SECONDS = 5.0
 MAX_RESULT_ROWS = 5000
+LINEAGE_MAX_ROWS = 2000  # rows of a list table followed one by one (one engine run per row and query, ~3 ms)
 MAX_RESULT_BYTES = 4 * 2**20  # text of a derived table; it lives in the graph state and every checkpoint
 STARTUP_SECONDS = 10.0  # the engine process's start-up, on a busy machine, before its own time limit runs
 _SANDBOX = Path(__file__).with_name("sql_sandbox.py")
@@ -144,11 +145,27 @@ def run_query(tables: dict[str, TableRecord], sql: str, *, seconds: float = QUER
     """Run one read-only query over the tables in the engine's own process (graph/evidence/sql_sandbox.py: memory
     ceiling, time limit, row and byte caps measured before anything is fetched); errors carry the engine's
     message and the schemas."""
+    reply = _sandbox(tables, {"sql": sql, "max_rows": max_rows, "max_bytes": max_bytes}, seconds)
+    return QueryResult(columns=reply["columns"], types=reply["types"], rows=reply["rows"], inputs=reply["inputs"])
+
+
+def rows_used(tables: dict[str, TableRecord], name: str, queries: list[str], *,
+              seconds: float = QUERY_SECONDS) -> list[int]:
+    """The indexes of the rows of table `name` the read-only `queries` (over that table alone) use: those whose
+    removal changes some query's result, found in the engine's own process (sql_sandbox.execute_lineage), at
+    most LINEAGE_MAX_ROWS rows, within `seconds`."""
+    reply = _sandbox(tables, {"lineage": {"table": name, "queries": queries, "max_rows": LINEAGE_MAX_ROWS}},
+                     seconds)
+    return [int(row) for row in reply["used"]]
+
+
+def _sandbox(tables: dict[str, TableRecord], request: dict[str, Any], seconds: float) -> dict[str, Any]:
+    """One request to the engine process (graph/evidence/sql_sandbox.py) over `tables`; its reply, or the
+    WorkspaceError it ends in."""
     payloads = {name: table_payload({**table, "rows": engine_rows(table)}) for name, table in tables.items()}
-    request = json.dumps({"tables": payloads, "sql": sql, "seconds": seconds, "max_rows": max_rows,
-                          "max_bytes": max_bytes})
+    text = json.dumps({**request, "tables": payloads, "seconds": seconds})
     try:
-        done = subprocess.run([sys.executable, "-I", str(_SANDBOX)], input=request.encode(), capture_output=True,
+        done = subprocess.run([sys.executable, "-I", str(_SANDBOX)], input=text.encode(), capture_output=True,
                               timeout=seconds + STARTUP_SECONDS, check=False, env=_SANDBOX_ENV,
                               cwd="/")  # no working directory of ours for the engine to show
     except subprocess.TimeoutExpired as exc:  # the engine did not stop itself: the process was killed
@@ -165,7 +182,7 @@ def run_query(tables: dict[str, TableRecord], sql: str, *, seconds: float = QUER
     if "error" in reply:
         shown = schemas(tables) if reply.get("kind") in ("engine", "tables") else None
         raise WorkspaceError(reply["error"], schemas=shown)
-    return QueryResult(columns=reply["columns"], types=reply["types"], rows=reply["rows"], inputs=reply["inputs"])
+    return reply
 
 
 def derived_table(name: str, sql: str, result: QueryResult, step: int) -> TableRecord:

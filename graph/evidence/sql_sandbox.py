@@ -7,7 +7,9 @@ the only real bound is the operating system's, on a process that holds nothing e
 process also dies whole when it overruns, and the caller can kill it after its time limit.
 
 Protocol: a JSON request on stdin (`tables`: name -> `table_payload`, `sql`, `seconds`, `max_rows`,
-`max_bytes`), one JSON reply on stdout: `{"columns", "types", "rows", "inputs"}` or `{"error", "kind"}`. Runs as
+`max_bytes`), one JSON reply on stdout: `{"columns", "types", "rows", "inputs"}` or `{"error", "kind"}`. A
+request with `lineage` (`table`, `queries`, `max_rows`) instead asks which rows of that table the queries use
+(`execute_lineage`): the reply is `{"used": [row indexes]}`. Runs as
 a plain script (`python -I graph/evidence/sql_sandbox.py`): it imports only the standard library and duckdb, never the
 project.
 """
@@ -32,6 +34,7 @@ import duckdb
 ENGINE_MEMORY_MB = 256  # DuckDB's own limit (buffer-managed memory: tables, sorts, hash joins)
 PROCESS_DATA_MB = 320  # the process's hard ceiling: the engine's limit plus what Python and DuckDB need to run
 LOAD_CHUNK_ROWS = 2000  # rows parsed per statement while loading (the JSON parse is not memory-limited)
+LINEAGE_ROWS = "__list_rows"  # the list table's rows under lineage, seen through a view of its name
 RESULT = "__result"  # where the query's rows are materialised inside the engine; table names never start with _
 PROVENANCE_COLUMNS: dict[str, str] = {
     "_url": "VARCHAR", "_step": "INTEGER", "_page": "INTEGER", "_pages": "INTEGER",
@@ -259,6 +262,33 @@ def execute(con: duckdb.DuckDBPyConnection, request: dict[str, Any], deadline: f
             "rows": [{c: plain(v) for c, v in zip(columns, row, strict=True)} for row in fetched]}
 
 
+def execute_lineage(con: duckdb.DuckDBPyConnection, request: dict[str, Any], deadline: float) -> dict[str, Any]:
+    """The rows of one table the queries use, by leaving each out in turn: the table is seen through a view
+    without row `sgr_drop`, and a row is used when some query's result without it differs from its whole result
+    (as a multiset, by its row count and the sum of its rows' hashes: a duplicate row counts). One run per row
+    and query, so the table's rows are capped (`max_rows`) and the time limit covers them all."""
+    lineage, tables = request["lineage"], request["tables"]
+    name, queries = lineage["table"], lineage["queries"]
+    for sql in queries:
+        check_select(con, sql, [name])
+    load(con, name, tables[name], deadline)
+    rows = int(con.execute(f"SELECT count(*) FROM {quote_ident(name)}").fetchone()[0])
+    if rows > lineage["max_rows"]:
+        raise Refused(f"the table has more than {lineage['max_rows']} rows to follow one by one", "too_big")
+    con.execute(f"ALTER TABLE {quote_ident(name)} RENAME TO {LINEAGE_ROWS}")
+    con.execute(f"CREATE VIEW {quote_ident(name)} AS SELECT * FROM {LINEAGE_ROWS} "
+                "WHERE rowid IS DISTINCT FROM getvariable('sgr_drop')")
+    prints = [f"SELECT count(*), sum(hash(__r)::HUGEINT) FROM ({sql}) AS __r" for sql in queries]
+    whole = [con.execute(check).fetchone() for check in prints]
+    used: list[int] = []
+    for row in range(rows):
+        _in_time(deadline)
+        con.execute(f"SET VARIABLE sgr_drop = {row}")
+        if any(con.execute(check).fetchone() != before for check, before in zip(prints, whole, strict=True)):
+            used.append(row)
+    return {"used": used}
+
+
 def _in_time(deadline: float) -> None:
     if time.monotonic() > deadline:
         raise duckdb.InterruptException("over the time limit between statements")
@@ -271,7 +301,8 @@ def answer(request: dict[str, Any]) -> dict[str, Any]:
     timer = threading.Timer(seconds, con.interrupt)
     timer.start()  # loading the tables counts against the time limit too
     try:
-        return execute(con, request, time.monotonic() + seconds)
+        run = execute_lineage if "lineage" in request else execute
+        return run(con, request, time.monotonic() + seconds)
     except Refused as exc:
         return {"error": str(exc), "kind": exc.kind}
     except duckdb.InterruptException:
