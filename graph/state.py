@@ -272,6 +272,16 @@ class Binding(TypedDict):
     step: int
     default: NotRequired[str]  # the value it held untouched by the agent when bound: the site's default
     replaced: NotRequired[dict[str, Any]]  # the rule-made binding a model-made one replaced (logged, never silent)
+    field: NotRequired[SearchField]  # a search gate's field selector (its terms box is `keys[0]`)
+
+
+class SearchField(TypedDict):
+    """The choice control a search gate's name is an option of ('Search field' offering Title / Abstract): a search
+    gate `Abstract = x` holds only with x in the box AND that option chosen."""
+
+    key: str
+    label: str
+    option: str  # the option the gate's name is, as the page shows it
 
 
 def merge_tables(old: dict[str, Any] | None, new: dict[str, Any] | None) -> dict[str, Any]:

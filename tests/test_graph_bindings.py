@@ -136,3 +136,46 @@ def test_a_search_gate_binds_to_the_one_box_the_agent_typed_its_words_into():
     assert rule_binding(gate, _state(twice), 4) is None
     page_default = {**untyped, "terms": _v("Search terms", "census", kind="text")}  # not typed by the agent
     assert rule_binding(gate, _state(page_default), 2) is None
+
+
+def test_a_search_gate_named_by_a_field_option_binds_the_box_and_the_field_selector():
+    """`Abstract = calibration` on a form of a terms box and a 'Search field' selector (All fields / Title /
+    Abstract): the box the agent typed the words into and the selector offering 'Abstract' are the gate's; the
+    terms searched in All fields (the selector's default) are a mismatch naming the selector, in Abstract held."""
+    gate = Gate(kind="search", name="Abstract", target=Value(value="calibration"))
+    fields = ["All fields", "Title", "Abstract"]
+    page = {"terms": _v("Search terms", "calibration", kind="text", set_at=2),
+            "field": _v("Search field", "All fields", options=fields),
+            "sort": _v("Sort by", "Relevance", options=["Relevance", "Title"])}
+    made = rule_binding(gate, _state(page), 3)
+    assert made is not None and made["keys"] == ["terms"]
+    assert made["field"] == {"key": "field", "label": "Search field", "option": "Abstract"}
+    plan = bound_plan(Plan(gates=[gate]), {gate_id(gate): made})
+    verdict = judge(plan.gates[0], _state(page))
+    assert (verdict.status, verdict.label, verdict.value, verdict.needs) == ("mismatch", "Search field", "All fields",
+                                                                          ("Abstract",))
+    assert named_controls(plan.gates[0], _state(page)) == ["terms", "field"]
+    chosen = {**page, "field": _v("Search field", "Abstract", options=fields, set_at=3)}
+    assert judge(plan.gates[0], _state(chosen)).status == "held"
+    # 'Title' is an option of two selectors: which one is the field is not guessed
+    title = Gate(kind="search", name="Title", target=Value(value="calibration"))
+    assert "field" not in rule_binding(title, _state(page), 3)
+
+
+def test_an_unbound_note_names_a_column_or_an_option_never_unrelated_controls():
+    """Played runs were offered unrelated dropdowns as candidates for a plan gate that was a column choice
+    ('Measure = Percent') or an action ('Export CSV'): a target that is a table's header is said as a column to
+    read; a control offering the target as an option is a candidate; otherwise no candidate is made up."""
+    plan = bound_plan(Plan(gates=[Gate(kind="view", name="Measure", target=Value(value="Percent")),
+                                  Gate(kind="view", name="Export CSV", target=Value(value="all rows")),
+                                  Gate(kind="filter", name="Basis", target=Value(value="Final"))]), {})
+    observation = {"controls": [{"ref": "e1", "label": "Survey product", "kind": "select",
+                                 "options": [{"label": "1-year", "value": "acs1"}]},
+                                {"ref": "e2", "label": "Stage", "kind": "select",
+                                 "options": [{"label": "Draft", "value": "d"}, {"label": "Final", "value": "f"}]}],
+                   "tables": [{"headers": ["County", "Count", "Percent"], "rows": []}]}
+    notes = dict(unbound_notes(plan, plan.gates, observation, set()))
+    measure, export, basis = (notes[gate_id(g)] for g in plan.gates)
+    assert "'Percent' is a column of table 0 here: take it in extract_rows" in measure and "e1" not in measure
+    assert export.endswith(": no control on this page is named so")
+    assert "candidates: 'Stage' [e2]" in basis and "Survey product" not in basis

@@ -37,7 +37,7 @@ def test_a_gate_shown_on_this_page_is_said_once():
                                                                gates=[window, elsewhere])]))
     on_page = turn[turn.index("\nPLAN ON THIS PAGE ("):turn.index("ROWS COLLECTED")]
     assert "From year / To year" in on_page and "NOT HELD" in on_page  # the window: its line, held or not
-    assert "Data type" in on_page and "UNRESOLVED" in on_page  # a gate naming nothing here: said there too
+    assert "filter Data type = Flow: no control here" in on_page and "UNRESOLVED" not in on_page  # a fact, no alarm
     plan_part = turn[turn.index("PLAN:"):turn.index("\nPLAN ON THIS PAGE (")]
     assert "- window From year / To year" not in plan_part and "- filter Data type" not in plan_part
     assert "- gates: as PLAN ON THIS PAGE" in plan_part and "under the gates on this page" in plan_part

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from graph.plan.targets import Value, Window, show
+from graph.plan.targets import Value, Window, show, values_of
 from graph.plan.values import (
     WINDOW_END_WORDS,
     WINDOW_KINDS,
@@ -31,7 +31,7 @@ from graph.plan.values import (
     set_by_agent,
     state_values,
 )
-from graph.state import Binding, Gate, Plan
+from graph.state import Binding, Gate, Plan, SearchField
 
 CHOICE_KINDS = frozenset({"select", "custom_select", "radio_group"})
 BOX_KINDS = frozenset({"checkbox", "toggle"})
@@ -108,7 +108,23 @@ def rule_binding(gate: Gate, state: dict[str, Any], step: int) -> Binding | None
     held = values[key]
     if (held.get("options") or held.get("kind") in BOX_KINDS) and ground_target(gate.target, held) is None:
         return None  # the control is named so, but no option of it is the target: not bound by rule
-    return _binding(gate, values, [key], "rule", step)
+    binding = _binding(gate, values, [key], "rule", step)
+    if gate.kind == "search" and key != _exact(values, gate.name) and (field := search_field(gate, values, key)):
+        binding["field"] = field
+    return binding
+
+
+def search_field(gate: Gate, values: dict[str, Any], box: str) -> SearchField | None:
+    """The one choice control, beside the gate's terms box, that offers the gate's name as an option: the field the
+    terms are searched in (a plan's `Abstract = x` on a form of a terms box and a field selector). None when no
+    control, or more than one, offers it."""
+    wanted = norm_value(gate.name)
+    found = [(k, v, option) for k, v in values.items() if k != box and v.get("kind") in CHOICE_KINDS
+             for option in v.get("options") or [] if norm_value(option) == wanted]
+    if len(found) != 1:
+        return None
+    key, held, option = found[0]
+    return SearchField(key=key, label=held.get("label") or key, option=option)
 
 
 def _typed_text(gate: Gate, values: dict[str, Any]) -> str | None:
@@ -222,9 +238,34 @@ def unbound_notes(plan: Plan | None, gates: list[Gate], observation: dict[str, A
             continue
         words = set(gate_key(gate.name).split("_")) - {""}
         fitting = [c for c in controls if _fits(gate, c.get("kind"))]
-        named = [c for c in fitting if words & set(gate_key(c["label"]).split("_"))]
-        shown = ", ".join(f"{c['label']!r} [{c['ref']}]" for c in (named or fitting)[:MAX_CANDIDATES])
-        notes.append((gate_id(gate), f"note: gate {gate.name} = {show(gate.target)} is bound to no control"
-                      + (f"; candidates: {shown} (gate={gate.name!r} on the setter binds it)" if shown else
-                         ": no candidate control on this page")))
+        wanted = {norm_value(v) for v in values_of(gate.target)} - {""}
+        named = [c for c in fitting if words & set(gate_key(c["label"]).split("_"))
+                 or wanted & {norm_value(t) for o in c.get("options") or [] for t in _option_texts(o)}]
+        shown = ", ".join(f"{c['label']!r} [{c['ref']}]" for c in named[:MAX_CANDIDATES])
+        column = _column_named(gate, observation)
+        note = f"note: gate {gate.name} = {show(gate.target)} is bound to no control"
+        if column is not None:  # the plan made a choice of column a gate: said as what the page shows
+            note += (f"; {column[1]!r} is a column of table {column[0]} here: take it in extract_rows (revise_plan "
+                     "without this gate)")
+        elif shown:
+            note += f"; candidates: {shown} (gate={gate.name!r} on the setter binds it)"
+        else:
+            note += ": no control on this page is named so"
+        notes.append((gate_id(gate), note))
     return notes
+
+
+def _option_texts(option: Any) -> list[str]:
+    """An observed option's label and value (`browser.types.Option`), or a plain option's text."""
+    return [str(option.get("label") or ""), str(option.get("value") or "")] if isinstance(option, dict) else [str(option)]
+
+
+def _column_named(gate: Gate, observation: dict[str, Any] | None) -> tuple[int, str] | None:
+    """(table index, header) of the first table header that is the gate's target value: a column to read, not a
+    control to set."""
+    wanted = {norm_value(v) for v in values_of(gate.target)} - {""}
+    for index, table in enumerate((observation or {}).get("tables") or []):
+        for header in table.get("headers") or []:
+            if norm_value(header) in wanted:
+                return index, header
+    return None

@@ -250,6 +250,20 @@ def _bound(gate: Gate, values: dict[str, Any]) -> list[tuple[str, str]]:
     return [(key, values[key].get("value") or "")] if key in values else []
 
 
+def _judge_field(gate: Gate, values: dict[str, Any]) -> Verdict | None:
+    """A search gate's bound field selector at another option than the gate's name: the terms are searched
+    elsewhere (All fields for Abstract: the paper's criterion mismatch). None when it holds, or is not here."""
+    field = (gate.binding or {}).get("field")
+    if not field or field["key"] not in values:
+        return None
+    held = values[field["key"]]
+    value = held.get("value") or ""
+    if norm_value(value) == norm_value(field["option"]):
+        return None
+    return Verdict(gate, "mismatch", key=field["key"], label=field["label"], value=value, needs=(field["option"],),
+                   set_by_agent=set_by_agent(held))
+
+
 def _judge_values(gate: Gate, values: dict[str, Any]) -> Verdict:
     if gate.kind == "window" and isinstance(gate.target, Window):
         return _judge_window(gate, gate.target, values)
@@ -269,7 +283,7 @@ def _judge_values(gate: Gate, values: dict[str, Any]) -> Verdict:
         return Verdict(gate, "unresolved", **base, evidence=f"the plan gives no value ({gate.target.unknown}): not checked")
     needs = list(gate.binding["accepts"]) if gate.binding and gate.binding["accepts"] else ground_target(gate.target, held)
     if needs is not None and holds(value, gate.target, needs):
-        return Verdict(gate, "held", needs=tuple(needs), **base)
+        return _judge_field(gate, values) or Verdict(gate, "held", needs=tuple(needs), **base)
     if any(is_clamped(held, v) for v in values_of(gate.target)):  # the page offers no such value: its clamp says so
         return Verdict(gate, "clamped", needs=tuple(needs or values_of(gate.target)),
                        evidence=held["clamped"]["evidence"], **base)
@@ -285,13 +299,14 @@ def _judge_values(gate: Gate, values: dict[str, Any]) -> Verdict:
 def named_controls(gate: Gate, state: dict[str, Any]) -> list[str | None]:
     """Which controls a gate names on a state: the one answer every caller asks (the turn's state lines, clamps,
     the gates not seen yet, the phase a loss flag belongs to). A window: its [From, To] keys (`window_bounds`, None
-    where the pair has no such end); any other gate: [the key] of the one control it names, [] when none or several
-    (ambiguity is never guessed)."""
+    where the pair has no such end); a search gate bound with its field selector: [its box, the selector]; any other
+    gate: [the key] of the one control it names, [] when none or several (ambiguity is never guessed)."""
     values = state_values(state)
     if gate.kind == "window":
         return list(_window_keys(gate, values)[:2])
     if gate.binding is not None:
-        return [k for k, _ in _bound(gate, values)]
+        field = gate.binding.get("field")
+        return [k for k, _ in _bound(gate, values)] + ([field["key"]] if field and field["key"] in values else [])
     found = find_gate_value(values, gate.name, gate)
     return [found[0]] if found else []
 
@@ -487,10 +502,11 @@ def grounding_lines(gates: list[Gate], state: dict[str, Any] | None,
     for v in judged_here(gates, state, history):
         head = f"{v.gate.kind} {v.gate.name} = {v.gate.target}"
         label = _pair_label(v.label)
-        if v.status == "unresolved":
+        if v.status == "unresolved" and not v.grounded and not v.candidates and not isinstance(v.gate.target, Unknown):
+            lines.append(f"{head}: no control here")  # a fact, no alarm: the read says once what to do about it
+        elif v.status == "unresolved":
             where = f" -> {page_repr(label)}" if v.grounded else ""
-            why = ("the plan gives no value: not checked" if isinstance(v.gate.target, Unknown)
-                   else "no control here is named so" if not v.grounded and not v.candidates else v.evidence)
+            why = "the plan gives no value: not checked" if isinstance(v.gate.target, Unknown) else v.evidence
             lines.append(f"{head}{where}: UNRESOLVED, {why}")  # its note is in the head; what to do: in the header
         elif v.status == "held":
             named = _names_control(v.gate, label)

@@ -14,7 +14,7 @@ from typing import Any, get_args
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, ValidationError
 
-from browser.types import SETTER_KINDS
+from browser.types import SETTER_KINDS, Target
 from graph.plan.values import gate_key
 from graph.state import GateKind, Plan
 from graph.tools.tool_specs import TOOL_SPECS, tool_model
@@ -153,12 +153,25 @@ def plan_tool() -> dict[str, Any]:
     return tool
 
 
+def _wrapped_target(model: type[BaseModel], payload: dict[str, Any]) -> dict[str, Any]:
+    """`{"ref": "e2"}` for `{"target": {"ref": "e2"}}`: models (played ones among them) drop the wrapper the turn's
+    refs do not show; the fields the action's target takes are moved into it, none of the action's own."""
+    target = model.model_fields.get("target")
+    if target is None or "target" in payload:
+        return payload
+    own = set(model.model_fields)
+    moved = {k: payload[k] for k in Target.model_fields if k in payload and k not in own}
+    if not moved:
+        return payload
+    return {**{k: v for k, v in payload.items() if k not in moved}, "target": moved}
+
+
 def parse_tool_call(name: str, args: dict[str, Any] | None, *, search: bool) -> BaseModel:
     types = _types(search)
     model = types.get(name)
     if model is None:
         raise ToolCallError(f"unknown tool {name!r}; available: {sorted(types)}")
-    payload = dict(args or {})
+    payload = _wrapped_target(model, dict(args or {}))
     payload.pop("kind", None)
     try:
         return model.model_validate({**payload, "kind": name})
