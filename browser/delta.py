@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 from browser.render import Rendering, render
 from browser.tokens import count_tokens
-from browser.types import Control, Observation, StateDelta
+from browser.types import Control, Observation, StateDelta, TableData
 
 NO_PAGE = "(no page yet: start with goto)"
 
@@ -85,10 +85,19 @@ def tables_grown(before: Observation | None, after: Observation) -> list[tuple[i
     if before is None or before.page_id != after.page_id:
         return []
     grown = []
-    for old, new in zip(before.tables, after.tables, strict=False):
-        if old.source == new.source and old.headers == new.headers and new.total_rows > old.total_rows:
-            grown.append((new.index, old.total_rows, new.total_rows))
+    for old in before.tables:
+        same = [new for new in after.tables if _same_list(old, new)]
+        if len(same) == 1 and same[0].total_rows > old.total_rows:
+            grown.append((same[0].index, old.total_rows, same[0].total_rows))
     return grown
+
+
+def _same_list(old: TableData, new: TableData) -> bool:
+    """`new` is `old` grown in place: the same kind, caption and headers, and its first rows are old's. Matched by
+    what the table holds, not by its index: a table inserted before it (another node's children) shifts the
+    indexes, and two lists of one shape are not one list grown (a played run was told such a list grew)."""
+    return (old.source == new.source and old.caption == new.caption and old.headers == new.headers
+            and bool(old.rows) and new.rows[:len(old.rows)] == old.rows)
 
 
 def state_delta(before: Observation | None, after: Observation) -> StateDelta:

@@ -336,6 +336,28 @@ def test_state_delta_by_hand():
     assert describe_delta(state_delta(after, record), url_said=True) == ""
 
 
+def test_a_table_inserted_before_a_list_is_not_the_list_grown():
+    """Expanding a second node inserted its children's table before the first node's: by index, 'TABLE 3 grew
+    4 -> 5' (a played run was told so); matched by what the tables hold, nothing grew. A list that did grow in
+    place (its first rows kept) is still said."""
+    from browser.delta import tables_grown
+    from browser.types import Observation, TableData
+
+    def table(index: int, rows: list[str]) -> TableData:
+        return TableData(index=index, headers=["Genus", "Species"], rows=[[r, "1"] for r in rows],
+                         total_rows=len(rows))
+
+    first = table(3, ["Aa", "Ab", "Ac", "Ad"])
+    before = Observation(url="http://x/tree", page_id=1, tables=[table(0, ["Z"]), first])
+    inserted = Observation(url="http://x/tree", page_id=1,
+                           tables=[table(0, ["Z"]), table(1, ["Ba", "Bb", "Bc", "Bd", "Be"]), first.model_copy(
+                               update={"index": 4})])
+    assert tables_grown(before, inserted) == []
+    longer = Observation(url="http://x/tree", page_id=1, tables=[table(0, ["Z"]),
+                                                                   table(1, ["Aa", "Ab", "Ac", "Ad", "Ae"])])
+    assert tables_grown(before, longer) == [(1, 4, 5)]
+
+
 async def test_new_tab_link_is_followed_in_the_same_tab(task_browser, fixture_site):
     await _open(task_browser, fixture_site, "act_links.html")
     result = await task_browser.act(Click(target=Target(text="Asia in a new tab")))
