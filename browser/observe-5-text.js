@@ -83,6 +83,18 @@
     return false;
   };
   const outlineItems = [];
+  // A term and its values are one line, "Subspecies: 4": apart, a one-character value ("4", "0") was too short
+  // to be a line and the term read as empty (a played run opened a page to learn what read_facts then saw).
+  const pairedDd = new Set();
+  const withValues = (dt, text) => {
+    const values = [];
+    for (let sib = dt.nextElementSibling; sib && tag(sib) === "dd"; sib = sib.nextElementSibling) {
+      pairedDd.add(sib);
+      const value = lineText(sib);
+      if (value) values.push(value);
+    }
+    return values.length ? `${text}: ${values.join("; ")}` : text;
+  };
   const pushLine = (el, text, heading, order) => {
     const limit = heading ? 200 : rankOf(el) === 0 ? 1200 : 300;  // main content's paragraphs read whole
     const shownText = text.length > limit ? cut(text, limit) + ` [read_section ${refOf(el)}]` : text;
@@ -125,7 +137,7 @@
     const heading = /^h[1-6]$/.test(t);
     const block = TEXT_TAGS.has(t) || (!INLINE.has(t) && (directText(el) >= 2 || inlineOnly(el)));
     if (!heading && !block) continue;
-    if (consumed.has(el) || !visible(el) || skipBox(el) || emittedAbove(el)) continue;
+    if (consumed.has(el) || !visible(el) || skipBox(el) || emittedAbove(el) || pairedDd.has(el)) continue;
     if (!heading && el.querySelector("[data-sgr-group]")) continue; // a facet entry: already a control option
     // inside a form, loose text (a format hint, a note) is read; labels and boxes holding fields go with controls
     if (!heading && el.closest("form") && (el.closest("label") || el.querySelector(FIELD_SEL))) continue;
@@ -133,8 +145,9 @@
       if (directText(el) >= 2) mixedRuns(el);
       continue;
     }
-    const text = lineText(el);
-    if (!text || (!heading && text.length < 2)) continue;
+    let text = lineText(el);
+    if (t === "dt") text = withValues(el, text);
+    if (!text || (!heading && text.length < 2 && t !== "dd")) continue;
     emitted.add(el);
     pushLine(el, text, heading, position.get(el));
   }

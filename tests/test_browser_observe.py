@@ -390,3 +390,12 @@ async def test_a_list_of_link_cards_ranks_as_chrome_but_result_cards_stay_conten
     obs = await observe_page(page, page_id=1)
     ranks = {t.rows[0][0].split(";")[0]: t.rank for t in obs.tables}
     assert ranks == {"Station 0": 0, "Topic 0": 2}, ranks
+
+
+async def test_a_term_and_its_values_are_one_outline_line(page: Page, fixture_site: Any) -> None:
+    """dt/dd pairs read as "Term: value" (a one-character value such as 4 or 0 was dropped as too short, and the
+    term read as empty: a played model opened a page to learn what read_facts then saw); a term with no value
+    stays a bare line."""
+    obs = await _observe(page, fixture_site.url("obs_terms.html"))
+    assert obs.outline[1:] == ["Taxon ID: 10294", "Subspecies: 4", "Synonyms: 0", "Distribution: Norway; Chile",
+                               "Notes"]
