@@ -72,3 +72,21 @@ def test_an_ambiguous_gate_of_another_phase_is_not_said_and_an_unseen_gate_is_ma
         "sql": None, "inputs": [], "types": ["VARCHAR"], "reads": [], "steps": [2]}}
     turn = _page_turn(plan, dates, tables=rows)  # phase 2 in force now: its gate's ambiguity is news
     assert "GATES NOT YET SEEN: AMBIGUOUS Date matches 2 controls ['Date received', 'Date closed']" in turn, turn
+
+
+def test_a_pending_control_a_gates_line_shows_is_named_once_in_not_applied():
+    """NOT APPLIED listed each pending gate with its value and old results beside the gate's own line (a played
+    full run's turn said each value twice): a control a gate's line shows is named only; another keeps its value."""
+    values = {"area": {**_value("Area", "North"), "set_at_step": 2, "set_by": "select", "options": ["Any area", "North"]},
+              "size": {**_value("Rows per page", "50"), "set_at_step": 3, "set_by": "select", "options": ["10", "50"]}}
+    plan = Plan(gates=[Gate(kind="filter", name="Area", target=Value(value="North"))])
+    task = load_tasks("offline", origin="http://127.0.0.1:9", task_ids=["offline_water_004"])[0]
+    state = initial_state(task.solver_view(True), time.time())
+    state["plan"] = plan.model_dump(mode="json")
+    state["retrieval"] = {"url": "http://127.0.0.1:9/x", "path": "/x", "values": values, "page": None,
+                          "pages": None, "result_count": None, "step": 4,
+                          "pending": [{"label": "Area", "value": "North", "shown": "Any area"},
+                                      {"label": "Rows per page", "value": "50", "shown": "10"}]}
+    turn = Prompts.load().actor_turn(state, observation_text=render_observation(None, 100).text, max_steps=60)
+    assert "NOT APPLIED (apply before reading): Area; Rows per page = 50\n" in turn, turn
+    assert "filter Area = North: held" in turn and "Any area" not in turn

@@ -77,6 +77,10 @@ class Prompts:
             if grounding and retrieval else {}
         covered = {key for keys in named_here.values() for key in keys}
         state_values = [(key, value) for key, value in state_values if key not in covered]
+        # a pending control a gate's line shows is named only (its value is on that line): said once
+        covered_labels = {((retrieval or {}).get("values") or {}).get(k, {}).get("label") for k in covered}
+        pending = [(p["label"], None if p["label"] in covered_labels else p["value"])
+                   for p in (retrieval or {}).get("pending") or []]
         on_page = {name for name, keys in named_here.items() if keys} | (
             {g.name for g in in_force} if every_gate_grounded else set())
         parts = turn_cut(cut, plan=plan, state_values=state_values, tables=named,
@@ -85,7 +89,7 @@ class Prompts:
             task=state["task"], columns=columns, plan=parts["plan"], retrieval=retrieval,
             pending_gates=[] if grounding else [f"AMBIGUOUS {n}" for n in ambiguous_gates(plan, retrieval, in_force)],
             unseen={g.name for g in unseen_gates(plan, retrieval, state.get("history") or [])},
-            grounding=grounding, on_page=on_page,
+            grounding=grounding, on_page=on_page, pending=pending,
             retrieval_url=_retrieval_url(retrieval, state.get("observation")),
             state_values=parts["state_values"],
             drift_flags=state.get("drift_flags") or [], repair_goal=state.get("repair_goal"),
