@@ -179,3 +179,28 @@ def test_an_unbound_note_names_a_column_or_an_option_never_unrelated_controls():
     assert "'Percent' is a column of table 0 here: take it in extract_rows" in measure and "e1" not in measure
     assert export.endswith(": no control on this page is named so")
     assert "candidates: 'Stage' [e2]" in basis and "Survey product" not in basis
+
+
+def test_the_models_gate_on_the_field_selector_binds_it_as_the_search_gates_field():
+    """A played model set `gate=Title` on the terms box, then on the 'Search field' selector: the second bound the
+    selector in the box's place, and 'kernel' named no value of it. The selector is the gate's field now."""
+    gate = Gate(kind="search", name="Title", target=Value(value="kernel"))
+    plan = Plan(gates=[gate])
+    fields = ["All fields", "Title", "Abstract"]
+    typed = {"terms": _v("Search terms", "kernel", kind="text", set_at=2), "field": _v("Search field", "All fields",
+                                                                                      options=fields)}
+    first = bind(plan, {}, _state(typed, step=2), 2, action={"kind": "fill"}, set_controls=["Search terms"],
+                 model_gate="Title")
+    made = first[gate_id(gate)]
+    assert made["keys"] == ["terms"] and made["field"]["key"] == "field"  # the field found beside the box
+    chosen = {**typed, "field": _v("Search field", "Title", options=fields, set_at=3)}
+    second = bind(plan, first, _state(chosen, step=3), 3, action={"kind": "select"}, set_controls=["Search field"],
+                  model_gate="Title")
+    assert second == {}  # already the gate's field: nothing replaced
+    bound = bound_plan(plan, first)
+    assert judge(bound.gates[0], _state(chosen)).status == "held"
+    assert judge(bound.gates[0], _state(typed)).status == "mismatch"
+    untyped = {**chosen, "terms": _v("Search terms", "", kind="text")}
+    alone = bind(plan, {}, _state(untyped, step=3), 3, action={"kind": "select"}, set_controls=["Search field"],
+                 model_gate="Title")
+    assert alone == {}  # the field before any box: not the gate's terms box

@@ -301,3 +301,26 @@ def test_a_list_only_looked_at_leaves_the_answers_results_those_opened():
     assert any(n.startswith("[details] table pages: 3 of 5 listed result(s) not opened") for n in report["notes"])
     tables, listings = _filtered_workspace(["A-1", "A-3", "A-5"], ["A-1", "A-5"], filtered=False)
     assert [m.split(": ")[1] for m in _details(tables, listings)] == ["3 of 5 listed result(s) were not opened"]
+
+
+def test_a_detail_phase_never_read_is_a_note_when_every_listed_result_was_read_under_another():
+    """A played plan marked its list phase as reading each result's page ('documents', never read) and read every
+    result's order under the next phase ('relief'): no listed result is unopened, so the unread phase is a note;
+    leave one result unread and it is refused again."""
+    plan = Plan(phases=[Phase(read="the filtered list", into="documents", detail_pages=True),
+                        Phase(read="each result's order", into="relief", detail_pages=True)])
+    links = [f"http://s/doc/{i}" for i in SPECIES]
+    listing = Listing(step=2, url=LIST, result_set="/catalogue", kind="results", row_links=links,
+                      row_cells=[[i] for i in SPECIES])
+
+    def report(read: list[str]) -> dict:
+        rows = [_row({"respondent": i, "penalty": "$1"}, f"http://s/doc/{i}/order.pdf", 5 + n) for n, i in enumerate(read)]
+        tables = {"relief": append_rows(None, "relief", ["respondent", "penalty"], rows, None, 5)}
+        tables.update(derive(Derive(sql="SELECT respondent AS species, penalty AS status FROM relief ORDER BY 1"),
+                             tables=tables, schema=("species", "status"), step=9).tables)
+        return verify(plan=plan, tables=tables, columns=("species", "status"), step=10, listings=[listing])
+
+    every = report(list(SPECIES))
+    assert every["ok"], every["repair_goal"]
+    assert any("every listed result was read under another phase" in n for n in every["notes"])
+    assert not report(list(SPECIES)[:4])["ok"]

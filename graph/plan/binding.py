@@ -114,6 +114,23 @@ def rule_binding(gate: Gate, state: dict[str, Any], step: int) -> Binding | None
     return binding
 
 
+def _search_parts(gate: Gate, values: dict[str, Any], made: Binding, before: Binding | None) -> Binding | None:
+    """A search gate's model-made binding, its two parts kept apart: the model's `gate` on the field selector (a
+    choice control offering the gate's name) binds that selector as the gate's field beside its terms box, not in
+    the box's place (a played run's `Title = kernel` was judged on 'Search field' and named no value of it); on
+    the box, the field is found as the rule finds it. None: nothing to bind yet (the field before any box)."""
+    key = made["keys"][0]
+    held = values.get(key) or {}
+    option = next((o for o in held.get("options") or [] if norm_value(str(o)) == norm_value(gate.name)), None)
+    if held.get("kind") in CHOICE_KINDS and option is not None:
+        if before is None:
+            return None
+        return Binding(**{**before, "field": SearchField(key=key, label=held.get("label") or key, option=str(option))})
+    if "field" not in made and (field := search_field(gate, values, key)):
+        made["field"] = field
+    return made
+
+
 def search_field(gate: Gate, values: dict[str, Any], box: str) -> SearchField | None:
     """The one choice control, beside the gate's terms box, that offers the gate's name as an option: the field the
     terms are searched in (a plan's `Abstract = x` on a form of a terms box and a field selector). None when no
@@ -183,6 +200,10 @@ def bind(plan: Plan | None, bindings: dict[str, Binding] | None, state: dict[str
         if made is None:
             continue
         before = old.get(gate_id(gate))
+        if gate.kind == "search":
+            made = _search_parts(gate, state_values(state), made, before)
+            if made is None or made == before:
+                continue
         if before is not None and before["keys"] == made["keys"]:
             continue
         if before is not None:
