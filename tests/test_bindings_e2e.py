@@ -28,8 +28,9 @@ from tasks.loaders import load_tasks
 pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="session")]
 FINISHES = 4
 TASK = "offline_scholar_001"
-OWN_WORDS = "Version dated"  # the plan's name for the control the page calls "Date basis"
-GATE = "filter version_dated = Original submission (v1)"
+OWN_WORDS = "Version date"  # the plan's name for the control the page calls "Date basis"
+OWN_VALUE = "original"  # and the option's code, not its label: no control offers it word for word (no rule binds it)
+GATE = f"filter version_date = {OWN_VALUE}"
 
 
 def _call(tool: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -41,7 +42,7 @@ def _plan(origin: str, rename: bool) -> dict[str, Any]:
     if rename:
         for gate in plan["gates"]:
             if gate["name"] == "Date basis":
-                gate["name"] = OWN_WORDS
+                gate["name"], gate["target"] = OWN_WORDS, {"value": OWN_VALUE}
     return plan
 
 
@@ -104,7 +105,7 @@ async def test_a_gate_left_unbound_is_said_once_at_the_read_with_its_candidates(
                                                       chromium_worker, tmp_path, rename=True)
     notes = [r for r in _tool_replies(requests) if "bound to no control" in r]
     assert len(notes) == 1, notes
-    assert f"note: gate {OWN_WORDS} = Original submission (v1) is bound to no control; candidates: " in notes[0]
+    assert f"note: gate {OWN_WORDS} = {OWN_VALUE} is bound to no control; candidates: " in notes[0]
     assert "'Date basis' [e" in notes[0]
     assert GATE not in evidence.bindings
     said = [g for t in evidence.tables.values() for r in t.get("reads") or [] for g in r.get("unbound") or []]

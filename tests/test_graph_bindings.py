@@ -167,15 +167,17 @@ def test_an_unbound_note_names_a_column_or_an_option_never_unrelated_controls():
     ('Measure = Percent') or an action ('Export CSV'): a target that is a table's header is said as a column to
     read; a control offering the target as an option is a candidate; otherwise no candidate is made up."""
     plan = bound_plan(Plan(gates=[Gate(kind="view", name="Measure", target=Value(value="Percent")),
+                                  Gate(kind="filter", name="Compared with state", target=Value(value="Higher")),
                                   Gate(kind="view", name="Export CSV", target=Value(value="all rows")),
                                   Gate(kind="filter", name="Basis", target=Value(value="Final"))]), {})
     observation = {"controls": [{"ref": "e1", "label": "Survey product", "kind": "select",
                                  "options": [{"label": "1-year", "value": "acs1"}]},
                                 {"ref": "e2", "label": "Stage", "kind": "select",
                                  "options": [{"label": "Draft", "value": "d"}, {"label": "Final", "value": "f"}]}],
-                   "tables": [{"headers": ["County", "Count", "Percent"], "rows": []}]}
+                   "tables": [{"headers": ["County", "Count", "Percent", "Compared with state"], "rows": []}]}
     notes = dict(unbound_notes(plan, plan.gates, observation, set()))
-    measure, export, basis = (notes[gate_id(g)] for g in plan.gates)
+    measure, compared, export, basis = (notes[gate_id(g)] for g in plan.gates)
+    assert "'Compared with state' is a column of table 0 here: filter rows by it" in compared
     assert "'Percent' is a column of table 0 here: take it in extract_rows" in measure and "e1" not in measure
     assert export.endswith(": no control on this page is named so")
     assert "candidates: 'Stage' [e2]" in basis and "Survey product" not in basis
@@ -204,3 +206,20 @@ def test_the_models_gate_on_the_field_selector_binds_it_as_the_search_gates_fiel
     alone = bind(plan, {}, _state(untyped, step=3), 3, action={"kind": "select"}, set_controls=["Search field"],
                  model_gate="Title")
     assert alone == {}  # the field before any box: not the gate's terms box
+
+
+def test_a_gate_in_the_plans_own_words_binds_to_the_one_control_offering_its_value():
+    """A played plan named 'Date type = Original submission (v1)'; the page calls the radio group 'Date basis' and
+    offers that option word for word: the one control offering it is the gate's, so its default is judged (not
+    'no control here'). A value two controls offer binds neither."""
+    gate = Gate(kind="filter", name="Date type", target=Value(value="Original submission (v1)"))
+    page = {"basis": _v("Date basis", "Latest version", kind="radio_group",
+                        options=["Latest version", "Original submission (v1)"]),
+            "sort": _v("Sort", "Newest first", options=["Newest first", "Oldest first"])}
+    made = rule_binding(gate, _state(page), 2)
+    assert made is not None and made["keys"] == ["basis"] and made["default"] == "Latest version"
+    plan = bound_plan(Plan(gates=[gate]), {gate_id(gate): made})
+    assert judge(plan.gates[0], _state(page)).status == "mismatch"
+    year = Gate(kind="filter", name="Year", target=Value(value="2021"))
+    years = {"from": _v("From", "2019", options=["2019", "2021"]), "to": _v("To", "2024", options=["2021", "2024"])}
+    assert rule_binding(year, _state(years), 2) is None

@@ -5,9 +5,9 @@ in the graph state (`AgentState.bindings`, gate id -> `graph.state.Binding`), ne
 check:
 
 - by an exact rule, when a page first shows a candidate (`rule_binding`): a control whose normalised key or label
-  is the gate's name and, for a control with options, an option the typed target names; a search or filter gate
-  typed as a value: else the one free-text control the agent set to exactly that value; a window: the From/To
-  pair (or one control) named so;
+  is the gate's name and, for a control with options, an option the typed target names; else the one choice
+  control offering the typed value word for word; a search or filter gate typed as a value: else the one
+  free-text control the agent set to exactly that value; a window: the From/To pair (or one control) named so;
 - by the model (`model_binding`): the `gate` field of the setter it calls says which plan gate the action sets,
   and the control that action set becomes the gate's binding. A model-made binding replaces a rule-made one and
   keeps it as `replaced` (logged), never silently.
@@ -102,7 +102,7 @@ def rule_binding(gate: Gate, state: dict[str, Any], step: int) -> Binding | None
         named = all(k is not None and words & (set(k.split("_")) | set(gate_key(values[k].get("label") or "")
                                                                          .split("_"))) for k in (start, end))
         return _binding(gate, values, [start, end], "rule", step) if named else None
-    key = _exact(values, gate.name) or _typed_text(gate, values)
+    key = _exact(values, gate.name) or _typed_text(gate, values) or _offering(gate, values)
     if key is None:
         return None
     held = values[key]
@@ -154,6 +154,18 @@ def _typed_text(gate: Gate, values: dict[str, Any]) -> str | None:
     typed = [k for k, v in values.items() if not v.get("options") and v.get("kind") not in BOX_KINDS | CHOICE_KINDS
              and set_by_agent(v) and norm_value(v.get("value")) == wanted]
     return typed[0] if len(typed) == 1 else None
+
+
+def _offering(gate: Gate, values: dict[str, Any]) -> str | None:
+    """The one choice control offering the gate's value as an option, word for word: the plan named the control in
+    its own words ('Date type') and the option as the page does ('Original submission (v1)' of 'Date basis'). None
+    when no control, or more than one, offers it (a year offered by a From and a To select binds neither)."""
+    if gate.kind in ("window", "search", "sort") or not isinstance(gate.target, Value):
+        return None
+    wanted = norm_value(gate.target.value)
+    found = [k for k, v in values.items() if v.get("kind") in CHOICE_KINDS
+             and any(norm_value(str(o)) == wanted for o in v.get("options") or [])]
+    return found[0] if len(found) == 1 else None
 
 
 def _set_keys(action: dict[str, Any] | None, set_controls: list[str], values: dict[str, Any]) -> list[str]:
@@ -265,9 +277,9 @@ def unbound_notes(plan: Plan | None, gates: list[Gate], observation: dict[str, A
         shown = ", ".join(f"{c['label']!r} [{c['ref']}]" for c in named[:MAX_CANDIDATES])
         column = _column_named(gate, observation)
         note = f"note: gate {gate.name} = {show(gate.target)} is bound to no control"
-        if column is not None:  # the plan made a choice of column a gate: said as what the page shows
-            note += (f"; {column[1]!r} is a column of table {column[0]} here: take it in extract_rows (revise_plan "
-                     "without this gate)")
+        if column is not None:  # the plan made a column, or a choice of one, a gate: said as what the page shows
+            use = "filter rows by it (extract_rows where, or the derive)" if column[2] else "take it in extract_rows"
+            note += f"; {column[1]!r} is a column of table {column[0]} here: {use} (revise_plan without this gate)"
         elif shown:
             note += f"; candidates: {shown} (gate={gate.name!r} on the setter binds it)"
         else:
@@ -281,12 +293,12 @@ def _option_texts(option: Any) -> list[str]:
     return [str(option.get("label") or ""), str(option.get("value") or "")] if isinstance(option, dict) else [str(option)]
 
 
-def _column_named(gate: Gate, observation: dict[str, Any] | None) -> tuple[int, str] | None:
-    """(table index, header) of the first table header that is the gate's target value: a column to read, not a
-    control to set."""
+def _column_named(gate: Gate, observation: dict[str, Any] | None) -> tuple[int, str, bool] | None:
+    """(table index, header, named by the gate's name) of the first table header that is the gate's target value
+    (a column to read) or its name (a column whose values filter rows): not a control to set."""
     wanted = {norm_value(v) for v in values_of(gate.target)} - {""}
     for index, table in enumerate((observation or {}).get("tables") or []):
         for header in table.get("headers") or []:
-            if norm_value(header) in wanted:
-                return index, header
+            if norm_value(header) in wanted or norm_value(header) == norm_value(gate.name):
+                return index, header, norm_value(header) == norm_value(gate.name)
     return None

@@ -89,13 +89,19 @@ def _summary_line(group: list[AnyMessage]) -> str:
 
 
 _ORIGIN = re.compile(r"\bhttps?://[^/\s\"']+")
+SMALL_MAPPING = 3  # keys of a nested argument shown with its values (a target), not as a list of its keys
+SMALL_VALUE_CHARS = 16
 
 
 def _short(value: Any, top: bool = True) -> Any:
-    """An argument as the summary shows it: a nested mapping too long for the line by its keys (the columns read)."""
+    """An argument as the summary shows it: a nested mapping too long for the line by its keys (the columns read),
+    but a small one (a target: ref and frame) by its values cut short, never by its key names alone."""
     if isinstance(value, dict):
         short = {k: _short(v, False) for k, v in value.items()}
         if not top and len(json.dumps(short, separators=(",", ":"))) > SUMMARY_ARG_CHARS:
+            if len(short) <= SMALL_MAPPING:
+                return {k: v[:SMALL_VALUE_CHARS] + "…" if isinstance(v, str) and len(v) > SMALL_VALUE_CHARS else v
+                        for k, v in short.items()}
             return list(short)
         return short
     if isinstance(value, list):
