@@ -276,8 +276,8 @@ class Binding(TypedDict):
 
 
 class SearchField(TypedDict):
-    """The choice control a search gate's name is an option of ('Search field' offering Title / Abstract): a search
-    gate `Abstract = x` holds only with x in the box AND that option chosen."""
+    """The choice control a search gate's name is an option of (a field selector offering the fields by name): a search
+    gate `<field> = x` holds only with x in the box AND that option chosen."""
 
     key: str
     label: str

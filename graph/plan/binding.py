@@ -117,7 +117,7 @@ def rule_binding(gate: Gate, state: dict[str, Any], step: int) -> Binding | None
 def _search_parts(gate: Gate, values: dict[str, Any], made: Binding, before: Binding | None) -> Binding | None:
     """A search gate's model-made binding, its two parts kept apart: the model's `gate` on the field selector (a
     choice control offering the gate's name) binds that selector as the gate's field beside its terms box, not in
-    the box's place (a played run's `Title = kernel` was judged on 'Search field' and named no value of it); on
+    the box's place (a played run's search gate was judged on the field selector, and its terms named no value of it); on
     the box, the field is found as the rule finds it. None: nothing to bind yet (the field before any box)."""
     key = made["keys"][0]
     held = values.get(key) or {}
@@ -133,7 +133,7 @@ def _search_parts(gate: Gate, values: dict[str, Any], made: Binding, before: Bin
 
 def search_field(gate: Gate, values: dict[str, Any], box: str) -> SearchField | None:
     """The one choice control, beside the gate's terms box, that offers the gate's name as an option: the field the
-    terms are searched in (a plan's `Abstract = x` on a form of a terms box and a field selector). None when no
+    terms are searched in (a plan's `<field> = x` on a form of a terms box and a field selector). None when no
     control, or more than one, offers it."""
     wanted = norm_value(gate.name)
     found = [(k, v, option) for k, v in values.items() if k != box and v.get("kind") in CHOICE_KINDS
@@ -158,7 +158,8 @@ def _typed_text(gate: Gate, values: dict[str, Any]) -> str | None:
 
 def _offering(gate: Gate, values: dict[str, Any]) -> str | None:
     """The one choice control offering the gate's value as an option, word for word: the plan named the control in
-    its own words ('Date type') and the option as the page does ('Original submission (v1)' of 'Date basis'). None
+    its own words and the option as the page does (a played plan's name for a radio group the page labels
+    otherwise, with one of its options). None
     when no control, or more than one, offers it (a year offered by a From and a To select binds neither)."""
     if gate.kind in ("window", "search", "sort") or not isinstance(gate.target, Value):
         return None

@@ -252,7 +252,7 @@ def _bound(gate: Gate, values: dict[str, Any]) -> list[tuple[str, str]]:
 
 def _judge_field(gate: Gate, values: dict[str, Any]) -> Verdict | None:
     """A search gate's bound field selector at another option than the gate's name: the terms are searched
-    elsewhere (All fields for Abstract: the paper's criterion mismatch). None when it holds, or is not here."""
+    elsewhere (every field, where the plan names one: the paper's criterion mismatch). None when it holds, or is not here."""
     field = (gate.binding or {}).get("field")
     if not field or field["key"] not in values:
         return None
