@@ -17,24 +17,18 @@ from typing import Any
 
 import pytest
 
-from agent.config import AgentVariant, Budgets, ProtocolConfig
-from agent.measuring.fake_server import FakeOpenAIServer
 from agent.measuring.scripted import load_walkthrough, plan_from_walkthrough
 from agent.rundir.evidence import read_evidence
-from agent.solve import solve_task
 from eval.score import score_answer
-from tasks.loaders import load_tasks
+from tests.fixtures.replay_calls import call as _call
+from tests.fixtures.replay_calls import replay_replies
 
 pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="session")]
-FINISHES = 4
 TASK = "offline_scholar_001"
 OWN_WORDS = "Version date"  # the plan's name for the control the page calls "Date basis"
 OWN_VALUE = "original"  # and the option's code, not its label: no control offers it word for word (no rule binds it)
 GATE = f"filter version_date = {OWN_VALUE}"
 
-
-def _call(tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    return {"tool_calls": [{"name": tool, "arguments": args}]}
 
 
 def _plan(origin: str, rename: bool) -> dict[str, Any]:
@@ -47,18 +41,9 @@ def _plan(origin: str, rename: bool) -> dict[str, Any]:
 
 
 async def _replay(steps: list[dict[str, Any]], offline_server, chromium_worker, tmp_path: Path, *, rename: bool):
-    origin = offline_server.origin
-    task = load_tasks("offline", origin=origin, task_ids=[TASK])[0]
-    replies = [_call("Plan", _plan(origin, rename)), *(_call(s["tool"], s["args"]) for s in steps),
-               *[_call("finish", {})] * FINISHES]
-    protocol = ProtocolConfig(budgets=Budgets(max_steps=len(steps) + FINISHES + 2, wall_seconds=1200))
-    with FakeOpenAIServer(replies) as fake:
-        async with chromium_worker.task_browser(str(tmp_path), [origin]) as browser:
-            outcome = await solve_task(task, browser=browser, model=fake.model_config(name="fake"),
-                                       variant=AgentVariant(name="full"), protocol=protocol, out_dir=tmp_path)
-        requests = list(fake.requests)
-    assert outcome.error_kind != "bug", outcome.traceback
-    return task, outcome, read_evidence(tmp_path), requests
+    replies = [_call("Plan", _plan(offline_server.origin, rename)), *(_call(s["tool"], s["args"]) for s in steps)]
+    done = await replay_replies(TASK, replies, offline_server, chromium_worker, tmp_path)
+    return done.task, done.outcome, read_evidence(tmp_path), done.requests
 
 
 def _tool_replies(requests: list[dict[str, Any]]) -> list[str]:

@@ -16,14 +16,10 @@ from typing import Any
 
 import pytest
 
-from agent.config import AgentVariant, Budgets, ProtocolConfig
-from agent.measuring.fake_server import FakeOpenAIServer
-from agent.solve import solve_task
-from tasks.loaders import load_tasks
+from tests.fixtures.replay_calls import replay_replies
 
 pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="session")]
 PATHS = Path(__file__).parent / "data" / "real_model_paths"
-FINISHES = 4  # more than the verifier's repairs: a refused finish is tried again until the agent composes
 
 
 def _target(args: dict[str, Any]) -> dict[str, Any]:
@@ -45,18 +41,9 @@ def _call(tool: str, args: dict[str, Any], origin: str) -> dict[str, Any]:
 async def _replay(task_id: str, plan: dict[str, Any], steps: list[dict[str, Any]], offline_server, chromium_worker,
                   tmp_path: Path) -> tuple[Any, list[dict[str, Any]], list[dict[str, Any]]]:
     origin = offline_server.origin
-    task = load_tasks("offline", origin=origin, task_ids=[task_id])[0]
-    replies = [_call("Plan", plan, origin), *(_call(s["tool"], _target(s["args"]), origin) for s in steps),
-               *[_call("finish", {}, origin)] * FINISHES]
-    protocol = ProtocolConfig(budgets=Budgets(max_steps=len(steps) + FINISHES + 2, wall_seconds=1200))
-    with FakeOpenAIServer(replies) as fake:
-        async with chromium_worker.task_browser(str(tmp_path), [origin]) as browser:
-            outcome = await solve_task(task, browser=browser, model=fake.model_config(name="fake"),
-                                       variant=AgentVariant(name="full"), protocol=protocol, out_dir=tmp_path)
-        requests = list(fake.requests)
-    events = [json.loads(line) for line in (tmp_path / "steps.jsonl").read_text().splitlines()]
-    assert outcome.error_kind != "bug", outcome.traceback
-    return outcome, events, requests
+    replies = [_call("Plan", plan, origin), *(_call(s["tool"], _target(s["args"]), origin) for s in steps)]
+    done = await replay_replies(task_id, replies, offline_server, chromium_worker, tmp_path)
+    return done.outcome, done.events, done.requests
 
 
 def _turns(requests: list[dict[str, Any]]) -> list[str]:

@@ -8,42 +8,25 @@ LangGraph, real Chromium on the offline sites): issue 37 stage 3.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from agent.config import AgentVariant, Budgets, ProtocolConfig
-from agent.measuring.fake_server import FakeOpenAIServer
 from agent.measuring.scripted import load_walkthrough, plan_from_walkthrough
-from agent.solve import solve_task
 from eval.score import score_answer
-from tasks.loaders import load_tasks
+from tests.fixtures.replay_calls import call as _call
+from tests.fixtures.replay_calls import replay_replies
 
 pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="session")]
-FINISHES = 4
 
-
-def _call(tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    return {"tool_calls": [{"name": tool, "arguments": args}]}
 
 
 async def _replay(task_id: str, steps: list[dict[str, Any]], offline_server, chromium_worker, tmp_path: Path,
                   plan: dict[str, Any] | None = None):
-    origin = offline_server.origin
-    task = load_tasks("offline", origin=origin, task_ids=[task_id])[0]
-    plan = plan or plan_from_walkthrough(load_walkthrough(task_id, origin=origin)).model_dump()
-    replies = [_call("Plan", plan), *(_call(s["tool"], s["args"]) for s in steps), *[_call("finish", {})] * FINISHES]
-    protocol = ProtocolConfig(budgets=Budgets(max_steps=len(steps) + FINISHES + 2, wall_seconds=1200))
-    with FakeOpenAIServer(replies) as fake:
-        async with chromium_worker.task_browser(str(tmp_path), [origin]) as browser:
-            outcome = await solve_task(task, browser=browser, model=fake.model_config(name="fake"),
-                                       variant=AgentVariant(name="full"), protocol=protocol, out_dir=tmp_path)
-        requests = list(fake.requests)
-    events = [json.loads(line) for line in (tmp_path / "steps.jsonl").read_text().splitlines()]
-    assert outcome.error_kind != "bug", outcome.traceback
-    return task, outcome, events, requests
+    plan = plan or plan_from_walkthrough(load_walkthrough(task_id, origin=offline_server.origin)).model_dump()
+    replies = [_call("Plan", plan), *(_call(s["tool"], s["args"]) for s in steps)]
+    return await replay_replies(task_id, replies, offline_server, chromium_worker, tmp_path)
 
 
 def _tool_replies(requests: list[dict[str, Any]]) -> list[str]:

@@ -121,8 +121,8 @@ def _search_parts(gate: Gate, values: dict[str, Any], made: Binding, before: Bin
     the box, the field is found as the rule finds it. None: nothing to bind yet (the field before any box)."""
     key = made["keys"][0]
     held = values.get(key) or {}
-    option = next((o for o in held.get("options") or [] if norm_value(str(o)) == norm_value(gate.name)), None)
-    if held.get("kind") in CHOICE_KINDS and option is not None:
+    option = _offered(held, gate.name)
+    if option is not None:
         if before is None:
             return None
         return Binding(**{**before, "field": SearchField(key=key, label=held.get("label") or key, option=str(option))})
@@ -135,13 +135,19 @@ def search_field(gate: Gate, values: dict[str, Any], box: str) -> SearchField | 
     """The one choice control, beside the gate's terms box, that offers the gate's name as an option: the field the
     terms are searched in (a plan's `<field> = x` on a form of a terms box and a field selector). None when no
     control, or more than one, offers it."""
-    wanted = norm_value(gate.name)
-    found = [(k, v, option) for k, v in values.items() if k != box and v.get("kind") in CHOICE_KINDS
-             for option in v.get("options") or [] if norm_value(option) == wanted]
+    found = [(k, v, option) for k, v in values.items() if k != box and (option := _offered(v, gate.name)) is not None]
     if len(found) != 1:
         return None
     key, held, option = found[0]
     return SearchField(key=key, label=held.get("label") or key, option=option)
+
+
+def _offered(held: dict[str, Any], text: str) -> str | None:
+    """The option of a choice control that is `text` word for word (normalised), as the page shows it; else None."""
+    if held.get("kind") not in CHOICE_KINDS:
+        return None
+    wanted = norm_value(text)
+    return next((str(o) for o in held.get("options") or [] if norm_value(str(o)) == wanted), None)
 
 
 def _typed_text(gate: Gate, values: dict[str, Any]) -> str | None:
@@ -163,9 +169,7 @@ def _offering(gate: Gate, values: dict[str, Any]) -> str | None:
     when no control, or more than one, offers it (a year offered by a From and a To select binds neither)."""
     if gate.kind in ("window", "search", "sort") or not isinstance(gate.target, Value):
         return None
-    wanted = norm_value(gate.target.value)
-    found = [k for k, v in values.items() if v.get("kind") in CHOICE_KINDS
-             and any(norm_value(str(o)) == wanted for o in v.get("options") or [])]
+    found = [k for k, v in values.items() if _offered(v, gate.target.value) is not None]
     return found[0] if len(found) == 1 else None
 
 
