@@ -128,7 +128,8 @@ def make_actor(deps: Deps):
                         **({"note": note} if note else {})})
         update.update(invalid_streak=0, messages=[ai, *ignored])
         if isinstance(tool, RevisePlan | DiscardRows):  # answered here: the reply joins the call, not replaces it
-            done = _bookkeeping(state, tool, call["id"])
+            # off the event loop: a revision's refusal check may run the derivation's list row use (seconds)
+            done = await asyncio.to_thread(_bookkeeping, state, tool, call["id"])
             done = {**update, **done, "messages": [ai, *done["messages"], *ignored]}
             return {**done, **await asyncio.to_thread(recheck, deps, state, done)}
         if isinstance(tool, Finish):
