@@ -223,3 +223,20 @@ def test_a_gate_in_the_plans_own_words_binds_to_the_one_control_offering_its_val
     year = Gate(kind="filter", name="Year", target=Value(value="2021"))
     years = {"from": _v("From", "2019", options=["2019", "2021"]), "to": _v("To", "2024", options=["2021", "2024"])}
     assert rule_binding(year, _state(years), 2) is None
+
+
+def test_a_value_alone_binds_no_control_the_gates_name_does_not_name():
+    """A blind plan's view gate 'Section = Level' (a section of a later page) shares a value, word for word, with an
+    unrelated filter ('Data type', at 'Any') of the listing. A value alone is no evidence the filter is the gate: it
+    stays unbound (a note naming the filter as a candidate), so the filter's default is never judged a kept one.
+    Once the agent sets that filter to the value, its own act binds it."""
+    gate = Gate(kind="view", name="Section", target=Value(value="Level"))
+    page = {"type": _v("Data type", "Any", options=["Any", "Level", "Flow"]),
+            "status": _v("Station status", "Active", options=["Active", "All stations"])}
+    assert rule_binding(gate, _state(page), 2) is None
+    notes = unbound_notes(Plan(gates=[gate]), [gate], {"controls": [
+        {"ref": "e3", "label": "Data type", "kind": "select", "options": ["Any", "Level", "Flow"]}]}, {})
+    assert any("'Data type' [e3]" in note for _, note in notes), notes
+    chosen = {**page, "type": _v("Data type", "Level", options=["Any", "Level", "Flow"], set_at=3)}
+    made = rule_binding(gate, _state(chosen, step=3), 3)
+    assert made is not None and made["keys"] == ["type"] and "default" not in made

@@ -6,7 +6,7 @@ check:
 
 - by an exact rule, when a page first shows a candidate (`rule_binding`): a control whose normalised key or label
   is the gate's name and, for a control with options, an option the typed target names; else the one choice
-  control offering the typed value word for word; a search or filter gate typed as a value: else the one
+  control offering the typed value word for word, named by a word of the gate's name or set so by the agent; a search or filter gate typed as a value: else the one
   free-text control the agent set to exactly that value; a window: the From/To pair (or one control) named so;
 - by the model (`model_binding`): the `gate` field of the setter it calls says which plan gate the action sets,
   and the control that action set becomes the gate's binding. A model-made binding replaces a rule-made one and
@@ -30,6 +30,7 @@ from graph.plan.values import (
     norm_value,
     set_by_agent,
     state_values,
+    values_match,
 )
 from graph.state import Binding, Gate, Plan, SearchField
 
@@ -163,14 +164,21 @@ def _typed_text(gate: Gate, values: dict[str, Any]) -> str | None:
 
 
 def _offering(gate: Gate, values: dict[str, Any]) -> str | None:
-    """The one choice control offering the gate's value as an option, word for word: the plan named the control in
-    its own words and the option as the page does (a played plan's name for a radio group the page labels
-    otherwise, with one of its options). None
-    when no control, or more than one, offers it (a year offered by a From and a To select binds neither)."""
+    """The one choice control offering the gate's value as an option, word for word, when something beyond the
+    value says it is the gate's: its label shares a word with the gate's name (a played plan's 'Date type' for a
+    group the page labels 'Date basis'), or the agent set it to that value. A value alone is no evidence: a plan's
+    view of a section on one page may be an option of an unrelated filter on another, and binding it would judge
+    that filter's default as a kept one (a false refusal). None when no control, or more than one, offers it (a
+    year offered by a From and a To select binds neither); the unbound note still names it as a candidate."""
     if gate.kind in ("window", "search", "sort") or not isinstance(gate.target, Value):
         return None
     found = [k for k, v in values.items() if _offered(v, gate.target.value) is not None]
-    return found[0] if len(found) == 1 else None
+    if len(found) != 1:
+        return None
+    held = values[found[0]]
+    named = set(gate_key(gate.name).split("_")) & set(gate_key(held.get("label") or found[0]).split("_")) - {""}
+    chosen = set_by_agent(held) and values_match(str(held.get("value") or ""), gate.target.value)
+    return found[0] if named or chosen else None
 
 
 def _set_keys(action: dict[str, Any] | None, set_controls: list[str], values: dict[str, Any]) -> list[str]:
