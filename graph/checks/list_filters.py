@@ -20,17 +20,17 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import duckdb
 
 from graph.evidence.evidence_tables import TableRecord, WorkspaceError, rows_used
-from graph.evidence.sql_sandbox import PROVENANCE_COLUMNS
+from graph.evidence.sql_sandbox import PROVENANCE_COLUMNS, parse_nodes
 
 CHECK_SECONDS = 30.0  # the check at finish waits longer than a derive
 _QUERY_NODES = frozenset({"SELECT_NODE", "SET_OPERATION_NODE", "RECURSIVE_CTE_NODE", "CTE_NODE"})
+_NOT_CTES = frozenset({"cte_map"})  # a node's CTE bodies are read where a place names them, not where defined
 
 
 @dataclass(frozen=True)
@@ -52,20 +52,13 @@ class RowUse:
     unknown: str | None = None
 
 
-def _nodes(tree: Any, skip: frozenset[str] = frozenset()) -> Iterator[dict[str, Any]]:
-    if isinstance(tree, dict):
-        yield tree
-        for key, value in tree.items():
-            if key not in skip:
-                yield from _nodes(value, skip)
-    elif isinstance(tree, list):
-        for value in tree:
-            yield from _nodes(value, skip)
+def _is_query(node: dict[str, Any]) -> bool:
+    return node.get("class") == "SUBQUERY" or node.get("type") in _QUERY_NODES
 
 
 def _cte_entries(tree: Any) -> list[dict[str, Any]]:
     """Every CTE the query defines, outer ones first (a CTE may read one defined before it)."""
-    return [entry for node in _nodes(tree) if isinstance(node.get("cte_map"), dict)
+    return [entry for node in parse_nodes(tree) if isinstance(node.get("cte_map"), dict)
             for entry in node["cte_map"].get("map") or []]
 
 
@@ -84,7 +77,7 @@ class _Query:
     def tables(self, node: Any, seen: frozenset[str] = frozenset()) -> set[str]:
         """The base tables `node` reads, through the CTEs it names."""
         found: set[str] = set()
-        for item in _nodes(node, frozenset({"cte_map"})):
+        for item in parse_nodes(node, skip=_NOT_CTES):
             if item.get("type") != "BASE_TABLE":
                 continue
             name = str(item.get("table_name", "")).casefold()
@@ -96,7 +89,7 @@ class _Query:
 
     def ctes_named(self, node: Any, seen: set[str] | None = None) -> set[str]:
         seen = set() if seen is None else seen
-        for item in _nodes(node, frozenset({"cte_map"})):
+        for item in parse_nodes(node, skip=_NOT_CTES):
             name = str(item.get("table_name", "")).casefold()
             if item.get("type") == "BASE_TABLE" and name in self.ctes and name not in seen:
                 seen.add(name)
@@ -165,23 +158,14 @@ class _Query:
         """A condition over the list row alone: its columns the list table's (named through its alias or
         unqualified), its subqueries reading the list table or nothing (one that names another query's columns
         does not run alone: the row use is then unknown)."""
-        todo: list[Any] = [condition]
-        while todo:
-            item = todo.pop()
-            if isinstance(item, list):
-                todo.extend(item)
-                continue
-            if not isinstance(item, dict):
-                continue
-            if item.get("class") == "SUBQUERY" or item.get("type") in _QUERY_NODES:
+        for item in parse_nodes(condition, prune=_is_query):
+            if _is_query(item):
                 if not self.tables(item) <= {self.table}:
                     return False
-                continue
-            if item.get("class") == "COLUMN_REF":
+            elif item.get("class") == "COLUMN_REF":
                 names = [str(n).casefold() for n in item.get("column_names") or []]
                 if not (len(names) == 2 and names[0] == alias or len(names) == 1 and names[0] in self.columns):
                     return False
-            todo.extend(item.values())
         return True
 
 

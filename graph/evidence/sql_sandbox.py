@@ -26,7 +26,7 @@ import sys
 import threading
 import time
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import duckdb
@@ -124,6 +124,25 @@ def check_select(con: duckdb.DuckDBPyConnection, sql: str, tables: Iterable[str]
             raise Refused(f"the table function {function}() is not allowed: {allowed}")
 
 
+def parse_nodes(tree: Any, *, skip: frozenset[str] = frozenset(),
+                prune: Callable[[dict[str, Any]], bool] | None = None) -> Iterator[dict[str, Any]]:
+    """Every node (dict) of a DuckDB parse tree (`json_serialize_sql`), depth first, parents before children: the
+    one walker of parse trees (the derive checks here, the list-row check in graph/checks/list_filters.py). Not
+    below the keys in `skip`, nor below a node `prune` stops at (that node itself is yielded). A loop, not
+    recursion: a deeply nested query cannot exhaust the stack."""
+    todo: list[Any] = [tree]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, list):
+            todo.extend(reversed(item))
+            continue
+        if not isinstance(item, dict):
+            continue
+        yield item
+        if prune is None or not prune(item):
+            todo.extend(reversed([value for key, value in item.items() if key not in skip]))
+
+
 def _reads(con: duckdb.DuckDBPyConnection, sql: str) -> tuple[list[tuple[str, str, str]], list[str], list[str]]:
     """Every table a SELECT names (catalog, schema, name), every table function it calls, every CTE it defines,
     from DuckDB's own parse tree (subqueries, joins, set operations and CTE bodies included)."""
@@ -134,21 +153,13 @@ def _reads(con: duckdb.DuckDBPyConnection, sql: str) -> tuple[list[tuple[str, st
     tables: list[tuple[str, str, str]] = []
     functions: list[str] = []
     ctes: list[str] = []
-    todo: list[Any] = [tree]
-    while todo:
-        node = todo.pop()
-        if isinstance(node, list):
-            todo.extend(node)
-            continue
-        if not isinstance(node, dict):
-            continue
+    for node in parse_nodes(tree):
         if node.get("type") == "BASE_TABLE":
             tables.append((node.get("catalog_name") or "", node.get("schema_name") or "", node.get("table_name") or ""))
         elif node.get("type") == "TABLE_FUNCTION" and isinstance(node.get("function"), dict):
             functions.append(str(node["function"].get("function_name") or ""))
         if isinstance(node.get("cte_map"), dict):
             ctes += [str(entry.get("key")) for entry in node["cte_map"].get("map") or []]
-        todo.extend(node.values())
     return tables, functions, ctes
 
 
