@@ -116,6 +116,8 @@ class StateValue(TypedDict):
     options: NotRequired[list[str]]  # its option labels (at most MAX_OPTIONS_KEPT), to tell look-alike gates apart
     clamped: NotRequired[Clamp]  # the plan's value cannot be had on this page (it shows why)
     applied: NotRequired[str]  # the URL's value where the control holds another (changed, not applied)
+    first_seen: NotRequired[str]  # what it held when the page first showed it on this path: the site's default
+    # unless the agent's own URL chose it; a value the page moved since (a shortcut button's side effect) is not it
 
 
 class PendingValue(TypedDict):

@@ -51,6 +51,23 @@ def test_a_window_binds_to_its_named_from_to_pair():
     assert binding is not None and binding["keys"] == ["opened_from", "opened_to"]
 
 
+def test_a_window_named_in_the_plural_and_one_end_set_by_the_model_bind_the_pair():
+    """A played run: a plan's `Years 2009..2015` beside 'From year' / 'To year' selects. The rule binds the pair
+    ('Years' names 'year'); the model's `gate` on one end binds the pair too, never that end alone (bound to 'To
+    year' alone, the window read '2015..2015', narrower: a false flag for four turns and a false refusal)."""
+    years = [str(y) for y in range(1986, 2021)]
+    page = {"from": _v("From year", "2009", options=years, set_at=7), "to": _v("To year", "2015", options=years, set_at=8)}
+    gate = Gate(kind="window", name="Years", target=Window(**{"from": "2009", "to": "2015"}))
+    assert rule_binding(gate, _state(page), 8)["keys"] == ["from", "to"]
+    plan = Plan(gates=[gate])
+    first = bind(plan, {}, _state({**page, "to": _v("To year", "2020", options=years)}, step=7), 7,
+                 action={"kind": "select"}, set_controls=["From year"], model_gate="Years")
+    assert first[gate_id(gate)]["keys"] == ["from", "to"]
+    assert bind(bound_plan(plan, first), first, _state(page, step=8), 8, action={"kind": "select"},
+                set_controls=["To year"], model_gate="Years") == {}  # the same pair: nothing replaced
+    assert judge(bound_plan(plan, first).gates[0], _state(page)).status == "held"
+
+
 def test_the_judge_uses_the_stored_binding_not_words():
     gate = Gate(kind="filter", name="Date", target=Value(value="2021-01-01"))
     plan = bound_plan(Plan(gates=[gate]), {})

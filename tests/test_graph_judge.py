@@ -134,6 +134,22 @@ def test_a_window_the_plan_wants_open_is_held_empty_and_a_kept_default_window_is
     assert judge(gate, _state()).status == "unresolved"
 
 
+def test_a_start_the_page_moved_after_an_action_is_no_kept_default():
+    """A played run: the site's 'All dates' button filled the From date (2022-01-01 -> 2011-12-01), the agent typed
+    To. The From was set by no action addressing it, but it is not the default the page opened with either: not
+    narrower (no evidence where the records begin), unresolved. The default itself, never moved, stays narrower."""
+    gate = Gate(kind="window", name="Date received", target=Window(start=None, end=None))
+    moved = _state(received_from={"value": "2011-12-01", "label": "Date received from", "kind": "date",
+                                  "first_seen": "2022-01-01"},
+                   received_to={"value": "2026-11-29", "label": "Date received to", "kind": "date", "set_at_step": 7,
+                                "first_seen": "2024-12-31"})
+    assert judge(gate, moved).status == "unresolved"
+    kept = _state(received_from={"value": "2022-01-01", "label": "Date received from", "kind": "date",
+                                 "first_seen": "2022-01-01"},
+                  received_to={"value": "2026-11-29", "label": "Date received to", "kind": "date", "set_at_step": 7})
+    assert judge(gate, kept).status == "mismatch"
+
+
 def test_a_read_judges_the_state_the_page_applied():
     state = _state(category={"value": "cs.CL (Computation and Language)", "label": "Category", "kind": "select",
                              "applied": "cs.LG", "options": ["cs.CL (Computation and Language)", "cs.LG"]})

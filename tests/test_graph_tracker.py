@@ -168,6 +168,26 @@ def test_default_window_narrower_than_the_plan_is_flagged():
     assert flags == []
 
 
+def test_a_date_a_shortcut_button_filled_is_neither_the_agents_nor_the_default():
+    """A played run: a click on a shortcut ('All dates') filled the From date, then the agent typed To. From was
+    set by no action addressing it, but it is no longer what the page first showed either: the tracker keeps the
+    first value, so the open window is not flagged narrower on it. The default From kept is (window_narrower)."""
+    plan = Plan(gates=[Gate(kind="window", name="Date", target=Window(start=None, end=None))])
+    to = {"kind": "fill", "target": {"label": "To date"}, "value": "2026-11-29"}
+
+    def run(start: str) -> tuple[dict, list]:
+        s1, _ = step(obs("/search", window=("2022-01-01", "2024-12-31")), 1, {"kind": "goto", "url": "x"}, plan=plan)
+        s2, _ = step(obs("/search", window=(start, "2024-12-31")), 2, {"kind": "click", "target": {"text": "All dates"}},
+                     previous=s1, history=[s1], plan=plan)
+        return step(obs("/search", window=(start, "2026-11-29")), 3, to, previous=s2, history=[s1, s2], plan=plan)
+
+    moved, flags = run("2011-12-01")
+    assert (moved["values"]["from"]["set_at_step"], moved["values"]["from"]["first_seen"]) == (None, "2022-01-01")
+    assert flags == []
+    _, kept = run("2022-01-01")
+    assert [f["rule"] for f in kept] == ["window_narrower"]
+
+
 @pytest.mark.parametrize(
     ("actual", "target", "match"),
     [

@@ -26,6 +26,7 @@ from graph.plan.values import (
     WINDOW_END_WORDS,
     WINDOW_KINDS,
     WINDOW_START_WORDS,
+    at_site_default,
     gate_key,
     norm_value,
     set_by_agent,
@@ -81,7 +82,7 @@ def _binding(gate: Gate, values: dict[str, Any], keys: list[str], by: str, step:
     accepts = [] if gate.kind == "window" else ground_target(gate.target, held) or []
     binding = Binding(keys=keys, label=" / ".join(dict.fromkeys(values[k].get("label") or k for k in keys)),
                       accepts=accepts, by=by, step=step)  # type: ignore[typeddict-item]
-    if not any(set_by_agent(values[k]) for k in keys):
+    if all(at_site_default(values[k]) for k in keys):
         binding["default"] = " .. ".join(values[k].get("value") or "" for k in dict.fromkeys(keys))
     return binding
 
@@ -99,9 +100,8 @@ def rule_binding(gate: Gate, state: dict[str, Any], step: int) -> Binding | None
         start, end = window_bounds(gate.name, values)
         if start is not None and start == end:  # one control holding the window, named so
             return _binding(gate, values, [start, end], "rule", step) if start == _exact(values, gate.name) else None
-        words = set(gate_key(gate.name).split("_")) - set(WINDOW_START_WORDS) - set(WINDOW_END_WORDS) - {""}
-        named = all(k is not None and words & (set(k.split("_")) | set(gate_key(values[k].get("label") or "")
-                                                                         .split("_"))) for k in (start, end))
+        words = _stems(gate.name) - set(WINDOW_START_WORDS) - set(WINDOW_END_WORDS)
+        named = all(k is not None and words & (_stems(k) | _stems(values[k].get("label") or "")) for k in (start, end))
         return _binding(gate, values, [start, end], "rule", step) if named else None
     key = _exact(values, gate.name) or _typed_text(gate, values) or _offering(gate, values)
     if key is None:
@@ -193,15 +193,46 @@ def _set_keys(action: dict[str, Any] | None, set_controls: list[str], values: di
     return keys
 
 
+def _stems(text: str) -> set[str]:
+    """A name's words, a plural's 's' dropped ('Years' names 'From year')."""
+    return {w.rstrip("s") or w for w in gate_key(text).split("_") if w}
+
+
+def _window_end(values: dict[str, Any], key: str) -> tuple[str, frozenset[str]] | None:
+    """('start' or 'end', the rest of its name) of a control named as one end of a window; None: neither."""
+    words = _stems(key) | _stems(values[key].get("label") or "")
+    side = "start" if words & set(WINDOW_START_WORDS) else "end" if words & set(WINDOW_END_WORDS) else None
+    rest = _stems(values[key].get("label") or key) - set(WINDOW_START_WORDS) - set(WINDOW_END_WORDS)
+    return (side, frozenset(rest)) if side else None
+
+
+def window_pair(values: dict[str, Any], key: str) -> list[str]:
+    """A window's two ends, from the one control a setter set: it and the one other control named alike but for
+    the From/To word ('From year' and 'To year'), start first. A control with no such partner holds the window
+    alone (a range control): [key, key]. A model's `gate` on one end binds the pair: bound to that end alone, the
+    other end's value would be judged as the window ('2015..2015' narrower, a played run's false flag)."""
+    end = _window_end(values, key)
+    if end is None:
+        return [key, key]
+    partners = [k for k in values if k != key and (other := _window_end(values, k)) is not None
+                and other[0] != end[0] and other[1] == end[1]]
+    if len(partners) != 1:
+        return [key, key]
+    return [key, partners[0]] if end[0] == "start" else [partners[0], key]
+
+
 def model_binding(gate: Gate, state: dict[str, Any], action: dict[str, Any] | None, set_controls: list[str],
                   step: int) -> Binding | None:
     """The control the model's setter set, as the binding of the gate its `gate` field names (a window: the two
-    fields a range setter set, or one)."""
+    fields a range setter set, or the pair one end belongs to)."""
     values = state_values(state)
     keys = _set_keys(action, set_controls, values)
     if not keys:
         return None
-    keys = ([keys[0], keys[1] if len(keys) > 1 else keys[0]]) if gate.kind == "window" else keys[:1]
+    if gate.kind == "window":
+        keys = keys[:2] if len(keys) > 1 else window_pair(values, keys[0])
+    else:
+        keys = keys[:1]
     return _binding(gate, values, keys, "model", step)
 
 

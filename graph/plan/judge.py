@@ -24,6 +24,7 @@ from graph.plan.values import (
     WINDOW_END_WORDS,
     WINDOW_KINDS,
     WINDOW_START_WORDS,
+    at_site_default,
     find_gate_value,
     gate_candidates,
     gate_key,
@@ -371,8 +372,8 @@ def _side(values: dict[str, Any], key: str | None, open_key: str | None, want: s
     """One end of a window: the page's bound (`key`: a control holding a date; `open_key`: one left empty) against
     the plan's (`want`; None: open). A wanted open end is held by an empty bound or the widest option the control
     offers. On a control without options, a date the agent set is unknown (nothing here says where the records begin
-    or end), and so is a site's default end (a default window ends at the site's present: its latest records); a
-    site's default start kept is narrower (a search that opens on its last years: the commonest scope drift). A wanted bound is compared as dates; an empty bound is
+    or end), and so is a site's default end (a default window ends at the site's present: its latest records), and so is a start
+    the page moved after an action (a shortcut's date: not the default); a site's default start kept is narrower (a search that opens on its last years: the commonest scope drift). A wanted bound is compared as dates; an empty bound is
     wider; no control for that end at all is missing (said, never held)."""
     if want is None:
         if key is None:
@@ -382,7 +383,7 @@ def _side(values: dict[str, Any], key: str | None, open_key: str | None, want: s
         dated = [d for o in held.get("options") or [] if (d := parse_date(o.split(" [", 1)[0].strip(), end=end))]
         if dated:
             return ("narrow" if any((d > got) if end else (d < got) for d in dated) else "ok"), ""
-        if set_by_agent(held) or end:
+        if not at_site_default(held) or end:
             return "unknown", f"{'To' if end else 'From'} holds {held['value']}: whether that is every date is not known here"
         return "narrow", ""
     if key is None:

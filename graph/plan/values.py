@@ -55,6 +55,12 @@ def set_by_agent(value: dict[str, Any] | None) -> bool:
     return bool(value) and value.get("set_at_step") is not None
 
 
+def at_site_default(value: dict[str, Any] | None) -> bool:
+    """Does this control hold the site's default: not set by the agent, and what the page first showed (a value the
+    page moved after an action, such as a shortcut button filling a date, is neither the agent's nor the default)."""
+    return bool(value) and not set_by_agent(value) and value["value"] == value.get("first_seen", value["value"])
+
+
 def last_set(history: list[Any], key: str, value: str | None = None) -> int | None:
     """The latest step at which the agent set `key` (to `value`, when given) on a page visited before."""
     steps = [held["set_at_step"] for state in history if set_by_agent(held := state["values"].get(key))

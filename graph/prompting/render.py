@@ -21,7 +21,7 @@ from graph.checks.details import phase_progress
 from graph.evidence.evidence_tables import extracted_answer, read_rows, schemas, workspace_tables
 from graph.plan.binding import plan_of
 from graph.plan.judge import current_phase, gates_for, grounding_lines, named_controls
-from graph.plan.values import gate_key, last_set, set_by_agent
+from graph.plan.values import at_site_default, gate_key, last_set, set_by_agent
 from graph.prompting.page_fence import inline_data, untrusted
 from graph.state import AgentState, Gate, Plan, TaskView
 from graph.tracking.plan_flags import ambiguous_gates
@@ -185,7 +185,8 @@ def defaults_unnamed(plan: Plan | None, retrieval: Any, history: list[Any], tabl
     _, rest = split_state_values(plan, retrieval, history)
     values = retrieval["values"]
     return [(k, values[k].get("label") or k, values[k]["value"]) for k in rest
-            if k not in said and values[k].get("kind") in CHOICE_KINDS and len(values[k].get("options") or []) > 1]
+            if k not in said and values[k].get("kind") in CHOICE_KINDS and len(values[k].get("options") or []) > 1
+            and at_site_default(values[k])]
 
 
 def _retrieval_url(retrieval: Any, observation: dict[str, Any] | None) -> str:

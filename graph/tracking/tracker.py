@@ -50,7 +50,8 @@ def track(
             set_at, set_by = step, kind
         else:
             set_at, set_by = None, None
-        values[key] = StateValue(value=value, label=label, evidence=evidence, set_at_step=set_at, set_by=set_by)
+        values[key] = StateValue(value=value, label=label, evidence=evidence, set_at_step=set_at, set_by=set_by,
+                                 first_seen=before.get("first_seen", before["value"]) if before else value)
         if unchanged and "clamped" in before:  # the page's limit still holds while the value is the one it clamped to
             values[key]["clamped"] = before["clamped"]
         if key in shapes:
