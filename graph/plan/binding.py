@@ -165,8 +165,8 @@ def _typed_text(gate: Gate, values: dict[str, Any]) -> str | None:
 
 def _offering(gate: Gate, values: dict[str, Any]) -> str | None:
     """The one choice control offering the gate's value as an option, word for word, when something beyond the
-    value says it is the gate's: its label shares a word with the gate's name (a played plan's 'Date type' for a
-    group the page labels 'Date basis'), or the agent set it to that value. A value alone is no evidence: a plan's
+    value says it is the gate's: its label shares a word with the gate's name (a played plan's '<word> type' for a
+    group the page labels '<word> basis'), or the agent set it to that value. A value alone is no evidence: a plan's
     view of a section on one page may be an option of an unrelated filter on another, and binding it would judge
     that filter's default as a kept one (a false refusal). None when no control, or more than one, offers it (a
     year offered by a From and a To select binds neither); the unbound note still names it as a candidate."""
@@ -194,7 +194,7 @@ def _set_keys(action: dict[str, Any] | None, set_controls: list[str], values: di
 
 
 def _stems(text: str) -> set[str]:
-    """A name's words, a plural's 's' dropped ('Years' names 'From year')."""
+    """A name's words, a plural's 's' dropped ('Weeks' names 'From week')."""
     return {w.rstrip("s") or w for w in gate_key(text).split("_") if w}
 
 
@@ -208,7 +208,7 @@ def _window_end(values: dict[str, Any], key: str) -> tuple[str, frozenset[str]] 
 
 def window_pair(values: dict[str, Any], key: str) -> list[str]:
     """A window's two ends, from the one control a setter set: it and the one other control named alike but for
-    the From/To word ('From year' and 'To year'), start first. A control with no such partner holds the window
+    the From/To word ('From week' and 'To week'), start first. A control with no such partner holds the window
     alone (a range control): [key, key]. A model's `gate` on one end binds the pair: bound to that end alone, the
     other end's value would be judged as the window ('2015..2015' narrower, a played run's false flag)."""
     end = _window_end(values, key)

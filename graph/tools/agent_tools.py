@@ -41,7 +41,7 @@ class Derive(BaseModel):
 
 
 class Finish(BaseModel):
-    """Stop and answer (a derived answer keeps its SQL order unless order_by)."""
+    """Stop and answer: the rows in the order read (a derived answer: its SQL order) unless order_by."""
 
     model_config = ConfigDict(extra="forbid")
     kind: Literal["finish"] = "finish"
