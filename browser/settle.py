@@ -28,7 +28,13 @@ INIT_SCRIPT = """
 })();
 """
 
-_FRAME_QUIET_JS = "() => window.__sgrLastChange === undefined ? 1e9 : performance.now() - window.__sgrLastChange"
+# A region the page marks aria-busy (WAI-ARIA: "being updated") and shows is not quiet, however long since its last
+# mutation: a "Loading…" placeholder waiting on a timer before its fetch is quiet to the DOM and the network alike.
+_FRAME_QUIET_JS = """() => {
+  const busy = [...document.querySelectorAll('[aria-busy="true"]')].some(el => el.getClientRects().length > 0);
+  if (busy) return 0;
+  return window.__sgrLastChange === undefined ? 1e9 : performance.now() - window.__sgrLastChange;
+}"""
 
 # A cheap digest of what a user could see or submit, over all frames: text, control values, URL.
 FINGERPRINT_JS = """

@@ -256,6 +256,14 @@ async def test_back_press_and_wait_for(task_browser, fixture_site):
     assert waited.ok, waited.message
 
 
+async def test_a_region_marked_busy_is_waited_for_after_an_action(task_browser, fixture_site):
+    """A placeholder marked aria-busy, filled after a pause longer than the settle's quiet window (DOM and network
+    quiet meanwhile): the click's observation is the page after the content came, not the placeholder."""
+    await _open(task_browser, fixture_site, "act_busy.html")
+    clicked = await task_browser.act(Click(target=Target(text="Expand the node")))
+    assert clicked.ok and "Child node ready" in render(clicked.observation).text, render(clicked.observation).text
+
+
 async def test_overlay_autocomplete_switch_and_shadow_dom(task_browser, fixture_site):
     await _open(task_browser, fixture_site, "act_widgets.html")
     covered = await task_browser.act(Click(target=Target(text="Show data")))
