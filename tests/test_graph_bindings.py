@@ -174,6 +174,8 @@ def test_a_search_gate_named_by_a_field_option_binds_the_box_and_the_field_selec
     assert named_controls(plan.gates[0], _state(page)) == ["terms", "field"]
     chosen = {**page, "field": _v("Search field", "Abstract", options=fields, set_at=3)}
     assert judge(plan.gates[0], _state(chosen)).status == "held"
+    coded = {**page, "field": _v("Search field", "Abstract [abstract]", options=fields, set_at=3)}
+    assert judge(plan.gates[0], _state(coded)).status == "held"  # the held value as the tracker reads it: 'Label [code]'
     # 'Title' is an option of two selectors: which one is the field is not guessed
     title = Gate(kind="search", name="Title", target=Value(value="calibration"))
     assert "field" not in rule_binding(title, _state(page), 3)

@@ -259,7 +259,7 @@ def _judge_field(gate: Gate, values: dict[str, Any]) -> Verdict | None:
         return None
     held = values[field["key"]]
     value = held.get("value") or ""
-    if norm_value(value) == norm_value(field["option"]):
+    if values_match(value, field["option"]):  # as every held value is compared: 'All fields [all]' holds 'All fields'
         return None
     return Verdict(gate, "mismatch", key=field["key"], label=field["label"], value=value, needs=(field["option"],),
                    set_by_agent=set_by_agent(held))
