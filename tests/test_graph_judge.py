@@ -3,7 +3,7 @@ options, what is a mismatch, what is unresolved; and the gates in force for a re
 
 from __future__ import annotations
 
-from graph.plan.judge import gates_for, judge
+from graph.plan.judge import gates_for, grounding_lines, judge
 from graph.plan.targets import AnyOf, Checked, Unknown, Value, Window
 from graph.state import Gate, Phase, Plan
 
@@ -67,6 +67,28 @@ def test_an_unknown_target_is_unresolved_with_the_planners_note():
     assert verdict.status == "unresolved" and "oldest other-genus name" in verdict.evidence and verdict.grounded
     assert judge(Gate(kind="filter", name="Name", target=Value(value="Saugonach striatus")), name).status == "mismatch"
     assert judge(Gate(kind="filter", name="Name", target=Value(value="Astcalphis gracilis")), name).status == "held"
+
+
+def test_an_unknown_target_the_agent_set_is_said_set_not_unresolved_each_turn():
+    """A played plan gave 'Results per page' no value; the model set it (to 50): the turn's line says it is set, and
+    asks nothing more (it was UNRESOLVED, 'revise_plan', on every turn after)."""
+    gate = Gate(kind="view", name="Results per page", target=Unknown(unknown="as many as offered"))
+    untouched = _state(size={"value": "10", "label": "Results per page", "kind": "select", "options": ["10", "50"]})
+    assert "UNRESOLVED" in grounding_lines([gate], untouched)[0]
+    chosen = _state(size={"value": "50", "label": "Results per page", "kind": "select", "options": ["10", "50"],
+                          "set_at_step": 5})
+    assert grounding_lines([gate], chosen) == ["view Results per page = ? (as many as offered) -> 'Results per page' "
+                                               "holds '50': set (the plan gives no value)"]
+
+
+def test_a_search_gate_grounds_on_a_typed_box_never_on_a_selector_named_alike():
+    """A played plan's `search Search term = diffusion` on a form whose fieldset 'Search term' holds a 'Search field'
+    selector and a 'Search terms' box: the box (a plural named so) is the gate's, the selector never."""
+    state = _state(field={"value": "All fields", "label": "Search term: Search field", "kind": "select",
+                          "options": ["All fields", "Abstract"]},
+                   terms={"value": "diffusion", "label": "Search terms", "kind": "text", "set_at_step": 2})
+    verdict = judge(Gate(kind="search", name="Search term", target=Value(value="diffusion")), state)
+    assert (verdict.status, verdict.key) == ("held", "terms")
 
 
 def test_a_window_open_or_wider_on_either_side_is_a_wider_mismatch():

@@ -28,6 +28,7 @@ from graph.plan.values import (
     WINDOW_START_WORDS,
     at_site_default,
     gate_key,
+    name_stems,
     norm_value,
     set_by_agent,
     state_values,
@@ -100,8 +101,8 @@ def rule_binding(gate: Gate, state: dict[str, Any], step: int) -> Binding | None
         start, end = window_bounds(gate.name, values)
         if start is not None and start == end:  # one control holding the window, named so
             return _binding(gate, values, [start, end], "rule", step) if start == _exact(values, gate.name) else None
-        words = _stems(gate.name) - set(WINDOW_START_WORDS) - set(WINDOW_END_WORDS)
-        named = all(k is not None and words & (_stems(k) | _stems(values[k].get("label") or "")) for k in (start, end))
+        words = name_stems(gate.name) - set(WINDOW_START_WORDS) - set(WINDOW_END_WORDS)
+        named = all(k is not None and words & (name_stems(k) | name_stems(values[k].get("label") or "")) for k in (start, end))
         return _binding(gate, values, [start, end], "rule", step) if named else None
     key = _exact(values, gate.name) or _typed_text(gate, values) or _offering(gate, values)
     if key is None:
@@ -193,16 +194,11 @@ def _set_keys(action: dict[str, Any] | None, set_controls: list[str], values: di
     return keys
 
 
-def _stems(text: str) -> set[str]:
-    """A name's words, a plural's 's' dropped ('Weeks' names 'From week')."""
-    return {w.rstrip("s") or w for w in gate_key(text).split("_") if w}
-
-
 def _window_end(values: dict[str, Any], key: str) -> tuple[str, frozenset[str]] | None:
     """('start' or 'end', the rest of its name) of a control named as one end of a window; None: neither."""
-    words = _stems(key) | _stems(values[key].get("label") or "")
+    words = name_stems(key) | name_stems(values[key].get("label") or "")
     side = "start" if words & set(WINDOW_START_WORDS) else "end" if words & set(WINDOW_END_WORDS) else None
-    rest = _stems(values[key].get("label") or key) - set(WINDOW_START_WORDS) - set(WINDOW_END_WORDS)
+    rest = name_stems(values[key].get("label") or key) - set(WINDOW_START_WORDS) - set(WINDOW_END_WORDS)
     return (side, frozenset(rest)) if side else None
 
 

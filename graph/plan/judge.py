@@ -30,6 +30,7 @@ from graph.plan.values import (
     gate_key,
     is_clamped,
     key_matches,
+    name_stems,
     norm_value,
     parse_date,
     set_by_agent,
@@ -343,13 +344,10 @@ def window_bounds(name: str, values: dict[str, Any]) -> tuple[str | None, str | 
 def _open_end(values: dict[str, Any], name: str, words: tuple[str, ...]) -> str | None:
     """A window bound control left empty (no limit: the window is open on that side): named as the pair is, else
     the only empty date field with a From/To word."""
-    def stems(text: str) -> set[str]:
-        return {w.rstrip("s") for w in gate_key(text).split("_") if w}
-
-    name_words = stems(name) - set(WINDOW_START_WORDS) - set(WINDOW_END_WORDS)
+    name_words = name_stems(name) - set(WINDOW_START_WORDS) - set(WINDOW_END_WORDS)
     empty = [(key, value) for key, value in values.items() if not (value.get("value") or "").strip()
-             and (stems(key) | stems(value.get("label") or "")) & set(words)]
-    named = [key for key, value in empty if (stems(key) | stems(value.get("label") or "")) & name_words
+             and (name_stems(key) | name_stems(value.get("label") or "")) & set(words)]
+    named = [key for key, value in empty if (name_stems(key) | name_stems(value.get("label") or "")) & name_words
              and value.get("kind") in (*WINDOW_KINDS, "select", "text", None)]
     dated = [key for key, value in empty if value.get("kind") == "date"]
     return named[0] if named else dated[0] if len(dated) == 1 else None
@@ -505,6 +503,9 @@ def grounding_lines(gates: list[Gate], state: dict[str, Any] | None,
         label = _pair_label(v.label)
         if v.status == "unresolved" and not v.grounded and not v.candidates and not isinstance(v.gate.target, Unknown):
             lines.append(f"{head}: no control here")  # a fact, no alarm: the read says once what to do about it
+        elif isinstance(v.gate.target, Unknown) and v.grounded and v.set_by_agent:
+            # the agent set the control the gate names: nothing left to do, and nothing the plan gives to check
+            lines.append(f"{head} -> {page_repr(label)} holds {page_repr(v.value)}: set (the plan gives no value)")
         elif v.status == "unresolved":
             where = f" -> {page_repr(label)}" if v.grounded else ""
             why = "the plan gives no value: not checked" if isinstance(v.gate.target, Unknown) else v.evidence

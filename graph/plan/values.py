@@ -88,12 +88,19 @@ def gate_candidates(state: RetrievalState | dict[str, Any], name: str, gate: Gat
     exact = [(k, v["value"]) for k, v in values.items() if k == wanted or gate_key(v.get("label") or "") == wanted]
     if exact:
         return exact[:1]
-    words = set(wanted.split("_")) - {""}
+    words = name_stems(wanted)
     found = [(k, v["value"]) for k, v in values.items()
-             if words and (words <= set(k.split("_")) or words <= set(gate_key(v.get("label") or "").split("_")))]
+             if words and (words <= name_stems(k) or words <= name_stems(v.get("label") or ""))]
+    if gate is not None and gate.kind == "search":  # search terms are typed: a selector is never the terms box
+        found = [(k, v) for k, v in found if values[k].get("kind") in (*SEARCH_KINDS, None)]
     if len(found) > 1 and gate is not None:
         found = _narrow(found, values, gate)
     return found
+
+
+def name_stems(text: str) -> set[str]:
+    """A name's words (`gate_key`), a plural's 's' dropped: 'Search term' names 'Search terms', 'Years' 'To year'."""
+    return {w.rstrip("s") or w for w in gate_key(text).split("_") if w}
 
 
 def _narrow(found: list[tuple[str, str]], values: dict, gate: Gate) -> list[tuple[str, str]]:
