@@ -260,7 +260,7 @@ def _judge_field(gate: Gate, values: dict[str, Any]) -> Verdict | None:
         return None
     held = values[field["key"]]
     value = held.get("value") or ""
-    if values_match(value, field["option"]):  # as every held value is compared: 'All fields [all]' holds 'All fields'
+    if values_match(value, field["option"]):  # as every held value is compared: 'Label [code]' holds 'Label'
         return None
     return Verdict(gate, "mismatch", key=field["key"], label=field["label"], value=value, needs=(field["option"],),
                    set_by_agent=set_by_agent(held))

@@ -91,7 +91,7 @@ def gate_candidates(state: RetrievalState | dict[str, Any], name: str, gate: Gat
     words = name_stems(wanted)
     found = [(k, v["value"]) for k, v in values.items()
              if words and (words <= name_stems(k) or words <= name_stems(v.get("label") or ""))]
-    if gate is not None and gate.kind == "search":  # search terms are typed: a selector is never the terms box
+    if gate is not None and gate.kind == "search":  # a search is typed: a selector is never its box
         found = [(k, v) for k, v in found if values[k].get("kind") in (*SEARCH_KINDS, None)]
     if len(found) > 1 and gate is not None:
         found = _narrow(found, values, gate)
@@ -99,7 +99,7 @@ def gate_candidates(state: RetrievalState | dict[str, Any], name: str, gate: Gat
 
 
 def name_stems(text: str) -> set[str]:
-    """A name's words (`gate_key`), a plural's 's' dropped: 'Search term' names 'Search terms', 'Years' 'To year'."""
+    """A name's words (`gate_key`), a plural's 's' dropped: 'Keyword' names 'Keywords', 'Weeks' 'To week'."""
     return {w.rstrip("s") or w for w in gate_key(text).split("_") if w}
 
 
