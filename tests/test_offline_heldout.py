@@ -1,0 +1,81 @@
+"""The held-out offline tasks: a separate release, loadable by name, never mixed into the suite's 60, and each
+walkthrough reproduces its computed oracle in real Chromium on the offline sites."""
+
+from __future__ import annotations
+
+import pytest
+
+from tasks.models import Task
+from tasks.offline.app import DEFAULT_SEED, site_data
+from tasks.offline.heldout.release import (
+    HELDOUT_DIR,
+    TASKS,
+    check_heldout,
+    heldout_drafts,
+    heldout_records,
+    heldout_walkthroughs,
+)
+from tasks.offline.suite import build_records
+from tests.fixtures.walkthroughs import replay, validate_steps
+
+RECORDS = heldout_records()
+BASE_IDS = [r["task_id"] for r in RECORDS if not r["task_id"].endswith("-g")]
+SUITE_IDS = {r["task_id"] for r in build_records()}
+
+
+def test_committed_heldout_release_is_fresh():
+    assert check_heldout() == [], "run `sgr offline build` and commit tasks/offline/heldout"
+
+
+def test_heldout_ids_are_new_and_the_offline_source_is_unchanged():
+    from tasks.loaders import load_tasks
+
+    assert len(BASE_IDS) == 6 and len(RECORDS) == 12
+    assert not {r["task_id"] for r in RECORDS} & SUITE_IDS
+    assert all(i.startswith("offline_heldout_") for i in BASE_IDS)
+    offline = load_tasks("offline")
+    assert {t.task_id for t in offline} == SUITE_IDS and len(offline) == 60
+    heldout = load_tasks("offline-heldout", origin="http://127.0.0.1:9")
+    assert sorted(t.task_id for t in heldout) == sorted(r["task_id"] for r in RECORDS)
+    assert all(t.start_url.startswith("http://127.0.0.1:9/") for t in heldout)
+
+
+def test_heldout_set_spreads_over_sites_and_shapes():
+    drafts = heldout_drafts()
+    sites = {prefix for prefix, _, _ in TASKS}
+    assert len(sites) >= 4
+    derived = [d for d in drafts if d.shape == "derived"]
+    assert len(derived) >= 3 and all(len(d.phases) >= 2 and d.derived for d in derived)
+    assert all(d.traps and 2 <= len(d.rows) <= 20 for d in drafts)
+
+
+def test_unknown_heldout_id_is_a_one_line_error():
+    from tasks.errors import TaskSourceError
+    from tasks.loaders import load_tasks
+
+    with pytest.raises(TaskSourceError) as caught:
+        load_tasks("offline-heldout", task_ids=["offline_heldout_scholar_999"])
+    assert "offline_heldout_scholar_001" in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_every_heldout_task_has_a_valid_walkthrough_found_by_the_scripted_policy():
+    from agent.measuring.scripted import load_walkthrough
+
+    walks = heldout_walkthroughs()
+    assert set(walks) == set(BASE_IDS) and (HELDOUT_DIR / "walkthroughs").is_dir()
+    for base_id, steps in walks.items():
+        assert steps[0]["tool"] == "goto", base_id
+        validate_steps(steps)
+        loaded = load_walkthrough(f"{base_id}-g", origin="http://127.0.0.1:9")
+        assert len(loaded) == len(steps) and "sgr-offline.local" not in repr(loaded)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("index", range(len(TASKS)), ids=[i.removeprefix("offline_heldout_") for i in BASE_IDS])
+async def test_heldout_walkthrough_reproduces_the_oracle(index, offline_server, chromium_worker, tmp_path):
+    prefix, _, walk = TASKS[index]
+    record = next(r for r in RECORDS if r["task_id"] == BASE_IDS[index])
+    async with chromium_worker.task_browser(str(tmp_path), [offline_server.origin]) as driver:
+        answer = await replay(driver, walk(site_data(prefix, DEFAULT_SEED)), Task.model_validate(record),
+                              offline_server.origin)
+    assert answer == record["oracle_answer"]
