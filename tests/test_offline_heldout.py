@@ -79,3 +79,23 @@ async def test_heldout_walkthrough_reproduces_the_oracle(index, offline_server, 
         answer = await replay(driver, walk(site_data(prefix, DEFAULT_SEED)), Task.model_validate(record),
                               offline_server.origin)
     assert answer == record["oracle_answer"]
+
+
+@pytest.mark.slow
+def test_sgr_run_plays_a_heldout_task_like_an_offline_one(tmp_path):
+    """`--tasks offline-heldout`: the offline server is started, the placeholder origin replaced and the scripted
+    walkthrough found, as for the suite; `sgr play` offers the same option."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from agent.cli import app
+
+    assert "offline-heldout" in " ".join(CliRunner().invoke(app, ["play", "--help"]).output.split())
+    task_id = "offline_heldout_water_001-g"
+    result = CliRunner().invoke(app, ["run", "--task", task_id, "--tasks", "offline-heldout", "--model", "scripted",
+                                      "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    run_dir = tmp_path / task_id / "scripted" / "full"
+    assert json.loads((run_dir / "score.json").read_text())["exact_match"] is True
+    assert json.loads((run_dir / "retrieval_state.json").read_text())["final"]["url"].startswith("http://127.0.0.1:")
