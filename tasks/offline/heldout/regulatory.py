@@ -70,7 +70,8 @@ def draft(data: RegulatoryData) -> TaskDraft:
         ),
         goal_instruction=(
             f"Year by year, over the whole history of the complaint database, how many {product} complaints were "
-            f"filed against {company}, and how many of them closed with monetary relief?"
+            f"filed against {company}, and how many of them closed with monetary relief? List only the years with "
+            f"at least one such complaint."
         ),
         columns=("year", "complaints", "monetary_relief"),
         rows=rows_of(search_complaints(data, q)),

@@ -6,7 +6,7 @@ Next page, then a group-by with a threshold, a maximum and an arg-max with tie-b
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 from tasks.offline.registry import Step
 from tasks.offline.sites._first_fit import first_fit
@@ -46,8 +46,11 @@ def choose_query(data: VulnData) -> Query:
         rows = rows_of(search(data, q))
         plain = rows_of(search(data, Query(vendor=q.vendor, date_type="published", start=q.start, end=q.end)))
         modified = rows_of(search(data, Query(vendor=q.vendor, include_deprecated=True, start=q.start, end=q.end)))
+        counts = Counter(v.weakness for v in search(data, q))
+        tied = [r[0] for r in rows if [x[1] for x in rows].count(r[1]) > 1]
         return (len(search(data, q)) > 20 and 3 <= len(rows) <= 8 and rows != plain and rows != modified
-                and len({r[1] for r in rows}) < len(rows))  # a tie on the count: the CWE order decides
+                and MIN_RECORDS - 1 in counts.values()  # a weakness just under the threshold
+                and sorted(tied, key=_cwe) != sorted(tied))  # tied counts: numeric CWE order differs from text
 
     candidates = (Query(vendor=vendor, include_deprecated=True, date_type="published", start=f"{y}-01-01",
                         end=f"{y}-12-31") for vendor in ("corvid", "arcturus", "dunmore") for y in (2022, 2021, 2023))
@@ -73,7 +76,7 @@ def draft(data: VulnData) -> TaskDraft:
         ),
         columns=("weakness", "records", "max_score", "top_record"),
         rows=rows_of(search(data, q)),
-        sorting="records descending, then the CWE number ascending (CWE-20 before CWE-79)",
+        sorting="records descending, then the CWE number ascending as a number (CWE-89 before CWE-352)",
         gates=[f"vendor = {vendor} with deprecated identifiers included (default: excluded)",
                f"date type = Published (default: Last modified), {q.start}..{q.end}", "every result page (Next)"],
         data_dependency="Every result page supplies weakness, score, published date and id of each record; the "
@@ -88,7 +91,9 @@ def draft(data: VulnData) -> TaskDraft:
                "product identifiers are missing, and the counts change",
                "drift: the date type defaults to Last modified, which lists another set",
                "dependency not closed: results continue over several Next pages",
-               "tie-break: equal top scores decided by the Published date, then the record id"],
+               f"near miss: a weakness with {MIN_RECORDS - 1} records, just under the threshold",
+               "tie-break: weaknesses with equal counts are ordered by the CWE number as a number (CWE-89 before "
+               "CWE-352), not as text"],
         column_notes={
             "records": "integer number of the vendor's records of that weakness in the window",
             "max_score": "the highest score among them as shown, e.g. 9.8",
