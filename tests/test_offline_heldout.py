@@ -99,3 +99,14 @@ def test_sgr_run_plays_a_heldout_task_like_an_offline_one(tmp_path):
     run_dir = tmp_path / task_id / "scripted" / "full"
     assert json.loads((run_dir / "score.json").read_text())["exact_match"] is True
     assert json.loads((run_dir / "retrieval_state.json").read_text())["final"]["url"].startswith("http://127.0.0.1:")
+
+
+def test_a_bench_dataset_can_name_the_heldout_suite(tmp_path):
+    from agent.config import BenchConfig, DatasetConfig, ModelConfig
+    from agent.runner.tasks import load_bench_tasks
+
+    config = BenchConfig(models=[ModelConfig(name="scripted", provider="scripted")],
+                         datasets=[DatasetConfig(suite="offline-heldout", splits=["constraint"])])
+    tasks = load_bench_tasks(config, tmp_path / "bench.yaml", "http://127.0.0.1:9")
+    assert sorted(t.task_id for t in tasks) == sorted(BASE_IDS)
+    assert all(t.start_url.startswith("http://127.0.0.1:9/") for t in tasks)
