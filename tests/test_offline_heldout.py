@@ -15,8 +15,10 @@ from tasks.offline.heldout.release import (
     heldout_records,
     heldout_walkthroughs,
 )
+from tasks.offline.registry import PLACEHOLDER_ORIGIN
 from tasks.offline.suite import build_records
 from tests.fixtures.walkthroughs import replay, validate_steps
+from tests.test_offline_suite import _default_state_texts, _rows, _visible_together
 
 RECORDS = heldout_records()
 BASE_IDS = [r["task_id"] for r in RECORDS if not r["task_id"].endswith("-g")]
@@ -68,6 +70,23 @@ def test_every_heldout_task_has_a_valid_walkthrough_found_by_the_scripted_policy
         validate_steps(steps)
         loaded = load_walkthrough(f"{base_id}-g", origin="http://127.0.0.1:9")
         assert len(loaded) == len(steps) and "sgr-offline.local" not in repr(loaded)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("record", [r for r in RECORDS if not r["task_id"].endswith("-g")],
+                         ids=lambda r: r["task_id"].removeprefix("offline_heldout_"))
+def test_heldout_answer_rows_absent_from_default_state(record, offline_server):
+    """As for the suite: no answer row shows in full on a page reachable without changing any state. Rows of bare
+    counts (a year and two counts) match any page with three small numbers, so they prove nothing and are left out
+    (a derived task may consist of them only: its counts are computed, no page prints them)."""
+    start = record["start_url"].replace(PLACEHOLDER_ORIGIN, offline_server.origin)
+    texts = _default_state_texts(offline_server.origin, start)
+    assert len(texts) > 1, f"crawl from {start} found no page"
+    rows = [row for row in _rows(record) if not all(cell.isdigit() for cell in row)]
+    assert rows or record["metadata"]["task_shape"] == "derived", "a copy task must have rows to check"
+    for row in rows:
+        where = _visible_together(row, texts)
+        assert where is None, f"{record['task_id']}: row {row} visible in the default state: {where[:300]}"
 
 
 @pytest.mark.slow
