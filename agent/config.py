@@ -25,7 +25,7 @@ ABLATABLE_NODES = ("planner", "state_tracker", "verifier", "provenance")
 
 
 class DatasetConfig(StrictModel):
-    suite: Literal["offline", "sgrbench"] = "offline"
+    suite: Literal["offline", "offline-heldout", "sgrbench"] = "offline"  # offline-heldout: tasks/offline/heldout
     source: str | None = Field(None, description="Path (jsonl/folder) or 'hf:<id>' for suite sgrbench.")
     splits: list[Literal["goal", "constraint"]] = Field(default_factory=lambda: ["goal", "constraint"], min_length=1)
     languages: list[str] = Field(default_factory=lambda: ["en"])

@@ -39,7 +39,7 @@ class SplitChoice(StrEnum):
 
 
 TasksOpt = Annotated[
-    str, typer.Option("--tasks", help="A .jsonl/.json file, a release folder, 'hf:<dataset id>' or 'offline'.")
+    str, typer.Option("--tasks", help="A .jsonl/.json file, a release folder, 'hf:<dataset id>', 'offline' or 'offline-heldout'.")
 ]
 SplitOpt = Annotated[SplitChoice, typer.Option("--split", help="goal, constraint or both.")]
 LanguageOpt = Annotated[list[str] | None, typer.Option("--language", "-l", help="en, zh (repeatable).")]

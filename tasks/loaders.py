@@ -2,7 +2,8 @@
 
 Sources: a `.jsonl` file, a `.json` file (one record or a list), a release folder (`data_en/goal/*.json`,
 `data_zh/...`, or `goal.jsonl`/`constraint.jsonl`, or `goal_hf.jsonl`/`constraint_hf.jsonl`),
-`hf:<dataset id>` (the Hugging Face hub), or `offline` (the bundled offline suite).
+`hf:<dataset id>` (the Hugging Face hub), `offline` (the bundled offline suite) or `offline-heldout` (the
+bundled held-out tasks on the same offline sites, tasks/offline/heldout).
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ from tasks.output_spec import OutputSpecError, derive_output_spec
 
 Split = Literal["both", "goal", "constraint"]
 OFFLINE_DATA_DIR = Path(__file__).parent / "offline" / "data"
+HELDOUT_DATA_DIR = Path(__file__).parent / "offline" / "heldout"
+# the named sources served by the offline sites (their records use PLACEHOLDER_ORIGIN): the suite, the held-out set
+OFFLINE_SOURCES = ("offline", "offline-heldout")
 _LANGUAGE_DIR = re.compile(r"^data_([a-z]{2,3})$")
 _SPLIT_STEM = re.compile(r"^(goal|constraint)(?:_hf)?$")
 NESTED_TOO_DEEPLY = "invalid JSON: nested too deeply to read"
@@ -97,13 +101,15 @@ def discover(folder: Path) -> list[RecordFile]:
 
 def resolve_source(source: str | Path) -> list[RecordFile]:
     text = str(source)
-    if text == "offline":
-        if not OFFLINE_DATA_DIR.is_dir():
+    if text in OFFLINE_SOURCES:
+        folder, what = (OFFLINE_DATA_DIR, "offline suite") if text == "offline" else (HELDOUT_DATA_DIR, "held-out set")
+        written = folder.is_dir() if text == "offline" else (folder / "data_en").is_dir()  # heldout/ holds code too
+        if not written:
             raise TaskSourceError(
-                f"the bundled offline suite has no task records yet ({display_path(OFFLINE_DATA_DIR)} is missing); "
+                f"the bundled {what} has no task records yet ({display_path(folder)} is missing); "
                 "it is written by the offline sites (tasks/offline); use --tasks <file or folder> meanwhile"
             )
-        return discover(OFFLINE_DATA_DIR)
+        return discover(folder)
     if text == "hf" or text.startswith(HUB_PREFIX):
         dataset_id, _, revision = text[len(HUB_PREFIX):].strip().partition("@")
         return discover(download_release(dataset_id or DEFAULT_DATASET_ID, revision or None))
@@ -116,7 +122,7 @@ def resolve_source(source: str | Path) -> list[RecordFile]:
         return [RecordFile(path, _language_of(path), _split_of(path))]
     raise TaskSourceError(
         f"task source {text!r} not found: give a .jsonl or .json file, a release folder (data_en/...), "
-        f"'{HUB_PREFIX}<dataset id>[@revision]' (default {DEFAULT_DATASET_ID}) or 'offline'"
+        f"'{HUB_PREFIX}<dataset id>[@revision]' (default {DEFAULT_DATASET_ID}), 'offline' or 'offline-heldout'"
     )
 
 

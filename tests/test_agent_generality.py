@@ -1,8 +1,9 @@
 """The agent stays general: no prompt, tool description/schema, or module of graph/ or browser/ names an offline
 site, one of its control labels, option values or answer cells.
 
-The forbidden strings are collected from the released offline suite itself (records + walkthroughs), so a new
-site or task is covered without editing this test. Generic words (a one-word label such as "Search") are skipped:
+The forbidden strings are collected from the released offline suite itself (records + walkthroughs) and from the
+held-out set (tasks/offline/heldout: the agent must not know those either), so a new site or task is covered
+without editing this test. Generic words (a one-word label such as "Search") are skipped:
 only strings specific enough that their presence in agent code could only come from knowing the offline pages.
 """
 
@@ -17,6 +18,7 @@ from typing import Any
 import pytest
 
 from graph.tools.tool_schemas import tool_schemas
+from tasks.offline.heldout.release import heldout_records, heldout_walkthroughs
 from tasks.offline.suite import build_records, build_walkthroughs, task_sites
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -74,11 +76,11 @@ def forbidden_strings() -> dict[str, str]:
         found[f"/{site.prefix}/"] = f"site prefix {site.prefix}"
         found[site.title] = f"site title {site.prefix}"
     found["sgr-offline"] = "offline origin"
-    for record in build_records():
+    for record in [*build_records(), *heldout_records()]:
         for cell in _answer_cells(record):
             if _distinctive(cell):
                 found.setdefault(cell, f"answer cell of {record['task_id']}")
-    for task_id, steps in build_walkthroughs().items():
+    for task_id, steps in {**build_walkthroughs(), **heldout_walkthroughs()}.items():
         for value in _walkthrough_values(steps):
             if _distinctive(value):
                 found.setdefault(value, f"walkthrough value of {task_id}")

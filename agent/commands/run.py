@@ -52,7 +52,8 @@ from agent.webenv.sites import DEFAULT_RELEASE
 
 _TASK = typer.Option(..., "--task", help="Task id, e.g. offline_vulns_001 or offline_vulns_001-g.")
 _SUITE = typer.Option(None, "--suite", help="'offline' (the bundled local sites; the default without --tasks).")
-_TASKS = typer.Option(None, "--tasks", help="Task source: a JSONL file, a data_en folder, or hf:<dataset id>.")
+_TASKS = typer.Option(None, "--tasks", help="Task source: a JSONL file, a data_en folder, hf:<dataset id>, or "
+                                             "offline-heldout (the held-out tasks on the offline sites).")
 _MODEL = typer.Option(None, "--model", help="A model name from --config, 'scripted', 'faulty[:SEED]' (the scripted "
                                            "policy with one injected mistake), 'local' (the packaged "
                                            "llama.cpp model, extra `local`), 'play[:DIR]' (you answer each request "
@@ -189,10 +190,10 @@ async def run_one(*, task_id: str, source: str, model: ModelConfig, variant: Age
     from agent.runner.local import Cell, LocalSlot, chromium_worker_factory, run_attempts
     from agent.solve import solve_task
     from browser.trace import Redactor
-    from tasks.loaders import load_tasks
+    from tasks.loaders import OFFLINE_SOURCES, load_tasks
 
     run = run or RunConfig()
-    with _suite_origin(source == "offline") as origin, serving(model, log_path=out_dir / "llama_server.log") as model, \
+    with _suite_origin(source in OFFLINE_SOURCES) as origin, serving(model, log_path=out_dir / "llama_server.log") as model, \
             playing(model, out_dir) as played:
         model = played.model
         tasks = load_tasks(source, task_ids=[task_id], origin=origin)

@@ -33,6 +33,7 @@ from graph.tracking.state_reading import PAGE_PARAMS
 from tasks.offline.registry import PLACEHOLDER_ORIGIN, Step
 
 WALKTHROUGH_DIR = Path(__file__).resolve().parents[2] / "tasks" / "offline" / "data" / "walkthroughs"
+HELDOUT_WALKTHROUGH_DIR = WALKTHROUGH_DIR.parents[1] / "heldout" / "walkthroughs"  # the held-out set (offline-heldout)
 SETTERS = SETTER_KINDS  # the steps that set a state value (browser.types.ACTION_SPECS)
 EXTRACT_TOOLS = ROW_WRITERS  # the calls that put rows into a table (`into`): graph/tools/tool_specs.py
 READ_TOOLS = SOURCE_READS | ROW_WRITERS  # every call that brings evidence in
@@ -67,6 +68,8 @@ def load_walkthrough(task_id: str, *, origin: str | None = None, seed: int | Non
     """The offline walkthrough of a task: the exported JSON if present, else the site module's own."""
     bid = base_id(task_id)
     path = WALKTHROUGH_DIR / f"{bid}.json"
+    if not path.exists() and (HELDOUT_WALKTHROUGH_DIR / f"{bid}.json").exists():
+        path = HELDOUT_WALKTHROUGH_DIR / f"{bid}.json"
     if path.exists():
         raw = json.loads(path.read_text(encoding="utf-8"))
         steps = raw["steps"] if isinstance(raw, dict) else raw

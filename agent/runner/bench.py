@@ -457,7 +457,9 @@ def _describe_engine(engine: Executor) -> str:
 @contextlib.contextmanager
 def _offline_server(config: BenchConfig, run_dir: Path, console: Console,
                     needed: bool = True) -> Iterator[str | None]:
-    if not needed or not any(ds.suite == "offline" for ds in config.datasets):
+    from tasks.loaders import OFFLINE_SOURCES
+
+    if not needed or not any(ds.suite in OFFLINE_SOURCES for ds in config.datasets):
         yield None
         return
     from agent.runner.offline_sites import serve_offline_sites

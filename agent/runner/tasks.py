@@ -14,12 +14,12 @@ from tasks.models import Task
 def load_bench_tasks(config: BenchConfig, config_path: Path, offline_origin: str | None,
                      membership: dict[str, int] | None = None) -> list[Task]:
     """`membership`, when given, receives each task's dataset index (the first dataset that selects it)."""
-    from tasks.loaders import load_tasks
+    from tasks.loaders import OFFLINE_SOURCES, load_tasks
 
     by_id: dict[str, Task] = {}
     for index, dataset in enumerate(config.datasets):
-        if dataset.suite == "offline":
-            source = "offline"
+        if dataset.suite in OFFLINE_SOURCES:  # the bundled suite or its held-out set, on the offline sites
+            source = dataset.suite
         elif dataset.source:
             source = dataset.source
         else:

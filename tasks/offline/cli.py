@@ -42,21 +42,25 @@ def build(
     out: Path = typer.Option(None, help="Release folder (default: tasks/offline/data)."),
     seed: int = DEFAULT_SEED,
 ) -> None:
-    """Regenerate the offline task release (records, JSONL splits, walkthroughs)."""
+    """Regenerate the offline task release (records, JSONL splits, walkthroughs) and, without --out, the held-out
+    set's own release (tasks/offline/heldout)."""
+    from tasks.offline.heldout.release import HELDOUT_DIR, check_heldout, write_heldout
     from tasks.offline.suite import DATA_DIR, check_release, write_release
 
     out_dir = out or DATA_DIR
     if check:
-        problems = check_release(out_dir, seed)
+        problems = check_release(out_dir, seed) + ([] if out else check_heldout(HELDOUT_DIR, seed))
         for problem in problems:
             typer.echo(problem, err=True)
         if problems:
             typer.echo(f"{len(problems)} difference(s); run `sgr offline build` and commit the result", err=True)
             raise typer.Exit(1)
-        typer.echo(f"{out_dir} is up to date")
+        typer.echo(f"{out_dir} is up to date" + ("" if out else f"; so is {HELDOUT_DIR}"))
         return
     written = write_release(out_dir, seed)
     typer.echo(f"wrote {len(written)} files under {out_dir}")
+    if not out:
+        typer.echo(f"wrote {len(write_heldout(HELDOUT_DIR, seed))} files under {HELDOUT_DIR}")
 
 
 @app.command("tasks")

@@ -123,6 +123,12 @@ def _hf_line(record: dict[str, Any]) -> str:
 def release_files(seed: int = DEFAULT_SEED) -> dict[str, str]:
     """Relative path -> file text of the whole release; pure, so `--check` can diff it against disk."""
     records = build_records(seed)
+    return release_texts(records, build_walkthroughs(seed), suite_readme(records))
+
+
+def release_texts(records: list[dict[str, Any]], walks: dict[str, list[Step]], readme: str) -> dict[str, str]:
+    """The release layout of any record set (this suite's, the held-out set's): per-task JSON, JSONL splits,
+    walkthroughs and the README."""
     files: dict[str, str] = {}
     lines: dict[str, list[str]] = {"goal": [], "constraint": []}
     for record in records:
@@ -131,9 +137,9 @@ def release_files(seed: int = DEFAULT_SEED) -> dict[str, str]:
         lines[split].append(_hf_line(record))
     for split, split_lines in lines.items():
         files[f"{split}.jsonl"] = "\n".join(split_lines) + "\n"
-    for base_id, steps in build_walkthroughs(seed).items():
+    for base_id, steps in walks.items():
         files[f"walkthroughs/{base_id}.json"] = _pretty(steps)
-    files["README.md"] = suite_readme(records)
+    files["README.md"] = readme
     return files
 
 
@@ -182,9 +188,11 @@ def _on_disk(out_dir: Path) -> set[str]:
     return {p.relative_to(out_dir).as_posix() for pattern in patterns for p in out_dir.glob(pattern)}
 
 
-def check_release(out_dir: Path = DATA_DIR, seed: int = DEFAULT_SEED) -> list[str]:
-    """Differences between the release on disk and a fresh build (empty when up to date)."""
-    wanted = release_files(seed)
+def check_release(out_dir: Path = DATA_DIR, seed: int = DEFAULT_SEED,
+                  wanted: dict[str, str] | None = None) -> list[str]:
+    """Differences between the release on disk and a fresh build (empty when up to date); `wanted` is another
+    release's files (default: this suite's)."""
+    wanted = release_files(seed) if wanted is None else wanted
     problems = [f"missing: {p}" for p in sorted(set(wanted) - _on_disk(out_dir))]
     problems += [f"stale (no longer generated): {p}" for p in sorted(_on_disk(out_dir) - set(wanted))]
     for rel, text in sorted(wanted.items()):
@@ -194,9 +202,10 @@ def check_release(out_dir: Path = DATA_DIR, seed: int = DEFAULT_SEED) -> list[st
     return problems
 
 
-def write_release(out_dir: Path = DATA_DIR, seed: int = DEFAULT_SEED) -> list[Path]:
-    """Write (and prune) the release files; returns the paths written."""
-    wanted = release_files(seed)
+def write_release(out_dir: Path = DATA_DIR, seed: int = DEFAULT_SEED,
+                  wanted: dict[str, str] | None = None) -> list[Path]:
+    """Write (and prune) the release files (default: this suite's); returns the paths written."""
+    wanted = release_files(seed) if wanted is None else wanted
     for stale in _on_disk(out_dir) - set(wanted):
         (out_dir / stale).unlink()
     written = []
