@@ -301,6 +301,20 @@ def _selected(
     )
 
 
+def offline_source(task_id: str) -> str:
+    """The bundled source on the offline sites that holds `task_id`: the suite, else its held-out set. A task id
+    neither holds: the suite's TaskSourceError (one line, the closest ids)."""
+    try:
+        load_tasks("offline", task_ids=[task_id])
+        return "offline"
+    except TaskSourceError as missing:
+        try:
+            load_tasks("offline-heldout", task_ids=[task_id])
+        except TaskSourceError:
+            raise missing from None
+        return "offline-heldout"
+
+
 @overload
 def load_tasks(
     source: str | Path,

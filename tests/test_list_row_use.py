@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import pytest
 
-from graph.checks.details import dropped_links
+from graph.checks.details import carried_links, dropped_links
 from graph.checks.finish_checks import verify
-from graph.checks.list_filters import ListReads, kept_rows, list_reads
-from graph.evidence.evidence_tables import LINEAGE_MAX_ROWS, WorkspaceError, new_table, rows_used
-from tests.test_graph_details import PLAN, _workspace
+from graph.checks.list_filters import ListReads, carried_conditions, kept_rows, list_reads
+from graph.evidence.evidence_tables import LINEAGE_MAX_ROWS, WorkspaceError, append_rows, new_table, rows_used
+from graph.evidence.workspace_tools import derive
+from graph.state import EvidenceRow, Provenance
+from graph.tools.agent_tools import Derive
+from tests.test_graph_details import PLAN, SPECIES, _workspace
 
 LINK = "http://s/sp/"
 JOIN = "JOIN pages p ON p.species = {a}.current"
@@ -86,3 +89,52 @@ def test_rows_used_counts_duplicates_and_is_bounded():
     table["rows"] = [{"k": str(i), "v": i} for i in range(LINEAGE_MAX_ROWS + 1)]
     with pytest.raises(WorkspaceError, match="rows to follow one by one"):
         rows_used({"t": table}, "t", ["SELECT k FROM t"])
+
+
+CARRIED = ("SELECT current AS species, status FROM pages WHERE split_part(catalogued, ' ', 1) <> "
+           "split_part(current, ' ', 1) ORDER BY 1")
+
+
+def _carried_workspace(opened: list[str], *, page_says: dict[str, str] | None = None) -> tuple[dict, list]:
+    """The list shows each species as catalogued and now; each page opened shows both again (or, `page_says`, a
+    catalogued name of its own); the derivation filters the pages read by them, never reading the list."""
+    tables, listings = _workspace([])
+    pages = [EvidenceRow(values={"current": SPECIES[i][1], "catalogued": (page_says or {}).get(i, SPECIES[i][0]),
+                                 "status": "holotype"},
+                         provenance=Provenance(url=f"{LINK}{i}?tab=types", state={}, drift=[], locator="t",
+                                               result_set="", page=None, pages=None, step=5 + n))
+             for n, i in enumerate(opened)]
+    tables = {"catalogue": tables["catalogue"],
+              "pages": append_rows(None, "pages", ["current", "catalogued", "status"], pages, None, 5)}
+    tables.update(derive(Derive(sql=CARRIED), tables=tables, schema=("species", "status"), step=9).tables)
+    return tables, listings
+
+
+def test_a_condition_on_the_pages_read_drops_the_results_whose_list_row_fails_it():
+    """A played run filtered the pages it read by a column the list shows too (versions >= 2) and opened only the
+    results whose list row passes: the list row is evidence of what the page says, once every page opened agreed
+    with its row, so the results it rules out are not asked for; a kept one left unopened still is. Where a page
+    opened disagrees with its list row, the list is no evidence: they are asked for (and the note says why)."""
+    tables, listings = _carried_workspace(["A-1", "A-3", "A-5"])  # A-2, A-4 keep their genus: the WHERE drops them
+    assert carried_links(tables, listings, "pages") == {LINK + "A-2", LINK + "A-4"}
+    assert _refused(tables, listings) == ([], [])
+    refused, _ = _refused(*_carried_workspace(["A-1", "A-5"]))  # A-3 passes the condition, never opened
+    assert len(refused) == 1 and f"were not opened: {LINK}A-3;" in refused[0]
+    tables, listings = _carried_workspace(["A-1", "A-3", "A-5"], page_says={"A-1": "Beta major"})
+    notes: list[str] = []
+    assert carried_links(tables, listings, "pages", notes) == set()
+    assert notes and "disagree on catalogued" in notes[0]
+    refused, _ = _refused(tables, listings)
+    assert len(refused) == 1 and "2 of 5 listed result(s) were not opened" in refused[0]
+
+
+@pytest.mark.parametrize(("sql", "carried"), [
+    ("SELECT a FROM pages p WHERE CAST(p.versions AS INTEGER) >= 2 AND p.note LIKE '%x%'",
+     "SELECT * FROM catalogue AS p WHERE (CAST(p.versions AS INTEGER) >= 2)"),
+    ("SELECT a FROM pages WHERE versions IN (SELECT v FROM other)", None),  # a subquery: not the row's own values
+    ("SELECT a FROM pages", None),
+    ("SELECT a FROM pages JOIN other USING (a) WHERE versions > 1", None),  # not the pages read alone
+])
+def test_only_conditions_on_the_pages_alone_over_shared_columns_are_carried(sql, carried):
+    found = carried_conditions([sql], "pages", "catalogue", {"versions"})
+    assert [c.sql for c in found] == ([carried] if carried else [])

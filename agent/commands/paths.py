@@ -102,10 +102,11 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _check_task(task_id: str) -> None:
-    """A path replays on the bundled offline sites: its task must be one of them (ValueError, one line)."""
-    from tasks.loaders import load_tasks
+    """A path replays on the bundled offline sites: its task must be one of theirs, in the suite or its held-out
+    set (ValueError, one line)."""
+    from tasks.loaders import offline_source
 
-    load_tasks("offline", task_ids=[task_id])  # TaskSourceError names the id and the closest known ones
+    offline_source(task_id)  # TaskSourceError names the id and the closest known ones
 
 
 def temp_folder(kind: str, task: str) -> Path:

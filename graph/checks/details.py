@@ -20,9 +20,9 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from graph.checks.failures import Failure, failure
-from graph.checks.list_filters import kept_rows
+from graph.checks.list_filters import CHECK_SECONDS, carried_conditions, kept_rows
 from graph.checks.result_pages import pages_read
-from graph.evidence.evidence_tables import ANSWER, computed_from, evidence_inputs
+from graph.evidence.evidence_tables import ANSWER, WorkspaceError, computed_from, evidence_inputs, rows_used
 from graph.state import Listing, OpenedPage, Phase, Plan
 from graph.tools.agent_tools import MAX_URLS
 from graph.tracking.state_reading import result_set_key
@@ -208,7 +208,8 @@ def check_input_details(plan: Plan | None, tables: dict[str, Any], inputs: list[
         shown = opened_for(name, opened or [], tables, same)
         missing = [link for link in links if link not in seen and link not in shown]
         if missing:
-            dropped = dropped_links(tables, listings, notes) | filtered_out_links(tables, listings)
+            dropped = (dropped_links(tables, listings, notes) | filtered_out_links(tables, listings)
+                       | carried_links(tables, listings, name, notes))
             missing = [link for link in missing if link not in dropped]
         if missing and lineage is not None and not _list_read_by(links, listings, tables, lineage):
             if notes is not None:
@@ -339,6 +340,48 @@ def dropped_links(tables: dict[str, Any], listings: list[Listing], notes: list[s
             if link is not None:
                 (kept_links if index in kept else dropped).add(link)
     return dropped - kept_links
+
+
+def carried_links(tables: dict[str, Any], listings: list[Listing], detail: str, notes: list[str] | None = None
+                  ) -> set[str]:
+    """Listed links the derivation drops by its own condition on the detail table, read on each link's list row
+    (`list_filters.carried_conditions`: `WHERE versions >= 2` over the pages read, where the list shows a Versions
+    column too). Only where every column the condition reads holds on the list what it holds on the page, for
+    each result the agent opened: then the list row is evidence of what the page would say, and a result its row
+    rules out is not one the answer needs (a played model was refused for five such)."""
+    cells = _cells(listings)
+    if not cells or detail not in tables:
+        return set()
+    list_pages = {_norm(item["url"].split("#")[0]) for item in listings}
+    every_cell = set().union(*(c for _, c in cells))
+    pages = tables[detail]
+    on_page = {c.casefold(): c for c in pages["columns"]}
+    dropped: set[str] = set()
+    for name, table in tables.items():
+        if name == detail or table["derived"] or not any(_norm(r["provenance"]["url"]) in list_pages
+                                                          for r in table["rows"]):
+            continue
+        on_list = {c.casefold(): c for c in table["columns"]}
+        carried = carried_conditions(_lineage_sql(tables), detail, name, set(on_list) & set(on_page))
+        if not carried:
+            continue
+        columns = set().union(*(c.columns for c in carried))
+        links = {i: _row_link((r["values"].get(c) for c in table["columns"]), cells, every_cell)
+                 for i, r in enumerate(table["rows"]) if not r.get("empty")}
+        pairs = [(table["rows"][i]["values"], page["values"]) for i, link in links.items() if link is not None
+                 for page in pages["rows"] if not page.get("empty") and link in Opened([page["provenance"]["url"]])]
+        if not pairs or any(_norm(listed.get(on_list[c])) != _norm(read.get(on_page[c]))
+                            for listed, read in pairs for c in columns):
+            if pairs and notes is not None:
+                notes.append(f"[details] {name} and {detail} disagree on {', '.join(sorted(columns))} for a result "
+                             "opened: its list rows are not taken for what their pages say")
+            continue
+        try:
+            kept = set(rows_used({name: table}, name, [c.sql for c in carried], seconds=CHECK_SECONDS))
+        except WorkspaceError:
+            continue
+        dropped |= {link for i, link in links.items() if link is not None and i not in kept}
+    return dropped
 
 
 def filtered_out_links(tables: dict[str, Any], listings: list[Listing]) -> set[str]:

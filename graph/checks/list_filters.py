@@ -206,3 +206,67 @@ def kept_rows(sqls: list[str], name: str, table: TableRecord) -> RowUse:
                                                seconds=CHECK_SECONDS)))
     except WorkspaceError as exc:
         return RowUse(unknown=str(exc))
+
+
+@dataclass(frozen=True)
+class Carried:
+    """A derivation's conditions on a detail table, over columns the list table has too, as a query over the list
+    (`sql`: SELECT * FROM the list WHERE those conditions) and the columns they read."""
+
+    sql: str
+    columns: frozenset[str]
+
+
+def carried_conditions(sqls: list[str], detail: str, listing: str, shared: set[str]) -> list[Carried]:
+    """The WHERE conditions each query applies to the detail table read alone (`FROM detail [alias] WHERE ...`)
+    that read only columns the list table has too (`shared`, casefolded) and no subquery, carried over to the list
+    table. A listed result whose list row fails them is dropped by what its own list row shows, if that column
+    says on the list what it says on the result's page (the caller checks that on the results opened)."""
+    con = duckdb.connect(":memory:")
+    carried: list[Carried] = []
+    try:
+        star = json.loads(con.execute("SELECT json_serialize_sql('SELECT * FROM t')").fetchone()[0])
+        for sql in sqls:
+            parsed = json.loads(con.execute("SELECT json_serialize_sql(?)", [sql]).fetchone()[0])
+            if parsed.get("error"):
+                continue
+            for node in parse_nodes(parsed):
+                found = _carried(node, detail.casefold(), shared)
+                if found is None:
+                    continue
+                condition, columns = found
+                source = {**node["from_table"], "table_name": listing, "qualified_name": {"path": [listing]},
+                          "schema_name": "", "catalog_name": ""}
+                place = {**star["statements"][0]["node"], "from_table": source, "where_clause": condition}
+                text = json.dumps({**parsed, "statements": [{"node": place, "named_param_map": []}]})
+                carried.append(Carried(str(con.execute("SELECT json_deserialize_sql(?)", [text]).fetchone()[0]),
+                                       frozenset(columns)))
+    except (duckdb.Error, KeyError, TypeError, AttributeError):
+        return []
+    finally:
+        con.close()
+    return carried
+
+
+def _carried(node: dict[str, Any], detail: str, shared: set[str]) -> tuple[dict[str, Any], set[str]] | None:
+    """(the conjunction of `node`'s WHERE conjuncts over shared columns, those columns) for a SELECT node reading
+    the detail table alone; None otherwise."""
+    source = node.get("from_table") if node.get("type") == "SELECT_NODE" else None
+    if not source or source.get("type") != "BASE_TABLE" or str(source.get("table_name", "")).casefold() != detail:
+        return None
+    where = node.get("where_clause")
+    conjuncts = where.get("children") or [] if where and where.get("type") == "CONJUNCTION_AND" else [where] if where else []
+    alias = str(source.get("alias") or source.get("table_name")).casefold()
+    kept: list[dict[str, Any]] = []
+    columns: set[str] = set()
+    for conjunct in conjuncts:
+        refs = [n for n in parse_nodes(conjunct) if n.get("class") == "COLUMN_REF"]
+        names = [[str(p).casefold() for p in ref.get("column_names") or []] for ref in refs]
+        if any(_is_query(n) for n in parse_nodes(conjunct)) or not names or not all(
+                (len(n) == 1 or (len(n) == 2 and n[0] == alias)) and n[-1] in shared for n in names):
+            continue
+        kept.append(conjunct)
+        columns |= {n[-1] for n in names}
+    if not kept:
+        return None
+    return (kept[0] if len(kept) == 1 else {**where, "children": kept}), columns

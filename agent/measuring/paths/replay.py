@@ -29,7 +29,7 @@ from agent.solve import solve_task
 from browser.tokens import count_tokens
 from browser.types import Observation
 from eval.batch import score_task
-from tasks.loaders import load_tasks
+from tasks.loaders import load_tasks, offline_source
 
 PLAN_TOOL = "Plan"
 MODEL_ID = "path-replay"
@@ -178,7 +178,7 @@ async def replay_path(path: DecisionPath, *, origin: str, worker: Any, out_dir: 
     """`worker`: a `browser.session.ChromiumWorker`; `origin`: where the offline sites run now; `policy_for`:
     the responder made from the path (with the origin filled in) and the page the agent is on."""
     live = path.with_origin(origin)
-    task = load_tasks("offline", origin=origin, task_ids=[path.task])[0]
+    task = load_tasks(offline_source(path.task), origin=origin, task_ids=[path.task])[0]
     out_dir = Path(out_dir)
     async with worker.task_browser(str(out_dir), [origin]) as browser:
         policy = policy_for(live, lambda: browser.last_observation)
