@@ -96,6 +96,22 @@ def test_the_models_gate_field_binds_the_control_it_set_and_replaces_the_rules_l
     assert bind(bound_plan(plan, {**rule, **made}), {**rule, **made}, _state(page), 3) == {}  # bound once
 
 
+def test_no_unbound_note_for_a_gate_the_page_grounds():
+    """A played run: an all-dates window `Created` on an empty 'Created from / Created to' pair (nothing the rule
+    binds: no dates held) was 'held by' that pair on PLAN ON THIS PAGE, and the read's note said it was bound to no
+    control, 'Created' being a column to filter by. Given the page's state, a gate the judge grounds there gets no
+    such note; one it cannot ground still does."""
+    gate = Gate(kind="window", name="Created", target=Window(**{"from": None, "to": None}))
+    plan = bound_plan(Plan(gates=[gate]), {})
+    page = {"created_from": _v("Entry created: Created from", "", kind="date"),
+            "created_to": _v("Entry created: Created to", "", kind="date")}
+    observation = {"controls": [], "tables": [{"headers": ["Species", "Created"]}]}
+    assert judge(plan.gates[0], _state(page)).status == "held"
+    assert unbound_notes(plan, plan.gates, observation, set(), _state(page)) == []
+    assert "'Created' is a column" in unbound_notes(plan, plan.gates, observation, set())[0][1]
+    assert unbound_notes(plan, plan.gates, observation, set(), _state({}))[0][0] == gate_id(gate)
+
+
 def test_a_gate_unbound_at_a_read_is_said_once_with_its_candidates():
     gate = Gate(kind="filter", name="Rate type", target=Value(value="Count"))
     plan = bound_plan(Plan(gates=[gate]), {})

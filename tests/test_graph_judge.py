@@ -70,11 +70,13 @@ def test_an_unknown_target_is_unresolved_with_the_planners_note():
 
 
 def test_an_unknown_target_the_agent_set_is_said_set_not_unresolved_each_turn():
-    """A played plan gave 'Results per page' no value; the model set it (to 50): the turn's line says it is set, and
-    asks nothing more (it was UNRESOLVED, 'revise_plan', on every turn after)."""
+    """Played plans gave a gate no value ('Results per page'; 'Company', to be left as it is): the turn's line says what
+    its control holds, set or not checked, and asks nothing (it was UNRESOLVED, 'revise_plan', on every turn)."""
     gate = Gate(kind="view", name="Results per page", target=Unknown(unknown="as many as offered"))
     untouched = _state(size={"value": "10", "label": "Results per page", "kind": "select", "options": ["10", "50"]})
-    assert "UNRESOLVED" in grounding_lines([gate], untouched)[0]
+    assert grounding_lines([gate], untouched) == ["view Results per page = ? (as many as offered) -> 'Results per "
+                                                  "page' holds '10': not checked (the plan gives no value)"]
+    assert grounding_lines([gate], _state(sort={"value": "Newest", "label": "Sort", "kind": "select"})) == []
     chosen = _state(size={"value": "50", "label": "Results per page", "kind": "select", "options": ["10", "50"],
                           "set_at_step": 5})
     assert grounding_lines([gate], chosen) == ["view Results per page = ? (as many as offered) -> 'Results per page' "

@@ -48,7 +48,7 @@ def make_extractor(deps: Deps, *, provenance: bool = True):
             context = view.context(deps, provenance=provenance)
             said = {g for t in (view.get("tables") or {}).values() for r in t.get("reads") or [] for g in r.get("unbound") or []}
             unbound = unbound_notes(context.plan, gates_for(context.plan, args.into, required=True),
-                                    view.get("observation"), said) if view.get("retrieval") else []
+                                    view.get("observation"), said, view.get("retrieval")) if view.get("retrieval") else []
             if unbound and written.record is not None:  # stored with the read, said once
                 written.record["unbound"] = [g for g, _ in unbound]
                 written.notes.extend(note for _, note in unbound)

@@ -298,12 +298,16 @@ def _fits(gate: Gate, kind: str | None) -> bool:
 
 
 def unbound_notes(plan: Plan | None, gates: list[Gate], observation: dict[str, Any] | None,
-                  said: set[str]) -> list[tuple[str, str]]:
+                  said: set[str], state: dict[str, Any] | None = None) -> list[tuple[str, str]]:
     """(gate id, note) for each required gate bound to no control at a read and not said before: once, a note,
     never a refusal, with the page's candidate controls (label and ref) the model may bind it to (`gate` on the
-    setter it calls)."""
+    setter it calls). Not for a gate the judge grounds on this page's state (`state`): the turn's PLAN ON THIS PAGE
+    already names its control (a played run read "bound to no control" beside "held by 'Created from / to'")."""
+    from graph.plan.judge import judge
+
     if plan is None:
         return []
+    gates = [g for g in gates if state is None or not judge(g, state).grounded]
     controls = [c for c in (observation or {}).get("controls") or [] if c.get("label") and not c.get("disabled")]
     notes: list[tuple[str, str]] = []
     for gate in gates:

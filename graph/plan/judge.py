@@ -503,13 +503,16 @@ def grounding_lines(gates: list[Gate], state: dict[str, Any] | None,
         label = _pair_label(v.label)
         if v.status == "unresolved" and not v.grounded and not v.candidates and not isinstance(v.gate.target, Unknown):
             lines.append(f"{head}: no control here")  # a fact, no alarm: the read says once what to do about it
-        elif isinstance(v.gate.target, Unknown) and v.grounded and v.set_by_agent:
-            # the agent set the control the gate names: nothing left to do, and nothing the plan gives to check
-            lines.append(f"{head} -> {page_repr(label)} holds {page_repr(v.value)}: set (the plan gives no value)")
+        elif isinstance(v.gate.target, Unknown):
+            # the plan says it gives no value (a choice left to the page, a control to leave as it is): a fact,
+            # not UNRESOLVED (that asks for a revise_plan the model has nothing to put in); said only where
+            # a control of the page is the gate's
+            if v.grounded:
+                lines.append(f"{head} -> {page_repr(label)} holds {page_repr(v.value)}: "
+                             f"{'set' if v.set_by_agent else 'not checked'} (the plan gives no value)")
         elif v.status == "unresolved":
             where = f" -> {page_repr(label)}" if v.grounded else ""
-            why = "the plan gives no value: not checked" if isinstance(v.gate.target, Unknown) else v.evidence
-            lines.append(f"{head}{where}: UNRESOLVED, {why}")  # its note is in the head; what to do: in the header
+            lines.append(f"{head}{where}: UNRESOLVED, {v.evidence}")  # its note is in the head; what to do: the header
         elif v.status == "held":
             named = _names_control(v.gate, label)
             plain = isinstance(v.gate.target, Checked) or {norm_value(n) for n in v.needs} <= {

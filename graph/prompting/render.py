@@ -21,7 +21,8 @@ from graph.checks.details import phase_progress
 from graph.evidence.evidence_tables import extracted_answer, read_rows, schemas, workspace_tables
 from graph.plan.binding import plan_of
 from graph.plan.judge import current_phase, gates_for, grounding_lines, named_controls
-from graph.plan.values import at_site_default, gate_key, last_set, set_by_agent
+from graph.plan.targets import AnyOf, Value
+from graph.plan.values import at_site_default, gate_key, last_set, norm_value, set_by_agent
 from graph.prompting.page_fence import inline_data, untrusted
 from graph.state import AgentState, Gate, Plan, TaskView
 from graph.tracking.plan_flags import ambiguous_gates
@@ -198,11 +199,17 @@ def _retrieval_url(retrieval: Any, observation: dict[str, Any] | None) -> str:
 
 
 def distinct_gates(gates: list[Gate]) -> list[Gate]:
-    """A phase's gate that restates a plan gate (the same control and value) is shown once."""
+    """A phase's gate that restates a plan gate (the same control and value) is shown once; a plan gate of several
+    values, one per read, is shown as the phase's gate naming the value this read takes (beside it, the plan's
+    line read 'held as A or B' next to the phase's 'NOT HELD' on the same control: a played run's contradiction)."""
+    one_value = {(gate_key(g.name), norm_value(g.target.value)) for g in gates if isinstance(g.target, Value)}
     seen: set[tuple[str, str]] = set()
     out = []
     for gate in gates:
         key = (gate_key(gate.name), str(gate.target).strip().casefold())
+        if isinstance(gate.target, AnyOf) and not gate.target.together and any(
+                (key[0], norm_value(v)) in one_value for v in gate.target.any_of):
+            continue
         if key not in seen:
             seen.add(key)
             out.append(gate)
