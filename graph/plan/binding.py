@@ -302,7 +302,7 @@ def unbound_notes(plan: Plan | None, gates: list[Gate], observation: dict[str, A
     """(gate id, note) for each required gate bound to no control at a read and not said before: once, a note,
     never a refusal, with the page's candidate controls (label and ref) the model may bind it to (`gate` on the
     setter it calls). Not for a gate the judge grounds on this page's state (`state`): the turn's PLAN ON THIS PAGE
-    already names its control (a played run read "bound to no control" beside "held by 'Created from / to'")."""
+    already names its control (a played run read "bound to no control" beside "held by" an empty From/To pair)."""
     from graph.plan.judge import judge
 
     if plan is None:
