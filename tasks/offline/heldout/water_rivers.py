@@ -50,7 +50,7 @@ def choose_query(data: WaterData) -> StationQuery:
         upstream_hist = any(not s.active and s.id in {r[3] for r in rows} for s in found)
         as_text = any(max(ss, key=lambda s: s.km).km != r[4]
                       for r in rows for ss in [[s for s in found if s.river == r[0]]])
-        return (STATION_PAGE_SIZE < len(found) and 3 <= len(rows) <= 12 and rows != realtime and rows != any_type
+        return (len(found) > STATION_PAGE_SIZE and 3 <= len(rows) <= 12 and rows != realtime and rows != any_type
                 and upstream_hist and as_text)
 
     candidates = (StationQuery(region=region, data_type="flow", status="all") for region in sorted(REGIONS.values()))
