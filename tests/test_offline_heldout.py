@@ -32,7 +32,7 @@ def test_committed_heldout_release_is_fresh():
 def test_heldout_ids_are_new_and_the_offline_source_is_unchanged():
     from tasks.loaders import load_tasks
 
-    assert len(BASE_IDS) == 6 and len(RECORDS) == 12
+    assert len(BASE_IDS) == 12 and len(RECORDS) == 24 and len(set(BASE_IDS)) == 12
     assert not {r["task_id"] for r in RECORDS} & SUITE_IDS
     assert all(i.startswith("offline_heldout_") for i in BASE_IDS)
     offline = load_tasks("offline")
@@ -43,12 +43,18 @@ def test_heldout_ids_are_new_and_the_offline_source_is_unchanged():
 
 
 def test_heldout_set_spreads_over_sites_and_shapes():
+    """Each wave of held-out tasks (the _001 ids, then the _002 ids) spreads over at least four sites, holds at
+    least three derived tasks of two or more phases, and every task has traps and 2-20 rows."""
     drafts = heldout_drafts()
-    sites = {prefix for prefix, _, _ in TASKS}
-    assert len(sites) >= 4
-    derived = [d for d in drafts if d.shape == "derived"]
-    assert len(derived) >= 3 and all(len(d.phases) >= 2 and d.derived for d in derived)
+    assert len(drafts) == len(TASKS)
+    for wave in ("_001", "_002"):
+        chosen = [(prefix, d) for (prefix, _, _), d in zip(TASKS, drafts, strict=True) if d.task_id.endswith(wave)]
+        assert len(chosen) == 6, wave
+        assert len({prefix for prefix, _ in chosen}) >= 4, wave
+        derived = [d for _, d in chosen if d.shape == "derived"]
+        assert len(derived) >= 3 and all(len(d.phases) >= 2 and d.derived for d in derived), wave
     assert all(d.traps and 2 <= len(d.rows) <= 20 for d in drafts)
+    assert [d.task_id for d in drafts] == sorted(d.task_id for d in drafts), "TASKS in id order"
 
 
 def test_unknown_heldout_id_is_a_one_line_error():

@@ -11,15 +11,31 @@ from pathlib import Path
 from typing import Any
 
 from tasks.offline.app import DEFAULT_SEED, site_data
-from tasks.offline.heldout import lifesci, regulatory, scholar, stats, vulns, water
+from tasks.offline.heldout import (
+    lifesci,
+    lifesci_moved,
+    regulatory,
+    regulatory_states,
+    scholar,
+    scholar_shares,
+    stats,
+    stats_shares,
+    vulns,
+    vulns_modified,
+    water,
+    water_rivers,
+)
 from tasks.offline.registry import Step
 from tasks.offline.sites._record_pair import TaskDraft, record_pair
 from tasks.offline.suite import GOAL_SUFFIX, check_release, release_texts, write_release
 
 HELDOUT_DIR = Path(__file__).parent
+# one module per task, in id order
+MODULES = (lifesci, lifesci_moved, regulatory, regulatory_states, scholar, scholar_shares, stats, stats_shares,
+           vulns, vulns_modified, water, water_rivers)
 # (site prefix, draft, walkthrough) per task, in id order
 TASKS: tuple[tuple[str, Callable[[Any], TaskDraft], Callable[[Any], list[Step]]], ...] = tuple(
-    (module.PREFIX, module.draft, module.walkthrough) for module in (lifesci, regulatory, scholar, stats, vulns, water)
+    (module.PREFIX, module.draft, module.walkthrough) for module in MODULES
 )
 
 
