@@ -6,8 +6,9 @@ check:
 
 - by an exact rule, when a page first shows a candidate (`rule_binding`): a control whose normalised key or label
   is the gate's name and, for a control with options, an option the typed target names; else the one choice
-  control offering the typed value word for word, named by a word of the gate's name or set so by the agent; a search or filter gate typed as a value: else the one
-  free-text control the agent set to exactly that value; a window: the From/To pair (or one control) named so;
+  control offering the typed value word for word, named by a word of the gate's name or set so by the agent; a
+  search or filter gate typed as a value: else the one free-text control the agent set to exactly that value; a
+  window: the From/To pair (or one control) named so;
 - by the model (`model_binding`): the `gate` field of the setter it calls says which plan gate the action sets,
   and the control that action set becomes the gate's binding. A model-made binding replaces a rule-made one and
   keeps it as `replaced` (logged), never silently.
@@ -102,7 +103,8 @@ def rule_binding(gate: Gate, state: dict[str, Any], step: int) -> Binding | None
         if start is not None and start == end:  # one control holding the window, named so
             return _binding(gate, values, [start, end], "rule", step) if start == _exact(values, gate.name) else None
         words = name_stems(gate.name) - set(WINDOW_START_WORDS) - set(WINDOW_END_WORDS)
-        named = all(k is not None and words & (name_stems(k) | name_stems(values[k].get("label") or "")) for k in (start, end))
+        named = all(k is not None and words & (name_stems(k) | name_stems(values[k].get("label") or ""))
+                    for k in (start, end))
         return _binding(gate, values, [start, end], "rule", step) if named else None
     key = _exact(values, gate.name) or _typed_text(gate, values) or _offering(gate, values)
     if key is None:
@@ -177,7 +179,7 @@ def _offering(gate: Gate, values: dict[str, Any]) -> str | None:
     if len(found) != 1:
         return None
     held = values[found[0]]
-    named = set(gate_key(gate.name).split("_")) & set(gate_key(held.get("label") or found[0]).split("_")) - {""}
+    named = name_stems(gate.name) & name_stems(held.get("label") or found[0])
     chosen = set_by_agent(held) and values_match(str(held.get("value") or ""), gate.target.value)
     return found[0] if named or chosen else None
 
