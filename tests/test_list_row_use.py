@@ -134,6 +134,9 @@ def test_a_condition_on_the_pages_read_drops_the_results_whose_list_row_fails_it
     ("SELECT a FROM pages WHERE versions IN (SELECT v FROM other)", None),  # a subquery: not the row's own values
     ("SELECT a FROM pages", None),
     ("SELECT a FROM pages JOIN other USING (a) WHERE versions > 1", None),  # not the pages read alone
+    ("SELECT a FROM catalogue WHERE a NOT IN (SELECT a FROM pages WHERE versions > 1)", None),  # picks the left-out
+    ("WITH kept AS (SELECT a FROM pages WHERE versions > 1) SELECT a FROM kept",
+     "SELECT * FROM catalogue WHERE (versions > 1)"),
 ])
 def test_only_conditions_on_the_pages_alone_over_shared_columns_are_carried(sql, carried):
     found = carried_conditions([sql], "pages", "catalogue", {"versions"})

@@ -230,7 +230,9 @@ def carried_conditions(sqls: list[str], detail: str, listing: str, shared: set[s
             parsed = json.loads(con.execute("SELECT json_serialize_sql(?)", [sql]).fetchone()[0])
             if parsed.get("error"):
                 continue
-            for node in parse_nodes(parsed):
+            # not inside an expression's subquery (`IN (SELECT ... FROM pages WHERE ...)`, `NOT EXISTS`): there the
+            # condition may pick the rows the answer leaves out, not those it keeps
+            for node in parse_nodes(parsed, prune=lambda n: n.get("class") == "SUBQUERY"):
                 found = _carried(node, detail.casefold(), shared)
                 if found is None:
                     continue
