@@ -24,7 +24,7 @@ from tasks.offline.sites.regulatory.data import (
     RegulatoryData,
 )
 from tasks.offline.sites.regulatory.oracles import COMPLAINTS_URL, choose
-from tasks.offline.sites.regulatory.scripted import _complaint_steps
+from tasks.offline.sites.regulatory.scripted import complaint_steps
 from tasks.offline.sites.regulatory.search import ComplaintQuery, search_complaints
 
 TASK_ID = "offline_heldout_regulatory_001"
@@ -112,7 +112,7 @@ def walkthrough(data: RegulatoryData) -> list[Step]:
         "FROM complaints GROUP BY 1 ORDER BY 1"
     )
     return [
-        *_complaint_steps(q),
+        *complaint_steps(q),
         {"tool": "download", "args": {"target": {"text": "Export CSV"}}, "why": "every matching row"},
         {"tool": "extract_rows", "args": {"into": "complaints", "columns": {
             "complaint_id": "Complaint ID", "date_received": "Date received", "response": "Company response"}},

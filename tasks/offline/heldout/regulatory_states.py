@@ -25,7 +25,7 @@ from tasks.offline.sites.regulatory.data import (
     RegulatoryData,
 )
 from tasks.offline.sites.regulatory.oracles import COMPLAINTS_URL
-from tasks.offline.sites.regulatory.scripted import _complaint_steps
+from tasks.offline.sites.regulatory.scripted import complaint_steps
 from tasks.offline.sites.regulatory.search import ComplaintQuery, search_complaints
 
 TASK_ID = "offline_heldout_regulatory_002"
@@ -113,11 +113,8 @@ def walkthrough(data: RegulatoryData) -> list[Step]:
         f"CAST(count(*) FILTER (WHERE date_received >= '{RECENT_FROM}') AS VARCHAR) AS since_{RECENT_FROM[:4]}, "
         "min(date_received) AS first_received FROM complaints GROUP BY company ORDER BY count(*) DESC, company"
     )
-    steps = _complaint_steps(q)
-    # no company is chosen: drop the helper's company step (it always sets one)
-    steps = [s for s in steps if s["args"].get("target", {}).get("label") != "Company"]
     return [
-        *steps,
+        *complaint_steps(q),
         {"tool": "download", "args": {"target": {"text": "Export CSV"}}, "why": "every matching row"},
         {"tool": "extract_rows", "args": {"into": "complaints", "columns": {
             "complaint_id": "Complaint ID", "date_received": "Date received", "company": "Company"}},

@@ -22,13 +22,16 @@ from tasks.offline.sites.regulatory.search import (
 )
 
 
-def _complaint_steps(q: ComplaintQuery) -> list[Step]:
+def complaint_steps(q: ComplaintQuery) -> list[Step]:
+    """The complaint search set as the query says: each control it names (a company only when it names one), the
+    date window, the page size, then Apply (the held-out tasks reuse it)."""
     steps: list[Step] = [
         {"tool": "goto", "args": {"url": COMPLAINTS_URL}, "why": "open the complaint database"},
         {"tool": "click", "args": {"target": {"text": "Accept all cookies"}}, "why": "the banner blocks clicks"},
-        {"tool": "select", "args": {"target": {"label": "Company"}, "option": q.value("company")},
-         "why": "custom company dropdown"},
     ]
+    if q.value("company"):
+        steps.append({"tool": "select", "args": {"target": {"label": "Company"}, "option": q.value("company")},
+                      "why": "custom company dropdown"})
     for facet in ("product", "state", "response", "tag"):
         if q.value(facet):
             steps.append({"tool": "select", "args": {"target": {"label": FACET_LABELS[facet]}, "option": q.value(facet)},
@@ -69,7 +72,7 @@ def walkthroughs(data: RegulatoryData) -> dict[str, list[Step]]:
         ]
     return {
         "offline_regulatory_001": [
-            *_complaint_steps(c.history_query),
+            *complaint_steps(c.history_query),
             {"tool": "download", "args": {"target": {"text": "Export CSV"}}, "why": "every matching row"},
             {"tool": "extract_rows", "args": {"columns": {
                 "complaint_id": "Complaint ID", "date_received": "Date received", "state": "State", "issue": "Issue"}},
@@ -77,7 +80,7 @@ def walkthroughs(data: RegulatoryData) -> dict[str, list[Step]]:
             {"tool": "finish", "args": {"order_by": ["date_received", "complaint_id"]}, "why": "all rows read"},
         ],
         "offline_regulatory_002": [
-            *_complaint_steps(c.relief_query),
+            *complaint_steps(c.relief_query),
             {"tool": "read_table", "args": {"table": 0}, "why": "all rows on one page of 50"},
             {"tool": "extract_rows", "args": {"columns": {
                 "complaint_id": "Complaint ID", "date_received": "Date received", "product": "Product",
