@@ -356,13 +356,14 @@ def carried_links(tables: dict[str, Any], listings: list[Listing], detail: str, 
     every_cell = set().union(*(c for _, c in cells))
     pages = tables[detail]
     on_page = {c.casefold(): c for c in pages["columns"]}
+    sqls = _lineage_sql(tables)
     dropped: set[str] = set()
     for name, table in tables.items():
         if name == detail or table["derived"] or not any(_norm(r["provenance"]["url"]) in list_pages
                                                           for r in table["rows"]):
             continue
         on_list = {c.casefold(): c for c in table["columns"]}
-        carried = carried_conditions(_lineage_sql(tables), detail, name, set(on_list) & set(on_page))
+        carried = carried_conditions(sqls, detail, name, set(on_list) & set(on_page))
         if not carried:
             continue
         columns = set().union(*(c.columns for c in carried))

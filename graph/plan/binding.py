@@ -315,10 +315,10 @@ def unbound_notes(plan: Plan | None, gates: list[Gate], observation: dict[str, A
     for gate in gates:
         if not gate.required or gate.binding is not None or gate_id(gate) in said or gate_id(gate) in dict(notes):
             continue
-        words = set(gate_key(gate.name).split("_")) - {""}
+        words = name_stems(gate.name)
         fitting = [c for c in controls if _fits(gate, c.get("kind"))]
         wanted = {norm_value(v) for v in values_of(gate.target)} - {""}
-        named = [c for c in fitting if words & set(gate_key(c["label"]).split("_"))
+        named = [c for c in fitting if words & name_stems(c["label"])
                  or wanted & {norm_value(t) for o in c.get("options") or [] for t in _option_texts(o)}]
         shown = ", ".join(f"{c['label']!r} [{c['ref']}]" for c in named[:MAX_CANDIDATES])
         column = _column_named(gate, observation)
